@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The kernel/user contract: the record every probe writes to the ring buffer
+ * and the maps userspace reads. Included by bpf/memtrace.bpf.c (with
+ * vmlinux.h) and by src/ (with <linux/types.h>); nothing else may go here.
+ */
+#ifndef MEMTRACE_EVENT_H
+#define MEMTRACE_EVENT_H
+
+#ifndef __VMLINUX_H__
+#include <linux/types.h>
+#endif
+
+/* Deepest user stack an event carries; --stack-depth may lower it. */
+#define MT_MAX_FRAMES 127
+
+/* Allocator entry points, in the order of the probe table in src/probes.c. */
+enum mt_func {
+	MT_FN_MALLOC = 0,
+	MT_FN_CALLOC,
+	MT_FN_REALLOC,
+	MT_FN_REALLOCARRAY,
+	MT_FN_FREE,
+	MT_FN_POSIX_MEMALIGN,
+	MT_FN_ALIGNED_ALLOC,
+	MT_FN_MEMALIGN,
+	MT_FN_VALLOC,
+	MT_FN_PVALLOC,
+	MT_FN_COUNT
+};
+
+/*
+ * One call of the allocator becomes one event, except realloc of a non-NULL
+ * block, which becomes two: REALLOC_ENTER at entry (the old block is handed
+ * back to the allocator here, and another thread may get its address before
+ * realloc returns) and REALLOC at return (the outcome).
+ */
+enum mt_event_kind {
+	MT_EV_ALLOC = 1,	 /* addr = new block, size = requested bytes */
+	MT_EV_FREE = 2,		 /* addr = block released */
+	MT_EV_REALLOC_ENTER = 3, /* old_addr = block being reallocated */
+	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
+	MT_EV_KIND_COUNT
+};
+
+struct mt_event {
+	__u8 kind;	/* enum mt_event_kind */
+	__u8 func;	/* enum mt_func the target called */
+	__u16 nframes;	/* user frames that follow, innermost first */
+	__u32 tgid;	/* process */
+	__u32 tid;	/* thread */
+	__u32 reserved; /* zero */
+	__u64 time_ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u64 addr;
+	__u64 old_addr;
+	__u64 size;
+	__u64 frames[]; /* return addresses; frames[0] is the allocator's caller */
+};
+
+/* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
+#define MT_LOST_SLOTS MT_EV_KIND_COUNT
+
+/* Read-only configuration the daemon sets before load (.rodata). */
+struct mt_bpf_config {
+	__u32 stack_depth;	/* frames to capture, <= MT_MAX_FRAMES */
+	__u32 reserved;
+	__u64 wakeup_bytes;	/* wake the consumer once this much is queued */
+};
+
+#endif

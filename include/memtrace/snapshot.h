@@ -1,0 +1,123 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A snapshot is the whole symbolized aggregate state of the daemon. It is the
+ * one format for the wire and for disk: the daemon builds a struct snapshot,
+ * snapshot_encode() turns it into bytes, memtracectl decodes them and every
+ * renderer reads only this struct. Encoded layout (all integers little
+ * endian) is described in docs/snapshot-format.md.
+ */
+#ifndef MEMTRACE_SNAPSHOT_H
+#define MEMTRACE_SNAPSHOT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define SNAPSHOT_MAGIC "MTSNAP\r\n" /* 8 bytes */
+#define SNAPSHOT_VERSION 1
+/* Decoder limits: every length from outside is checked against these. */
+#define SNAPSHOT_MAX_BYTES (1ull << 32)
+#define SNAPSHOT_MAX_STRING (1u << 20)
+
+/* Counters as named in docs/metrics.md; one set per target and one total. */
+struct mt_counters {
+	uint64_t allocations;
+	uint64_t frees;
+	uint64_t bytes_allocated;
+	uint64_t bytes_freed;
+	uint64_t live_allocations;
+	uint64_t live_bytes;
+	uint64_t peak_live_bytes;
+	uint64_t peak_time_ns; /* since tracing began; valid when peak_live_bytes > 0 */
+	uint64_t unknown_frees;
+	uint64_t missed_frees;	     /* an address allocated again while live */
+	uint64_t missed_free_bytes;  /* live bytes dropped by missed_frees */
+	uint64_t untracked_allocations; /* heap or stack table full */
+};
+
+enum snap_target_state {
+	SNAP_TARGET_ATTACHING = 0,
+	SNAP_TARGET_ATTACHED = 1,
+	SNAP_TARGET_EXITED = 2,
+	SNAP_TARGET_DETACHED = 3,
+	SNAP_TARGET_STATE_COUNT
+};
+
+struct snap_target {
+	uint32_t pid;
+	uint32_t state;	      /* enum snap_target_state */
+	int32_t exit_status;  /* wait status when exited, else -1 */
+	uint32_t probes;      /* uprobes attached */
+	char *command;	      /* command line, spaces between arguments */
+	char *allocator;      /* path of the object whose malloc is probed */
+	uint64_t traced_ns;   /* how long it has been (or was) traced */
+	struct mt_counters counters;
+};
+
+struct snap_frame {
+	uint64_t address; /* runtime address (a return address: call site + insn) */
+	uint64_t offset;  /* address as an offset into module (ELF virtual address) */
+	char *function;	  /* NULL when unknown */
+	char *module;	  /* path of the mapped file; NULL when no mapping */
+	char *file;	  /* source file; NULL when unknown */
+	int64_t line;	  /* source line; 0 when unknown */
+};
+
+struct snap_stack {
+	uint32_t pid;
+	uint32_t nframes;
+	struct snap_frame *frames; /* innermost first */
+	uint64_t allocations;
+	uint64_t bytes_allocated;
+	uint64_t frees;
+	uint64_t bytes_freed;
+	uint64_t live_allocations;
+	uint64_t live_bytes;
+	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
+};
+
+/* Sort keys for the stacks a request selects (the report's --sort). */
+enum snap_sort {
+	SNAP_SORT_LIVE = 0,	/* live_bytes */
+	SNAP_SORT_ALLOCATED,	/* bytes_allocated */
+	SNAP_SORT_COUNT,	/* allocations */
+	SNAP_SORT_PEAK,		/* peak_live_bytes */
+	SNAP_SORT_KEY_COUNT
+};
+
+struct snapshot {
+	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
+	char *tracer_version;	  /* memtraced version string */
+	uint64_t created_unix_ns; /* wall clock when taken */
+	uint64_t uptime_ns;	  /* daemon uptime when taken */
+	uint64_t events_received;
+	uint64_t events_lost[8];  /* indexed by enum mt_event_kind; [0] unused */
+	uint64_t stacks_total;	  /* stacks in the daemon; nstacks may be fewer */
+	struct mt_counters totals;
+	uint32_t ntargets;
+	struct snap_target *targets;
+	uint32_t nstacks;
+	struct snap_stack *stacks; /* in the order the request asked for */
+};
+
+/*
+ * Encode s into a newly malloc'd buffer (header + zlib payload, CRC32 of the
+ * payload). Returns 0, or -errno.
+ */
+int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
+
+/*
+ * Decode untrusted bytes into s (zeroed first). Returns 0, or -1 with a
+ * one-line reason in err ("truncated", "bad checksum", "version 7 is newer
+ * than this memtracectl", ...). s is freed on error.
+ */
+int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *err, size_t errlen);
+
+/* Free everything a decoded (or built) snapshot owns, and zero it. */
+void snapshot_free(struct snapshot *s);
+
+/* Sum of events_lost over kinds. */
+uint64_t snapshot_events_lost(const struct snapshot *s);
+
+const char *snap_target_state_name(uint32_t state);
+
+#endif

@@ -1,0 +1,56 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The socket protocol between memtracectl and memtraced. A request is one
+ * line of ASCII, at most PROTO_MAX_REQUEST bytes with its '\n':
+ *
+ *     snapshot top=10 sort=live pid=1234 stacks=1
+ *
+ * (unknown keys and malformed values are errors). The reply is a frame:
+ * 4 bytes "MTR1", 1 byte status (0 ok, 1 error), 4 bytes little-endian
+ * length, then length bytes: an encoded snapshot when ok, a one-line UTF-8
+ * message when error. The daemon closes the connection after one reply.
+ */
+#ifndef MEMTRACE_PROTO_H
+#define MEMTRACE_PROTO_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAX_REQUEST 1024
+#define PROTO_REPLY_MAGIC "MTR1"
+#define PROTO_REPLY_HEADER 9
+#define PROTO_MAX_REPLY (1u << 31)
+#define PROTO_DEFAULT_SOCKET "/run/memtrace/memtraced.sock"
+
+enum proto_command {
+	PROTO_CMD_SNAPSHOT = 1,
+};
+
+struct proto_request {
+	int command;	/* enum proto_command */
+	uint32_t top;	/* stacks to include; 0 = all */
+	int sort;	/* enum snap_sort */
+	uint32_t pid;	/* 0 = every target */
+	int stacks;	/* 0 = counters and targets only */
+};
+
+/* Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1. */
+void proto_request_init(struct proto_request *r);
+
+/*
+ * Parse one request line (with or without its trailing '\n'; len excludes
+ * any NUL). Returns 0, or -1 with a one-line reason in err.
+ */
+int proto_request_parse(const char *line, size_t len, struct proto_request *r, char *err,
+			size_t errlen);
+
+/* Format r as a request line ending in '\n'. Returns its length, or -1. */
+int proto_request_format(const struct proto_request *r, char *buf, size_t buflen);
+
+/* Write a reply header for a payload of len bytes into hdr. */
+void proto_reply_header(uint8_t hdr[PROTO_REPLY_HEADER], int status, uint32_t len);
+
+/* Parse a reply header. Returns 0 and fills status/len, or -1 if malformed. */
+int proto_reply_parse_header(const uint8_t hdr[PROTO_REPLY_HEADER], int *status, uint32_t *len);
+
+#endif
