@@ -62,9 +62,9 @@ struct mt_event {
 
 /* Read-only configuration the daemon sets before load (.rodata). */
 struct mt_bpf_config {
-	__u32 stack_depth;	/* frames to capture, <= MT_MAX_FRAMES */
+	__u32 stack_depth; /* frames to capture, <= MT_MAX_FRAMES */
 	__u32 reserved;
-	__u64 wakeup_bytes;	/* wake the consumer once this much is queued */
+	__u64 wakeup_bytes; /* wake the consumer once this much is queued */
 };
 
 #endif

@@ -29,8 +29,8 @@ static int unit_passed, unit_failed;
 	do {                                                                                       \
 		uint64_t unit_a_ = (uint64_t)(a), unit_b_ = (uint64_t)(b);                         \
 		if (unit_a_ != unit_b_) {                                                          \
-			fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%" PRIu64 " != %" PRIu64   \
-					")\n",                                                     \
+			fprintf(stderr,                                                            \
+				"%s:%d: CHECK failed: %s == %s (%" PRIu64 " != %" PRIu64 ")\n",    \
 				__FILE__, __LINE__, #a, #b, unit_a_, unit_b_);                     \
 			unit_failed_checks++;                                                      \
 		}                                                                                  \

@@ -1,0 +1,261 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Allocator probes. Entry probes stash the arguments per thread; return probes
+ * emit one event with the user stack into the shared ring buffer. Only the
+ * outermost allocator call of a thread is traced (glibc's reallocarray
+ * tail-calls realloc, realloc(NULL, n) calls malloc): one user call, one event.
+ * Every failed ring buffer write is counted in "lost"; nothing is dropped
+ * silently.
+ */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memtrace/event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+const volatile struct mt_bpf_config cfg = {
+    .stack_depth = MT_MAX_FRAMES,
+    .wakeup_bytes = 1 << 20,
+};
+
+/* Arguments of the allocator call a thread is inside. */
+struct inflight {
+	__u64 size;
+	__u64 ptr; /* realloc: old block; posix_memalign: where the result goes */
+	__u64 sp;  /* stack pointer at entry: tells nested calls from stale entries */
+	__u32 func;
+	__u32 depth; /* allocator entry points active in this thread */
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 32768);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} inflight SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20); /* resized by the daemon before load */
+} events SEC(".maps");
+
+/* Slot 0: calls not traced because the inflight table was full; 1..: by kind. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+/* An event with room for the deepest stack, built here before the copy. */
+struct scratch {
+	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct scratch);
+} scratch SEC(".maps");
+
+static __always_inline void count_lost(__u32 slot)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
+
+	if (n)
+		*n += 1;
+}
+
+static __always_inline __u64 wakeup_flag(void)
+{
+	/* Waking the consumer costs ~9 us per event here; the daemon polls on a
+	 * short timer and is only woken when the buffer starts to fill. */
+	if (bpf_ringbuf_query(&events, BPF_RB_AVAIL_DATA) >= cfg.wakeup_bytes)
+		return BPF_RB_FORCE_WAKEUP;
+	return BPF_RB_NO_WAKEUP;
+}
+
+/* A stack-less event (free, realloc entry): fixed size, reserved in place. */
+static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct mt_event *ev;
+
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_lost(kind);
+		return;
+	}
+	ev->kind = kind;
+	ev->func = func;
+	ev->nframes = 0;
+	ev->tgid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->reserved = 0;
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = addr;
+	ev->old_addr = old_addr;
+	ev->size = 0;
+	bpf_ringbuf_submit(ev, wakeup_flag());
+}
+
+/*
+ * Is this thread inside an allocator call already? An entry whose stack
+ * pointer is below (or, for a tail call, equal to) the recorded one is nested;
+ * one above it is a leftover of a call whose return was never seen.
+ */
+static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
+{
+	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+
+	if (in && sp <= in->sp)
+		return in;
+	return NULL;
+}
+
+SEC("uprobe")
+int alloc_enter(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 sp = PT_REGS_SP(ctx);
+	struct inflight *in = inside_allocator(tid, sp);
+	struct inflight st = {};
+	__u64 n, m;
+
+	if (in) {
+		in->depth++;
+		return 0;
+	}
+	st.func = (__u32)bpf_get_attach_cookie(ctx);
+	st.sp = sp;
+	st.depth = 1;
+	switch (st.func) {
+	case MT_FN_CALLOC:
+	case MT_FN_REALLOCARRAY:
+		if (st.func == MT_FN_REALLOCARRAY) {
+			st.ptr = PT_REGS_PARM1(ctx);
+			n = PT_REGS_PARM2(ctx);
+			m = PT_REGS_PARM3(ctx);
+		} else {
+			n = PT_REGS_PARM1(ctx);
+			m = PT_REGS_PARM2(ctx);
+		}
+		/* On overflow the call fails; keep a nonzero size so a failed
+		 * reallocarray is never mistaken for realloc(p, 0). */
+		st.size = n * m;
+		/* (the barrier keeps clang from turning the check into a 128-bit
+		 * multiply, which BPF does not have) */
+		asm volatile("" : "+r"(n));
+		if (n && st.size / n != m)
+			st.size = ~0ull;
+		break;
+	case MT_FN_REALLOC:
+		st.ptr = PT_REGS_PARM1(ctx);
+		st.size = PT_REGS_PARM2(ctx);
+		break;
+	case MT_FN_POSIX_MEMALIGN:
+		st.ptr = PT_REGS_PARM1(ctx);
+		st.size = PT_REGS_PARM3(ctx);
+		break;
+	case MT_FN_ALIGNED_ALLOC:
+	case MT_FN_MEMALIGN:
+		st.size = PT_REGS_PARM2(ctx);
+		break;
+	default: /* malloc, valloc, pvalloc */
+		st.size = PT_REGS_PARM1(ctx);
+		break;
+	}
+	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY)) {
+		count_lost(0);
+		return 0;
+	}
+	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr)
+		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr);
+	return 0;
+}
+
+SEC("uretprobe")
+int alloc_return(struct pt_regs *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0;
+	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	struct inflight st;
+	struct scratch *sc;
+	struct mt_event *ev;
+	__u64 addr, old = 0, flags;
+	__u32 depth;
+	long len;
+	__u8 kind = MT_EV_ALLOC;
+
+	if (!in)
+		return 0;
+	if (in->depth > 1) {
+		in->depth--;
+		return 0;
+	}
+	st = *in;
+	bpf_map_delete_elem(&inflight, &tid);
+
+	addr = PT_REGS_RC(ctx);
+	if (st.func == MT_FN_POSIX_MEMALIGN) {
+		if ((int)addr != 0)
+			return 0;
+		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)st.ptr))
+			return 0;
+	}
+	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr) {
+		kind = MT_EV_REALLOC;
+		old = st.ptr;
+	} else if (!addr) {
+		return 0; /* a failed allocation is nothing */
+	}
+
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return 0;
+	ev = (struct mt_event *)sc->words;
+	len = 0;
+	if (addr) {
+		/* At the return probe the registers are the caller's, so the walk
+		 * starts at the call site itself: the immediate caller is never
+		 * skipped, whatever the allocator's prologue looks like. */
+		depth = cfg.stack_depth;
+		if (depth > MT_MAX_FRAMES)
+			depth = MT_MAX_FRAMES;
+		len = bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
+		if (len < 0)
+			len = 0;
+		if (len > MT_MAX_FRAMES * 8)
+			len = MT_MAX_FRAMES * 8;
+	}
+	ev->kind = kind;
+	ev->func = st.func;
+	ev->nframes = len / sizeof(__u64);
+	ev->tgid = id >> 32;
+	ev->tid = tid;
+	ev->reserved = 0;
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = addr;
+	ev->old_addr = old;
+	ev->size = st.size;
+	flags = wakeup_flag();
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len, flags))
+		count_lost(kind);
+	return 0;
+}
+
+SEC("uprobe")
+int free_enter(struct pt_regs *ctx)
+{
+	__u64 addr = PT_REGS_PARM1(ctx);
+
+	if (!addr)
+		return 0; /* free(NULL) is nothing */
+	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
+		return 0; /* part of a realloc the return probe reports */
+	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0);
+	return 0;
+}

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Which object's malloc does a process really call, and where are its
+ * allocator functions? The dynamic linker binds malloc to the first object in
+ * its search order that defines it: the executable, then LD_PRELOAD
+ * libraries, then DT_NEEDED libraries breadth first. We read that order from
+ * the target's own link map (r_debug in ld.so), so interposers such as
+ * jemalloc or tcmalloc are found exactly as the linker found them.
+ */
+#ifndef MEMTRACE_ALLOCATOR_H
+#define MEMTRACE_ALLOCATOR_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/event.h"
+
+struct alloc_probe {
+	int func;	 /* enum mt_func */
+	uint64_t offset; /* file offset of the function's first instruction */
+};
+
+struct allocator {
+	char *path;	 /* the object as the target names it (for messages) */
+	char *open_path; /* the same file as the daemon reaches it (/proc/PID/root/...) */
+	struct alloc_probe probes[MT_FN_COUNT];
+	int nprobes;
+	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
+};
+
+/* Name of an allocator function ("malloc"). */
+const char *allocator_func_name(int func);
+
+/*
+ * Find the allocator of pid. Returns 0, or -1 with a one-line reason in err
+ * ("no object in the process defines malloc", "cannot read /proc/PID/maps:
+ * ...").
+ */
+int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen);
+void allocator_free(struct allocator *a);
+
+/*
+ * Search order of the loaded objects of pid, as paths the daemon can open
+ * (the executable first). Reads ld.so's r_debug; when that is not available
+ * (a static executable, or the linker has not started) falls back to the
+ * executable followed by mapped files in address order. Caller frees each
+ * string and the array. Returns the count, or -1.
+ */
+int allocator_search_order(int pid, char ***paths);
+
+/* Runtime address of a dynamic symbol of the target's ld.so ("_r_debug"),
+ * through AT_BASE in /proc/PID/auxv. 0 if there is no ld.so (static). */
+uint64_t allocator_ldso_symbol(int pid, const char *name);
+
+/* r_state of the target's r_debug (0 = consistent, 1 = adding objects,
+ * 2 = deleting), or -1 when the dynamic linker has not published it. */
+int allocator_linker_state(int pid);
+
+#endif

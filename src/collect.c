@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Building a snapshot from the daemon's state for one request: counters and
+ * targets always, then the stacks the request selects (one pid or all, sorted
+ * by one key, the top N), symbolized only for what is sent. A report of the
+ * top 10 on a heap of millions of blocks symbolizes ten stacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon.h"
+#include "symbolize.h"
+#include "util.h"
+
+struct sort_ctx {
+	const struct tracker *t;
+	int key;
+};
+
+static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s, int key)
+{
+	switch (key) {
+	case SNAP_SORT_ALLOCATED:
+		return s->t.bytes_allocated;
+	case SNAP_SORT_COUNT:
+		return s->t.allocations;
+	case SNAP_SORT_PEAK:
+		return tracker_stack_peak_bytes(t, s);
+	default:
+		return s->t.live_bytes;
+	}
+}
+
+static struct sort_ctx *sort_ctx; /* qsort has no context argument */
+
+static int cmp_stacks(const void *a, const void *b)
+{
+	const struct stack_entry *x = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)a);
+	const struct stack_entry *y = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)b);
+	uint64_t vx = sort_value(sort_ctx->t, x, sort_ctx->key);
+	uint64_t vy = sort_value(sort_ctx->t, y, sort_ctx->key);
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->t.allocations != y->t.allocations)
+		return x->t.allocations > y->t.allocations ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
+{
+	const struct tracker *t = &d->tracker;
+	const struct stack_entry *s = stack_get(&t->stacks, idx);
+	const uint64_t *frames = stack_frames(&t->stacks, idx);
+	uint32_t i;
+
+	out->pid = s->tgid;
+	out->nframes = s->nframes;
+	out->frames = xcalloc(s->nframes ? s->nframes : 1, sizeof(*out->frames));
+	for (i = 0; i < s->nframes; i++)
+		symbolizer_frame(d->sym, (int)s->tgid, frames[i], &out->frames[i]);
+	out->allocations = s->t.allocations;
+	out->bytes_allocated = s->t.bytes_allocated;
+	out->frees = s->t.frees;
+	out->bytes_freed = s->t.bytes_freed;
+	out->live_allocations = s->t.live_allocations;
+	out->live_bytes = s->t.live_bytes;
+	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+}
+
+static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
+{
+	const struct tracker_target *tt = tracker_find_target(&d->tracker, (uint32_t)tg->pid);
+	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
+
+	out->pid = (uint32_t)tg->pid;
+	out->state = (uint32_t)tg->state;
+	out->exit_status = tg->exit_status;
+	out->probes = (uint32_t)tg->probes.nlinks;
+	out->command = xstrdup(tg->command);
+	out->allocator = tg->alloc.path ? xstrdup(tg->alloc.path) : NULL;
+	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
+	if (tt)
+		out->counters = tt->c;
+}
+
+int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
+		     size_t errlen)
+{
+	const struct tracker *t = &d->tracker;
+	const struct tracker_target *tt = NULL;
+	struct sort_ctx ctx = {.t = t, .key = r->sort};
+	uint64_t lost[MT_LOST_SLOTS];
+	uint32_t *sel = NULL, nsel = 0, i, n;
+	int k;
+
+	memset(s, 0, sizeof(*s));
+	if (r->pid) {
+		tt = tracker_find_target(&d->tracker, r->pid);
+		if (!tt) {
+			snprintf(err, errlen, "pid %u is not traced", r->pid);
+			return -1;
+		}
+	}
+	s->version = SNAPSHOT_VERSION;
+	s->tracer_version = xstrdup(MEMTRACE_VERSION);
+	s->created_unix_ns = time_realtime_ns();
+	s->uptime_ns = time_monotonic_ns() - d->start_ns;
+	s->events_received = t->events_received;
+	if (!probes_read_lost(d->skel, lost, MT_LOST_SLOTS)) {
+		for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
+			s->events_lost[k] = lost[k];
+	}
+	s->totals = tt ? tt->c : t->totals;
+
+	s->targets = xcalloc((size_t)d->ntargets, sizeof(*s->targets));
+	for (k = 0; k < d->ntargets; k++) {
+		if (!r->pid || (uint32_t)d->targets[k].pid == r->pid)
+			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
+	}
+
+	if (!r->stacks)
+		return 0;
+	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, i);
+
+		if (r->pid && e->tgid != r->pid)
+			continue;
+		if (!sort_value(t, e, r->sort))
+			continue;
+		sel[nsel++] = i;
+	}
+	s->stacks_total = nsel;
+	sort_ctx = &ctx;
+	qsort(sel, nsel, sizeof(*sel), cmp_stacks);
+	n = r->top && r->top < nsel ? r->top : nsel;
+	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
+	for (i = 0; i < n; i++)
+		fill_stack(d, sel[i], &s->stacks[i]);
+	s->nstacks = n;
+	free(sel);
+	return 0;
+}

@@ -1,0 +1,63 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The daemon's state, shared by its event loop (memtraced.c), its socket
+ * server (server.c) and the snapshot builder (collect.c). One thread owns it
+ * all: no locks.
+ */
+#ifndef MEMTRACE_DAEMON_H
+#define MEMTRACE_DAEMON_H
+
+#include <stdint.h>
+
+#include "probes.h"
+#include "proto.h"
+#include "target.h"
+#include "tracker.h"
+#include "memtrace/snapshot.h"
+
+struct symbolizer;
+struct ring_buffer;
+struct client;
+
+struct daemon {
+	struct tracker tracker;
+	struct target *targets;
+	int ntargets;
+	struct memtrace_bpf *skel;
+	struct ring_buffer *rb;
+	struct symbolizer *sym;
+	int epfd;
+	int listen_fd;
+	int lock_fd;
+	char *socket_path;
+	char *lock_path;
+	uint64_t start_ns;
+	struct client **clients; /* open connections by slot; NULL = free */
+	int nclients;		 /* slots */
+};
+
+/* Drain the ring buffer into the tracker. */
+void daemon_consume(struct daemon *d);
+
+/* Build the snapshot a request asks for (collect.c). */
+int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
+		     size_t errlen);
+
+/* Socket server (server.c). */
+int server_listen(struct daemon *d, const char *path, char *err, size_t errlen);
+void server_close(struct daemon *d);
+void server_accept(struct daemon *d);
+/* An epoll event on the client in slot. */
+void server_client_event(struct daemon *d, int slot, uint32_t events);
+
+/* What an epoll event is about: data.u64 = tag << 32 | index. */
+enum loop_tag {
+	TAG_RINGBUF = 1,
+	TAG_LISTEN,
+	TAG_SIGNAL,
+	TAG_TIMER,
+	TAG_CLIENT,
+	TAG_PIDFD,
+};
+
+#endif

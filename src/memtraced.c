@@ -1,0 +1,412 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memtraced: the tracing daemon. Parses options, claims the socket, loads the
+ * BPF programs, attaches to the target (or starts it), then runs one epoll
+ * loop over the ring buffer, a drain timer, signals, target pidfds and
+ * clients until SIGINT or SIGTERM. Leaving detaches every probe: the target
+ * runs on exactly as it was.
+ */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/signalfd.h>
+#include <sys/syscall.h>
+#include <sys/timerfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <bpf/libbpf.h>
+
+#include "daemon.h"
+#include "symbolize.h"
+#include "util.h"
+
+#define DRAIN_INTERVAL_NS (10 * 1000 * 1000)
+
+struct options {
+	int pid;
+	char **command;
+	const char *socket_path;
+	uint32_t stack_depth;
+	uint64_t ring_buffer_bytes;
+	uint64_t max_live_blocks;
+	uint64_t max_stacks;
+};
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: memtraced [options] --pid PID\n"
+		"       memtraced [options] -- COMMAND [ARGS...]\n"
+		"\n"
+		"Trace every allocation of a running process (--pid) or of a command it\n"
+		"starts, and serve reports to memtracectl on a Unix socket.\n"
+		"\n"
+		"  -p, --pid PID              attach to a running process\n"
+		"  -s, --socket PATH          listen here (default %s)\n"
+		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
+		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
+		"                             (default 0: no limit)\n"
+		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"  -h, --help                 this help\n"
+		"  -V, --version              print the version\n",
+		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "memtraced: %s%s%s (see memtraced --help)\n", msg, arg ? ": " : "",
+		arg ? arg : "");
+	return 2;
+}
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS };
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"stack-depth", required_argument, NULL, OPT_DEPTH},
+	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
+	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
+	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->socket_path =
+	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
+	o->stack_depth = 64;
+	o->ring_buffer_bytes = 32u << 20;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u64(optarg, 1u << 22, &v) || !v)
+				return usage_error("bad pid", optarg);
+			o->pid = (int)v;
+			break;
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_u64(optarg, MT_MAX_FRAMES, &v) || !v)
+				return usage_error("bad --stack-depth", optarg);
+			o->stack_depth = (uint32_t)v;
+			break;
+		case OPT_RINGBUF:
+			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
+				return usage_error("--ring-buffer-size must be a power of two "
+						   "between 4096 and 1 GiB",
+						   optarg);
+			o->ring_buffer_bytes = v;
+			break;
+		case OPT_MAX_LIVE:
+			if (parse_u64(optarg, UINT64_MAX, &v))
+				return usage_error("bad --max-live-blocks", optarg);
+			o->max_live_blocks = v;
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_u64(optarg, UINT32_MAX - 1, &v))
+				return usage_error("bad --max-stacks", optarg);
+			o->max_stacks = v;
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("memtraced %s\n", MEMTRACE_VERSION);
+			exit(0);
+		default:
+			return usage_error("unknown or incomplete option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->command = &argv[optind];
+	if (!o->pid && !o->command)
+		return usage_error("nothing to trace: give --pid PID or -- COMMAND", NULL);
+	if (o->pid && o->command)
+		return usage_error("give either --pid or a command, not both", NULL);
+	return 0;
+}
+
+static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+{
+	tracker_event(ctx, data, len);
+	return 0;
+}
+
+void daemon_consume(struct daemon *d)
+{
+	if (d->rb)
+		ring_buffer__consume(d->rb);
+}
+
+static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)
+{
+	struct daemon *d = arg;
+
+	/* while the process is alive: learn the modules these frames are in */
+	symbolizer_note(d->sym, (int)tgid, frames, n);
+}
+
+static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+
+	ev.data.u64 = (uint64_t)tag << 32 | index;
+	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int pidfd_open(int pid)
+{
+	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Attach to d->targets[i], which is alive (and stopped, when we started it). */
+static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
+{
+	struct target *tg = &d->targets[i];
+	int rc;
+
+	tg->state = SNAP_TARGET_ATTACHING;
+	tg->command = target_read_command(tg->pid);
+	tg->exit_status = -1;
+	tg->pidfd = pidfd_open(tg->pid);
+	if (tg->pidfd < 0) {
+		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(errno));
+		return -1;
+	}
+	if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
+		return -1;
+	tg->attach_ns = time_monotonic_ns();
+	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
+		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
+		return -1;
+	}
+	rc = probes_attach(d->skel, tg->pid, &tg->alloc, &tg->probes, err, errlen);
+	if (rc)
+		return -1;
+	if (loop_add(d, tg->pidfd, TAG_PIDFD, (uint32_t)i)) {
+		snprintf(err, errlen, "epoll: %s", strerror(errno));
+		return -1;
+	}
+	tg->state = SNAP_TARGET_ATTACHED;
+	log_msg("attached to pid %d (%s): %d probes on %s", tg->pid, tg->command, tg->probes.nlinks,
+		tg->alloc.path);
+	return 0;
+}
+
+static void target_exited(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	int status;
+
+	daemon_consume(d); /* its last events are queued before its exit */
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
+	close(tg->pidfd);
+	tg->pidfd = -1;
+	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
+		tg->exit_status = status;
+	probes_detach(&tg->probes);
+	tg->state = SNAP_TARGET_EXITED;
+	tg->end_ns = time_monotonic_ns();
+	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
+		log_msg("pid %d exited with status %d; its data stays readable", tg->pid,
+			WEXITSTATUS(tg->exit_status));
+	else if (tg->exit_status >= 0 && WIFSIGNALED(tg->exit_status))
+		log_msg("pid %d was killed by signal %d; its data stays readable", tg->pid,
+			WTERMSIG(tg->exit_status));
+	else
+		log_msg("pid %d exited; its data stays readable", tg->pid);
+}
+
+static void daemon_cleanup(struct daemon *d)
+{
+	int i;
+
+	for (i = 0; i < d->ntargets; i++) {
+		struct target *tg = &d->targets[i];
+
+		probes_detach(&tg->probes);
+		if (tg->pidfd >= 0)
+			close(tg->pidfd);
+		allocator_free(&tg->alloc);
+		free(tg->command);
+	}
+	free(d->targets);
+	server_close(d);
+	if (d->rb)
+		ring_buffer__free(d->rb);
+	if (d->skel)
+		probes_unload(d->skel);
+	if (d->sym)
+		symbolizer_free(d->sym);
+	tracker_destroy(&d->tracker);
+	if (d->epfd >= 0)
+		close(d->epfd);
+}
+
+static int run_loop(struct daemon *d, int sigfd, int timerfd)
+{
+	struct epoll_event events[32];
+	struct signalfd_siginfo si;
+	uint64_t ticks;
+	int n, i;
+
+	for (;;) {
+		n = epoll_wait(d->epfd, events, ARRAY_SIZE(events), -1);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			log_msg("epoll_wait: %s", strerror(errno));
+			return 1;
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t tag = (uint32_t)(events[i].data.u64 >> 32);
+			uint32_t index = (uint32_t)events[i].data.u64;
+
+			switch (tag) {
+			case TAG_RINGBUF:
+				daemon_consume(d);
+				break;
+			case TAG_TIMER:
+				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
+					log_msg("timerfd: %s", strerror(errno));
+				daemon_consume(d);
+				break;
+			case TAG_SIGNAL:
+				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
+					break;
+				if (si.ssi_signo == SIGINT || si.ssi_signo == SIGTERM) {
+					log_msg("%s: detaching and exiting",
+						strsignal((int)si.ssi_signo));
+					daemon_consume(d);
+					return 0;
+				}
+				break;
+			case TAG_LISTEN:
+				server_accept(d);
+				break;
+			case TAG_CLIENT:
+				server_client_event(d, (int)index, events[i].events);
+				break;
+			case TAG_PIDFD:
+				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0)
+					target_exited(d, (int)index);
+				break;
+			}
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	struct itimerspec its = {.it_interval = {0, DRAIN_INTERVAL_NS},
+				 .it_value = {0, DRAIN_INTERVAL_NS}};
+	struct bpf_options bo;
+	struct options o;
+	struct daemon d;
+	sigset_t mask;
+	char err[512];
+	int rc, sigfd = -1, timerfd = -1, child = -1;
+
+	util_progname = "memtraced";
+	rc = parse_options(argc, argv, &o);
+	if (rc)
+		return rc;
+	memset(&d, 0, sizeof(d));
+	d.epfd = d.listen_fd = d.lock_fd = -1;
+	d.start_ns = time_monotonic_ns();
+	if (geteuid() != 0) {
+		log_msg("must run as root (it loads BPF programs and reads other processes)");
+		return 1;
+	}
+	if (o.pid && (rc = target_check_pid(o.pid))) {
+		log_msg("cannot attach to pid %d: %s", o.pid, strerror(-rc));
+		return 1;
+	}
+	/* Signals arrive through the loop; the child unblocks them before exec. */
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGTERM);
+	sigprocmask(SIG_BLOCK, &mask, NULL);
+	signal(SIGPIPE, SIG_IGN);
+
+	if (tracker_init(&d.tracker, o.max_live_blocks, (uint32_t)o.max_stacks)) {
+		log_msg("out of memory");
+		return 1;
+	}
+	d.sym = symbolizer_new();
+	d.tracker.on_new_stack = on_new_stack;
+	d.tracker.on_new_stack_arg = &d;
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (server_listen(&d, o.socket_path, err, sizeof(err)))
+		goto fail;
+	bo.stack_depth = o.stack_depth;
+	bo.ring_buffer_bytes = o.ring_buffer_bytes;
+	d.skel = probes_load(&bo, err, sizeof(err));
+	if (!d.skel)
+		goto fail;
+	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d.tracker, NULL);
+	if (!d.rb) {
+		snprintf(err, sizeof(err), "cannot map the ring buffer: %s", strerror(errno));
+		goto fail;
+	}
+	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+	timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+	if (d.epfd < 0 || sigfd < 0 || timerfd < 0 || timerfd_settime(timerfd, 0, &its, NULL) ||
+	    loop_add(&d, ring_buffer__epoll_fd(d.rb), TAG_RINGBUF, 0) ||
+	    loop_add(&d, d.listen_fd, TAG_LISTEN, 0) || loop_add(&d, sigfd, TAG_SIGNAL, 0) ||
+	    loop_add(&d, timerfd, TAG_TIMER, 0)) {
+		snprintf(err, sizeof(err), "cannot set up the event loop: %s", strerror(errno));
+		goto fail;
+	}
+
+	d.targets = xcalloc(1, sizeof(*d.targets));
+	d.ntargets = 1;
+	d.targets[0].pidfd = -1;
+	if (o.command) {
+		child = target_spawn(o.command, err, sizeof(err));
+		if (child < 0)
+			goto fail;
+		d.targets[0].pid = child;
+		d.targets[0].is_child = 1;
+	} else {
+		d.targets[0].pid = o.pid;
+	}
+	if (target_attach(&d, 0, err, sizeof(err)))
+		goto fail;
+	if (child > 0 && target_spawn_resume(child)) {
+		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));
+		goto fail;
+	}
+	child = -1;
+	log_msg("listening on %s", d.socket_path);
+
+	rc = run_loop(&d, sigfd, timerfd);
+	close(sigfd);
+	close(timerfd);
+	daemon_cleanup(&d);
+	return rc;
+fail:
+	log_msg("%s", err);
+	if (child > 0) {
+		kill(child, SIGKILL);
+		waitpid(child, NULL, 0);
+	}
+	if (sigfd >= 0)
+		close(sigfd);
+	if (timerfd >= 0)
+		close(timerfd);
+	daemon_cleanup(&d);
+	return 1;
+}

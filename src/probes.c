@@ -1,0 +1,135 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * BPF object lifetime and uprobe attachment (see probes.h). One entry and one
+ * return program serve every allocator function; the function is passed as
+ * the BPF cookie of each attachment.
+ */
+#include "probes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrace.skel.h"
+#include "util.h"
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("MEMTRACE_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen)
+{
+	struct memtrace_bpf *skel;
+	int rc;
+
+	libbpf_set_print(libbpf_quiet);
+	skel = memtrace_bpf__open();
+	if (!skel) {
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->cfg.stack_depth = o->stack_depth;
+	/* wake the consumer when a quarter of the buffer is queued */
+	skel->rodata->cfg.wakeup_bytes = o->ring_buffer_bytes / 4;
+	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
+	if (!rc)
+		rc = memtrace_bpf__load(skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-rc),
+			 rc == -EPERM ? " (memtraced needs root: CAP_BPF and CAP_PERFMON)" : "");
+		memtrace_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+void probes_unload(struct memtrace_bpf *skel)
+{
+	memtrace_bpf__destroy(skel);
+}
+
+int probes_ringbuf_fd(struct memtrace_bpf *skel)
+{
+	return bpf_map__fd(skel->maps.events);
+}
+
+int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
+{
+	int ncpus = libbpf_num_possible_cpus(), slot, cpu;
+	uint64_t *values;
+
+	if (ncpus <= 0)
+		return -1;
+	values = xcalloc((size_t)ncpus, sizeof(*values));
+	for (slot = 0; slot < nslots; slot++) {
+		uint32_t key = (uint32_t)slot;
+
+		lost[slot] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &key, values))
+			continue;
+		for (cpu = 0; cpu < ncpus; cpu++)
+			lost[slot] += values[cpu];
+	}
+	free(values);
+	return 0;
+}
+
+static int attach_one(struct bpf_program *prog, int pid, const char *path, uint64_t offset,
+		      int func, int retprobe, struct target_probes *tp)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = (uint64_t)func);
+	struct bpf_link *link;
+
+	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
+	if (!link)
+		return -errno;
+	tp->links[tp->nlinks++] = link;
+	return 0;
+}
+
+int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
+		  struct target_probes *tp, char *err, size_t errlen)
+{
+	int pass, i, rc = 0;
+
+	memset(tp, 0, sizeof(*tp));
+	/* pass 0: free; 1: return probes; 2: entry probes */
+	for (pass = 0; pass < 3 && !rc; pass++) {
+		for (i = 0; i < a->nprobes && !rc; i++) {
+			const struct alloc_probe *p = &a->probes[i];
+			int is_free = p->func == MT_FN_FREE;
+
+			if (pass == 0 && is_free)
+				rc = attach_one(skel->progs.free_enter, pid, a->open_path,
+						p->offset, p->func, 0, tp);
+			else if (pass == 1 && !is_free)
+				rc = attach_one(skel->progs.alloc_return, pid, a->open_path,
+						p->offset, p->func, 1, tp);
+			else if (pass == 2 && !is_free)
+				rc = attach_one(skel->progs.alloc_enter, pid, a->open_path,
+						p->offset, p->func, 0, tp);
+			if (rc)
+				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
+					 allocator_func_name(p->func), a->path, strerror(-rc));
+		}
+	}
+	if (rc)
+		probes_detach(tp);
+	return rc ? -1 : 0;
+}
+
+void probes_detach(struct target_probes *tp)
+{
+	int i;
+
+	/* entry probes first (attached last), so no entry outlives its return */
+	for (i = tp->nlinks - 1; i >= 0; i--)
+		bpf_link__destroy(tp->links[i]);
+	tp->nlinks = 0;
+}

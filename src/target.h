@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A traced process as the daemon sees it: its identity, state, probes and a
+ * pidfd that tells the event loop when it exits. Also starting a command
+ * under the tracer (target_spawn), stopped where its libraries are mapped but
+ * none of its code has run, so probes are live before its first allocation.
+ */
+#ifndef MEMTRACE_TARGET_H
+#define MEMTRACE_TARGET_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "allocator.h"
+#include "probes.h"
+
+struct target {
+	int pid;
+	int pidfd;	 /* -1 once the exit has been handled */
+	int state;	 /* enum snap_target_state */
+	int is_child;	 /* started by us: reap it */
+	int exit_status; /* wait status, or -1 */
+	char *command;
+	struct allocator alloc;
+	struct target_probes probes;
+	uint64_t attach_ns; /* CLOCK_MONOTONIC when tracing began */
+	uint64_t end_ns;    /* when it exited, or 0 */
+};
+
+/* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */
+char *target_read_command(int pid);
+
+/* Does a process with this pid exist (and is it not a zombie)? 0, or -errno. */
+int target_check_pid(int pid);
+
+/*
+ * Start argv[0] (searched in PATH) as a child stopped under ptrace after its
+ * dynamic linker has mapped every library and before any of its code ran.
+ * Returns the pid, or -1 with a reason in err. Release it with
+ * target_spawn_resume() once probes are attached.
+ */
+int target_spawn(char *const argv[], char *err, size_t errlen);
+int target_spawn_resume(int pid);
+
+#endif

@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Event accounting (see tracker.h and docs/metrics.md). Every event is O(1):
+ * one heap table operation, one stack lookup, and the peak epoch check that
+ * lets "live at peak" be reported per stack without an event log.
+ */
+#include "tracker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
+{
+	memset(t, 0, sizeof(*t));
+	if (heap_init(&t->heap, max_live_blocks))
+		return -1;
+	if (stacks_init(&t->stacks, max_stacks)) {
+		heap_destroy(&t->heap);
+		return -1;
+	}
+	return 0;
+}
+
+void tracker_destroy(struct tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ntargets; i++)
+		free(t->targets[i].parked);
+	free(t->targets);
+	heap_destroy(&t->heap);
+	stacks_destroy(&t->stacks);
+	memset(t, 0, sizeof(*t));
+}
+
+struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ntargets; i++) {
+		if (t->targets[i].tgid == tgid)
+			return &t->targets[i];
+	}
+	return NULL;
+}
+
+struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns)
+{
+	struct tracker_target *tg, *v;
+	int is_new;
+	uint32_t empty;
+
+	if (tracker_find_target(t, tgid))
+		return NULL;
+	/* The empty stack is interned first so it always exists. */
+	empty = stack_intern(&t->stacks, tgid, NULL, 0, &is_new);
+	if (empty == STACK_NONE)
+		return NULL;
+	v = realloc(t->targets, (t->ntargets + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->targets = v;
+	tg = &t->targets[t->ntargets++];
+	memset(tg, 0, sizeof(*tg));
+	tg->tgid = tgid;
+	tg->start_ns = start_ns;
+	tg->empty_stack = empty;
+	if (t->ntargets == 1)
+		t->start_ns = start_ns;
+	return tg;
+}
+
+uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
+{
+	return s->t.peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
+}
+
+/* Before a stack's live bytes change: if a peak was set since it last changed,
+ * its current value is its value at that peak. */
+static void peak_touch(struct tracker *t, struct stack_entry *s)
+{
+	if (s->t.peak_epoch != t->peak_epoch) {
+		s->t.peak_live_bytes = s->t.live_bytes;
+		s->t.peak_epoch = t->peak_epoch;
+	}
+}
+
+static uint64_t since(uint64_t now, uint64_t start)
+{
+	return now > start ? now - start : 0;
+}
+
+static void count_alloc(struct mt_counters *c, uint64_t size, uint64_t rel_ns)
+{
+	c->allocations++;
+	c->bytes_allocated += size;
+	c->live_allocations++;
+	c->live_bytes += size;
+	if (c->live_bytes > c->peak_live_bytes) {
+		c->peak_live_bytes = c->live_bytes;
+		c->peak_time_ns = rel_ns;
+	}
+}
+
+static void count_release(struct mt_counters *c, uint64_t size, int missed)
+{
+	if (missed) {
+		c->missed_frees++;
+		c->missed_free_bytes += size;
+	} else {
+		c->frees++;
+		c->bytes_freed += size;
+	}
+	c->live_allocations--;
+	c->live_bytes -= size;
+}
+
+static void account_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
+			  uint32_t stack)
+{
+	struct stack_entry *s = stack_get(&t->stacks, stack);
+	uint64_t old_peak = t->totals.peak_live_bytes;
+
+	peak_touch(t, s);
+	s->t.allocations++;
+	s->t.bytes_allocated += ev->size;
+	s->t.live_allocations++;
+	s->t.live_bytes += ev->size;
+	count_alloc(&tg->c, ev->size, since(ev->time_ns, tg->start_ns));
+	count_alloc(&t->totals, ev->size, since(ev->time_ns, t->start_ns));
+	if (t->totals.peak_live_bytes != old_peak)
+		t->peak_epoch++;
+}
+
+static void account_release(struct tracker *t, struct tracker_target *tg,
+			    const struct heap_block *b, int missed)
+{
+	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+
+	peak_touch(t, s);
+	if (missed) {
+		/* a stack's frees count only calls that were seen */
+	} else {
+		s->t.frees++;
+		s->t.bytes_freed += b->size;
+	}
+	s->t.live_allocations--;
+	s->t.live_bytes -= b->size;
+	count_release(&tg->c, b->size, missed);
+	count_release(&t->totals, b->size, missed);
+}
+
+static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	struct heap_block b, old;
+	uint32_t stack;
+	int is_new, r;
+
+	stack =
+	    stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames, ev->nframes, &is_new);
+	if (stack == STACK_NONE)
+		stack = tg->empty_stack;
+	else if (is_new && t->on_new_stack)
+		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
+				ev->nframes);
+
+	b.addr = ev->addr;
+	b.size = ev->size;
+	b.time_ns = ev->time_ns;
+	b.tgid = ev->tgid;
+	b.stack = stack;
+	r = heap_insert(&t->heap, &b, &old);
+	if (r == HEAP_FULL) {
+		/* counted as an allocation, never as live: its free will be an
+		 * unknown free */
+		tg->c.allocations++;
+		tg->c.bytes_allocated += ev->size;
+		tg->c.untracked_allocations++;
+		t->totals.allocations++;
+		t->totals.bytes_allocated += ev->size;
+		t->totals.untracked_allocations++;
+		return;
+	}
+	if (r == HEAP_REPLACED)
+		account_release(t, tg, &old, 1);
+	account_alloc(t, tg, ev, stack);
+}
+
+static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
+{
+	tg->c.unknown_frees++;
+	t->totals.unknown_frees++;
+}
+
+static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr)
+{
+	struct heap_block b;
+
+	if (heap_remove(&t->heap, tg->tgid, addr, &b))
+		account_release(t, tg, &b, 0);
+	else
+		count_unknown_free(tg, t);
+}
+
+static struct tracker_parked *parked_find(struct tracker_target *tg, uint32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < tg->nparked; i++) {
+		if (tg->parked[i].tid == tid)
+			return &tg->parked[i];
+	}
+	return NULL;
+}
+
+static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
+			     const struct mt_event *ev)
+{
+	struct tracker_parked *p = parked_find(tg, ev->tid);
+
+	if (p) {
+		/* the return of this thread's previous realloc was lost: we do
+		 * not know its outcome, so the old block stays live */
+		if (p->known)
+			heap_insert(&t->heap, &p->block, NULL);
+	} else {
+		if (tg->nparked == tg->parked_cap) {
+			uint32_t cap = tg->parked_cap ? tg->parked_cap * 2 : 8;
+			struct tracker_parked *v = realloc(tg->parked, cap * sizeof(*v));
+
+			if (!v)
+				return; /* the return event falls back to the heap */
+			tg->parked = v;
+			tg->parked_cap = cap;
+		}
+		p = &tg->parked[tg->nparked++];
+	}
+	p->tid = ev->tid;
+	p->old_addr = ev->old_addr;
+	p->known = heap_remove(&t->heap, tg->tgid, ev->old_addr, &p->block);
+}
+
+static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	struct tracker_parked *p = parked_find(tg, ev->tid);
+	struct heap_block old;
+	int known;
+
+	if (p && p->old_addr == ev->old_addr) {
+		known = p->known;
+		old = p->block;
+		*p = tg->parked[--tg->nparked];
+	} else {
+		/* entry event lost: the old block is still on the heap */
+		known = heap_remove(&t->heap, tg->tgid, ev->old_addr, &old);
+	}
+	if (!ev->addr && ev->size) {
+		/* failed: the old block is untouched and stays live */
+		if (known)
+			heap_insert(&t->heap, &old, NULL);
+		return;
+	}
+	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
+	if (known)
+		account_release(t, tg, &old, 0);
+	else
+		count_unknown_free(tg, t);
+	/* ... and one allocation of the new one, even at the same address */
+	if (ev->addr)
+		on_alloc(t, tg, ev);
+}
+
+void tracker_event(struct tracker *t, const void *data, size_t len)
+{
+	const struct mt_event *ev = data;
+	struct tracker_target *tg;
+
+	t->events_received++;
+	if (len < sizeof(*ev) || len < sizeof(*ev) + (size_t)ev->nframes * sizeof(uint64_t)) {
+		t->events_malformed++;
+		return;
+	}
+	tg = tracker_find_target(t, ev->tgid);
+	if (!tg) {
+		t->events_foreign++;
+		return;
+	}
+	switch (ev->kind) {
+	case MT_EV_ALLOC:
+		on_alloc(t, tg, ev);
+		break;
+	case MT_EV_FREE:
+		release_addr(t, tg, ev->addr);
+		break;
+	case MT_EV_REALLOC_ENTER:
+		on_realloc_enter(t, tg, ev);
+		break;
+	case MT_EV_REALLOC:
+		on_realloc(t, tg, ev);
+		break;
+	default:
+		t->events_malformed++;
+		break;
+	}
+}

@@ -1,0 +1,370 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests of the accounting core: the heap table, stack interning and the
+ * event semantics of docs/metrics.md (realloc, unknown and missed frees, peak
+ * and live-at-peak), driven by hand-made ring buffer events.
+ */
+#include <stdlib.h>
+
+#include "heap.h"
+#include "stacks.h"
+#include "tracker.h"
+#include "unit.h"
+
+#define PID 100
+#define TID 101
+
+static unsigned char evbuf[sizeof(struct mt_event) + MT_MAX_FRAMES * 8];
+static uint64_t now_ns = 1000;
+
+static void send(struct tracker *t, int kind, int func, uint32_t tid, uint64_t addr, uint64_t old,
+		 uint64_t size, uint64_t site)
+{
+	struct mt_event *ev = (struct mt_event *)evbuf;
+	size_t len = sizeof(*ev);
+
+	memset(evbuf, 0, sizeof(evbuf));
+	ev->kind = (uint8_t)kind;
+	ev->func = (uint8_t)func;
+	ev->tgid = PID;
+	ev->tid = tid;
+	ev->time_ns = now_ns += 10;
+	ev->addr = addr;
+	ev->old_addr = old;
+	ev->size = size;
+	if (site) {
+		ev->nframes = 2;
+		ev->frames[0] = site;
+		ev->frames[1] = 0x400000;
+		len += 16;
+	}
+	tracker_event(t, evbuf, len);
+}
+
+static void alloc(struct tracker *t, uint64_t addr, uint64_t size, uint64_t site)
+{
+	send(t, MT_EV_ALLOC, MT_FN_MALLOC, TID, addr, 0, size, site);
+}
+
+static void release(struct tracker *t, uint64_t addr)
+{
+	send(t, MT_EV_FREE, MT_FN_FREE, TID, addr, 0, 0, 0);
+}
+
+static void realloc_call(struct tracker *t, uint32_t tid, uint64_t old, uint64_t addr,
+			 uint64_t size, uint64_t site)
+{
+	if (old)
+		send(t, MT_EV_REALLOC_ENTER, MT_FN_REALLOC, tid, 0, old, 0, 0);
+	send(t, old ? MT_EV_REALLOC : MT_EV_ALLOC, MT_FN_REALLOC, tid, addr, old, size,
+	     addr ? site : 0);
+}
+
+static void setup(struct tracker *t)
+{
+	CHECK(tracker_init(t, 0, 0) == 0);
+	CHECK(tracker_add_target(t, PID, 1000) != NULL);
+}
+
+static const struct stack_entry *site_stack(struct tracker *t, uint64_t site)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *s = stack_get(&t->stacks, i);
+
+		if (s->nframes && stack_frames(&t->stacks, i)[0] == site)
+			return s;
+	}
+	return NULL;
+}
+
+static void check_invariants(struct tracker *t)
+{
+	const struct mt_counters *c = &t->totals;
+
+	CHECK_EQ_U64(c->live_allocations,
+		     c->allocations - c->frees - c->missed_frees - c->untracked_allocations);
+	CHECK_EQ_U64(c->live_allocations, t->heap.count);
+	CHECK(c->peak_live_bytes >= c->live_bytes);
+}
+
+TEST(heap_insert_find_remove)
+{
+	struct heap h;
+	struct heap_block b = {.addr = 0x1000, .size = 10, .tgid = 1}, out;
+	uint64_t i;
+
+	CHECK(heap_init(&h, 0) == 0);
+	CHECK(heap_insert(&h, &b, &out) == HEAP_INSERTED);
+	b.size = 20;
+	CHECK(heap_insert(&h, &b, &out) == HEAP_REPLACED);
+	CHECK_EQ_U64(out.size, 10);
+	CHECK_EQ_U64(h.count, 1);
+	/* same address, other process: a different block */
+	b.tgid = 2;
+	CHECK(heap_insert(&h, &b, &out) == HEAP_INSERTED);
+	CHECK(heap_find(&h, 1, 0x1000)->size == 20);
+	CHECK(heap_remove(&h, 1, 0x1000, &out) == 1);
+	CHECK(heap_remove(&h, 1, 0x1000, &out) == 0);
+	CHECK(heap_find(&h, 2, 0x1000) != NULL);
+	/* many blocks force growth; backward-shift deletion keeps all findable */
+	for (i = 1; i <= 100000; i++) {
+		struct heap_block x = {.addr = i * 16, .size = i, .tgid = 7};
+
+		CHECK(heap_insert(&h, &x, NULL) == HEAP_INSERTED);
+	}
+	for (i = 1; i <= 100000; i += 2)
+		CHECK(heap_remove(&h, 7, i * 16, &out) == 1 && out.size == i);
+	for (i = 2; i <= 100000; i += 2)
+		CHECK(heap_find(&h, 7, i * 16) && heap_find(&h, 7, i * 16)->size == i);
+	for (i = 1; i <= 100000; i += 2)
+		CHECK(heap_find(&h, 7, i * 16) == NULL);
+	CHECK_EQ_U64(h.count, 50000 + 1);
+	heap_destroy(&h);
+}
+
+TEST(heap_limit)
+{
+	struct heap h;
+	struct heap_block b = {.addr = 16, .size = 1, .tgid = 1};
+
+	CHECK(heap_init(&h, 2) == 0);
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_INSERTED);
+	b.addr = 32;
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_INSERTED);
+	b.addr = 48;
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_FULL);
+	b.addr = 32; /* replacing is always possible */
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_REPLACED);
+	heap_destroy(&h);
+}
+
+TEST(stack_interning)
+{
+	struct stack_table st;
+	uint64_t a[3] = {1, 2, 3}, b[3] = {1, 2, 4};
+	uint32_t i, x, y, z;
+	int is_new;
+
+	CHECK(stacks_init(&st, 0) == 0);
+	x = stack_intern(&st, 1, a, 3, &is_new);
+	CHECK(is_new == 1);
+	y = stack_intern(&st, 1, b, 3, &is_new);
+	CHECK(is_new == 1 && x != y);
+	CHECK(stack_intern(&st, 1, a, 3, &is_new) == x && is_new == 0);
+	/* a prefix, and the same frames in another process, are other stacks */
+	z = stack_intern(&st, 1, a, 2, &is_new);
+	CHECK(is_new == 1 && z != x);
+	CHECK(stack_intern(&st, 2, a, 3, &is_new) != x && is_new == 1);
+	/* growth keeps indexes and frames stable */
+	for (i = 0; i < 50000; i++) {
+		uint64_t f[2] = {i, i * 7};
+
+		stack_intern(&st, 3, f, 2, &is_new);
+		CHECK(is_new);
+	}
+	CHECK(stack_intern(&st, 1, a, 3, &is_new) == x && !is_new);
+	CHECK_EQ_U64(stack_frames(&st, y)[2], 4);
+	CHECK_EQ_U64(st.count, 50004);
+	stacks_destroy(&st);
+
+	CHECK(stacks_init(&st, 1) == 0);
+	CHECK(stack_intern(&st, 1, a, 3, &is_new) == 0);
+	CHECK(stack_intern(&st, 1, b, 3, &is_new) == STACK_NONE);
+	stacks_destroy(&st);
+}
+
+TEST(malloc_free_counts)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 100, 0xa);
+	alloc(&t, 0x2000, 50, 0xb);
+	release(&t, 0x1000);
+	CHECK_EQ_U64(t.totals.allocations, 2);
+	CHECK_EQ_U64(t.totals.bytes_allocated, 150);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.bytes_freed, 100);
+	CHECK_EQ_U64(t.totals.live_allocations, 1);
+	CHECK_EQ_U64(t.totals.live_bytes, 50);
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 150);
+	CHECK_EQ_U64(t.totals.peak_time_ns, 20); /* second event, 10 ns apart */
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.live_bytes, 0);
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.frees, 1);
+	CHECK_EQ_U64(site_stack(&t, 0xb)->t.live_bytes, 50);
+	CHECK_EQ_U64(t.targets[0].c.live_bytes, 50);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+TEST(unknown_and_missed_frees)
+{
+	struct tracker t;
+
+	setup(&t);
+	release(&t, 0x9000); /* allocated before tracing began */
+	CHECK_EQ_U64(t.totals.unknown_frees, 1);
+	CHECK_EQ_U64(t.totals.frees, 0);
+	CHECK_EQ_U64(t.totals.live_bytes, 0);
+	alloc(&t, 0x1000, 10, 0xa);
+	alloc(&t, 0x1000, 30, 0xb); /* the free of the first was missed */
+	CHECK_EQ_U64(t.totals.missed_frees, 1);
+	CHECK_EQ_U64(t.totals.missed_free_bytes, 10);
+	CHECK_EQ_U64(t.totals.live_bytes, 30);
+	CHECK_EQ_U64(t.totals.live_allocations, 1);
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.live_bytes, 0);
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.frees, 0);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+TEST(realloc_semantics)
+{
+	struct tracker t;
+
+	setup(&t);
+	realloc_call(&t, TID, 0, 0x1000, 10, 0xa); /* realloc(NULL, 10): an allocation */
+	CHECK_EQ_U64(t.totals.allocations, 1);
+	CHECK_EQ_U64(t.totals.frees, 0);
+	realloc_call(&t, TID, 0x1000, 0x1000, 20, 0xb); /* in place: free + allocation */
+	CHECK_EQ_U64(t.totals.allocations, 2);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.bytes_freed, 10);
+	CHECK_EQ_U64(t.totals.live_bytes, 20);
+	realloc_call(&t, TID, 0x1000, 0x5000, 40, 0xb); /* moved */
+	CHECK_EQ_U64(t.totals.live_bytes, 40);
+	CHECK_EQ_U64(t.totals.live_allocations, 1);
+	realloc_call(&t, TID, 0x5000, 0, 1000, 0xb); /* failed: nothing changes */
+	CHECK_EQ_U64(t.totals.allocations, 3);
+	CHECK_EQ_U64(t.totals.frees, 2);
+	CHECK_EQ_U64(t.totals.live_bytes, 40);
+	CHECK(heap_find(&t.heap, PID, 0x5000) != NULL);
+	realloc_call(&t, TID, 0x5000, 0, 0, 0); /* realloc(p, 0) returning NULL: a free */
+	CHECK_EQ_U64(t.totals.frees, 3);
+	CHECK_EQ_U64(t.totals.bytes_freed, 70);
+	CHECK_EQ_U64(t.totals.live_bytes, 0);
+	CHECK_EQ_U64(t.totals.live_allocations, 0);
+	realloc_call(&t, TID, 0x7000, 0x8000, 5, 0xc); /* old block predates tracing */
+	CHECK_EQ_U64(t.totals.unknown_frees, 1);
+	CHECK_EQ_U64(t.totals.allocations, 4);
+	CHECK_EQ_U64(t.totals.live_bytes, 5);
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 40);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+TEST(realloc_race_with_other_thread)
+{
+	struct tracker t;
+
+	/* Thread 1 reallocs 0x1000 to 0x2000; before its return event, thread 2
+	 * is handed 0x1000 by malloc. Neither event may disturb the other. */
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	send(&t, MT_EV_REALLOC_ENTER, MT_FN_REALLOC, 1, 0, 0x1000, 0, 0);
+	send(&t, MT_EV_ALLOC, MT_FN_MALLOC, 2, 0x1000, 0, 7, 0xd);
+	send(&t, MT_EV_REALLOC, MT_FN_REALLOC, 1, 0x2000, 0x1000, 30, 0xb);
+	CHECK_EQ_U64(t.totals.missed_frees, 0);
+	CHECK_EQ_U64(t.totals.allocations, 3);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.live_bytes, 37);
+	CHECK(heap_find(&t.heap, PID, 0x1000) && heap_find(&t.heap, PID, 0x1000)->size == 7);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+TEST(realloc_enter_lost)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	/* only the return event arrived */
+	send(&t, MT_EV_REALLOC, MT_FN_REALLOC, TID, 0x2000, 0x1000, 30, 0xb);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.live_bytes, 30);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+TEST(peak_per_stack)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 100, 0xa);
+	alloc(&t, 0x2000, 300, 0xb); /* peak: a=100, b=300 */
+	release(&t, 0x2000);
+	alloc(&t, 0x3000, 50, 0xa); /* a=150, below the peak of 400 */
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 400);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xa)), 100);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 300);
+	alloc(&t, 0x4000, 500, 0xc); /* new peak 650: a=150, b=0, c=500 */
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 650);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xa)), 150);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 0);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xc)), 500);
+	release(&t, 0x4000);
+	release(&t, 0x1000);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xc)), 500);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xa)), 150);
+	tracker_destroy(&t);
+}
+
+TEST(foreign_and_malformed_events)
+{
+	struct tracker t;
+	struct mt_event ev = {.kind = MT_EV_ALLOC, .tgid = 999, .addr = 16, .size = 1};
+
+	setup(&t);
+	tracker_event(&t, &ev, sizeof(ev));
+	CHECK_EQ_U64(t.events_foreign, 1);
+	ev.tgid = PID;
+	ev.nframes = 5; /* claims frames it does not carry */
+	tracker_event(&t, &ev, sizeof(ev));
+	CHECK_EQ_U64(t.events_malformed, 1);
+	tracker_event(&t, &ev, 3);
+	CHECK_EQ_U64(t.events_malformed, 2);
+	ev.nframes = 0;
+	ev.kind = 77;
+	tracker_event(&t, &ev, sizeof(ev));
+	CHECK_EQ_U64(t.events_malformed, 3);
+	CHECK_EQ_U64(t.totals.allocations, 0);
+	CHECK_EQ_U64(t.events_received, 4);
+	tracker_destroy(&t);
+}
+
+TEST(heap_full_counts_untracked)
+{
+	struct tracker t;
+
+	CHECK(tracker_init(&t, 1, 0) == 0);
+	CHECK(tracker_add_target(&t, PID, 0) != NULL);
+	alloc(&t, 0x1000, 10, 0xa);
+	alloc(&t, 0x2000, 20, 0xa);
+	CHECK_EQ_U64(t.totals.untracked_allocations, 1);
+	CHECK_EQ_U64(t.totals.allocations, 2);
+	CHECK_EQ_U64(t.totals.live_bytes, 10);
+	release(&t, 0x2000);
+	CHECK_EQ_U64(t.totals.unknown_frees, 1);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+int main(void)
+{
+	RUN(heap_insert_find_remove);
+	RUN(heap_limit);
+	RUN(stack_interning);
+	RUN(malloc_free_counts);
+	RUN(unknown_and_missed_frees);
+	RUN(realloc_semantics);
+	RUN(realloc_race_with_other_thread);
+	RUN(realloc_enter_lost);
+	RUN(peak_per_stack);
+	RUN(foreign_and_malformed_events);
+	RUN(heap_full_counts_untracked);
+	return UNIT_DONE();
+}
