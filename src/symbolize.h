@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Turns return addresses of traced processes into frames (module, offset,
+ * function). Keeps each pid's mappings and a module cache shared by all pids,
+ * keyed by the mapped file's (device, inode), so symbols stay available after
+ * a process exits. Never guesses: an address outside every symbol gets none.
+ */
+#ifndef MEMTRACE_SYMBOLIZE_H
+#define MEMTRACE_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/snapshot.h"
+
+struct symbolizer;
+
+struct symbolizer *symbolizer_new(void);
+void symbolizer_free(struct symbolizer *s);
+
+/*
+ * Make the cached maps of pid cover addrs, re-reading /proc/PID/maps once if
+ * any address is outside them (a failed or empty read keeps the old cache),
+ * and open the module of every file those addresses are in while the process
+ * is alive. Makes no system call when every address is already known.
+ */
+void symbolizer_note(struct symbolizer *s, int pid, const uint64_t *addrs, size_t n);
+
+/*
+ * Fill *out for a return address of pid from the cached maps; never reads
+ * the maps (the pid may have been reused), though it opens a module not
+ * opened yet. Strings are malloc'd. The symbol is looked up at addr - 1, the
+ * call instruction; offset is that of addr. Without a mapping: module NULL,
+ * offset = addr. In a file: module is its path and offset the ELF virtual
+ * address (the file offset when the file could not be read as ELF). In
+ * "[vdso]"-like pseudo mappings: module is that name, offset from its start.
+ */
+void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out);
+
+/* Drop a pid's maps; opened modules stay cached. */
+void symbolizer_forget(struct symbolizer *s, int pid);
+
+#endif
