@@ -74,8 +74,12 @@ UNIT_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_
 UNIT_LIB_OBJS := $(filter-out $(O)/memtraced.o $(O)/memtracectl.o,$(DAEMON_OBJS) \
 		 $(COMMON_OBJS) $(CLIENT_OBJS))
 
-$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(UNIT_LIB_OBJS) | $(O)
-	$(CC) $(CFLAGS) -Itests/unit $< $(UNIT_LIB_OBJS) $(LDFLAGS) $(LDLIBS) -o $@
+# An archive, so each test links only the objects it uses.
+$(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
+	rm -f $@ && ar rcs $@ $^
+
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
+	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c))

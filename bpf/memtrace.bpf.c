@@ -122,12 +122,17 @@ int alloc_enter(struct pt_regs *ctx)
 	__u64 sp = PT_REGS_SP(ctx);
 	struct inflight *in = inside_allocator(tid, sp);
 	struct inflight st = {};
-	__u64 n, m;
+	__u64 n, m, a1, a2, a3;
 
 	if (in) {
 		in->depth++;
 		return 0;
 	}
+	/* all arguments read up front: the verifier rejects the ctx pointer
+	 * arithmetic clang makes of reads inside the switch */
+	a1 = PT_REGS_PARM1(ctx);
+	a2 = PT_REGS_PARM2(ctx);
+	a3 = PT_REGS_PARM3(ctx);
 	st.func = (__u32)bpf_get_attach_cookie(ctx);
 	st.sp = sp;
 	st.depth = 1;
@@ -135,36 +140,36 @@ int alloc_enter(struct pt_regs *ctx)
 	case MT_FN_CALLOC:
 	case MT_FN_REALLOCARRAY:
 		if (st.func == MT_FN_REALLOCARRAY) {
-			st.ptr = PT_REGS_PARM1(ctx);
-			n = PT_REGS_PARM2(ctx);
-			m = PT_REGS_PARM3(ctx);
+			st.ptr = a1;
+			n = a2;
+			m = a3;
 		} else {
-			n = PT_REGS_PARM1(ctx);
-			m = PT_REGS_PARM2(ctx);
+			n = a1;
+			m = a2;
 		}
-		/* On overflow the call fails; keep a nonzero size so a failed
-		 * reallocarray is never mistaken for realloc(p, 0). */
 		st.size = n * m;
-		/* (the barrier keeps clang from turning the check into a 128-bit
-		 * multiply, which BPF does not have) */
+		/* On overflow the call fails; keep a nonzero size so a failed
+		 * reallocarray is never mistaken for realloc(p, 0). (The barrier
+		 * keeps clang from making the check a 128-bit multiply, which BPF
+		 * does not have.) */
 		asm volatile("" : "+r"(n));
 		if (n && st.size / n != m)
 			st.size = ~0ull;
 		break;
 	case MT_FN_REALLOC:
-		st.ptr = PT_REGS_PARM1(ctx);
-		st.size = PT_REGS_PARM2(ctx);
+		st.ptr = a1;
+		st.size = a2;
 		break;
 	case MT_FN_POSIX_MEMALIGN:
-		st.ptr = PT_REGS_PARM1(ctx);
-		st.size = PT_REGS_PARM3(ctx);
+		st.ptr = a1;
+		st.size = a3;
 		break;
 	case MT_FN_ALIGNED_ALLOC:
 	case MT_FN_MEMALIGN:
-		st.size = PT_REGS_PARM2(ctx);
+		st.size = a2;
 		break;
 	default: /* malloc, valloc, pvalloc */
-		st.size = PT_REGS_PARM1(ctx);
+		st.size = a1;
 		break;
 	}
 	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY)) {

@@ -138,8 +138,18 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
+
 static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 {
+	const struct mt_event *ev = data;
+
+	if (debug_events && len >= sizeof(*ev))
+		fprintf(stderr,
+			"event kind=%u func=%s tid=%u addr=%#llx old=%#llx size=%llu frames=%u\n",
+			ev->kind, allocator_func_name(ev->func), ev->tid,
+			(unsigned long long)ev->addr, (unsigned long long)ev->old_addr,
+			(unsigned long long)ev->size, ev->nframes);
 	tracker_event(ctx, data, len);
 	return 0;
 }
@@ -320,6 +330,7 @@ int main(int argc, char **argv)
 	int rc, sigfd = -1, timerfd = -1, child = -1;
 
 	util_progname = "memtraced";
+	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
