@@ -210,6 +210,7 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
+	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("attached to pid %d (%s): %d probes on %s", tg->pid, tg->command, tg->probes.nlinks,
 		tg->alloc.path);
 	return 0;

@@ -233,6 +233,18 @@ void symbolizer_note(struct symbolizer *s, int pid, const uint64_t *addrs, size_
 	}
 }
 
+void symbolizer_note_process(struct symbolizer *s, int pid)
+{
+	struct pid_maps *p = pid_get(s, pid, 1);
+	size_t i;
+
+	pid_refresh(p);
+	for (i = 0; i < p->maps.n; i++) {
+		if (strchr(p->maps.v[i].perms, 'x'))
+			module_of(s, p, i);
+	}
+}
+
 void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out)
 {
 	const struct map_entry *e = NULL;

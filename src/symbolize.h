@@ -27,6 +27,13 @@ void symbolizer_free(struct symbolizer *s);
 void symbolizer_note(struct symbolizer *s, int pid, const uint64_t *addrs, size_t n);
 
 /*
+ * Read pid's maps now and open the module of every executable mapping, so
+ * frames stay nameable even if the process exits before its first stack is
+ * noted (a short command started under the tracer).
+ */
+void symbolizer_note_process(struct symbolizer *s, int pid);
+
+/*
  * Fill *out for a return address of pid from the cached maps; never reads
  * the maps (the pid may have been reused), though it opens a module not
  * opened yet. Strings are malloc'd. The symbol is looked up at addr - 1, the
