@@ -17,7 +17,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
 	    -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(O)
-LDLIBS   := -lbpf -lelf -lz
+LDLIBS   := -lbpf -ldw -lelf -lz
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -29,7 +29,7 @@ ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
-	       src/target.c src/collect.c
+	       src/target.c src/collect.c src/dwarfline.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)

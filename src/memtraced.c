@@ -332,6 +332,8 @@ int main(int argc, char **argv)
 
 	util_progname = "memtraced";
 	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
+	/* a tracer on a production host makes no network calls: no debuginfod */
+	unsetenv("DEBUGINFOD_URLS");
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;

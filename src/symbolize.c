@@ -6,6 +6,7 @@
  * cached too, with the reason, so it is tried once.
  */
 #include "symbolize.h"
+#include "dwarfline.h"
 #include "elfsym.h"
 #include "procmaps.h"
 #include "util.h"
@@ -22,9 +23,9 @@
 struct module {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
-	struct elf_module *elf; /* NULL when the file could not be read as ELF */
-	char *error;		/* why, when elf is NULL */
-				/* Source lines (libdw) will be cached here too. */
+	struct elf_module *elf;	   /* NULL when the file could not be read as ELF */
+	char *error;		   /* why, when elf is NULL */
+	struct dwarf_lines *lines; /* NULL without a usable file */
 };
 
 struct pid_maps {
@@ -63,6 +64,7 @@ void symbolizer_free(struct symbolizer *s)
 	free(s->pids);
 	for (i = 0; i < s->nmodules; i++) {
 		elfmod_close(s->modules[i]->elf);
+		dwarf_lines_close(s->modules[i]->lines);
 		free(s->modules[i]->error);
 		free(s->modules[i]);
 	}
@@ -169,6 +171,8 @@ static void module_open(struct module *mod, int pid, const struct map_entry *e)
 		} else {
 			mod->elf = elfmod_open_fd(fd, e->path, reason, sizeof(reason));
 			have_elf_reason = 1;
+			if (mod->elf)
+				mod->lines = dwarf_lines_open(fd, e->path);
 		}
 		close(fd);
 	}
@@ -251,7 +255,8 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 	struct pid_maps *p;
 	struct module *mod;
 	uint64_t file_offset, vaddr;
-	const char *name;
+	const char *name, *file;
+	int line;
 
 	memset(out, 0, sizeof(*out));
 	out->address = addr;
@@ -274,8 +279,14 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 	out->offset = vaddr;
 	/* A return address follows the call; the call itself is at addr - 1. */
 	name = vaddr ? elfmod_lookup(mod->elf, vaddr - 1, NULL) : NULL;
+	if (!name && vaddr)
+		name = dwarf_lines_symbol(mod->lines, vaddr - 1);
 	if (name)
 		out->function = xstrdup(name);
+	if (vaddr && !dwarf_lines_lookup(mod->lines, vaddr - 1, &file, &line)) {
+		out->file = xstrdup(file);
+		out->line = line;
+	}
 }
 
 void symbolizer_forget(struct symbolizer *s, int pid)

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Source file and line of an address in one module, through libdwfl: DWARF in
+ * the file itself, or in a separate debug file found by .gnu_debuglink or by
+ * build-id under /usr/lib/debug (so installing libc6-dbg names libc's lines).
+ * Debug information is read lazily, on the first lookup.
+ */
+#ifndef MEMTRACE_DWARFLINE_H
+#define MEMTRACE_DWARFLINE_H
+
+#include <stdint.h>
+
+struct dwarf_lines;
+
+/* Take a duplicate of fd (the caller keeps its own); path is the file's real
+ * name, used to find separate debug files. NULL if libdwfl refuses it. */
+struct dwarf_lines *dwarf_lines_open(int fd, const char *path);
+void dwarf_lines_close(struct dwarf_lines *d);
+
+/*
+ * File and line of the instruction at ELF virtual address vaddr. Returns 0
+ * with *file (owned by d, valid until close) and *line, or -1 if unknown.
+ */
+int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr, const char **file, int *line);
+
+/*
+ * The function symbol covering vaddr from the module's own symbol tables or
+ * its separate debug file (which has the .symtab a stripped library lacks).
+ * NULL if none covers it.
+ */
+const char *dwarf_lines_symbol(struct dwarf_lines *d, uint64_t vaddr);
+
+#endif
