@@ -12,11 +12,17 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define SNAPSHOT_MAGIC "MTSNAP\r\n" /* 8 bytes */
+#define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
 /* Decoder limits: every length from outside is checked against these. */
-#define SNAPSHOT_MAX_BYTES (1ull << 32)
-#define SNAPSHOT_MAX_STRING (1u << 20)
+#define SNAPSHOT_MAX_BYTES	(1ull << 32)
+#define SNAPSHOT_MAX_STRING	(1u << 20) /* bytes in one string */
+#define SNAPSHOT_MAX_STRINGS	(1u << 24) /* distinct strings */
+#define SNAPSHOT_MAX_TARGETS	(1u << 16)
+#define SNAPSHOT_MAX_FRAMES	(1u << 24) /* distinct frames */
+#define SNAPSHOT_MAX_STACKS	(1u << 24)
+#define SNAPSHOT_MAX_DEPTH	1024	   /* frames in one stack */
+#define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
 
 /* Counters as named in docs/metrics.md; one set per target and one total. */
 struct mt_counters {
@@ -29,8 +35,8 @@ struct mt_counters {
 	uint64_t peak_live_bytes;
 	uint64_t peak_time_ns; /* since tracing began; valid when peak_live_bytes > 0 */
 	uint64_t unknown_frees;
-	uint64_t missed_frees;	     /* an address allocated again while live */
-	uint64_t missed_free_bytes;  /* live bytes dropped by missed_frees */
+	uint64_t missed_frees;		/* an address allocated again while live */
+	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
 	uint64_t untracked_allocations; /* heap or stack table full */
 };
 
@@ -44,12 +50,12 @@ enum snap_target_state {
 
 struct snap_target {
 	uint32_t pid;
-	uint32_t state;	      /* enum snap_target_state */
-	int32_t exit_status;  /* wait status when exited, else -1 */
-	uint32_t probes;      /* uprobes attached */
-	char *command;	      /* command line, spaces between arguments */
-	char *allocator;      /* path of the object whose malloc is probed */
-	uint64_t traced_ns;   /* how long it has been (or was) traced */
+	uint32_t state;	     /* enum snap_target_state */
+	int32_t exit_status; /* wait status when exited, else -1 */
+	uint32_t probes;     /* uprobes attached */
+	char *command;	     /* command line, spaces between arguments */
+	char *allocator;     /* path of the object whose malloc is probed */
+	uint64_t traced_ns;  /* how long it has been (or was) traced */
 	struct mt_counters counters;
 };
 
@@ -77,10 +83,10 @@ struct snap_stack {
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
 enum snap_sort {
-	SNAP_SORT_LIVE = 0,	/* live_bytes */
-	SNAP_SORT_ALLOCATED,	/* bytes_allocated */
-	SNAP_SORT_COUNT,	/* allocations */
-	SNAP_SORT_PEAK,		/* peak_live_bytes */
+	SNAP_SORT_LIVE = 0,  /* live_bytes */
+	SNAP_SORT_ALLOCATED, /* bytes_allocated */
+	SNAP_SORT_COUNT,     /* allocations */
+	SNAP_SORT_PEAK,	     /* peak_live_bytes */
 	SNAP_SORT_KEY_COUNT
 };
 
@@ -90,13 +96,19 @@ struct snapshot {
 	uint64_t created_unix_ns; /* wall clock when taken */
 	uint64_t uptime_ns;	  /* daemon uptime when taken */
 	uint64_t events_received;
-	uint64_t events_lost[8];  /* indexed by enum mt_event_kind; [0] unused */
-	uint64_t stacks_total;	  /* stacks in the daemon; nstacks may be fewer */
+	uint64_t events_lost[8]; /* indexed by enum mt_event_kind; [0] unused */
+	uint64_t stacks_total;	 /* stacks in the daemon; nstacks may be fewer */
 	struct mt_counters totals;
 	uint32_t ntargets;
 	struct snap_target *targets;
 	uint32_t nstacks;
 	struct snap_stack *stacks; /* in the order the request asked for */
+	/*
+	 * Set by snapshot_decode(): one block holding every string above, which
+	 * then point into it. NULL in a built snapshot, whose strings are each
+	 * their own allocation.
+	 */
+	char *string_pool;
 };
 
 /*
@@ -107,8 +119,9 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
 
 /*
  * Decode untrusted bytes into s (zeroed first). Returns 0, or -1 with a
- * one-line reason in err ("truncated", "bad checksum", "version 7 is newer
- * than this memtracectl", ...). s is freed on error.
+ * one-line reason in err ("snapshot: truncated", "snapshot: bad checksum",
+ * "snapshot: version 7 is newer than this program supports", ...). s is freed
+ * on error.
  */
 int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *err, size_t errlen);
 
@@ -118,6 +131,20 @@ void snapshot_free(struct snapshot *s);
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
 
+/* "attaching", "attached", "exited", "detached"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);
+
+/* "live", "allocated", "count", "peak"; NULL for a bad key. */
+const char *snap_sort_name(int sort);
+/* enum snap_sort for a name, or -1. */
+int snap_sort_from_name(const char *name);
+
+/*
+ * Keep the stacks of pid (0 = all) whose sort key is not zero, ordered by
+ * sort (largest first, ties in their current order), at most top of them
+ * (0 = all); free the rest. What the daemon does for a request, for
+ * snapshots read from a file.
+ */
+void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid);
 
 #endif

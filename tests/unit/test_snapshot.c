@@ -1,0 +1,903 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tests of the snapshot codec: generated snapshots survive a round trip field
+ * for field; truncated, bit-flipped and hand-crafted malicious inputs fail
+ * with a one-line message and without leaking (run under ASan); selection
+ * for --from files sorts, filters and limits like the daemon.
+ */
+#include "unit.h"
+
+#include "memtrace/snapshot.h"
+#include "util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <zlib.h>
+
+#define HEADER_SIZE 36
+
+/* ---- building snapshots ------------------------------------------------- */
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rng(void)
+{
+	rng_state ^= rng_state << 13;
+	rng_state ^= rng_state >> 7;
+	rng_state ^= rng_state << 17;
+	return rng_state;
+}
+
+static char *maybe_dup(const char *s)
+{
+	return s ? xstrdup(s) : NULL;
+}
+
+static char *long_string(size_t len, char fill)
+{
+	char *s = xmalloc(len + 1);
+
+	memset(s, fill, len);
+	s[len] = '\0';
+	return s;
+}
+
+static void counters_fill(struct mt_counters *c, uint64_t base)
+{
+	c->allocations = base + 1;
+	c->frees = base + 2;
+	c->bytes_allocated = base * 1000 + 3;
+	c->bytes_freed = base * 900 + 4;
+	c->live_allocations = base + 5;
+	c->live_bytes = base * 100 + 6;
+	c->peak_live_bytes = UINT64_MAX - base;
+	c->peak_time_ns = base * 1000000000ull + 7;
+	c->unknown_frees = base + 8;
+	c->missed_frees = base + 9;
+	c->missed_free_bytes = base + 10;
+	c->untracked_allocations = base + 11;
+}
+
+/* A hand-written snapshot: three targets, stacks with every kind of frame. */
+static void build_known(struct snapshot *s)
+{
+	static const struct {
+		uint64_t address, offset;
+		const char *function, *module, *file;
+		int64_t line;
+	} frames[] = {
+	    {0x55550000123, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42},
+	    {0x55550000200, 0x1300, "main", "/usr/bin/demo", NULL, 0},
+	    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0},
+	    {0x7fff00001234, 0, NULL, NULL, NULL, 0},
+	    {0x1, 0x2, "neg_line", "m", "f.c", -5},
+	};
+
+	memset(s, 0, sizeof(*s));
+	s->version = SNAPSHOT_VERSION;
+	s->tracer_version = xstrdup("0.1.0");
+	s->created_unix_ns = 1700000000123456789ull;
+	s->uptime_ns = 3723000000000ull;
+	s->events_received = 123456;
+	s->events_lost[1] = 1;
+	s->events_lost[2] = 20;
+	s->events_lost[3] = 300;
+	s->events_lost[4] = 4000;
+	s->events_lost[7] = 5;
+	s->stacks_total = 99;
+	counters_fill(&s->totals, 1000);
+
+	s->ntargets = 3;
+	s->targets = xcalloc(3, sizeof(*s->targets));
+	for (uint32_t i = 0; i < 3; i++) {
+		struct snap_target *t = &s->targets[i];
+
+		t->pid = 1000 + i;
+		t->state = i;
+		t->exit_status = i == 2 ? 256 : -1;
+		t->probes = 10 + i;
+		t->command = i == 1 ? NULL : xstrdup(i ? "./b --flag 'x y'" : "./a");
+		t->allocator = i == 2 ? NULL : xstrdup("/lib/x86_64-linux-gnu/libc.so.6");
+		t->traced_ns = 5000000000ull * (i + 1);
+		counters_fill(&t->counters, i);
+	}
+
+	s->nstacks = 4;
+	s->stacks = xcalloc(4, sizeof(*s->stacks));
+	for (uint32_t i = 0; i < 4; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		st->pid = 1000 + i % 3;
+		st->nframes = i == 3 ? 0 : (uint32_t)ARRAY_SIZE(frames) - i;
+		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			st->frames[j].address = frames[j + i].address;
+			st->frames[j].offset = frames[j + i].offset;
+			st->frames[j].function = maybe_dup(frames[j + i].function);
+			st->frames[j].module = maybe_dup(frames[j + i].module);
+			st->frames[j].file = maybe_dup(frames[j + i].file);
+			st->frames[j].line = frames[j + i].line;
+		}
+		st->allocations = 32 + i;
+		st->bytes_allocated = 2097152 + i;
+		st->frees = 16 + i;
+		st->bytes_freed = 1048576 + i;
+		st->live_allocations = 16;
+		st->live_bytes = 1048576 - i;
+		st->peak_live_bytes = 4000000 + i;
+	}
+}
+
+static const char *const names[] = {"malloc", "operator new", "main", "", "é ü", "x"};
+
+static char *random_name(void)
+{
+	uint64_t r = rng() % 10;
+
+	if (r == 0)
+		return NULL;
+	if (r == 1)
+		return long_string(rng() % 5000, 'a' + (char)(rng() % 26));
+	return xstrdup(names[rng() % ARRAY_SIZE(names)]);
+}
+
+static uint64_t random_u64(void)
+{
+	switch (rng() % 4) {
+	case 0:
+		return 0;
+	case 1:
+		return UINT64_MAX;
+	case 2:
+		return rng() % 300;
+	default:
+		return rng();
+	}
+}
+
+static void build_random(struct snapshot *s)
+{
+	memset(s, 0, sizeof(*s));
+	s->version = SNAPSHOT_VERSION;
+	s->tracer_version = random_name();
+	s->created_unix_ns = random_u64();
+	s->uptime_ns = random_u64();
+	s->events_received = random_u64();
+	for (size_t k = 0; k < ARRAY_SIZE(s->events_lost); k++)
+		s->events_lost[k] = rng() % 3 ? 0 : random_u64() >> 4;
+	s->stacks_total = random_u64();
+	for (size_t k = 0; k < sizeof(s->totals) / sizeof(uint64_t); k++)
+		((uint64_t *)&s->totals)[k] = random_u64();
+
+	s->ntargets = (uint32_t)(rng() % 5);
+	s->targets = s->ntargets ? xcalloc(s->ntargets, sizeof(*s->targets)) : NULL;
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		struct snap_target *t = &s->targets[i];
+
+		t->pid = (uint32_t)rng();
+		t->state = (uint32_t)(rng() % 5);
+		t->exit_status = (int32_t)(uint32_t)rng();
+		t->probes = (uint32_t)rng();
+		t->command = random_name();
+		t->allocator = random_name();
+		t->traced_ns = random_u64();
+		for (size_t k = 0; k < sizeof(t->counters) / sizeof(uint64_t); k++)
+			((uint64_t *)&t->counters)[k] = random_u64();
+	}
+
+	s->nstacks = (uint32_t)(rng() % 4 ? rng() % 40 : 0);
+	s->stacks = s->nstacks ? xcalloc(s->nstacks, sizeof(*s->stacks)) : NULL;
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		st->pid = (uint32_t)rng() % 4;
+		st->nframes = (uint32_t)(rng() % 30);
+		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			struct snap_frame *f = &st->frames[j];
+
+			/* Few distinct frames, so that the frame table dedupes. */
+			f->address = rng() % 8;
+			f->offset = f->address * 16;
+			f->function = random_name();
+			f->module = rng() % 2 ? xstrdup("/usr/lib/libfoo.so") : NULL;
+			f->file = rng() % 3 ? NULL : random_name();
+			f->line = (int64_t)(rng() % 3) - 1;
+			if (rng() % 10 == 0)
+				f->line = INT64_MIN;
+		}
+		st->allocations = random_u64();
+		st->bytes_allocated = random_u64();
+		st->frees = random_u64();
+		st->bytes_freed = random_u64();
+		st->live_allocations = random_u64();
+		st->live_bytes = random_u64();
+		st->peak_live_bytes = random_u64();
+	}
+}
+
+/* ---- comparing ---------------------------------------------------------- */
+
+static int str_eq(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+static int counters_eq(const struct mt_counters *a, const struct mt_counters *b)
+{
+	return !memcmp(a, b, sizeof(*a));
+}
+
+/* Every field; prints the first difference. */
+static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
+{
+#define SAME(cond)                                                                                 \
+	do {                                                                                       \
+		if (!(cond)) {                                                                     \
+			fprintf(stderr, "snapshots differ: %s\n", #cond);                          \
+			return 0;                                                                  \
+		}                                                                                  \
+	} while (0)
+	SAME(a->version == b->version);
+	SAME(str_eq(a->tracer_version, b->tracer_version));
+	SAME(a->created_unix_ns == b->created_unix_ns);
+	SAME(a->uptime_ns == b->uptime_ns);
+	SAME(a->events_received == b->events_received);
+	SAME(!memcmp(a->events_lost, b->events_lost, sizeof(a->events_lost)));
+	SAME(a->stacks_total == b->stacks_total);
+	SAME(counters_eq(&a->totals, &b->totals));
+	SAME(a->ntargets == b->ntargets);
+	for (uint32_t i = 0; i < a->ntargets; i++) {
+		const struct snap_target *x = &a->targets[i], *y = &b->targets[i];
+
+		SAME(x->pid == y->pid);
+		SAME(x->state == y->state);
+		SAME(x->exit_status == y->exit_status);
+		SAME(x->probes == y->probes);
+		SAME(str_eq(x->command, y->command));
+		SAME(str_eq(x->allocator, y->allocator));
+		SAME(x->traced_ns == y->traced_ns);
+		SAME(counters_eq(&x->counters, &y->counters));
+	}
+	SAME(a->nstacks == b->nstacks);
+	for (uint32_t i = 0; i < a->nstacks; i++) {
+		const struct snap_stack *x = &a->stacks[i], *y = &b->stacks[i];
+
+		SAME(x->pid == y->pid);
+		SAME(x->nframes == y->nframes);
+		for (uint32_t j = 0; j < x->nframes; j++) {
+			const struct snap_frame *f = &x->frames[j], *g = &y->frames[j];
+
+			SAME(f->address == g->address);
+			SAME(f->offset == g->offset);
+			SAME(str_eq(f->function, g->function));
+			SAME(str_eq(f->module, g->module));
+			SAME(str_eq(f->file, g->file));
+			SAME(f->line == g->line);
+		}
+		SAME(x->allocations == y->allocations);
+		SAME(x->bytes_allocated == y->bytes_allocated);
+		SAME(x->frees == y->frees);
+		SAME(x->bytes_freed == y->bytes_freed);
+		SAME(x->live_allocations == y->live_allocations);
+		SAME(x->live_bytes == y->live_bytes);
+		SAME(x->peak_live_bytes == y->peak_live_bytes);
+	}
+	return 1;
+#undef SAME
+}
+
+static int is_zeroed(const struct snapshot *s)
+{
+	static const struct snapshot zero;
+
+	return !memcmp(s, &zero, sizeof(zero));
+}
+
+/* One line, starting "snapshot: ". */
+static int good_message(const char *err)
+{
+	return !strncmp(err, "snapshot: ", 10) && strlen(err) > 10 && !strchr(err, '\n');
+}
+
+static void roundtrip(const struct snapshot *s)
+{
+	struct snapshot d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	CHECK_EQ_U64(snapshot_encode(s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK_STR(err, "");
+	CHECK(snapshot_eq(s, &d));
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+}
+
+/* ---- hand-made payloads ------------------------------------------------- */
+
+static void put_varint(struct buf *b, uint64_t v)
+{
+	do {
+		uint8_t byte = (uint8_t)((v & 0x7f) | (v > 0x7f ? 0x80 : 0));
+
+		buf_put(b, &byte, 1);
+		v >>= 7;
+	} while (v);
+}
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+	for (int i = 0; i < n; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* Wrap payload in a valid header: only the decoder's payload checks can fail. */
+static uint8_t *wrap(const uint8_t *payload, size_t plen, size_t *len)
+{
+	uLongf clen = compressBound(plen);
+	uint8_t *out = xmalloc(HEADER_SIZE + clen);
+
+	if (compress2(out + HEADER_SIZE, &clen, payload, plen, 6) != Z_OK)
+		abort();
+	memcpy(out, SNAPSHOT_MAGIC, 8);
+	put_le(out + 8, SNAPSHOT_VERSION, 4);
+	put_le(out + 12, 0, 4);
+	put_le(out + 16, plen, 8);
+	put_le(out + 24, clen, 8);
+	put_le(out + 32, crc32(0, out + HEADER_SIZE, clen), 4);
+	*len = HEADER_SIZE + clen;
+	return out;
+}
+
+/* Append section tag with body, and clear body. */
+static void section(struct buf *p, uint64_t tag, struct buf *body)
+{
+	put_varint(p, tag);
+	put_varint(p, body->len);
+	buf_put(p, body->data, body->len);
+	body->len = 0;
+}
+
+enum { S_STRINGS = 1, S_META, S_TOTALS, S_LOST, S_TARGETS, S_FRAMES, S_STACKS };
+
+/*
+ * A minimal valid payload with the given section replaced by bad (or left
+ * out when bad is NULL and omit is set); extra is appended at the end.
+ */
+static void build_payload(struct buf *p, int replace, const struct buf *bad, int omit)
+{
+	struct buf body = {0};
+
+	p->len = 0;
+	for (int tag = S_STRINGS; tag <= S_STACKS; tag++) {
+		if (tag == replace) {
+			if (!omit)
+				section(p, tag, &(struct buf){.data = bad->data, .len = bad->len});
+			continue;
+		}
+		switch (tag) {
+		case S_STRINGS: /* "a", "bc" */
+			put_varint(&body, 2);
+			put_varint(&body, 1);
+			buf_put(&body, "a", 1);
+			put_varint(&body, 2);
+			buf_put(&body, "bc", 2);
+			break;
+		case S_META: /* version "a", four numbers */
+			for (int i = 0; i < 5; i++)
+				put_varint(&body, i == 0 ? 1 : 7);
+			break;
+		case S_TOTALS:
+		case S_LOST:
+			put_varint(&body, 0);
+			break;
+		case S_TARGETS: /* none */
+			put_varint(&body, 0);
+			break;
+		case S_FRAMES: /* one: 1, 2, "a", "bc", NULL, line 3 */
+			put_varint(&body, 1);
+			put_varint(&body, 1);
+			put_varint(&body, 2);
+			put_varint(&body, 1);
+			put_varint(&body, 2);
+			put_varint(&body, 0);
+			put_varint(&body, 6);
+			break;
+		case S_STACKS: /* one stack of the frame twice */
+			put_varint(&body, 1);
+			put_varint(&body, 42);
+			put_varint(&body, 2);
+			put_varint(&body, 0);
+			put_varint(&body, 0);
+			for (int i = 0; i < 7; i++)
+				put_varint(&body, i);
+			break;
+		}
+		section(p, tag, &body);
+	}
+	buf_free(&body);
+}
+
+/* Decode payload wrapped in a good header; returns rc, message in err. */
+static int decode_payload(const struct buf *p, struct snapshot *s, char *err, size_t errlen)
+{
+	size_t len;
+	uint8_t *bytes = wrap(p->data, p->len, &len);
+	int rc = snapshot_decode(bytes, len, s, err, errlen);
+
+	free(bytes);
+	return rc;
+}
+
+/* The section replaced by the bytes given must fail with message want. */
+static void check_bad_section(int tag, const uint8_t *bytes, size_t n, const char *want)
+{
+	struct buf bad = {0}, p = {0};
+	struct snapshot s;
+	char err[256];
+
+	buf_put(&bad, bytes, n);
+	build_payload(&p, tag, &bad, 0);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, want);
+	CHECK(is_zeroed(&s));
+	buf_free(&bad);
+	buf_free(&p);
+}
+
+/* ---- tests -------------------------------------------------------------- */
+
+TEST(test_roundtrip_known)
+{
+	struct snapshot s;
+
+	build_known(&s);
+	roundtrip(&s);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+TEST(test_roundtrip_random)
+{
+	for (int i = 0; i < 300; i++) {
+		struct snapshot s;
+
+		build_random(&s);
+		roundtrip(&s);
+		snapshot_free(&s);
+	}
+}
+
+TEST(test_roundtrip_empty)
+{
+	struct snapshot s = {.version = SNAPSHOT_VERSION};
+
+	roundtrip(&s);
+}
+
+TEST(test_roundtrip_long_strings)
+{
+	struct snapshot s;
+
+	build_known(&s);
+	free(s.targets[0].command);
+	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
+	free(s.stacks[0].frames[0].function);
+	s.stacks[0].frames[0].function = long_string(300000, 'f');
+	roundtrip(&s);
+
+	/* One byte more than a string may have: refused, not truncated. */
+	free(s.targets[0].command);
+	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING + 1, 'c');
+	{
+		uint8_t *bytes = (uint8_t *)"x";
+		size_t len = 1;
+
+		CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), -E2BIG);
+		CHECK(bytes == NULL && len == 0);
+	}
+	snapshot_free(&s);
+}
+
+TEST(test_encode_limits)
+{
+	struct snapshot s;
+	uint8_t *bytes;
+	size_t len;
+
+	build_known(&s);
+	s.stacks[0].nframes = SNAPSHOT_MAX_DEPTH + 1;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), -E2BIG);
+	s.stacks[0].nframes = 5;
+	snapshot_free(&s);
+}
+
+/* Strings and frames repeat across stacks; the payload holds each once. */
+TEST(test_dedup)
+{
+	struct snapshot s = {.version = SNAPSHOT_VERSION};
+	uint8_t *bytes;
+	size_t len;
+	uint64_t payload_len = 0;
+
+	s.nstacks = 1000;
+	s.stacks = xcalloc(s.nstacks, sizeof(*s.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		s.stacks[i].nframes = 20;
+		s.stacks[i].frames = xcalloc(20, sizeof(struct snap_frame));
+		for (uint32_t j = 0; j < 20; j++) {
+			s.stacks[i].frames[j].address = j;
+			s.stacks[i].frames[j].function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j].module =
+			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
+		}
+	}
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	for (int i = 7; i >= 0; i--)
+		payload_len = payload_len << 8 | bytes[16 + i];
+	/* 20 strings of 100 bytes, 20 frames, 1000 x (20 one-byte refs + counters) */
+	CHECK(payload_len < 2000 + 20 * 8 + 1000 * 32);
+	free(bytes);
+	roundtrip(&s);
+	snapshot_free(&s);
+}
+
+TEST(test_truncation)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	for (size_t n = 0; n < len; n++) {
+		/* A copy of exactly n bytes, so ASan sees any read past them. */
+		uint8_t *cut = xmalloc(n);
+
+		memcpy(cut, bytes, n);
+		CHECK(snapshot_decode(cut, n, &d, err, sizeof(err)) == -1);
+		CHECK_STR(err, "snapshot: truncated");
+		CHECK(is_zeroed(&d));
+		free(cut);
+	}
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+}
+
+TEST(test_bit_flips)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len, failed = 0;
+	char err[256];
+
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	for (size_t bit = 0; bit < len * 8; bit++) {
+		bytes[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+		if (snapshot_decode(bytes, len, &d, err, sizeof(err))) {
+			CHECK(good_message(err));
+			CHECK(is_zeroed(&d));
+			failed++;
+		} else {
+			CHECK(snapshot_eq(&s, &d));
+			snapshot_free(&d);
+		}
+		bytes[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+	}
+	/* CRC32 catches every single-bit error in the payload. */
+	CHECK_EQ_U64(failed, len * 8);
+	free(bytes);
+	snapshot_free(&s);
+}
+
+TEST(test_header_errors)
+{
+	struct snapshot s, d;
+	uint8_t *bytes, *longer, saved[8];
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+
+	bytes[0] = 'X';
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: not a memtrace snapshot");
+	CHECK(snapshot_decode((const uint8_t *)"{\"json\"", 7, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: not a memtrace snapshot");
+	bytes[0] = 'M';
+
+	put_le(bytes + 8, SNAPSHOT_VERSION + 1, 4);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: version 2 is newer than this program supports");
+	put_le(bytes + 8, 0, 4);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: bad version 0");
+	put_le(bytes + 8, SNAPSHOT_VERSION, 4);
+
+	put_le(bytes + 12, 4, 4);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: unknown flags 0x4");
+	put_le(bytes + 12, 0, 4);
+
+	bytes[32] ^= 0x10;
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: bad checksum");
+	bytes[32] ^= 0x10;
+
+	/* A payload length deflate could not have produced. */
+	memcpy(saved, bytes + 16, 8);
+	put_le(bytes + 16, 1ull << 31, 8);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK(!strncmp(err, "snapshot: payload length 2147483648 is not believable", 60));
+	put_le(bytes + 16, (1ull << 32) + 1, 8);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK(good_message(err));
+
+	longer = xmalloc(len + 3);
+	CHECK(snapshot_decode(bytes, len, &d, err, 0) == -1); /* no room for a message */
+	memcpy(longer, bytes, len);
+	memset(longer + len, 0, 3);
+	put_le(longer + 16, 0, 8);
+	CHECK(snapshot_decode(longer, len + 3, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: 3 bytes of garbage after the payload");
+	free(longer);
+
+	/* Claimed payload length disagrees with what inflates. */
+	memcpy(bytes + 16, saved, 8);
+	bytes[16] ^= 1;
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: corrupt compressed payload");
+
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&d));
+}
+
+TEST(test_minimal_payload)
+{
+	struct buf p = {0};
+	struct snapshot s;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK_STR(s.tracer_version, "a");
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_EQ_U64(s.stacks[0].pid, 42);
+	CHECK_EQ_U64(s.stacks[0].nframes, 2);
+	CHECK_STR(s.stacks[0].frames[1].module, "bc");
+	CHECK(s.stacks[0].frames[1].file == NULL);
+	CHECK_EQ_U64(s.stacks[0].frames[1].line, 3);
+	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 6);
+	snapshot_free(&s);
+
+	/* A section from a later version is skipped. */
+	put_varint(&p, 9);
+	put_varint(&p, 3);
+	buf_put(&p, "new", 3);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	snapshot_free(&s);
+	buf_free(&p);
+}
+
+TEST(test_bad_payloads)
+{
+	struct buf p = {0};
+	struct snapshot s;
+	char err[256];
+
+	check_bad_section(S_STRINGS,
+			  (const uint8_t *)"\x01\x03"
+					   "a\0b",
+			  5, "snapshot: strings section: string contains a NUL byte");
+	check_bad_section(S_STRINGS,
+			  (const uint8_t *)"\x01\x05"
+					   "ab",
+			  4, "snapshot: strings section: truncated");
+	check_bad_section(S_STRINGS, (const uint8_t *)"\x01\x81\x80\x40", 4,
+			  "snapshot: strings section: string longer than 1048576 bytes");
+	/* A count far past the bytes there: refused before any allocation. */
+	check_bad_section(S_STRINGS, (const uint8_t *)"\xff\xff\xff\x07", 4,
+			  "snapshot: strings section: truncated");
+	check_bad_section(S_STRINGS, (const uint8_t *)"\xff\xff\xff\xff\x0f", 5,
+			  "snapshot: strings section: 4294967295 entries exceed the limit of "
+			  "16777216");
+	check_bad_section(S_META, (const uint8_t *)"\x03\x00\x00\x00\x00", 5,
+			  "snapshot: meta section: string index out of range");
+	check_bad_section(S_META, (const uint8_t *)"\x00\x00\x00\x00", 4,
+			  "snapshot: meta section: truncated");
+	check_bad_section(S_META, (const uint8_t *)"\x00\x00\x00\x00\x00\x00", 6,
+			  "snapshot: meta section: 1 unexpected bytes at its end");
+	check_bad_section(S_META,
+			  (const uint8_t *)"\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x7f\x00\x00",
+			  13, "snapshot: meta section: bad varint");
+	check_bad_section(S_META, (const uint8_t *)"\x00\xff\xff\xff\xff\xff\xff\xff\xff\xff\x02",
+			  11, "snapshot: meta section: bad varint");
+	check_bad_section(S_LOST, (const uint8_t *)"\x09\x00\x00\x00\x00\x00\x00\x00\x00\x00", 10,
+			  "snapshot: events_lost section: 9 entries exceed the limit of 8");
+	check_bad_section(S_TOTALS, (const uint8_t *)"\x40\x01", 2,
+			  "snapshot: totals section: truncated");
+	check_bad_section(S_TARGETS, (const uint8_t *)"\x01\x80\x80\x80\x80\x10\0\0\0\0\0\0\0", 13,
+			  "snapshot: targets section: value out of range");
+	check_bad_section(S_TARGETS, (const uint8_t *)"\x01\x00\x00\x80\x80\x80\x80\x10\0\0\0\0\0",
+			  13, "snapshot: targets section: value out of range");
+	check_bad_section(S_TARGETS, (const uint8_t *)"\x01\x00\x00\x00\x00\x00\x00\x00\x05", 9,
+			  "snapshot: targets section: truncated");
+	check_bad_section(S_FRAMES, (const uint8_t *)"\x01\x00\x00\x04\x00\x00\x00", 7,
+			  "snapshot: frames section: string index out of range");
+	check_bad_section(S_STACKS, (const uint8_t *)"\x01\x00\x01\x01\0\0\0\0\0\0\0", 11,
+			  "snapshot: stacks section: frame index out of range");
+	check_bad_section(S_STACKS, (const uint8_t *)"\x01\x00\x81\x08\0\0\0\0\0\0\0", 11,
+			  "snapshot: stacks section: 1025 entries exceed the limit of 1024");
+	check_bad_section(S_STACKS, (const uint8_t *)"\x01\x00\x05\x00\x00", 5,
+			  "snapshot: stacks section: truncated");
+
+	/* Sections missing, repeated or out of order. */
+	build_payload(&p, S_TARGETS, NULL, 1);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: missing targets section");
+	build_payload(&p, S_STACKS, NULL, 1);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: missing stacks section");
+	build_payload(&p, 0, NULL, 0);
+	put_varint(&p, S_STACKS);
+	put_varint(&p, 0);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: section 7 out of order");
+	build_payload(&p, 0, NULL, 0);
+	put_varint(&p, 9);
+	put_varint(&p, 5);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload truncated");
+	p.len = 0;
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: missing strings section");
+	CHECK(is_zeroed(&s));
+	buf_free(&p);
+}
+
+/* Random damage to a real payload, re-wrapped so it passes the CRC. */
+TEST(test_mutated_payloads)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+	struct buf payload = {0};
+	uLongf plen;
+	int ok = 0;
+
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	plen = 0;
+	for (int i = 7; i >= 0; i--)
+		plen = plen << 8 | bytes[16 + i];
+	buf_reserve(&payload, plen);
+	CHECK(uncompress(payload.data, &plen, bytes + HEADER_SIZE, len - HEADER_SIZE) == Z_OK);
+	payload.len = plen;
+	for (int i = 0; i < 20000; i++) {
+		struct buf m = {0};
+
+		buf_put(&m, payload.data, payload.len);
+		for (uint64_t k = rng() % 4 + 1; k; k--) {
+			size_t at = rng() % m.len;
+
+			switch (rng() % 3) {
+			case 0:
+				m.data[at] ^= (uint8_t)(1u << (rng() % 8));
+				break;
+			case 1:
+				m.data[at] = (uint8_t)rng();
+				break;
+			default:
+				m.len = at + 1;
+				break;
+			}
+		}
+		if (decode_payload(&m, &d, err, sizeof(err)) == 0) {
+			ok++;
+			snapshot_free(&d);
+		} else {
+			CHECK(good_message(err));
+			CHECK(is_zeroed(&d));
+		}
+		buf_free(&m);
+	}
+	CHECK(ok < 20000);
+	buf_free(&payload);
+	free(bytes);
+	snapshot_free(&s);
+}
+
+TEST(test_select)
+{
+	struct snapshot s;
+
+	build_known(&s);
+	/* live_bytes are 1048576 - i: already in order; peak is 4000000 + i. */
+	snapshot_select(&s, SNAP_SORT_PEAK, 2, 0);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 4000003);
+	CHECK_EQ_U64(s.stacks[1].peak_live_bytes, 4000002);
+	snapshot_free(&s);
+
+	build_known(&s);
+	snapshot_select(&s, SNAP_SORT_LIVE, 0, 1000);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_EQ_U64(s.stacks[0].pid, 1000);
+	CHECK_EQ_U64(s.stacks[1].pid, 1000);
+	CHECK_EQ_U64(s.stacks[0].live_bytes, 1048576);
+	CHECK_EQ_U64(s.stacks[1].live_bytes, 1048573);
+	snapshot_free(&s);
+
+	build_known(&s);
+	snapshot_select(&s, SNAP_SORT_COUNT, 0, 4242);
+	CHECK_EQ_U64(s.nstacks, 0);
+	snapshot_free(&s);
+
+	/* Stacks with nothing to sort by are not shown. */
+	build_known(&s);
+	s.stacks[1].live_bytes = 0;
+	snapshot_select(&s, SNAP_SORT_LIVE, 0, 0);
+	CHECK_EQ_U64(s.nstacks, 3);
+	CHECK_EQ_U64(s.stacks[1].live_bytes, 1048574);
+	snapshot_free(&s);
+
+	/* Ties keep their order. */
+	build_known(&s);
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.stacks[i].bytes_allocated = 5;
+	snapshot_select(&s, SNAP_SORT_ALLOCATED, 3, 0);
+	CHECK_EQ_U64(s.nstacks, 3);
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		CHECK_EQ_U64(s.stacks[i].allocations, 32 + i);
+	snapshot_free(&s);
+}
+
+TEST(test_names)
+{
+	struct snapshot s = {0};
+
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_ATTACHING), "attaching");
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_ATTACHED), "attached");
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_EXITED), "exited");
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_DETACHED), "detached");
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_STATE_COUNT), "unknown");
+	CHECK_STR(snap_sort_name(SNAP_SORT_LIVE), "live");
+	CHECK_STR(snap_sort_name(SNAP_SORT_PEAK), "peak");
+	CHECK(snap_sort_name(SNAP_SORT_KEY_COUNT) == NULL);
+	CHECK(snap_sort_name(-1) == NULL);
+	CHECK_EQ_U64(snap_sort_from_name("allocated"), SNAP_SORT_ALLOCATED);
+	CHECK_EQ_U64(snap_sort_from_name("count"), SNAP_SORT_COUNT);
+	CHECK(snap_sort_from_name("size") == -1);
+	s.events_lost[1] = 2;
+	s.events_lost[4] = 40;
+	CHECK_EQ_U64(snapshot_events_lost(&s), 42);
+}
+
+int main(void)
+{
+	RUN(test_roundtrip_known);
+	RUN(test_roundtrip_random);
+	RUN(test_roundtrip_empty);
+	RUN(test_roundtrip_long_strings);
+	RUN(test_encode_limits);
+	RUN(test_dedup);
+	RUN(test_truncation);
+	RUN(test_bit_flips);
+	RUN(test_header_errors);
+	RUN(test_minimal_payload);
+	RUN(test_bad_payloads);
+	RUN(test_mutated_payloads);
+	RUN(test_select);
+	RUN(test_names);
+	return UNIT_DONE();
+}
