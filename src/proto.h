@@ -16,22 +16,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_MAX_REQUEST 1024
-#define PROTO_REPLY_MAGIC "MTR1"
-#define PROTO_REPLY_HEADER 9
-#define PROTO_MAX_REPLY (1u << 31)
+#define PROTO_MAX_REQUEST    1024
+#define PROTO_REPLY_MAGIC    "MTR1"
+#define PROTO_REPLY_HEADER   9
+#define PROTO_MAX_REPLY	     (1u << 31)
 #define PROTO_DEFAULT_SOCKET "/run/memtrace/memtraced.sock"
+#define PROTO_MAX_TOP	     1000000	/* largest top= */
+#define PROTO_MAX_PID	     (1u << 22) /* largest pid= (the kernel's PID_MAX_LIMIT) */
 
 enum proto_command {
 	PROTO_CMD_SNAPSHOT = 1,
 };
 
 struct proto_request {
-	int command;	/* enum proto_command */
-	uint32_t top;	/* stacks to include; 0 = all */
-	int sort;	/* enum snap_sort */
-	uint32_t pid;	/* 0 = every target */
-	int stacks;	/* 0 = counters and targets only */
+	int command;  /* enum proto_command */
+	uint32_t top; /* stacks to include; 0 = all */
+	int sort;     /* enum snap_sort */
+	uint32_t pid; /* 0 = every target */
+	int stacks;   /* 0 = counters and targets only */
 };
 
 /* Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1. */
@@ -39,7 +41,8 @@ void proto_request_init(struct proto_request *r);
 
 /*
  * Parse one request line (with or without its trailing '\n'; len excludes
- * any NUL). Returns 0, or -1 with a one-line reason in err.
+ * any NUL). Returns 0, or -1 with a one-line reason in err ("bad request:
+ * unknown key 'foo'").
  */
 int proto_request_parse(const char *line, size_t len, struct proto_request *r, char *err,
 			size_t errlen);
