@@ -90,19 +90,43 @@ enum snap_sort {
 	SNAP_SORT_KEY_COUNT
 };
 
+/* Memory over time: one point per sampling interval (older points merged). */
+struct snap_timeline_point {
+	uint64_t time_ns; /* since tracing began */
+	uint64_t live_bytes;
+	uint64_t live_allocations;
+	uint64_t allocations;	  /* cumulative, at that time */
+	uint64_t bytes_allocated; /* cumulative, at that time */
+};
+
+/* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
+#define SNAP_HISTOGRAM_BINS 65
+#define SNAP_MAX_FUNCS	    16
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
 	uint64_t created_unix_ns; /* wall clock when taken */
 	uint64_t uptime_ns;	  /* daemon uptime when taken */
 	uint64_t events_received;
-	uint64_t events_lost[8]; /* indexed by enum mt_event_kind; [0] unused */
+	uint64_t events_lost[8]; /* [0]: calls not traced (in-flight table full); then by
+				  * enum mt_event_kind */
 	uint64_t stacks_total;	 /* stacks in the daemon; nstacks may be fewer */
 	struct mt_counters totals;
 	uint32_t ntargets;
 	struct snap_target *targets;
 	uint32_t nstacks;
 	struct snap_stack *stacks; /* in the order the request asked for */
+	/*
+	 * Shared by several views; each is encoded in its own section of the
+	 * payload (docs/snapshot-format.md). Section tags 8-15 belong to the
+	 * timeline, ages and peak work, 16-23 to histogram and allocator mix.
+	 */
+	uint32_t ntimeline;
+	struct snap_timeline_point *timeline; /* oldest first */
+	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
+	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
+	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	/*
 	 * Set by snapshot_decode(): one block holding every string above, which
 	 * then point into it. NULL in a built snapshot, whose strings are each
