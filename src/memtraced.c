@@ -31,6 +31,7 @@ struct options {
 	char **command;
 	const char *socket_path;
 	uint32_t stack_depth;
+	uint32_t stack_walker;
 	uint64_t ring_buffer_bytes;
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
@@ -48,6 +49,8 @@ static void usage(FILE *f)
 		"  -p, --pid PID              attach to a running process\n"
 		"  -s, --socket PATH          listen here (default %s)\n"
 		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
+		"                             the kernel's bpf_get_stack (slower, see docs)\n"
 		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default 0: no limit)\n"
@@ -66,11 +69,12 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS };
+	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_WALKER };
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"stack-depth", required_argument, NULL, OPT_DEPTH},
+	    {"stack-walker", required_argument, NULL, OPT_WALKER},
 	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
@@ -101,6 +105,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64(optarg, MT_MAX_FRAMES, &v) || !v)
 				return usage_error("bad --stack-depth", optarg);
 			o->stack_depth = (uint32_t)v;
+			break;
+		case OPT_WALKER:
+			if (!strcmp(optarg, "fp"))
+				o->stack_walker = MT_WALK_FP;
+			else if (!strcmp(optarg, "kernel"))
+				o->stack_walker = MT_WALK_KERNEL;
+			else
+				return usage_error("--stack-walker must be fp or kernel", optarg);
 			break;
 		case OPT_RINGBUF:
 			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
@@ -211,8 +223,9 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
-	log_msg("attached to pid %d (%s): %d probes on %s", tg->pid, tg->command, tg->probes.nlinks,
-		tg->alloc.path);
+	log_msg("attached to pid %d (%s): %d probes on %s%s%s", tg->pid, tg->command,
+		tg->probes.nlinks, tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
+		tg->alloc.cxx_path ? tg->alloc.cxx_path : "");
 	return 0;
 }
 
@@ -366,6 +379,7 @@ int main(int argc, char **argv)
 	if (server_listen(&d, o.socket_path, err, sizeof(err)))
 		goto fail;
 	bo.stack_depth = o.stack_depth;
+	bo.stack_walker = o.stack_walker;
 	bo.ring_buffer_bytes = o.ring_buffer_bytes;
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)

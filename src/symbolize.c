@@ -20,6 +20,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The C++ ABI's demangler, from libstdc++ (declared here to keep this file C). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A symbol as people read it: C++ names demangled, others as they are. */
+static char *symbol_name(const char *raw)
+{
+	char *d;
+	int status = -1;
+
+	if (raw[0] == '_' && raw[1] == 'Z') {
+		d = __cxa_demangle(raw, NULL, NULL, &status);
+		if (d && !status)
+			return d;
+		free(d);
+	}
+	return xstrdup(raw);
+}
+
 struct module {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
@@ -282,7 +300,7 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 	if (!name && vaddr)
 		name = dwarf_lines_symbol(mod->lines, vaddr - 1);
 	if (name)
-		out->function = xstrdup(name);
+		out->function = symbol_name(name);
 	if (vaddr && !dwarf_lines_lookup(mod->lines, vaddr - 1, &file, &line)) {
 		out->file = xstrdup(file);
 		out->line = line;
