@@ -85,6 +85,43 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 		out->counters = tt->c;
 }
 
+/*
+ * The live blocks at least r->older_than_ns old whose stacks the snapshot
+ * holds (sel[0..n) are their indices in the daemon's stack table).
+ */
+static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
+			   uint32_t n, struct snapshot *s)
+{
+	const struct tracker *t = &d->tracker;
+	uint64_t now = time_monotonic_ns();
+	const struct heap_block *b;
+	uint32_t *where;
+	size_t pos = 0, cap = 0;
+
+	s->has_blocks = 1;
+	s->blocks_older_than_ns = r->older_than_ns;
+	if (!t->stacks.count)
+		return;
+	where = xmalloc((size_t)t->stacks.count * sizeof(*where));
+	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
+	for (uint32_t i = 0; i < n; i++)
+		where[sel[i]] = i;
+	while ((b = heap_next(&t->heap, &pos))) {
+		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+
+		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
+		    where[b->stack] == UINT32_MAX || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+			continue;
+		if (s->nblocks == cap) {
+			cap = cap ? cap * 2 : 1024;
+			s->blocks = xrealloc(s->blocks, cap * sizeof(*s->blocks));
+		}
+		s->blocks[s->nblocks++] = (struct snap_block){
+		    .address = b->addr, .size = b->size, .age_ns = age, .stack = where[b->stack]};
+	}
+	free(where);
+}
+
 int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
 		     size_t errlen)
 {
@@ -120,6 +157,13 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
 	}
 
+	if (d->timeline.npoints) {
+		s->ntimeline = d->timeline.npoints;
+		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
+		memcpy(s->timeline, d->timeline.points, s->ntimeline * sizeof(*s->timeline));
+		s->timeline_interval_ns = d->timeline.interval_ns;
+	}
+
 	if (!r->stacks)
 		return 0;
 	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
@@ -140,6 +184,8 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);
 	s->nstacks = n;
+	if (r->blocks)
+		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;
 }

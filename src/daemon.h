@@ -12,6 +12,7 @@
 #include "probes.h"
 #include "proto.h"
 #include "target.h"
+#include "timeline.h"
 #include "tracker.h"
 #include "memtrace/snapshot.h"
 
@@ -32,8 +33,9 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients; /* open connections by slot; NULL = free */
-	int nclients;		 /* slots */
+	struct client **clients;  /* open connections by slot; NULL = free */
+	int nclients;		  /* slots */
+	struct timeline timeline; /* memory over time, sampled on the drain timer */
 };
 
 /* Drain the ring buffer into the tracker. */

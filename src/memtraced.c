@@ -35,6 +35,7 @@ struct options {
 	uint64_t ring_buffer_bytes;
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
+	uint64_t sample_interval_ms;
 };
 
 static void usage(FILE *f)
@@ -55,6 +56,7 @@ static void usage(FILE *f)
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -69,7 +71,7 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_WALKER };
+	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_WALKER, OPT_SAMPLE };
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
@@ -78,6 +80,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -90,6 +93,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
+	o->sample_interval_ms = 1000;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -130,6 +134,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64(optarg, UINT32_MAX - 1, &v))
 				return usage_error("bad --max-stacks", optarg);
 			o->max_stacks = v;
+			break;
+		case OPT_SAMPLE:
+			if (parse_u64(optarg, 86400000, &v) || v < 10)
+				return usage_error("--sample-interval must be 10 to 86400000 ms",
+						   optarg);
+			o->sample_interval_ms = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -279,6 +289,15 @@ static void daemon_cleanup(struct daemon *d)
 		close(d->epfd);
 }
 
+/* Memory over time: a point per sampling interval, once a target is traced. */
+static void daemon_sample(struct daemon *d)
+{
+	uint64_t now = time_monotonic_ns();
+
+	if (d->tracker.ntargets && now >= d->tracker.start_ns)
+		timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals);
+}
+
 static int run_loop(struct daemon *d, int sigfd, int timerfd)
 {
 	struct epoll_event events[32];
@@ -306,6 +325,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
+				daemon_sample(d);
 				break;
 			case TAG_SIGNAL:
 				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -372,6 +392,7 @@ int main(int argc, char **argv)
 		log_msg("out of memory");
 		return 1;
 	}
+	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
 	d.sym = symbolizer_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;

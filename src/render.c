@@ -72,7 +72,7 @@ void render_bytes(char *dst, size_t len, uint64_t bytes)
 	snprintf(dst, len, "%.1f %s", v, units[u]);
 }
 
-static void render_duration(char *dst, size_t len, uint64_t ns)
+void render_duration(char *dst, size_t len, uint64_t ns)
 {
 	uint64_t s = ns / 1000000000ull;
 
@@ -500,4 +500,19 @@ void render_stats(struct buf *out, const struct snapshot *s, const struct render
 void render_report(struct buf *out, const struct snapshot *s, const struct render_opts *o)
 {
 	render(out, s, o, text_report, json_report);
+}
+
+void render_text(struct buf *out, const char *s)
+{
+	put_text(out, s);
+}
+
+void render_text_frame(struct buf *out, const struct snap_frame *f)
+{
+	text_frame(out, f);
+}
+
+void render_json_frame(struct json_writer *w, const struct snap_frame *f)
+{
+	json_frame(w, f);
 }

@@ -30,13 +30,16 @@ enum section {
 	SEC_TARGETS,
 	SEC_FRAMES,
 	SEC_STACKS,
-	SEC_LAST = SEC_STACKS
+	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
+	SEC_TIMELINE = 8,
+	SEC_BLOCKS = 9,
+	SEC_KNOWN
 };
 
 static const char *const section_names[] = {
-    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	  [SEC_TOTALS] = "totals",
-    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets", [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",
+    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
+    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -504,6 +507,35 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, st->peak_live_bytes);
 	}
 	put_section(out, &body, SEC_STACKS);
+
+	if (s->ntimeline) {
+		put_varint(&body, s->timeline_interval_ns);
+		put_varint(&body, s->ntimeline);
+		for (uint32_t i = 0; i < s->ntimeline; i++) {
+			const struct snap_timeline_point *p = &s->timeline[i];
+
+			put_varint(&body, p->time_ns);
+			put_varint(&body, p->live_bytes);
+			put_varint(&body, p->live_allocations);
+			put_varint(&body, p->allocations);
+			put_varint(&body, p->bytes_allocated);
+		}
+		put_section(out, &body, SEC_TIMELINE);
+	}
+
+	if (s->has_blocks) {
+		put_varint(&body, s->blocks_older_than_ns);
+		put_varint(&body, s->nblocks);
+		for (uint32_t i = 0; i < s->nblocks; i++) {
+			const struct snap_block *b = &s->blocks[i];
+
+			put_varint(&body, b->stack);
+			put_varint(&body, b->address);
+			put_varint(&body, b->size);
+			put_varint(&body, b->age_ns);
+		}
+		put_section(out, &body, SEC_BLOCKS);
+	}
 out:
 	free(body.data);
 	free(frame_refs);
@@ -515,8 +547,12 @@ static int check_limits(const struct snapshot *s)
 {
 	uint64_t refs = 0;
 
-	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS)
+	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS ||
+	    s->ntimeline > SNAPSHOT_MAX_TIMELINE || s->nblocks > SNAPSHOT_MAX_BLOCKS)
 		return -1;
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		if (s->blocks[i].stack >= s->nstacks)
+			return -1;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (s->stacks[i].nframes > SNAPSHOT_MAX_DEPTH)
 			return -1;
@@ -866,10 +902,58 @@ static int dec_stacks(struct reader *r)
 	return 0;
 }
 
+static int dec_timeline(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->timeline_interval_ns) || rd_count(r, 5, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	s->timeline = calloc(n ? n : 1, sizeof(*s->timeline));
+	if (!s->timeline)
+		return fail(d, "out of memory");
+	s->ntimeline = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+
+		if (rd_varint(r, &p->time_ns) || rd_varint(r, &p->live_bytes) ||
+		    rd_varint(r, &p->live_allocations) || rd_varint(r, &p->allocations) ||
+		    rd_varint(r, &p->bytes_allocated))
+			return -1;
+	}
+	return 0;
+}
+
+static int dec_blocks(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->blocks_older_than_ns) || rd_count(r, 4, SNAPSHOT_MAX_BLOCKS, &n))
+		return -1;
+	s->blocks = calloc(n ? n : 1, sizeof(*s->blocks));
+	if (!s->blocks)
+		return fail(d, "out of memory");
+	s->has_blocks = 1;
+	s->nblocks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_block *b = &s->blocks[i];
+
+		if (rd_u32(r, &b->stack) || rd_varint(r, &b->address) || rd_varint(r, &b->size) ||
+		    rd_varint(r, &b->age_ns))
+			return -1;
+		if (b->stack >= s->nstacks)
+			return fail(d, "blocks section: stack index out of range");
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,	      [SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets, [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,
+    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
 };
 
 /*
@@ -896,7 +980,7 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (last < SEC_LAST && tag > last + 1)
 			return fail(d, "missing %s section", section_names[last + 1]);
 		last = tag;
-		if (tag > SEC_LAST)
+		if (tag >= SEC_KNOWN || !section_decoders[tag])
 			continue;
 		r.section = section_names[tag];
 		if (section_decoders[tag](&r))
@@ -1010,6 +1094,8 @@ void snapshot_free(struct snapshot *s)
 		stack_free_frames(s, &s->stacks[i]);
 	free(s->targets);
 	free(s->stacks);
+	free(s->timeline);
+	free(s->blocks);
 	free(s->string_pool);
 	memset(s, 0, sizeof(*s));
 }
@@ -1046,7 +1132,7 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 {
 	struct sort_entry *order;
 	struct snap_stack *sorted;
-	uint32_t n = 0;
+	uint32_t n = 0, nblocks = 0, *remap;
 
 	if (!s->nstacks)
 		return;
@@ -1064,12 +1150,27 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 		n++;
 	}
 	qsort(order, n, sizeof(*order), sort_entry_cmp);
+	/* where each kept stack goes, for the block list; UINT32_MAX = dropped */
+	remap = xmalloc(s->nstacks * sizeof(*remap));
+	memset(remap, 0xff, s->nstacks * sizeof(*remap));
 	for (uint32_t i = 0; i < n; i++) {
-		if (top && i >= top)
+		if (top && i >= top) {
 			stack_free_frames(s, &s->stacks[order[i].index]);
-		else
+		} else {
 			sorted[i] = s->stacks[order[i].index];
+			remap[order[i].index] = i;
+		}
 	}
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		uint32_t to = remap[s->blocks[i].stack];
+
+		if (to != UINT32_MAX) {
+			s->blocks[nblocks] = s->blocks[i];
+			s->blocks[nblocks++].stack = to;
+		}
+	}
+	s->nblocks = nblocks;
+	free(remap);
 	free(s->stacks);
 	free(order);
 	s->stacks = sorted;

@@ -270,6 +270,20 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		on_alloc(t, tg, ev);
 }
 
+void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < t->ntargets; i++) {
+		struct tracker_target *tg = &t->targets[i];
+
+		tg->c.peak_live_bytes = tg->c.live_bytes;
+		tg->c.peak_time_ns = since(now_ns, tg->start_ns);
+	}
+	t->totals.peak_live_bytes = t->totals.live_bytes;
+	t->totals.peak_time_ns = since(now_ns, t->start_ns);
+	/* stacks on an older epoch report their current value: now the peak's */
+	t->peak_epoch++;
+}
+
 void tracker_event(struct tracker *t, const void *data, size_t len)
 {
 	const struct mt_event *ev = data;

@@ -23,6 +23,8 @@
 #define SNAPSHOT_MAX_STACKS	(1u << 24)
 #define SNAPSHOT_MAX_DEPTH	1024	   /* frames in one stack */
 #define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
+#define SNAPSHOT_MAX_TIMELINE	(1u << 20) /* points of the memory-over-time series */
+#define SNAPSHOT_MAX_BLOCKS	(1u << 28) /* live blocks in the block list */
 
 /* Counters as named in docs/metrics.md; one set per target and one total. */
 struct mt_counters {
@@ -99,6 +101,14 @@ struct snap_timeline_point {
 	uint64_t bytes_allocated; /* cumulative, at that time */
 };
 
+/* One live block of the optional block list (memtracectl leaks). */
+struct snap_block {
+	uint64_t address;
+	uint64_t size;
+	uint64_t age_ns; /* how long it had been live when the snapshot was taken */
+	uint32_t stack;	 /* index into struct snapshot.stacks */
+};
+
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
 #define SNAP_HISTOGRAM_BINS 65
 #define SNAP_MAX_FUNCS	    16
@@ -124,6 +134,11 @@ struct snapshot {
 	 */
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
+	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
+	uint32_t has_blocks;		      /* the request asked for the block list */
+	uint32_t nblocks;
+	struct snap_block *blocks;
+	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
