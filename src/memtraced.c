@@ -21,6 +21,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon.h"
+#include "notify.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -440,6 +441,7 @@ int main(int argc, char **argv)
 	}
 	child = -1;
 	log_msg("listening on %s", d.socket_path);
+	notify_ready();
 
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);
