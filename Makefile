@@ -39,8 +39,10 @@ CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
+DEB_PACKAGES += debhelper systemd groff-base
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
+.PHONY: install uninstall deb
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -130,3 +132,49 @@ format-check:
 
 clean:
 	rm -rf build
+
+# ---- install and package (see docs/packaging.md) ---------------------------
+
+PREFIX         ?= /usr/local
+DESTDIR        ?=
+BINDIR         ?= $(PREFIX)/bin
+SBINDIR        ?= $(PREFIX)/sbin
+MANDIR         ?= $(PREFIX)/share/man
+DOCDIR         ?= $(PREFIX)/share/doc/memtrace
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL        ?= install
+INSTALLED := $(SBINDIR)/memtraced $(BINDIR)/memtracectl $(MANDIR)/man8/memtraced.8 \
+	     $(MANDIR)/man1/memtracectl.1 $(BASHCOMPDIR)/memtraced $(BASHCOMPDIR)/memtracectl \
+	     $(SYSTEMDUNITDIR)/memtraced@.service
+
+# The BPF object is inside memtraced (skeleton), so the binaries are all it needs.
+install: all
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(O)/memtraced $(DESTDIR)$(SBINDIR)/memtraced
+	$(INSTALL) -m 0755 $(O)/memtracectl $(DESTDIR)$(BINDIR)/memtracectl
+	$(INSTALL) -m 0644 packaging/man/memtraced.8 $(DESTDIR)$(MANDIR)/man8/memtraced.8
+	$(INSTALL) -m 0644 packaging/man/memtracectl.1 $(DESTDIR)$(MANDIR)/man1/memtracectl.1
+	$(INSTALL) -m 0644 packaging/completion/memtraced $(DESTDIR)$(BASHCOMPDIR)/memtraced
+	$(INSTALL) -m 0644 packaging/completion/memtracectl $(DESTDIR)$(BASHCOMPDIR)/memtracectl
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/systemd/memtraced@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
+	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# A .deb from a copy of the tree in $(O)/deb (dpkg-buildpackage writes into the
+# parent directory, which must not be the checkout's).
+DEB_SRC := $(O)/deb/memtrace-$(VERSION)
+deb:
+	rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
+	tar -cf - --exclude=./build --exclude=./.git --exclude='./$(O)' . | tar -xf - -C $(DEB_SRC)
+	cp -r packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	cp $(O)/deb/memtrace_$(VERSION)-*_*.deb $(O)/
+	@ls $(O)/memtrace_$(VERSION)-*_*.deb
