@@ -53,13 +53,23 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
 	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	uint32_t i;
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	uint32_t i, cap = s->nframes ? s->nframes : 1;
+	size_t k, n;
 
 	out->pid = s->tgid;
-	out->nframes = s->nframes;
-	out->frames = xcalloc(s->nframes ? s->nframes : 1, sizeof(*out->frames));
-	for (i = 0; i < s->nframes; i++)
-		symbolizer_frame(d->sym, (int)s->tgid, frames[i], &out->frames[i]);
+	out->nframes = 0;
+	out->frames = xcalloc(cap, sizeof(*out->frames));
+	for (i = 0; i < s->nframes; i++) {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (out->nframes + n > cap) {
+			cap = (out->nframes + (uint32_t)n) * 2;
+			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
+		}
+		for (k = 0; k < n; k++)
+			out->frames[out->nframes++] = one[k];
+	}
 	out->allocations = s->t.allocations;
 	out->bytes_allocated = s->t.bytes_allocated;
 	out->frees = s->t.frees;

@@ -68,6 +68,7 @@ struct snap_frame {
 	char *module;	  /* path of the mapped file; NULL when no mapping */
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
+	uint8_t inlined;  /* inlined into the next frame, at the same address */
 };
 
 struct snap_stack {
