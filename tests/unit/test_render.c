@@ -13,10 +13,10 @@
 #include <stdlib.h>
 
 static struct snap_frame known_frames[] = {
-    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42},
-    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0},
-    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0},
-    {0x7fff00001234, 0, NULL, NULL, NULL, 0},
+    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42, 0},
+    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0, 0},
+    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0},
+    {0x7fff00001234, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static struct snap_target known_targets[] = {
