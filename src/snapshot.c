@@ -1089,7 +1089,10 @@ void snapshot_free(struct snapshot *s)
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
 		}
+		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
+			free(s->truncations[i].module);
 	}
+	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
 	free(s->targets);

@@ -158,11 +158,14 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 
 	stack =
 	    stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames, ev->nframes, &is_new);
-	if (stack == STACK_NONE)
+	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
-	else if (is_new && t->on_new_stack)
-		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
-				ev->nframes);
+	} else if (is_new) {
+		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
+					ev->nframes);
+	}
 
 	b.addr = ev->addr;
 	b.size = ev->size;

@@ -82,6 +82,15 @@ struct snap_stack {
 	uint64_t live_allocations;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
+	uint32_t stack_end;	  /* enum mt_stack_end: why its frames stop */
+};
+
+/* Stacks whose frame-pointer chain broke, by the module of their last frame:
+ * the module (or its caller) that lacks frame pointers. */
+struct snap_truncation {
+	char *module;
+	uint64_t stacks;
+	uint64_t allocations;
 };
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
@@ -133,6 +142,8 @@ struct snapshot {
 	 * payload (docs/snapshot-format.md). Section tags 8-15 belong to the
 	 * timeline, ages and peak work, 16-23 to histogram and allocator mix.
 	 */
+	uint32_t ntruncations;
+	struct snap_truncation *truncations; /* most allocations first */
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
