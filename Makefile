@@ -84,13 +84,17 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
+E2E_PROGS += $(O)/tests/libplugin.so
+$(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
+$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
 $(O)/tests/%: tests/e2e/%.cc | $(O)
 	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror $< -o $@
 
 $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
-		-Werror -pthread $< -o $@
+		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
 unit: $(UNIT_TESTS)
 	@tests/run-unit.sh $(UNIT_TESTS)
@@ -122,10 +126,10 @@ demo: deps
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c)
 
 clean:
 	rm -rf build
