@@ -32,8 +32,13 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients; /* open connections by slot; NULL = free */
-	int nclients;		 /* slots */
+	struct client **clients;    /* open connections by slot; NULL = free */
+	int nclients;		    /* slots */
+	uint64_t client_timeout_ns; /* a client must be done within this */
+	uint64_t pending_output;    /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out; /* dropped at their deadline */
+	uint64_t clients_refused;   /* turned away: every slot taken */
+	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
 };
 
 /* Drain the ring buffer into the tracker. */
@@ -49,6 +54,8 @@ void server_close(struct daemon *d);
 void server_accept(struct daemon *d);
 /* An epoll event on the client in slot. */
 void server_client_event(struct daemon *d, int slot, uint32_t events);
+/* Drop the clients whose deadline has passed. */
+void server_expire(struct daemon *d, uint64_t now_ns);
 
 /* What an epoll event is about: data.u64 = tag << 32 | index. */
 enum loop_tag {

@@ -34,6 +34,7 @@ struct options {
 	uint64_t ring_buffer_bytes;
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
+	uint64_t client_timeout_s;
 };
 
 static void usage(FILE *f)
@@ -52,6 +53,7 @@ static void usage(FILE *f)
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"      --client-timeout S     drop clients not done in S s (default 10)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -66,7 +68,7 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS };
+	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_CLIENT_TIMEOUT };
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
@@ -74,6 +76,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -86,6 +89,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
+	o->client_timeout_s = 10;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -118,6 +122,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64(optarg, UINT32_MAX - 1, &v))
 				return usage_error("bad --max-stacks", optarg);
 			o->max_stacks = v;
+			break;
+		case OPT_CLIENT_TIMEOUT:
+			if (parse_u64(optarg, 3600, &v) || !v)
+				return usage_error("--client-timeout must be 1 to 3600 seconds",
+						   optarg);
+			o->client_timeout_s = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -293,6 +303,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
+				server_expire(d, time_monotonic_ns());
 				break;
 			case TAG_SIGNAL:
 				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -340,6 +351,7 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.epfd = d.listen_fd = d.lock_fd = -1;
 	d.start_ns = time_monotonic_ns();
+	d.client_timeout_ns = o.client_timeout_s * 1000000000ull;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
 		return 1;
