@@ -330,6 +330,11 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 	buf_printf(b, ", up %s: %" PRIu64 " events received, %" PRIu64 " lost\n", uptime,
 		   s->events_received, snapshot_events_lost(s));
 	text_lost_warning(b, s);
+	if (s->totals.untracked_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "
+			   "reached); their frees count as unknown_frees\n",
+			   s->totals.untracked_allocations);
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;
