@@ -14,7 +14,6 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,13 +51,18 @@ static int group_id(gid_t *gid)
 	return 0;
 }
 
+/*
+ * Root, or a process whose primary or supplementary groups include
+ * "memtrace". The groups are the peer process's own at connect time
+ * (SO_PEERGROUPS), not what /etc/group lists for its user: a process that
+ * dropped the group is refused, one started with it (sg, setpriv) is let in.
+ */
 static int peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct passwd *pw;
 	gid_t gid, groups[256];
-	int n = ARRAY_SIZE(groups), i;
+	int i, n;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
 		return 0;
@@ -68,9 +72,10 @@ static int peer_allowed(int fd)
 		return 0;
 	if (cred.gid == gid)
 		return 1;
-	pw = getpwuid(cred.uid);
-	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-		return 0;
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return 0; /* more than 256 groups (ERANGE), or an old kernel: refuse */
+	n = (int)(len / sizeof(gid_t));
 	for (i = 0; i < n; i++) {
 		if (groups[i] == gid)
 			return 1;
