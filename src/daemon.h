@@ -39,6 +39,7 @@ struct daemon {
 	uint64_t clients_timed_out; /* dropped at their deadline */
 	uint64_t clients_refused;   /* turned away: every slot taken */
 	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
+	uint64_t exec_events_lost;  /* lost exec events already acted on */
 };
 
 /* Drain the ring buffer into the tracker. */

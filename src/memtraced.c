@@ -150,8 +150,70 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
 
+/*
+ * Target i executed a new program. The probes were placed for the old one's
+ * allocator (which may not even be mapped any more) and the old heap is gone:
+ * stop tracing, keep the data, mark it detached. The tracker already ignores
+ * the new program's events (ordered after the exec event in the ring buffer).
+ * Re-attaching to the new program is left to the user (docs/reliability.md):
+ * at this point its libraries may not be mapped yet.
+ */
+static void target_execed(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char *now;
+
+	if (tg->state != SNAP_TARGET_ATTACHED)
+		return;
+	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
+	probes_detach(&tg->probes);
+	tg->state = SNAP_TARGET_DETACHED;
+	tg->end_ns = time_monotonic_ns();
+	now = target_read_command(tg->pid);
+	log_msg("pid %d executed a new program (%s): tracing stopped, the data from before the "
+		"exec stays readable",
+		tg->pid, now);
+	free(now);
+}
+
+static void target_exec_event(struct daemon *d, uint32_t tgid)
+{
+	for (int i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].pid == (int)tgid)
+			target_execed(d, i);
+	}
+}
+
+/*
+ * The exec event can be lost with a full ring buffer (then counted in
+ * events_lost); the tracepoint's count in the targets map cannot. A target
+ * still attached with a count is one whose event is queued (handled in
+ * order by the next drain) or was lost: only in the latter case act here.
+ */
+static void check_execs(struct daemon *d)
+{
+	uint64_t lost[MT_LOST_SLOTS];
+
+	for (int i = 0; i < d->ntargets; i++) {
+		struct target *tg = &d->targets[i];
+
+		if (tg->state != SNAP_TARGET_ATTACHED || !probes_exec_count(d->skel, tg->pid))
+			continue;
+		daemon_consume(d);
+		if (tg->state != SNAP_TARGET_ATTACHED)
+			continue; /* its event was queued: handled in order */
+		if (probes_read_lost(d->skel, lost, MT_LOST_SLOTS) ||
+		    lost[MT_EV_EXEC] <= d->exec_events_lost)
+			continue; /* not lost: it is being written right now */
+		d->exec_events_lost++;
+		log_msg("the exec event of pid %d was lost (ring buffer full)", tg->pid);
+		target_execed(d, i);
+	}
+}
+
 static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 {
+	struct daemon *d = ctx;
 	const struct mt_event *ev = data;
 
 	if (debug_events && len >= sizeof(*ev))
@@ -160,7 +222,9 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 			ev->kind, allocator_func_name(ev->func), ev->tid,
 			(unsigned long long)ev->addr, (unsigned long long)ev->old_addr,
 			(unsigned long long)ev->size, ev->nframes);
-	tracker_event(ctx, data, len);
+	tracker_event(&d->tracker, data, len);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
+		target_exec_event(d, ev->tgid);
 	return 0;
 }
 
@@ -210,6 +274,11 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
+		return -1;
+	}
+	rc = probes_watch(d->skel, tg->pid);
+	if (rc) {
+		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, &tg->probes, err, errlen);
@@ -303,6 +372,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
+				check_execs(d);
 				server_expire(d, time_monotonic_ns());
 				break;
 			case TAG_SIGNAL:
@@ -382,7 +452,7 @@ int main(int argc, char **argv)
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
-	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d.tracker, NULL);
+	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d, NULL);
 	if (!d.rb) {
 		snprintf(err, sizeof(err), "cannot map the ring buffer: %s", strerror(errno));
 		goto fail;

@@ -34,8 +34,11 @@ static const struct metric {
     {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
 };
 
-/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. */
-static const char *const lost_kind_names[] = {NULL, "alloc", "free", "realloc_enter", "realloc"};
+/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. The
+ * first LOST_KINDS_ALWAYS are always shown; later ones (exec) when not 0. */
+#define LOST_KINDS_ALWAYS 5
+static const char *const lost_kind_names[] = {NULL,	 "alloc", "free", "realloc_enter",
+					      "realloc", "exec"};
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
@@ -145,7 +148,8 @@ static void json_events(struct json_writer *w, const struct snapshot *s)
 	json_key(w, "events_lost_by_kind");
 	json_begin_object(w);
 	for (size_t k = 1; k < ARRAY_SIZE(lost_kind_names); k++)
-		json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
 	json_end_object(w);
 }
 
@@ -383,8 +387,9 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 	buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "events_received", s->events_received);
 	buf_printf(b, "%-*s%" PRIu64, STATS_NAME_WIDTH, "events_lost", lost);
 	for (size_t k = 1; lost && k < ARRAY_SIZE(lost_kind_names); k++)
-		buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
-			   s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
+				   s->events_lost[k]);
 	buf_printf(b, "%s\n", lost ? ")" : "");
 	text_lost_warning(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {

@@ -270,6 +270,16 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		on_alloc(t, tg, ev);
 }
 
+int tracker_target_exec(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_target(t, tgid);
+
+	if (!tg)
+		return -1;
+	tg->execed = 1;
+	return 0;
+}
+
 void tracker_event(struct tracker *t, const void *data, size_t len)
 {
 	const struct mt_event *ev = data;
@@ -281,7 +291,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		return;
 	}
 	tg = tracker_find_target(t, ev->tgid);
-	if (!tg) {
+	if (!tg || tg->execed) {
 		t->events_foreign++;
 		return;
 	}
@@ -297,6 +307,9 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		break;
 	case MT_EV_REALLOC:
 		on_realloc(t, tg, ev);
+		break;
+	case MT_EV_EXEC:
+		tg->execed = 1;
 		break;
 	default:
 		t->events_malformed++;

@@ -142,6 +142,45 @@ def test_target_killed(r):
         raise Fail(f"state is {t.get('state')}")
 
 
+def test_target_exec(r):
+    """The target executes a new program mid-trace: the daemon sees the exec (a tracepoint
+    event in the same ring buffer, so it is ordered after every event of the old program),
+    stops tracing the new program, and keeps serving exactly what the old one did."""
+    churn = churn_path(r)
+    target = start_churn(r, "--threads", "2", "--steps", "5000", "--wait",
+                         "--exec", churn, "--threads", "2", "--steps", "5000")
+    daemon = r.start_daemon("--pid", str(target.pid))
+    r.wait_state("attached", target.pid, daemon)
+    target.send_signal(signal.SIGUSR1)
+    expect = churn_expect(r, target)
+    before = r.wait_stats(expect)
+    with r.part("before_exec"):
+        got = counters_of(before)
+        diff = [f"{k}={got[k]} (expected {expect[k]})"
+                for k in ("allocations", "frees", "bytes_allocated", "bytes_freed",
+                          "live_allocations", "live_bytes") if got[k] != expect[k]]
+        if got["events_lost"]:
+            diff.append(f"events_lost={got['events_lost']}")
+        if diff:
+            raise Fail(", ".join(diff))
+    target.send_signal(signal.SIGUSR1)  # executes churn again, which allocates at once
+    with r.part("after_exec"):
+        rc = r.wait_exit(target, "the executed churn")
+        if rc != 0:
+            raise Fail(f"the program executed by the target exited with status {rc}")
+        with open(os.path.join(r.tmp, "churn.out")) as f:
+            if f.read().count("expect ") != 2:
+                raise Fail("the executed program did not run its phase")
+        r.wait_state("exited", target.pid, daemon)
+        after = r.ctl_json("stats", "--json")
+        if counters_of(after) != counters_of(before):
+            raise Fail(f"the new program's calls were counted: {counters_of(before)} -> "
+                       f"{counters_of(after)}")
+        with open(r.daemon_logs[0], errors="replace") as f:
+            if "executed a new program" not in f.read():
+                raise Fail("the daemon's log does not mention the exec")
+
+
 # ---- losses are counted exactly --------------------------------------------------------------
 
 def test_ringbuf_overflow(r):
@@ -463,6 +502,7 @@ def test_valgrind_renderers(r):
 TESTS = [
     ("faults_daemon_sigkill", test_daemon_sigkill),
     ("faults_target_killed", test_target_killed),
+    ("faults_target_exec", test_target_exec),
     ("faults_ringbuf_overflow", test_ringbuf_overflow),
     ("faults_max_live_blocks", test_max_live_blocks),
     ("faults_bad_clients", test_bad_clients),
