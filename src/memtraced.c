@@ -26,6 +26,16 @@
 
 #define DRAIN_INTERVAL_NS (10 * 1000 * 1000)
 
+/*
+ * Default bounds, sized from the machine's RAM so that the daemon can never
+ * take the host's memory: live blocks may use a quarter of it at 128 bytes
+ * each (a 32-byte slot at the heap table's lowest load, doubled while it
+ * grows), stacks a sixteenth at 1 KiB each (entry, index and 64 frames).
+ */
+#define LIVE_BLOCK_COST 128
+#define STACK_COST	1024
+#define UNSET		UINT64_MAX
+
 struct options {
 	int pid;
 	char **command;
@@ -51,8 +61,8 @@ static void usage(FILE *f)
 		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
 		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
-		"                             (default 0: no limit)\n"
-		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
+		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
 		"      --client-timeout S     drop clients not done in S s (default 10)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
@@ -90,6 +100,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
 	o->client_timeout_s = 10;
+	o->max_live_blocks = o->max_stacks = UNSET;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -146,6 +157,20 @@ static int parse_options(int argc, char **argv, struct options *o)
 	if (o->pid && o->command)
 		return usage_error("give either --pid or a command, not both", NULL);
 	return 0;
+}
+
+static void default_limits(struct options *o)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 30;
+
+	if (o->max_live_blocks == UNSET)
+		o->max_live_blocks = ram / 4 / LIVE_BLOCK_COST;
+	if (o->max_stacks == UNSET) {
+		o->max_stacks = ram / 16 / STACK_COST;
+		if (o->max_stacks > UINT32_MAX - 1)
+			o->max_stacks = UINT32_MAX - 1;
+	}
 }
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
@@ -437,6 +462,7 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	default_limits(&o);
 	if (tracker_init(&d.tracker, o.max_live_blocks, (uint32_t)o.max_stacks)) {
 		log_msg("out of memory");
 		return 1;
@@ -486,7 +512,8 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	child = -1;
-	log_msg("listening on %s", d.socket_path);
+	log_msg("listening on %s; limits: %llu live blocks, %llu stacks (0: none)", d.socket_path,
+		(unsigned long long)o.max_live_blocks, (unsigned long long)o.max_stacks);
 
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);

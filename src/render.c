@@ -32,6 +32,7 @@ static const struct metric {
     {"missed_frees", offsetof(struct mt_counters, missed_frees), UNIT_COUNT},
     {"missed_free_bytes", offsetof(struct mt_counters, missed_free_bytes), UNIT_BYTES},
     {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
+    {"stackless_allocations", offsetof(struct mt_counters, stackless_allocations), UNIT_COUNT},
 };
 
 /* events_lost[] slots by enum mt_event_kind, as named in JSON and text. The
@@ -339,6 +340,11 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "
 			   "reached); their frees count as unknown_frees\n",
 			   s->totals.untracked_allocations);
+	if (s->totals.stackless_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations have no stack (--max-stacks "
+			   "reached); they are reported under an empty stack\n",
+			   s->totals.stackless_allocations);
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;

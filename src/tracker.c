@@ -158,9 +158,11 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 
 	stack =
 	    stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames, ev->nframes, &is_new);
-	if (stack == STACK_NONE)
+	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
-	else if (is_new && t->on_new_stack)
+		tg->c.stackless_allocations++;
+		t->totals.stackless_allocations++;
+	} else if (is_new && t->on_new_stack)
 		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
 				ev->nframes);
 

@@ -270,6 +270,35 @@ def test_max_live_blocks(r):
         raise Fail("memtraced exited")
 
 
+def test_max_stacks(r):
+    """--max-stacks 3 against the pattern's dozen call sites: every counter still exact, the
+    allocations whose stack did not fit are stackless_allocations, reported under an entry
+    with no frames, and status says so."""
+    target = r.start_pattern()
+    daemon = r.start_daemon("--pid", str(target.pid), "--max-stacks", "3")
+    r.wait_state("attached", target.pid, daemon)
+    target.send_signal(signal.SIGUSR1)
+    expect = r.read_expect(os.path.join(r.tmp, "pattern.out"), target)
+    stats = r.wait_stats(expect)
+    check_exact_stats(stats, expect)
+    stackless = number(stats, "stackless_allocations", "stats")
+    if not stackless:
+        raise Fail("stackless_allocations is 0 with --max-stacks 3")
+    entries = r.report("--top", "0", "--sort", "count")
+    if len(entries) > 3:
+        raise Fail(f"report has {len(entries)} stacks, more than --max-stacks 3")
+    empty = sum(number(e, "allocations", "entry") for e in entries if not e.get("frames"))
+    if empty != stackless:
+        raise Fail(f"the entries without frames hold {empty} allocations, "
+                   f"stackless_allocations is {stackless}")
+    total = sum(number(e, "allocations", "entry") for e in entries)
+    if total != expect["allocations"]:
+        raise Fail(f"report entries sum to {total} allocations, expected {expect['allocations']}")
+    rc, out, _ = r.ctl("status")
+    if f"{stackless} allocations have no stack" not in out:
+        raise Fail(f"status does not say \"{stackless} allocations have no stack\"")
+
+
 # ---- bad clients -----------------------------------------------------------------------------
 
 def test_bad_clients(r):
@@ -505,6 +534,7 @@ TESTS = [
     ("faults_target_exec", test_target_exec),
     ("faults_ringbuf_overflow", test_ringbuf_overflow),
     ("faults_max_live_blocks", test_max_live_blocks),
+    ("faults_max_stacks", test_max_stacks),
     ("faults_bad_clients", test_bad_clients),
     ("faults_many_clients", test_many_clients),
     ("faults_socket_security", test_socket_security),
