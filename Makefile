@@ -113,6 +113,12 @@ $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h inclu
 	@mkdir -p $(O)/fuzz
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
 
+# ---- soak (not in CI): SOAK_MINUTES of two threads at full speed -------------------------
+SOAK_MINUTES ?= 60
+.PHONY: soak
+soak: all $(O)/tests/churn
+	python3 tests/soak.py --build $(O) --minutes $(SOAK_MINUTES)
+
 .PHONY: fuzz fuzz-build
 fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
 
