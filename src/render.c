@@ -33,10 +33,14 @@ static const struct metric {
     {"missed_frees", offsetof(struct mt_counters, missed_frees), UNIT_COUNT},
     {"missed_free_bytes", offsetof(struct mt_counters, missed_free_bytes), UNIT_BYTES},
     {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
+    {"stackless_allocations", offsetof(struct mt_counters, stackless_allocations), UNIT_COUNT},
 };
 
-/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. */
-static const char *const lost_kind_names[] = {NULL, "alloc", "free", "realloc_enter", "realloc"};
+/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. The
+ * first LOST_KINDS_ALWAYS are always shown; later ones (exec) when not 0. */
+#define LOST_KINDS_ALWAYS 5
+static const char *const lost_kind_names[] = {NULL,	 "alloc", "free", "realloc_enter",
+					      "realloc", "exec"};
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
@@ -146,7 +150,8 @@ static void json_events(struct json_writer *w, const struct snapshot *s)
 	json_key(w, "events_lost_by_kind");
 	json_begin_object(w);
 	for (size_t k = 1; k < ARRAY_SIZE(lost_kind_names); k++)
-		json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
 	json_end_object(w);
 }
 
@@ -377,6 +382,16 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 		   s->events_received, snapshot_events_lost(s));
 	text_lost_warning(b, s);
 	text_truncations(b, s);
+	if (s->totals.untracked_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "
+			   "reached); their frees count as unknown_frees\n",
+			   s->totals.untracked_allocations);
+	if (s->totals.stackless_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations have no stack (--max-stacks "
+			   "reached); they are reported under an empty stack\n",
+			   s->totals.stackless_allocations);
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;
@@ -425,8 +440,9 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 	buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "events_received", s->events_received);
 	buf_printf(b, "%-*s%" PRIu64, STATS_NAME_WIDTH, "events_lost", lost);
 	for (size_t k = 1; lost && k < ARRAY_SIZE(lost_kind_names); k++)
-		buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
-			   s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
+				   s->events_lost[k]);
 	buf_printf(b, "%s\n", lost ? ")" : "");
 	text_lost_warning(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {

@@ -58,6 +58,7 @@ static const size_t counter_offsets[] = {
     offsetof(struct mt_counters, missed_frees),
     offsetof(struct mt_counters, missed_free_bytes),
     offsetof(struct mt_counters, untracked_allocations),
+    offsetof(struct mt_counters, stackless_allocations),
 };
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),

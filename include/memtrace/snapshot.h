@@ -40,6 +40,7 @@ struct mt_counters {
 	uint64_t missed_frees;		/* an address allocated again while live */
 	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
 	uint64_t untracked_allocations; /* heap or stack table full */
+	uint64_t stackless_allocations; /* stack table full: kept under an empty stack */
 };
 
 enum snap_target_state {

@@ -131,7 +131,7 @@ static int starts_with(const char *s, const char *prefix)
 	"\"allocations\":48,\"frees\":16,\"bytes_allocated\":3145828,\"bytes_freed\":1048576,"     \
 	"\"live_allocations\":32,\"live_bytes\":104857600,\"peak_live_bytes\":104857700,"          \
 	"\"peak_time\":12.345,\"unknown_frees\":2,\"missed_frees\":1,\"missed_free_bytes\":64,"    \
-	"\"untracked_allocations\":0"
+	"\"untracked_allocations\":0,\"stackless_allocations\":0"
 
 #define EVENTS_JSON                                                                                \
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
@@ -156,7 +156,8 @@ TEST(test_stats_json)
 		  "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
 		  "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 		  "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
-		  "\"missed_free_bytes\":0,\"untracked_allocations\":0}}]}\n");
+		  "\"missed_free_bytes\":0,\"untracked_allocations\":0,"
+		  "\"stackless_allocations\":0}}]}\n");
 	free(out);
 }
 
