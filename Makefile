@@ -39,6 +39,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
+DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
@@ -87,13 +88,17 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
+E2E_PROGS += $(O)/tests/libplugin.so
+$(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
+$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
 $(O)/tests/%: tests/e2e/%.cc | $(O)
 	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror $< -o $@
 
 $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
-		-Werror -pthread $< -o $@
+		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
 unit: $(UNIT_TESTS)
 	@tests/run-unit.sh $(UNIT_TESTS)
@@ -109,12 +114,44 @@ bench: deps
 	$(MAKE) all $(O)/tests/allocbench
 	python3 tests/bench/bench.py --build $(O)
 
+# ---- fuzzing (libFuzzer, clang) -------------------------------------------
+# One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
+# `make fuzz` runs each for FUZZ_SECONDS; `make check` runs each for a few seconds.
+# New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := proto snapshot procmaps elf
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
+FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
+FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
+FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
+FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/util.c
+
+.SECONDEXPANSION:
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)
+	@mkdir -p $(O)/fuzz
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
+
+# ---- soak (not in CI): SOAK_MINUTES of two threads at full speed -------------------------
+SOAK_MINUTES ?= 60
+.PHONY: soak
+soak: all $(O)/tests/churn
+	python3 tests/soak.py --build $(O) --minutes $(SOAK_MINUTES)
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(O)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)
 
 check: deps
 	$(MAKE) all unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
+	$(MAKE) fuzz FUZZ_SECONDS=5
 	$(MAKE) format-check
 
 san:
@@ -125,10 +162,10 @@ demo: deps
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 clean:
 	rm -rf build

@@ -53,13 +53,23 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
 	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	uint32_t i;
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	uint32_t i, cap = s->nframes ? s->nframes : 1;
+	size_t k, n;
 
 	out->pid = s->tgid;
-	out->nframes = s->nframes;
-	out->frames = xcalloc(s->nframes ? s->nframes : 1, sizeof(*out->frames));
-	for (i = 0; i < s->nframes; i++)
-		symbolizer_frame(d->sym, (int)s->tgid, frames[i], &out->frames[i]);
+	out->nframes = 0;
+	out->frames = xcalloc(cap, sizeof(*out->frames));
+	for (i = 0; i < s->nframes; i++) {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (out->nframes + n > cap) {
+			cap = (out->nframes + (uint32_t)n) * 2;
+			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
+		}
+		for (k = 0; k < n; k++)
+			out->frames[out->nframes++] = one[k];
+	}
 	out->allocations = s->t.allocations;
 	out->bytes_allocated = s->t.bytes_allocated;
 	out->frees = s->t.frees;
@@ -67,6 +77,53 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->live_allocations = s->t.live_allocations;
 	out->live_bytes = s->t.live_bytes;
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->stack_end = s->stack_end;
+}
+
+/*
+ * Which modules cut stacks short: every stack (of pid, or all) whose
+ * frame-pointer chain broke, counted under the module of its last frame.
+ */
+static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
+{
+	const struct tracker *t = &d->tracker;
+	struct snap_truncation *v = NULL;
+	uint32_t n = 0, i, k;
+
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, i);
+		struct snap_frame f;
+		const char *module;
+
+		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
+			continue;
+		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[e->nframes - 1],
+				 &f);
+		module = f.module ? f.module : "(no module)";
+		for (k = 0; k < n && strcmp(v[k].module, module); k++)
+			;
+		if (k == n) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			memset(&v[n], 0, sizeof(v[n]));
+			v[n++].module = xstrdup(module);
+		}
+		v[k].stacks++;
+		v[k].allocations += e->t.allocations;
+		free(f.function);
+		free(f.module);
+		free(f.file);
+	}
+	/* most allocations first: a handful of modules, insertion sort */
+	for (i = 1; i < n; i++) {
+		for (k = i; k > 0 && v[k].allocations > v[k - 1].allocations; k--) {
+			struct snap_truncation tmp = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = tmp;
+		}
+	}
+	out->truncations = v;
+	out->ntruncations = n;
 }
 
 static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
@@ -164,6 +221,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		s->timeline_interval_ns = d->timeline.interval_ns;
 	}
 
+	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
 	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));

@@ -33,9 +33,15 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients;  /* open connections by slot; NULL = free */
-	int nclients;		  /* slots */
-	struct timeline timeline; /* memory over time, sampled on the drain timer */
+	struct client **clients;    /* open connections by slot; NULL = free */
+	int nclients;		    /* slots */
+	uint64_t client_timeout_ns; /* a client must be done within this */
+	uint64_t pending_output;    /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out; /* dropped at their deadline */
+	uint64_t clients_refused;   /* turned away: every slot taken */
+	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
+	uint64_t exec_events_lost;  /* lost exec events already acted on */
+	struct timeline timeline;   /* memory over time, sampled on the drain timer */
 };
 
 /* Drain the ring buffer into the tracker. */
@@ -51,6 +57,8 @@ void server_close(struct daemon *d);
 void server_accept(struct daemon *d);
 /* An epoll event on the client in slot. */
 void server_client_event(struct daemon *d, int slot, uint32_t events);
+/* Drop the clients whose deadline has passed. */
+void server_expire(struct daemon *d, uint64_t now_ns);
 
 /* What an epoll event is about: data.u64 = tag << 32 | index. */
 enum loop_tag {

@@ -563,7 +563,9 @@ static int fetch_from_socket(const struct args *a, uint8_t **data, size_t *len)
 	fd = connect_daemon(a->socket);
 	if (fd < 0)
 		return -1;
-	if (write_full(fd, line, (size_t)n)) {
+	/* A daemon that refuses us (permission, too many clients) answers and
+	 * closes before reading: its reply is then waiting behind the EPIPE. */
+	if (write_full(fd, line, (size_t)n) && errno != EPIPE && errno != ECONNRESET) {
 		log_msg("%s: cannot send the request: %s", a->socket, strerror(errno));
 		goto out;
 	}

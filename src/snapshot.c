@@ -33,6 +33,7 @@ enum section {
 	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
+	SEC_STACK_INFO = 24, /* why stacks end, inlined frames, truncating modules */
 	SEC_KNOWN
 };
 
@@ -40,6 +41,7 @@ static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
     [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
+    [SEC_STACK_INFO] = "stack_info",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -56,6 +58,7 @@ static const size_t counter_offsets[] = {
     offsetof(struct mt_counters, missed_frees),
     offsetof(struct mt_counters, missed_free_bytes),
     offsetof(struct mt_counters, untracked_allocations),
+    offsetof(struct mt_counters, stackless_allocations),
 };
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),
@@ -412,7 +415,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
-	uint32_t *target_refs;
+	uint32_t *target_refs, *trunc_refs = NULL;
 	uint32_t *frame_refs = NULL;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -427,6 +430,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		target_refs[2 * i] = intern_string(e, s->targets[i].command);
 		target_refs[2 * i + 1] = intern_string(e, s->targets[i].allocator);
 	}
+	trunc_refs = calloc(s->ntruncations ? s->ntruncations : 1, sizeof(*trunc_refs));
+	if (!trunc_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntruncations; i++)
+		trunc_refs[i] = intern_string(e, s->truncations[i].module);
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
@@ -536,10 +547,33 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		}
 		put_section(out, &body, SEC_BLOCKS);
 	}
+
+	put_varint(&body, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+		uint32_t k = 0;
+
+		put_varint(&body, st->stack_end);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			k += st->frames[j].inlined != 0;
+		put_varint(&body, k);
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			if (st->frames[j].inlined)
+				put_varint(&body, j);
+		}
+	}
+	put_varint(&body, s->ntruncations);
+	for (uint32_t i = 0; i < s->ntruncations; i++) {
+		put_varint(&body, trunc_refs[i]);
+		put_varint(&body, s->truncations[i].stacks);
+		put_varint(&body, s->truncations[i].allocations);
+	}
+	put_section(out, &body, SEC_STACK_INFO);
 out:
 	free(body.data);
 	free(frame_refs);
 	free(target_refs);
+	free(trunc_refs);
 }
 
 /* Limits the decoder enforces, checked here so that what we write reads back. */
@@ -950,10 +984,54 @@ static int dec_blocks(struct reader *r)
 	return 0;
 }
 
+/*
+ * Per stack: its stack_end and the indexes of its inlined frames; then the
+ * modules that cut stacks short. Must follow the stacks section.
+ */
+static int dec_stack_info(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n, k, idx = 0;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		if (rd_u32(r, &st->stack_end) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &k))
+			return -1;
+		for (uint32_t j = 0; j < k; j++) {
+			if (rd_u32(r, &idx))
+				return -1;
+			if (idx >= st->nframes)
+				return fail(d, "stack_info section: frame index out of range");
+			st->frames[idx].inlined = 1;
+		}
+	}
+	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
+	if (!s->truncations)
+		return fail(d, "out of memory");
+	s->ntruncations = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_truncation *t = &s->truncations[i];
+
+		if (rd_string(r, &t->module) || rd_varint(r, &t->stacks) ||
+		    rd_varint(r, &t->allocations))
+			return -1;
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
     [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
     [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
+    [SEC_STACK_INFO] = dec_stack_info,
 };
 
 /*
@@ -1089,7 +1167,10 @@ void snapshot_free(struct snapshot *s)
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
 		}
+		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
+			free(s->truncations[i].module);
 	}
+	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
 	free(s->targets);

@@ -158,11 +158,16 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 
 	stack =
 	    stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames, ev->nframes, &is_new);
-	if (stack == STACK_NONE)
+	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
-	else if (is_new && t->on_new_stack)
-		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
-				ev->nframes);
+		tg->c.stackless_allocations++;
+		t->totals.stackless_allocations++;
+	} else if (is_new) {
+		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
+					ev->nframes);
+	}
 
 	b.addr = ev->addr;
 	b.size = ev->size;
@@ -284,6 +289,16 @@ void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
 	t->peak_epoch++;
 }
 
+int tracker_target_exec(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_target(t, tgid);
+
+	if (!tg)
+		return -1;
+	tg->execed = 1;
+	return 0;
+}
+
 void tracker_event(struct tracker *t, const void *data, size_t len)
 {
 	const struct mt_event *ev = data;
@@ -295,7 +310,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		return;
 	}
 	tg = tracker_find_target(t, ev->tgid);
-	if (!tg) {
+	if (!tg || tg->execed) {
 		t->events_foreign++;
 		return;
 	}
@@ -311,6 +326,9 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		break;
 	case MT_EV_REALLOC:
 		on_realloc(t, tg, ev);
+		break;
+	case MT_EV_EXEC:
+		tg->execed = 1;
 		break;
 	default:
 		t->events_malformed++;

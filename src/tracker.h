@@ -36,6 +36,7 @@ struct tracker_target {
 	struct tracker_parked *parked;
 	uint32_t nparked;
 	uint32_t parked_cap;
+	int execed; /* executed a new program: its events no longer count */
 };
 
 typedef void (*tracker_new_stack_fn)(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n);
@@ -61,6 +62,14 @@ void tracker_destroy(struct tracker *t);
 /* Start accounting for tgid; returns NULL if it is a target already. */
 struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns);
 struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid);
+
+/*
+ * tgid executed a new program: from now on its events are counted as
+ * events_foreign (they come from a program that is not the one traced); its
+ * data so far stays. Also what an MT_EV_EXEC event does. 0, or -1 if tgid is
+ * not a target.
+ */
+int tracker_target_exec(struct tracker *t, uint32_t tgid);
 
 /* Apply one event as read from the ring buffer (len bytes, untrusted size). */
 void tracker_event(struct tracker *t, const void *data, size_t len);

@@ -40,6 +40,7 @@ struct mt_counters {
 	uint64_t missed_frees;		/* an address allocated again while live */
 	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
 	uint64_t untracked_allocations; /* heap or stack table full */
+	uint64_t stackless_allocations; /* stack table full: kept under an empty stack */
 };
 
 enum snap_target_state {
@@ -68,6 +69,7 @@ struct snap_frame {
 	char *module;	  /* path of the mapped file; NULL when no mapping */
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
+	uint8_t inlined;  /* inlined into the next frame, at the same address */
 };
 
 struct snap_stack {
@@ -81,6 +83,15 @@ struct snap_stack {
 	uint64_t live_allocations;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
+	uint32_t stack_end;	  /* enum mt_stack_end: why its frames stop */
+};
+
+/* Stacks whose frame-pointer chain broke, by the module of their last frame:
+ * the module (or its caller) that lacks frame pointers. */
+struct snap_truncation {
+	char *module;
+	uint64_t stacks;
+	uint64_t allocations;
 };
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
@@ -132,6 +143,8 @@ struct snapshot {
 	 * payload (docs/snapshot-format.md). Section tags 8-15 belong to the
 	 * timeline, ages and peak work, 16-23 to histogram and allocator mix.
 	 */
+	uint32_t ntruncations;
+	struct snap_truncation *truncations; /* most allocations first */
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */

@@ -55,7 +55,8 @@ def test_walkers_agree(r):
 def test_stack_depth(r):
     pattern = os.path.join(r.build, "tests", "pattern")
     rep, _ = run_cmd_report(r, "depth", "--stack-depth", "2", cmd=[pattern, "--no-wait"])
-    deepest = max(len(e["frames"]) for e in rep["entries"])
+    # inlined functions add frames at one address: count return addresses
+    deepest = max(len({f["address"] for f in e["frames"]}) for e in rep["entries"])
     if deepest != 2:
         raise Fail(f"--stack-depth 2 gave stacks of {deepest} frames")
 
@@ -95,3 +96,29 @@ TESTS = [
     ("stack_depth", test_stack_depth),
     ("cxx", test_cxx),
 ]
+
+
+def test_broken_chain(r):
+    """A module that uses %rbp as a plain register ends stacks there: the stack
+    is marked broken and status/report name the module."""
+    prog = os.path.join(r.build, "tests", "brokenfp")
+    rep, _ = run_cmd_report(r, "brokenfp", cmd=[prog])
+    site = [e for e in rep["entries"] if e["frames"] and e["frames"][0]["function"] == "alloc_cb"]
+    if len(site) != 1:
+        raise Fail(f"expected one alloc_cb stack, got {len(site)}")
+    e = site[0]
+    fns = [f["function"] for f in e["frames"]]
+    if fns != ["alloc_cb", "call_with_bad_fp"] or e["stack_end"] != "broken":
+        raise Fail(f"frames {fns}, stack_end {e['stack_end']}")
+    if (e["allocations"], e["bytes_allocated"]) != (10, 3330):
+        raise Fail(f"alloc_cb: {e['allocations']} calls, {e['bytes_allocated']} bytes")
+    tr = [t for t in rep["truncated_stacks"] if os.path.basename(t["module"]) == "brokenfp"]
+    if not tr or tr[0]["allocations"] != 10 or tr[0]["stacks"] != 1:
+        raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
+    sock = os.path.join(r.tmp, "brokenfp.sock")
+    rc, text, _ = r.ctl("status", sock=sock)
+    if rc or "stop in brokenfp" not in text:
+        raise Fail(f"status does not name the module: {one_line(text)[:300]}")
+
+
+TESTS.append(("broken_chain", test_broken_chain))

@@ -10,21 +10,21 @@
 
 #include <stdlib.h>
 
-static struct snap_frame f_a = {0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10};
-static struct snap_frame f_a2 = {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12};
-static struct snap_frame f_main = {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5};
-static struct snap_frame f_anon = {0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0};
-static struct snap_frame f_none = {0x7fff0000, 0, NULL, NULL, NULL, 0};
+static struct snap_frame f_a = {0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0};
+static struct snap_frame f_a2 = {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0};
+static struct snap_frame f_main = {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0};
+static struct snap_frame f_anon = {0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0, 0};
+static struct snap_frame f_none = {0x7fff0000, 0, NULL, NULL, NULL, 0, 0};
 
-static struct snap_frame s0[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10},
-				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5}};
-static struct snap_frame s1[] = {{0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12},
-				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5}};
+static struct snap_frame s0[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
+static struct snap_frame s1[] = {{0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
 /* recursive: alloc_a twice in one stack */
-static struct snap_frame s2[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10},
-				 {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12},
-				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5}};
-static struct snap_frame s3[] = {{0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0}};
+static struct snap_frame s2[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0},
+				 {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
+static struct snap_frame s3[] = {{0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0, 0}};
 
 static struct snap_stack stacks[] = {
     {.pid = 1,
