@@ -5,6 +5,8 @@
 #   make check      install what is missing, build, run unit + end-to-end tests
 #                   (also under ASan+UBSan)
 #   make deps       install the Debian packages the build and tests need
+#   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make deb        build a Debian package into build/
 
 CC       ?= cc
 CLANG    ?= clang
