@@ -42,7 +42,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
-DEB_PACKAGES += debhelper systemd groff-base
+DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
 .PHONY: install uninstall deb
