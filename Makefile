@@ -38,6 +38,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc \
 		python3
+DEB_PACKAGES += tmux
 
 .PHONY: all clean deps check unit e2e demo format format-check san
 

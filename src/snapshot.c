@@ -1171,6 +1171,9 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 	}
 	s->nblocks = nblocks;
 	free(remap);
+	/* as the daemon counts them for a request, when the file held them all */
+	if (s->stacks_total == s->nstacks)
+		s->stacks_total = n;
 	free(s->stacks);
 	free(order);
 	s->stacks = sorted;
