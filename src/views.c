@@ -288,8 +288,11 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		row_label(r, o->by, label, sizeof(label));
 		group_format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
 		group_format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
-		snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s", label,
-			 sz, r->t.peak_live_bytes, now);
+		if (r->t.peak_live_bytes >= 10 * 1024) /* the exact count, where sz rounds */
+			snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s",
+				 label, sz, r->t.peak_live_bytes, now);
+		else
+			snprintf(line, sizeof(line), "%s: at peak=%s, live now=%s", label, sz, now);
 		text_label_line(out, line);
 		if (o->by == GROUP_STACK)
 			text_frames(out, r->stack);

@@ -7,6 +7,7 @@ from harness import *  # noqa: F401,F403
 
 AGES_OLD_COUNT, AGES_OLD_SIZE = 7, 4000  # as in tests/e2e/ages.c
 AGES_NEW_COUNT, AGES_NEW_SIZE = 3, 12345
+PAUSE = 3.0  # seconds between the two generations; leaks splits them at 2 s
 
 
 def ctl_plain(r, *args, timeout=15):
@@ -252,22 +253,22 @@ def test_views_ages(r):
     target.send_signal(signal.SIGUSR1)
     r.wait_line(out, "old", target)
     settle(r, AGES_OLD_COUNT)
-    time.sleep(2.0)
+    time.sleep(PAUSE)
     target.send_signal(signal.SIGUSR1)
     r.wait_line(out, "new", target)
     settle(r, AGES_OLD_COUNT + AGES_NEW_COUNT)
-    time.sleep(0.3)
+    path = snapshot_to(r, "ages.mts")  # first: the new blocks are young
     old = (AGES_OLD_COUNT, AGES_OLD_COUNT * AGES_OLD_SIZE)
     new = (AGES_NEW_COUNT, AGES_NEW_COUNT * AGES_NEW_SIZE)
 
     with r.part("leaks_older_than"):
-        l1 = r.ctl_json("leaks", "--older-than", "1s", "--json")
+        l1 = r.ctl_json("leaks", "--older-than", "2s", "--json")
         if leak_sites(l1) != {"site_old": old}:
-            raise Fail(f"leaks --older-than 1s: {leak_sites(l1)}, expected site_old {old}")
+            raise Fail(f"leaks --older-than 2s: {leak_sites(l1)}, expected site_old {old}")
         if (l1.get("blocks"), l1.get("bytes")) != old:
-            raise Fail(f"leaks --older-than 1s totals: {l1.get('blocks')}, {l1.get('bytes')}")
+            raise Fail(f"leaks --older-than 2s totals: {l1.get('blocks')}, {l1.get('bytes')}")
         e = entries_of(l1, "leaks")[0]
-        if not 1.0 <= e.get("youngest_age", 0) <= e.get("oldest_age", 0) < 60:
+        if not PAUSE <= e.get("youngest_age", 0) <= e.get("oldest_age", 0) < 60:
             raise Fail(f"age range {e.get('youngest_age')}..{e.get('oldest_age')}")
         l0 = r.ctl_json("leaks", "--json")
         if leak_sites(l0) != {"site_old": old, "site_new": new}:
@@ -275,16 +276,18 @@ def test_views_ages(r):
         none = r.ctl_json("leaks", "--older-than", "1h", "--json")
         if entries_of(none, "leaks") or none.get("blocks") != 0:
             raise Fail("leaks --older-than 1h lists blocks")
-        rc, text, _ = r.ctl("leaks", "--older-than", "1500ms")
-        if rc != 0 or f"{old[0]} live blocks ({fmt_size(old[1])}) older than 1.5s" not in text:
+        rc, text, _ = r.ctl("leaks", "--older-than", "2000ms")
+        if rc != 0 or f"{old[0]} live blocks ({fmt_size(old[1])}) older than 2.0s" not in text:
             raise Fail(f"leaks text: {one_line(text)[:200]}")
 
     with r.part("leaks_from_file"):
-        path = snapshot_to(r, "ages.mts")
-        got = json_of(*ctl_plain(r, "--from", path, "leaks", "--older-than", "1s", "--json"),
+        got = json_of(*ctl_plain(r, "--from", path, "leaks", "--older-than", "2s", "--json"),
                       "--from leaks")
         if leak_sites(got) != {"site_old": old}:
-            raise Fail(f"--from leaks --older-than 1s: {leak_sites(got)}")
+            raise Fail(f"--from leaks --older-than 2s: {leak_sites(got)}")
+        got = json_of(*ctl_plain(r, "--from", path, "leaks", "--json"), "--from leaks")
+        if leak_sites(got) != {"site_old": old, "site_new": new}:
+            raise Fail(f"--from leaks: {leak_sites(got)}")
 
     with r.part("timeline"):
         tl = r.ctl_json("timeline", "--json")
@@ -300,7 +303,7 @@ def test_views_ages(r):
             raise Fail(f"live_bytes over time {sorted(set(lives))}: expected 0, "
                        f"{old[1]} during the pause, then {old[1] + new[1]}")
         if lives.count(old[1]) < 10:
-            raise Fail(f"only {lives.count(old[1])} points in the 2 s pause")
+            raise Fail(f"only {lives.count(old[1])} points in the {PAUSE:.0f} s pause")
         rc, text, _ = r.ctl("timeline", "--rows", "5")
         rows = [l for l in text.splitlines() if "|" in l]
         if rc != 0 or not text.startswith("memory over time:") or len(rows) != 5:
