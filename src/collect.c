@@ -27,6 +27,8 @@ static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s,
 		return s->t.allocations;
 	case SNAP_SORT_PEAK:
 		return tracker_stack_peak_bytes(t, s);
+	case SNAP_SORT_TEMPORARY:
+		return s->t.temporary_allocations;
 	default:
 		return s->t.live_bytes;
 	}
@@ -67,6 +69,8 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->live_allocations = s->t.live_allocations;
 	out->live_bytes = s->t.live_bytes;
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->temporary_allocations = s->t.temporary_allocations;
+	out->temporary_bytes = s->t.temporary_bytes;
 }
 
 static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)

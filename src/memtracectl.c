@@ -155,7 +155,7 @@ static void usage(FILE *f)
 	    "  stats [--json]        allocation counters: totals, peak, losses, per process\n"
 	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
 	    "      --top N           show N stacks (default 10; 0 shows all)\n"
-	    "      --sort KEY        live (default), allocated, count or peak\n"
+	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
 	    "      --pid PID         only the stacks of process PID\n"
 	    "      --format FORMAT   text (default) or json\n"
 	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
@@ -264,8 +264,8 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_SORT:
 		a->request.sort = snap_sort_from_name(value);
 		if (a->request.sort < 0)
-			return usage_error("bad --sort '%s' (expected live, allocated, count or "
-					   "peak)",
+			return usage_error("bad --sort '%s' (expected live, allocated, count, "
+					   "peak or temporary)",
 					   value);
 		break;
 	case OPT_PID:

@@ -35,6 +35,7 @@ struct options {
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
 	uint64_t sample_interval_ms;
+	uint64_t temporary_threshold;
 };
 
 static void usage(FILE *f)
@@ -54,6 +55,8 @@ static void usage(FILE *f)
 		"                             (default 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
 		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+		"      --temporary-threshold N  a block freed before N more allocations of its\n"
+		"                             thread is temporary (default 1; 0: off)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -68,7 +71,14 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_SAMPLE };
+	enum {
+		OPT_DEPTH = 256,
+		OPT_RINGBUF,
+		OPT_MAX_LIVE,
+		OPT_MAX_STACKS,
+		OPT_SAMPLE,
+		OPT_TEMPORARY
+	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
@@ -77,6 +87,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
+	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -90,6 +101,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
 	o->sample_interval_ms = 1000;
+	o->temporary_threshold = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -128,6 +140,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--sample-interval must be 10 to 86400000 ms",
 						   optarg);
 			o->sample_interval_ms = v;
+			break;
+		case OPT_TEMPORARY:
+			if (parse_u64(optarg, 1000000, &v))
+				return usage_error("--temporary-threshold must be 0 to 1000000",
+						   optarg);
+			o->temporary_threshold = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -380,6 +398,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
+	d.tracker.temporary_threshold = (uint32_t)o.temporary_threshold;
 	d.sym = symbolizer_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;

@@ -85,8 +85,8 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 
 		if (sort < 0)
 			return request_error(err, errlen,
-					     "bad sort '%.*s' (expected live, allocated, count "
-					     "or peak)",
+					     "bad sort '%.*s' (expected live, allocated, count, "
+					     "peak or temporary)",
 					     QUOTE_MAX, value);
 		r->sort = sort;
 		return 0;

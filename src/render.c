@@ -32,6 +32,8 @@ static const struct metric {
     {"missed_frees", offsetof(struct mt_counters, missed_frees), UNIT_COUNT},
     {"missed_free_bytes", offsetof(struct mt_counters, missed_free_bytes), UNIT_BYTES},
     {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
+    {"temporary_allocations", offsetof(struct mt_counters, temporary_allocations), UNIT_COUNT},
+    {"temporary_bytes", offsetof(struct mt_counters, temporary_bytes), UNIT_BYTES},
 };
 
 /* events_lost[] slots by enum mt_event_kind, as named in JSON and text. */
@@ -219,6 +221,8 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st)
 	json_kv_u64(w, "frees", st->frees);
 	json_kv_u64(w, "bytes_freed", st->bytes_freed);
 	json_kv_u64(w, "peak_live_bytes", st->peak_live_bytes);
+	json_kv_u64(w, "temporary_allocations", st->temporary_allocations);
+	json_kv_u64(w, "temporary_bytes", st->temporary_bytes);
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < st->nframes; i++)
@@ -457,6 +461,11 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		if (o->sort == SNAP_SORT_PEAK) {
 			render_bytes(peak, sizeof(peak), st->peak_live_bytes);
 			buf_printf(b, "  peak %s", peak);
+		}
+		if (o->sort == SNAP_SORT_TEMPORARY) {
+			render_bytes(peak, sizeof(peak), st->temporary_bytes);
+			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->temporary_allocations,
+				   peak);
 		}
 		if (!o->pid && s->ntargets > 1)
 			buf_printf(b, "  pid %" PRIu32, st->pid);

@@ -33,6 +33,7 @@ enum section {
 	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
+	SEC_TEMPORARY = 10,
 	SEC_KNOWN
 };
 
@@ -40,6 +41,7 @@ static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
     [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
+    [SEC_TEMPORARY] = "temporary",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -56,6 +58,8 @@ static const size_t counter_offsets[] = {
     offsetof(struct mt_counters, missed_frees),
     offsetof(struct mt_counters, missed_free_bytes),
     offsetof(struct mt_counters, untracked_allocations),
+    offsetof(struct mt_counters, temporary_allocations),
+    offsetof(struct mt_counters, temporary_bytes),
 };
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),
@@ -71,10 +75,8 @@ static const char *const target_state_names[] = {
 };
 
 static const char *const sort_names[] = {
-    [SNAP_SORT_LIVE] = "live",
-    [SNAP_SORT_ALLOCATED] = "allocated",
-    [SNAP_SORT_COUNT] = "count",
-    [SNAP_SORT_PEAK] = "peak",
+    [SNAP_SORT_LIVE] = "live", [SNAP_SORT_ALLOCATED] = "allocated", [SNAP_SORT_COUNT] = "count",
+    [SNAP_SORT_PEAK] = "peak", [SNAP_SORT_TEMPORARY] = "temporary",
 };
 
 const char *snap_target_state_name(uint32_t state)
@@ -408,6 +410,22 @@ static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
 	body->len = 0;
 }
 
+/* Section 9: the live block list. */
+static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	put_varint(body, s->blocks_older_than_ns);
+	put_varint(body, s->nblocks);
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		const struct snap_block *b = &s->blocks[i];
+
+		put_varint(body, b->stack);
+		put_varint(body, b->address);
+		put_varint(body, b->size);
+		put_varint(body, b->age_ns);
+	}
+	put_section(out, body, SEC_BLOCKS);
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
@@ -523,18 +541,15 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_section(out, &body, SEC_TIMELINE);
 	}
 
-	if (s->has_blocks) {
-		put_varint(&body, s->blocks_older_than_ns);
-		put_varint(&body, s->nblocks);
-		for (uint32_t i = 0; i < s->nblocks; i++) {
-			const struct snap_block *b = &s->blocks[i];
-
-			put_varint(&body, b->stack);
-			put_varint(&body, b->address);
-			put_varint(&body, b->size);
-			put_varint(&body, b->age_ns);
+	if (s->has_blocks)
+		encode_blocks(s, &body, out);
+	if (s->nstacks) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(&body, s->stacks[i].temporary_allocations);
+			put_varint(&body, s->stacks[i].temporary_bytes);
 		}
-		put_section(out, &body, SEC_BLOCKS);
+		put_section(out, &body, SEC_TEMPORARY);
 	}
 out:
 	free(body.data);
@@ -950,10 +965,28 @@ static int dec_blocks(struct reader *r)
 	return 0;
 }
 
+static int dec_temporary(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "temporary section: %llu entries for %u stacks",
+			    (unsigned long long)n, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].temporary_allocations) ||
+		    rd_varint(r, &s->stacks[i].temporary_bytes))
+			return -1;
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
     [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
     [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
+    [SEC_TEMPORARY] = dec_temporary,
 };
 
 /*
@@ -1109,6 +1142,8 @@ static uint64_t stack_sort_key(const struct snap_stack *st, int sort)
 		return st->allocations;
 	case SNAP_SORT_PEAK:
 		return st->peak_live_bytes;
+	case SNAP_SORT_TEMPORARY:
+		return st->temporary_allocations;
 	default:
 		return st->live_bytes;
 	}

@@ -40,6 +40,8 @@ struct mt_counters {
 	uint64_t missed_frees;		/* an address allocated again while live */
 	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
 	uint64_t untracked_allocations; /* heap or stack table full */
+	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
+	uint64_t temporary_bytes;
 };
 
 enum snap_target_state {
@@ -80,7 +82,9 @@ struct snap_stack {
 	uint64_t bytes_freed;
 	uint64_t live_allocations;
 	uint64_t live_bytes;
-	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
+	uint64_t peak_live_bytes;	/* this stack's live bytes at the moment of the peak */
+	uint64_t temporary_allocations; /* section 10: freed before N more allocations */
+	uint64_t temporary_bytes;	/* in their thread (memtraced --temporary-threshold) */
 };
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
@@ -89,6 +93,7 @@ enum snap_sort {
 	SNAP_SORT_ALLOCATED, /* bytes_allocated */
 	SNAP_SORT_COUNT,     /* allocations */
 	SNAP_SORT_PEAK,	     /* peak_live_bytes */
+	SNAP_SORT_TEMPORARY, /* temporary_allocations */
 	SNAP_SORT_KEY_COUNT
 };
 
@@ -173,7 +178,7 @@ uint64_t snapshot_events_lost(const struct snapshot *s);
 /* "attaching", "attached", "exited", "detached"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);
 
-/* "live", "allocated", "count", "peak"; NULL for a bad key. */
+/* "live", "allocated", "count", "peak", "temporary"; NULL for a bad key. */
 const char *snap_sort_name(int sort);
 /* enum snap_sort for a name, or -1. */
 int snap_sort_from_name(const char *name);

@@ -8,6 +8,8 @@ from harness import *  # noqa: F401,F403
 AGES_OLD_COUNT, AGES_OLD_SIZE = 7, 4000  # as in tests/e2e/ages.c
 AGES_NEW_COUNT, AGES_NEW_SIZE = 3, 12345
 PAUSE = 3.0  # seconds between the two generations; leaks splits them at 2 s
+AGES_TEMP_COUNT, AGES_TEMP_SIZE = 5, 77
+AGES_HELD_COUNT, AGES_HELD_SIZE = 4, 55
 
 
 def ctl_plain(r, *args, timeout=15):
@@ -248,14 +250,14 @@ def test_views_ages(r):
     target = start_ages(r)
     daemon = r.start_daemon("--pid", str(target.pid), "--sample-interval", "50")
     r.wait_state("attached", target.pid, daemon)
-    out = os.path.join(r.tmp, "ages.out")
+    ages_out = os.path.join(r.tmp, "ages.out")
     time.sleep(0.2)
     target.send_signal(signal.SIGUSR1)
-    r.wait_line(out, "old", target)
+    r.wait_line(ages_out, "old", target)
     settle(r, AGES_OLD_COUNT)
     time.sleep(PAUSE)
     target.send_signal(signal.SIGUSR1)
-    r.wait_line(out, "new", target)
+    r.wait_line(ages_out, "new", target)
     settle(r, AGES_OLD_COUNT + AGES_NEW_COUNT)
     path = snapshot_to(r, "ages.mts")  # first: the new blocks are young
     old = (AGES_OLD_COUNT, AGES_OLD_COUNT * AGES_OLD_SIZE)
@@ -346,7 +348,47 @@ def test_views_ages(r):
     if shutil.which("tmux"):
         with r.part("watch_tty_q"):
             watch_tty(r)
-    target.send_signal(signal.SIGUSR1)
+
+    with r.part("temporary"):
+        before = r.ctl_json("stats", "--json")
+        target.send_signal(signal.SIGUSR1)
+        r.wait_line(ages_out, "temp", target)
+        settle(r, before["allocations"] + AGES_TEMP_COUNT + AGES_HELD_COUNT)
+        got = temporary_sites(r)
+        # threshold 1: only the malloc/free pairs; site_held frees each block after others
+        want = {"site_temporary": (AGES_TEMP_COUNT, AGES_TEMP_COUNT * AGES_TEMP_SIZE)}
+        if got != want:
+            raise Fail(f"report --sort temporary: {got}, expected {want}")
+        st = r.ctl_json("stats", "--json")
+        gained = st["temporary_allocations"] - before["temporary_allocations"]
+        if gained != AGES_TEMP_COUNT:
+            raise Fail(f"temporary_allocations grew by {gained}, expected {AGES_TEMP_COUNT}")
+
+
+def temporary_sites(r):
+    sums = {}
+    for e in r.report("--top", "0", "--sort", "temporary"):
+        n, b = sums.get(frame0_function(e), (0, 0))
+        sums[frame0_function(e)] = (n + number(e, "temporary_allocations", "entry"),
+                                    b + number(e, "temporary_bytes", "entry"))
+    return {k: v for k, v in sums.items() if k in ("site_temporary", "site_held", "site_old",
+                                                  "site_new")}
+
+
+def test_temporary_threshold(r):
+    """--temporary-threshold 3: blocks freed after 1 or 2 more allocations are temporary too."""
+    ages = os.path.join(r.build, "tests", "ages")
+    daemon = r.start_daemon("--temporary-threshold", "3", "--", ages, "--no-wait", wait=False)
+    r.wait_daemon(daemon, r.sock)
+    r.wait_state("exited", None, daemon)
+    got = temporary_sites(r)
+    want = {"site_temporary": (AGES_TEMP_COUNT, AGES_TEMP_COUNT * AGES_TEMP_SIZE),
+            "site_held": (2, 2 * AGES_HELD_SIZE)}
+    if got != want:
+        raise Fail(f"report --sort temporary: {got}, expected {want}")
+    rc, text, _ = r.ctl("report", "--sort", "temporary", "--top", "1")
+    if rc != 0 or "temporary 5 (385 B)" not in text:
+        raise Fail(f"report --sort temporary text: {one_line(text)[:300]}")
 
 
 def watch_tty(r):
@@ -384,4 +426,5 @@ def watch_tty(r):
 TESTS = [
     ("views_pattern", test_views_pattern),
     ("views_ages", test_views_ages),
+    ("views_temporary_threshold", test_temporary_threshold),
 ]

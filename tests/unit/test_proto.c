@@ -117,10 +117,11 @@ TEST(test_invalid_lines)
 	CHECK_BAD("snapshot pid=4194305", "bad request: bad pid '4194305' (expected 0 to 4194304)");
 	CHECK_BAD("snapshot stacks=2", "bad request: bad stacks '2' (expected 0 to 1)");
 	CHECK_BAD("snapshot stacks=yes", "bad request: bad stacks 'yes' (expected 0 to 1)");
-	CHECK_BAD("snapshot sort=size",
-		  "bad request: bad sort 'size' (expected live, allocated, count or peak)");
+	CHECK_BAD(
+	    "snapshot sort=size",
+	    "bad request: bad sort 'size' (expected live, allocated, count, peak or temporary)");
 	CHECK_BAD("snapshot sort=",
-		  "bad request: bad sort '' (expected live, allocated, count or peak)");
+		  "bad request: bad sort '' (expected live, allocated, count, peak or temporary)");
 	CHECK_BAD("snapshot top=1 top=2", "bad request: top given twice");
 	CHECK_BAD("snapshot top=1=2", "bad request: bad top '1=2' (expected 0 to 1000000)");
 	CHECK_BAD("snapshot top=1\x00", "bad request: NUL byte in line");

@@ -213,6 +213,8 @@ static void build_random(struct snapshot *s)
 		st->live_allocations = random_u64();
 		st->live_bytes = random_u64();
 		st->peak_live_bytes = random_u64();
+		st->temporary_allocations = random_u64();
+		st->temporary_bytes = random_u64();
 	}
 	/* memory over time and the block list (sections 8 and 9) */
 	s->ntimeline = (uint32_t)(rng() % 3 ? rng() % 50 : 0);
@@ -303,6 +305,8 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->live_allocations == y->live_allocations);
 		SAME(x->live_bytes == y->live_bytes);
 		SAME(x->peak_live_bytes == y->peak_live_bytes);
+		SAME(x->temporary_allocations == y->temporary_allocations);
+		SAME(x->temporary_bytes == y->temporary_bytes);
 	}
 	SAME(a->ntimeline == b->ntimeline);
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
