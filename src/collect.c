@@ -161,6 +161,12 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
 	}
 
+	if (t->ntargets) {
+		uint64_t traced = time_monotonic_ns() - t->start_ns;
+
+		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
+		s->options = d->options;
+	}
 	if (d->timeline.npoints) {
 		s->ntimeline = d->timeline.npoints;
 		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));

@@ -33,9 +33,10 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients;  /* open connections by slot; NULL = free */
-	int nclients;		  /* slots */
-	struct timeline timeline; /* memory over time, sampled on the drain timer */
+	struct client **clients;     /* open connections by slot; NULL = free */
+	int nclients;		     /* slots */
+	struct timeline timeline;    /* memory over time, sampled on the drain timer */
+	struct snap_options options; /* as given on the command line, for snapshots */
 };
 
 /* Drain the ring buffer into the tracker. */

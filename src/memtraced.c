@@ -399,6 +399,14 @@ int main(int argc, char **argv)
 	}
 	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
 	d.tracker.temporary_threshold = (uint32_t)o.temporary_threshold;
+	d.options = (struct snap_options){
+	    .stack_depth = o.stack_depth,
+	    .ring_buffer_bytes = o.ring_buffer_bytes,
+	    .max_live_blocks = o.max_live_blocks,
+	    .max_stacks = o.max_stacks,
+	    .sample_interval_ns = o.sample_interval_ms * 1000000ull,
+	    .temporary_threshold = o.temporary_threshold,
+	};
 	d.sym = symbolizer_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;

@@ -12,6 +12,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 enum metric_unit { UNIT_COUNT, UNIT_BYTES, UNIT_SECONDS };
 
@@ -231,6 +232,23 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st)
 	json_end_object(w);
 }
 
+/* When tracing began and how memtraced was started (snapshots that carry it). */
+static void json_trace(struct json_writer *w, const struct snapshot *s)
+{
+	const struct snap_options *o = &s->options;
+
+	json_kv_double(w, "started_unix", ns_to_seconds(s->started_unix_ns));
+	json_key(w, "options");
+	json_begin_object(w);
+	json_kv_u64(w, "stack_depth", o->stack_depth);
+	json_kv_u64(w, "ring_buffer_size", o->ring_buffer_bytes);
+	json_kv_u64(w, "max_live_blocks", o->max_live_blocks);
+	json_kv_u64(w, "max_stacks", o->max_stacks);
+	json_kv_double(w, "sample_interval", ns_to_seconds(o->sample_interval_ns));
+	json_kv_u64(w, "temporary_threshold", o->temporary_threshold);
+	json_end_object(w);
+}
+
 static void json_status(struct json_writer *w, const struct snapshot *s,
 			const struct render_opts *o)
 {
@@ -240,6 +258,8 @@ static void json_status(struct json_writer *w, const struct snapshot *s,
 	json_kv_double(w, "uptime", ns_to_seconds(s->uptime_ns));
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	if (s->started_unix_ns)
+		json_trace(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -334,6 +354,20 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 	buf_printf(b, ", up %s: %" PRIu64 " events received, %" PRIu64 " lost\n", uptime,
 		   s->events_received, snapshot_events_lost(s));
 	text_lost_warning(b, s);
+	if (s->started_unix_ns) {
+		const struct snap_options *op = &s->options;
+		time_t started = (time_t)(s->started_unix_ns / 1000000000ull);
+		char when[64];
+		struct tm tm;
+
+		gmtime_r(&started, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		buf_printf(b,
+			   "tracing since %s; stack depth %" PRIu64 ", sampling every %.3f s, "
+			   "temporary threshold %" PRIu64 "\n",
+			   when, op->stack_depth, ns_to_seconds(op->sample_interval_ns),
+			   op->temporary_threshold);
+	}
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;

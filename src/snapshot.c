@@ -34,6 +34,7 @@ enum section {
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
 	SEC_TEMPORARY = 10,
+	SEC_TRACE = 11,
 	SEC_KNOWN
 };
 
@@ -41,7 +42,7 @@ static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
     [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
-    [SEC_TEMPORARY] = "temporary",
+    [SEC_TEMPORARY] = "temporary",     [SEC_TRACE] = "trace",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -64,6 +65,27 @@ static const size_t counter_offsets[] = {
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),
 	       "every counter must be on the wire");
+
+/* struct snap_options in wire order (section 11). */
+static const size_t option_offsets[] = {
+    offsetof(struct snap_options, stack_depth),
+    offsetof(struct snap_options, ring_buffer_bytes),
+    offsetof(struct snap_options, max_live_blocks),
+    offsetof(struct snap_options, max_stacks),
+    offsetof(struct snap_options, sample_interval_ns),
+    offsetof(struct snap_options, temporary_threshold),
+};
+
+_Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * ARRAY_SIZE(option_offsets),
+	       "every option must be on the wire");
+
+static uint64_t option_get(const struct snap_options *o, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)o + option_offsets[i], sizeof(v));
+	return v;
+}
 
 #define STACK_COUNTERS 7
 
@@ -551,6 +573,13 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		}
 		put_section(out, &body, SEC_TEMPORARY);
 	}
+	if (s->started_unix_ns) {
+		put_varint(&body, s->started_unix_ns);
+		put_varint(&body, ARRAY_SIZE(option_offsets));
+		for (size_t i = 0; i < ARRAY_SIZE(option_offsets); i++)
+			put_varint(&body, option_get(&s->options, i));
+		put_section(out, &body, SEC_TRACE);
+	}
 out:
 	free(body.data);
 	free(frame_refs);
@@ -982,11 +1011,28 @@ static int dec_temporary(struct reader *r)
 	return 0;
 }
 
+/* Section 11: when tracing began, then a counted list of options (more may follow). */
+static int dec_trace(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &s->started_unix_ns) || rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(option_offsets))
+			memcpy((char *)&s->options + option_offsets[i], &v, sizeof(v));
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
     [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
     [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
-    [SEC_TEMPORARY] = dec_temporary,
+    [SEC_TEMPORARY] = dec_temporary,	 [SEC_TRACE] = dec_trace,
 };
 
 /*

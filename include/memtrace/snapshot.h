@@ -114,6 +114,16 @@ struct snap_block {
 	uint32_t stack;	 /* index into struct snapshot.stacks */
 };
 
+/* memtraced's options, as the trace section carries them (0 = not known or no limit). */
+struct snap_options {
+	uint64_t stack_depth;
+	uint64_t ring_buffer_bytes;
+	uint64_t max_live_blocks;
+	uint64_t max_stacks;
+	uint64_t sample_interval_ns;
+	uint64_t temporary_threshold;
+};
+
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
 #define SNAP_HISTOGRAM_BINS 65
 #define SNAP_MAX_FUNCS	    16
@@ -144,6 +154,8 @@ struct snapshot {
 	uint32_t nblocks;
 	struct snap_block *blocks;
 	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
+	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
+	struct snap_options options;   /* how memtraced was started (section 11) */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];

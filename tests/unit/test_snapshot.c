@@ -231,6 +231,9 @@ static void build_random(struct snapshot *s)
 	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
 	s->blocks = s->nblocks ? xcalloc(s->nblocks, sizeof(*s->blocks)) : NULL;
 	s->blocks_older_than_ns = s->has_blocks ? random_u64() : 0;
+	s->started_unix_ns = rng() % 2 ? random_u64() | 1 : 0;
+	for (size_t k = 0; s->started_unix_ns && k < sizeof(s->options) / sizeof(uint64_t); k++)
+		((uint64_t *)&s->options)[k] = random_u64();
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		s->blocks[i].stack = (uint32_t)(rng() % s->nstacks);
 		s->blocks[i].address = random_u64();
@@ -312,6 +315,8 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
 	for (uint32_t i = 0; i < a->ntimeline; i++)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
+	SAME(a->started_unix_ns == b->started_unix_ns);
+	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
 	SAME(a->has_blocks == b->has_blocks);
 	SAME(a->nblocks == b->nblocks);
 	SAME(a->blocks_older_than_ns == b->blocks_older_than_ns);
