@@ -916,6 +916,21 @@ TEST(test_select)
 	for (uint32_t i = 0; i < s.nstacks; i++)
 		CHECK_EQ_U64(s.stacks[i].allocations, 32 + i);
 	snapshot_free(&s);
+	/* The block list follows its stacks: dropped with them, renumbered. */
+	build_known(&s);
+	s.has_blocks = 1;
+	s.nblocks = s.nstacks;
+	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
+	for (uint32_t i = 0; i < s.nblocks; i++) {
+		s.blocks[i].stack = i;
+		s.blocks[i].size = 100 + i;
+	}
+	snapshot_select(&s, SNAP_SORT_PEAK, 2, 0); /* the last two, largest first */
+	CHECK_EQ_U64(s.nblocks, 2);
+	for (uint32_t i = 0; i < s.nblocks; i++)
+		CHECK_EQ_U64(s.stacks[s.blocks[i].stack].peak_live_bytes,
+			     4000000 + s.blocks[i].size - 100);
+	snapshot_free(&s);
 }
 
 TEST(test_names)
