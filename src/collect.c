@@ -90,8 +90,10 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 }
 
 /*
- * The live blocks at least r->older_than_ns old whose stacks the snapshot
- * holds (sel[0..n) are their indices in the daemon's stack table).
+ * One walk of the live heap for the stacks the snapshot holds (sel[0..n) are
+ * their indices in the daemon's stack table): the blocks at least
+ * r->older_than_ns old (blocks=1), and each stack's oldest live block
+ * (ages=1).
  */
 static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
 			   uint32_t n, struct snapshot *s)
@@ -102,7 +104,8 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	uint32_t *where;
 	size_t pos = 0, cap = 0;
 
-	s->has_blocks = 1;
+	s->has_blocks = r->blocks;
+	s->has_ages = r->ages;
 	s->blocks_older_than_ns = r->older_than_ns;
 	if (!t->stacks.count)
 		return;
@@ -112,9 +115,14 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 		where[sel[i]] = i;
 	while ((b = heap_next(&t->heap, &pos))) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+		struct snap_stack *st;
 
-		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
-		    where[b->stack] == UINT32_MAX || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+		if (b->stack >= t->stacks.count || where[b->stack] == UINT32_MAX)
+			continue;
+		st = &s->stacks[where[b->stack]];
+		if (age > st->oldest_live_age_ns)
+			st->oldest_live_age_ns = age;
+		if (!r->blocks || age < r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
 			continue;
 		if (s->nblocks == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -194,7 +202,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);
 	s->nstacks = n;
-	if (r->blocks)
+	if (r->blocks || r->ages)
 		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;

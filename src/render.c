@@ -211,7 +211,7 @@ static void json_frame(struct json_writer *w, const struct snap_frame *f)
 	json_end_object(w);
 }
 
-static void json_stack(struct json_writer *w, const struct snap_stack *st)
+static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest)
 {
 	json_begin_object(w);
 	json_kv_u64(w, "pid", st->pid);
@@ -224,6 +224,13 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st)
 	json_kv_u64(w, "peak_live_bytes", st->peak_live_bytes);
 	json_kv_u64(w, "temporary_allocations", st->temporary_allocations);
 	json_kv_u64(w, "temporary_bytes", st->temporary_bytes);
+	if (oldest) {
+		json_key(w, "oldest_live_age");
+		if (st->live_allocations)
+			json_double(w, ns_to_seconds(st->oldest_live_age_ns));
+		else
+			json_null(w);
+	}
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < st->nframes; i++)
@@ -293,7 +300,7 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_key(w, "entries");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->nstacks; i++)
-		json_stack(w, &s->stacks[i]);
+		json_stack(w, &s->stacks[i], o->oldest && s->has_ages);
 	json_end_array(w);
 	json_end_object(w);
 }
@@ -500,6 +507,10 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 			render_bytes(peak, sizeof(peak), st->temporary_bytes);
 			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->temporary_allocations,
 				   peak);
+		}
+		if (o->oldest && s->has_ages && st->live_allocations) {
+			render_duration(peak, sizeof(peak), st->oldest_live_age_ns);
+			buf_printf(b, "  oldest %s", peak);
 		}
 		if (!o->pid && s->ntargets > 1)
 			buf_printf(b, "  pid %" PRIu32, st->pid);

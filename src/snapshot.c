@@ -35,6 +35,7 @@ enum section {
 	SEC_BLOCKS = 9,
 	SEC_TEMPORARY = 10,
 	SEC_TRACE = 11,
+	SEC_AGES = 12,
 	SEC_KNOWN
 };
 
@@ -42,7 +43,7 @@ static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
     [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
-    [SEC_TEMPORARY] = "temporary",     [SEC_TRACE] = "trace",
+    [SEC_TEMPORARY] = "temporary",     [SEC_TRACE] = "trace",	    [SEC_AGES] = "ages",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -580,6 +581,12 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			put_varint(&body, option_get(&s->options, i));
 		put_section(out, &body, SEC_TRACE);
 	}
+	if (s->has_ages) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++)
+			put_varint(&body, s->stacks[i].oldest_live_age_ns);
+		put_section(out, &body, SEC_AGES);
+	}
 out:
 	free(body.data);
 	free(frame_refs);
@@ -1028,11 +1035,28 @@ static int dec_trace(struct reader *r)
 	return 0;
 }
 
+static int dec_ages(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "ages section: %llu entries for %u stacks", (unsigned long long)n,
+			    s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].oldest_live_age_ns))
+			return -1;
+	s->has_ages = 1;
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
     [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
     [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
-    [SEC_TEMPORARY] = dec_temporary,	 [SEC_TRACE] = dec_trace,
+    [SEC_TEMPORARY] = dec_temporary,	 [SEC_TRACE] = dec_trace,	[SEC_AGES] = dec_ages,
 };
 
 /*

@@ -85,6 +85,7 @@ struct snap_stack {
 	uint64_t peak_live_bytes;	/* this stack's live bytes at the moment of the peak */
 	uint64_t temporary_allocations; /* section 10: freed before N more allocations */
 	uint64_t temporary_bytes;	/* in their thread (memtraced --temporary-threshold) */
+	uint64_t oldest_live_age_ns;	/* section 12: age of its oldest live block */
 };
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
@@ -155,6 +156,7 @@ struct snapshot {
 	struct snap_block *blocks;
 	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
+	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */

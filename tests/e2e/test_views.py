@@ -282,6 +282,21 @@ def test_views_ages(r):
         if rc != 0 or f"{old[0]} live blocks ({fmt_size(old[1])}) older than 2.0s" not in text:
             raise Fail(f"leaks text: {one_line(text)[:200]}")
 
+    with r.part("report_oldest"):
+        for where, args in (("live", ()), ("file", ("--from", path))):
+            run = r.ctl if where == "live" else (lambda *a: ctl_plain(r, *a))
+            rep = json_of(*run(*args, "report", "--oldest", "--top", "0", "--json"),
+                          f"report --oldest ({where})")
+            ages = {}
+            for e in entries_of(rep, "report"):
+                ages[frame0_function(e)] = max(ages.get(frame0_function(e), 0),
+                                               number(e, "oldest_live_age", "entry"))
+            if not (ages.get("site_old", 0) >= PAUSE > ages.get("site_new", PAUSE)):
+                raise Fail(f"oldest live block ages ({where}): {ages}")
+        rc, text, _ = r.ctl("report", "--oldest", "--top", "1")
+        if rc != 0 or not re.search(r"  oldest \d+\.\ds\n", text):
+            raise Fail(f"report --oldest text: {one_line(text)[:200]}")
+
     with r.part("leaks_from_file"):
         got = json_of(*ctl_plain(r, "--from", path, "leaks", "--older-than", "2s", "--json"),
                       "--from leaks")

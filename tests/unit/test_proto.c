@@ -193,6 +193,9 @@ TEST(test_blocks_and_reset_peak)
 		  "4611686018427387904)");
 	CHECK_BAD("snapshot older_than=1 older_than=2", "bad request: older_than given twice");
 	CHECK_BAD("reset_peak", "bad request: unknown command 'reset_peak'");
+	CHECK(parse("snapshot ages=1", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.ages, 1);
+	CHECK_BAD("snapshot ages=2", "bad request: bad ages '2' (expected 0 to 1)");
 
 	proto_request_init(&r);
 	r.blocks = 1;
@@ -206,6 +209,11 @@ TEST(test_blocks_and_reset_peak)
 	r.stacks = 0;
 	n = proto_request_format(&r, line, sizeof(line));
 	CHECK_STR(line, "reset-peak top=0 sort=live pid=0 stacks=0\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	r.ages = 1;
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "reset-peak top=0 sort=live pid=0 stacks=0 ages=1\n");
 	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 	r.blocks = 2;

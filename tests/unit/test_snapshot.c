@@ -216,6 +216,9 @@ static void build_random(struct snapshot *s)
 		st->temporary_allocations = random_u64();
 		st->temporary_bytes = random_u64();
 	}
+	s->has_ages = rng() % 2;
+	for (uint32_t i = 0; s->has_ages && i < s->nstacks; i++)
+		s->stacks[i].oldest_live_age_ns = random_u64();
 	/* memory over time and the block list (sections 8 and 9) */
 	s->ntimeline = (uint32_t)(rng() % 3 ? rng() % 50 : 0);
 	s->timeline = s->ntimeline ? xcalloc(s->ntimeline, sizeof(*s->timeline)) : NULL;
@@ -310,6 +313,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->peak_live_bytes == y->peak_live_bytes);
 		SAME(x->temporary_allocations == y->temporary_allocations);
 		SAME(x->temporary_bytes == y->temporary_bytes);
+		SAME(x->oldest_live_age_ns == y->oldest_live_age_ns);
 	}
 	SAME(a->ntimeline == b->ntimeline);
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
@@ -317,6 +321,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
 	SAME(a->started_unix_ns == b->started_unix_ns);
 	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
+	SAME(a->has_ages == b->has_ages);
 	SAME(a->has_blocks == b->has_blocks);
 	SAME(a->nblocks == b->nblocks);
 	SAME(a->blocks_older_than_ns == b->blocks_older_than_ns);

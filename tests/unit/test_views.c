@@ -276,6 +276,33 @@ TEST(watch_growth)
 	watch_state_free(&w);
 }
 
+TEST(report_oldest)
+{
+	struct snapshot old, new;
+	struct render_opts ro = {.format = RENDER_TEXT, .oldest = 1};
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	new.has_ages = 1;
+	new_stacks[0].oldest_live_age_ns = 7000000000ull;
+	render_report(&b, &new, &ro);
+	out = text(&b);
+	CHECK(strstr(out, "freed 0 B in 0)  oldest 7.0s\n") != NULL);
+	buf_free(&b);
+	ro.format = RENDER_JSON;
+	render_report(&b, &new, &ro);
+	out = text(&b);
+	CHECK(strstr(out, "\"oldest_live_age\":7.0,") != NULL);
+	CHECK(strstr(out, "\"oldest_live_age\":null,") != NULL); /* nothing live */
+	buf_free(&b);
+	ro.oldest = 0; /* not asked: not shown */
+	render_report(&b, &new, &ro);
+	CHECK(strstr(text(&b), "oldest") == NULL);
+	buf_free(&b);
+	new_stacks[0].oldest_live_age_ns = 0;
+}
+
 int main(void)
 {
 	RUN(diff_text);
@@ -284,5 +311,6 @@ int main(void)
 	RUN(leaks_by_age);
 	RUN(timeline_rates);
 	RUN(watch_growth);
+	RUN(report_oldest);
 	return UNIT_DONE();
 }
