@@ -640,7 +640,7 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
 		goto out;
 	}
 	if (compress2(bytes + HEADER_SIZE, &clen, payload.data ? payload.data : (uint8_t *)"",
-		      payload.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		      payload.len, Z_BEST_SPEED) != Z_OK) {
 		err = -EIO;
 		goto out;
 	}
