@@ -43,6 +43,7 @@ DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool ma
 		python3
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
+DEB_PACKAGES += tmux
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
 .PHONY: install uninstall deb
@@ -85,7 +86,7 @@ $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
-	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \

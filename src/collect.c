@@ -27,6 +27,8 @@ static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s,
 		return s->t.allocations;
 	case SNAP_SORT_PEAK:
 		return tracker_stack_peak_bytes(t, s);
+	case SNAP_SORT_TEMPORARY:
+		return s->t.temporary_allocations;
 	default:
 		return s->t.live_bytes;
 	}
@@ -77,6 +79,8 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->live_allocations = s->t.live_allocations;
 	out->live_bytes = s->t.live_bytes;
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->temporary_allocations = s->t.temporary_allocations;
+	out->temporary_bytes = s->t.temporary_bytes;
 	out->stack_end = s->stack_end;
 }
 
@@ -143,8 +147,10 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 }
 
 /*
- * The live blocks at least r->older_than_ns old whose stacks the snapshot
- * holds (sel[0..n) are their indices in the daemon's stack table).
+ * One walk of the live heap for the stacks the snapshot holds (sel[0..n) are
+ * their indices in the daemon's stack table): the blocks at least
+ * r->older_than_ns old (blocks=1), and each stack's oldest live block
+ * (ages=1).
  */
 static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
 			   uint32_t n, struct snapshot *s)
@@ -155,7 +161,8 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	uint32_t *where;
 	size_t pos = 0, cap = 0;
 
-	s->has_blocks = 1;
+	s->has_blocks = r->blocks;
+	s->has_ages = r->ages;
 	s->blocks_older_than_ns = r->older_than_ns;
 	if (!t->stacks.count)
 		return;
@@ -165,9 +172,14 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 		where[sel[i]] = i;
 	while ((b = heap_next(&t->heap, &pos))) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+		struct snap_stack *st;
 
-		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
-		    where[b->stack] == UINT32_MAX || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+		if (b->stack >= t->stacks.count || where[b->stack] == UINT32_MAX)
+			continue;
+		st = &s->stacks[where[b->stack]];
+		if (age > st->oldest_live_age_ns)
+			st->oldest_live_age_ns = age;
+		if (!r->blocks || age < r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
 			continue;
 		if (s->nblocks == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -214,6 +226,12 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
 	}
 
+	if (t->ntargets) {
+		uint64_t traced = time_monotonic_ns() - t->start_ns;
+
+		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
+		s->options = d->options;
+	}
 	if (d->timeline.npoints) {
 		s->ntimeline = d->timeline.npoints;
 		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
@@ -242,7 +260,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);
 	s->nstacks = n;
-	if (r->blocks)
+	if (r->blocks || r->ages)
 		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;

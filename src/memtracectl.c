@@ -70,6 +70,7 @@ enum option {
 	OPT_INTERVAL,
 	OPT_ITERATIONS,
 	OPT_ROWS,
+	OPT_OLDEST,
 	OPT_COUNT
 };
 
@@ -101,6 +102,7 @@ static const struct {
     [OPT_INTERVAL] = {"--interval", 1, 1u << CMD_WATCH},
     [OPT_ITERATIONS] = {"--count", 1, 1u << CMD_WATCH},
     [OPT_ROWS] = {"--rows", 1, 1u << CMD_TIMELINE},
+    [OPT_OLDEST] = {"--oldest", 0, 1u << CMD_REPORT},
 };
 
 typedef void render_fn(struct buf *out, const struct snapshot *s, const struct render_opts *o);
@@ -155,9 +157,10 @@ static void usage(FILE *f)
 	    "  stats [--json]        allocation counters: totals, peak, losses, per process\n"
 	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
 	    "      --top N           show N stacks (default 10; 0 shows all)\n"
-	    "      --sort KEY        live (default), allocated, count or peak\n"
+	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
 	    "      --pid PID         only the stacks of process PID\n"
 	    "      --format FORMAT   text (default) or json\n"
+	    "      --oldest          show the age of each stack's oldest live block\n"
 	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
 	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
 	    "                        compare_to), largest growth first\n"
@@ -264,8 +267,8 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_SORT:
 		a->request.sort = snap_sort_from_name(value);
 		if (a->request.sort < 0)
-			return usage_error("bad --sort '%s' (expected live, allocated, count or "
-					   "peak)",
+			return usage_error("bad --sort '%s' (expected live, allocated, count, "
+					   "peak or temporary)",
 					   value);
 		break;
 	case OPT_PID:
@@ -286,6 +289,10 @@ static int set_option(struct args *a, int opt, const char *value)
 		break;
 	case OPT_CUMULATIVE:
 		a->view.cumulative = 1;
+		break;
+	case OPT_OLDEST:
+		a->render.oldest = 1;
+		a->request.ages = 1;
 		break;
 	case OPT_OLDER_THAN:
 		if (parse_duration(value, &a->view.older_than))
@@ -418,6 +425,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		a->request.sort = commands[a->command].sort;
 	}
 	a->request.blocks = commands[a->command].blocks;
+	if (a->command == CMD_SNAPSHOT)
+		a->request.ages = 1;
 	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
 	if (!a->request.stacks)
 		a->request.top = 0;

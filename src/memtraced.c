@@ -48,6 +48,7 @@ struct options {
 	uint64_t max_stacks;
 	uint64_t sample_interval_ms;
 	uint64_t client_timeout_s;
+	uint64_t temporary_threshold;
 };
 
 static void usage(FILE *f)
@@ -70,6 +71,8 @@ static void usage(FILE *f)
 		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
 		"      --client-timeout S     drop clients not done in S s (default 10)\n"
 		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+		"      --temporary-threshold N  a block freed before N more allocations of its\n"
+		"                             thread is temporary (default 1; 0: off)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -91,7 +94,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_MAX_STACKS,
 		OPT_WALKER,
 		OPT_SAMPLE,
-		OPT_CLIENT_TIMEOUT
+		OPT_CLIENT_TIMEOUT,
+		OPT_TEMPORARY
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -103,6 +107,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
 	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
+	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -118,6 +123,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->sample_interval_ms = 1000;
 	o->client_timeout_s = 10;
 	o->max_live_blocks = o->max_stacks = UNSET;
+	o->temporary_threshold = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -170,6 +176,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--client-timeout must be 1 to 3600 seconds",
 						   optarg);
 			o->client_timeout_s = v;
+			break;
+		case OPT_TEMPORARY:
+			if (parse_u64(optarg, 1000000, &v))
+				return usage_error("--temporary-threshold must be 0 to 1000000",
+						   optarg);
+			o->temporary_threshold = v;
 			break;
 		case 'h':
 			usage(stdout);
@@ -510,6 +522,15 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
+	d.tracker.temporary_threshold = (uint32_t)o.temporary_threshold;
+	d.options = (struct snap_options){
+	    .stack_depth = o.stack_depth,
+	    .ring_buffer_bytes = o.ring_buffer_bytes,
+	    .max_live_blocks = o.max_live_blocks,
+	    .max_stacks = o.max_stacks,
+	    .sample_interval_ns = o.sample_interval_ms * 1000000ull,
+	    .temporary_threshold = o.temporary_threshold,
+	};
 	d.sym = symbolizer_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;

@@ -23,6 +23,7 @@ struct render_opts {
 	int pretty;   /* JSON: newlines and two-space indentation */
 	int sort;     /* enum snap_sort the stacks are ordered by (text shows peak for PEAK) */
 	uint32_t pid; /* the report is limited to this target; 0 = all */
+	int oldest;   /* report: each stack's oldest live block (snapshots with ages) */
 };
 
 /* Daemon uptime, events and the table of targets. */

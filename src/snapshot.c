@@ -33,6 +33,9 @@ enum section {
 	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
+	SEC_TEMPORARY = 10,
+	SEC_TRACE = 11,
+	SEC_AGES = 12,
 	SEC_STACK_INFO = 24, /* why stacks end, inlined frames, truncating modules */
 	SEC_KNOWN
 };
@@ -41,6 +44,7 @@ static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
     [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
+    [SEC_TEMPORARY] = "temporary",     [SEC_TRACE] = "trace",	    [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info",
 };
 
@@ -59,10 +63,33 @@ static const size_t counter_offsets[] = {
     offsetof(struct mt_counters, missed_free_bytes),
     offsetof(struct mt_counters, untracked_allocations),
     offsetof(struct mt_counters, stackless_allocations),
+    offsetof(struct mt_counters, temporary_allocations),
+    offsetof(struct mt_counters, temporary_bytes),
 };
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),
 	       "every counter must be on the wire");
+
+/* struct snap_options in wire order (section 11). */
+static const size_t option_offsets[] = {
+    offsetof(struct snap_options, stack_depth),
+    offsetof(struct snap_options, ring_buffer_bytes),
+    offsetof(struct snap_options, max_live_blocks),
+    offsetof(struct snap_options, max_stacks),
+    offsetof(struct snap_options, sample_interval_ns),
+    offsetof(struct snap_options, temporary_threshold),
+};
+
+_Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * ARRAY_SIZE(option_offsets),
+	       "every option must be on the wire");
+
+static uint64_t option_get(const struct snap_options *o, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)o + option_offsets[i], sizeof(v));
+	return v;
+}
 
 #define STACK_COUNTERS 7
 
@@ -74,10 +101,8 @@ static const char *const target_state_names[] = {
 };
 
 static const char *const sort_names[] = {
-    [SNAP_SORT_LIVE] = "live",
-    [SNAP_SORT_ALLOCATED] = "allocated",
-    [SNAP_SORT_COUNT] = "count",
-    [SNAP_SORT_PEAK] = "peak",
+    [SNAP_SORT_LIVE] = "live", [SNAP_SORT_ALLOCATED] = "allocated", [SNAP_SORT_COUNT] = "count",
+    [SNAP_SORT_PEAK] = "peak", [SNAP_SORT_TEMPORARY] = "temporary",
 };
 
 const char *snap_target_state_name(uint32_t state)
@@ -411,6 +436,22 @@ static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
 	body->len = 0;
 }
 
+/* Section 9: the live block list. */
+static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	put_varint(body, s->blocks_older_than_ns);
+	put_varint(body, s->nblocks);
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		const struct snap_block *b = &s->blocks[i];
+
+		put_varint(body, b->stack);
+		put_varint(body, b->address);
+		put_varint(body, b->size);
+		put_varint(body, b->age_ns);
+	}
+	put_section(out, body, SEC_BLOCKS);
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
@@ -534,18 +575,28 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_section(out, &body, SEC_TIMELINE);
 	}
 
-	if (s->has_blocks) {
-		put_varint(&body, s->blocks_older_than_ns);
-		put_varint(&body, s->nblocks);
-		for (uint32_t i = 0; i < s->nblocks; i++) {
-			const struct snap_block *b = &s->blocks[i];
-
-			put_varint(&body, b->stack);
-			put_varint(&body, b->address);
-			put_varint(&body, b->size);
-			put_varint(&body, b->age_ns);
+	if (s->has_blocks)
+		encode_blocks(s, &body, out);
+	if (s->nstacks) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(&body, s->stacks[i].temporary_allocations);
+			put_varint(&body, s->stacks[i].temporary_bytes);
 		}
-		put_section(out, &body, SEC_BLOCKS);
+		put_section(out, &body, SEC_TEMPORARY);
+	}
+	if (s->started_unix_ns) {
+		put_varint(&body, s->started_unix_ns);
+		put_varint(&body, ARRAY_SIZE(option_offsets));
+		for (size_t i = 0; i < ARRAY_SIZE(option_offsets); i++)
+			put_varint(&body, option_get(&s->options, i));
+		put_section(out, &body, SEC_TRACE);
+	}
+	if (s->has_ages) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++)
+			put_varint(&body, s->stacks[i].oldest_live_age_ns);
+		put_section(out, &body, SEC_AGES);
 	}
 
 	put_varint(&body, s->nstacks);
@@ -623,7 +674,7 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
 		goto out;
 	}
 	if (compress2(bytes + HEADER_SIZE, &clen, payload.data ? payload.data : (uint8_t *)"",
-		      payload.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		      payload.len, Z_BEST_SPEED) != Z_OK) {
 		err = -EIO;
 		goto out;
 	}
@@ -1027,11 +1078,65 @@ static int dec_stack_info(struct reader *r)
 	return 0;
 }
 
+static int dec_temporary(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "temporary section: %llu entries for %u stacks",
+			    (unsigned long long)n, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].temporary_allocations) ||
+		    rd_varint(r, &s->stacks[i].temporary_bytes))
+			return -1;
+	return 0;
+}
+
+/* Section 11: when tracing began, then a counted list of options (more may follow). */
+static int dec_trace(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &s->started_unix_ns) || rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(option_offsets))
+			memcpy((char *)&s->options + option_offsets[i], &v, sizeof(v));
+	}
+	return 0;
+}
+
+static int dec_ages(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "ages section: %llu entries for %u stacks", (unsigned long long)n,
+			    s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].oldest_live_age_ns))
+			return -1;
+	s->has_ages = 1;
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
-    [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,
 };
 
 /*
@@ -1190,6 +1295,8 @@ static uint64_t stack_sort_key(const struct snap_stack *st, int sort)
 		return st->allocations;
 	case SNAP_SORT_PEAK:
 		return st->peak_live_bytes;
+	case SNAP_SORT_TEMPORARY:
+		return st->temporary_allocations;
 	default:
 		return st->live_bytes;
 	}
@@ -1252,6 +1359,9 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 	}
 	s->nblocks = nblocks;
 	free(remap);
+	/* as the daemon counts them for a request, when the file held them all */
+	if (s->stacks_total == s->nstacks)
+		s->stacks_total = n;
 	free(s->stacks);
 	free(order);
 	s->stacks = sorted;

@@ -24,6 +24,8 @@ struct stack_totals {
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes; /* live_bytes when the global peak epoch was peak_epoch */
 	uint64_t peak_epoch;
+	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
+	uint64_t temporary_bytes;
 };
 
 struct stack_entry {

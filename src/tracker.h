@@ -52,10 +52,15 @@ struct tracker {
 	uint64_t events_malformed; /* shorter than their header says */
 	struct tracker_target *targets;
 	uint32_t ntargets;
+	uint32_t temporary_threshold; /* N: freed before N more allocations (0 = off) */
+	uint64_t *thread_seqs;	      /* open addressing: tid << 32 | seq; tid 0 = empty */
+	size_t thread_mask;	      /* capacity - 1 */
+	size_t nthreads;
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
 };
 
+/* temporary_threshold is 1 (heaptrack's definition); set it after init to change it. */
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks);
 void tracker_destroy(struct tracker *t);
 

@@ -101,11 +101,12 @@ static int diff_cmp(const void *a, const void *b)
 	return strcmp(kx->key, ky->key);
 }
 
+/* "new": nothing was live in the group before; "vanished": nothing is now. */
 static const char *diff_status(const struct diff_row *d)
 {
-	if (!d->was)
+	if (!totals_of(d->was)->live_allocations)
 		return "new";
-	if (!d->now)
+	if (!totals_of(d->now)->live_allocations)
 		return "vanished";
 	return d->size_diff || d->count_diff ? "changed" : "unchanged";
 }
@@ -117,6 +118,8 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 	struct diff_row *rows;
 	size_t n = 0, i = 0, j = 0, shown;
 	char line[LINE_MAX_LEN], label[4096], sz[32], dsz[32];
+	/* NEW may be the older one: the interval is signed */
+	double interval = ((double)new->created_unix_ns - (double)old->created_unix_ns) / 1e9;
 
 	group_snapshot(old, o->by, o->cumulative, &a);
 	group_snapshot(new, o->by, o->cumulative, &b);
@@ -155,8 +158,7 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		json_kv_u64(&w, "live_allocations", new->totals.live_allocations);
 		kv_i64(&w, "live_allocations_diff",
 		       (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
-		json_kv_double(&w, "interval",
-			       seconds(new->created_unix_ns - old->created_unix_ns));
+		json_kv_double(&w, "interval", interval);
 		json_kv_u64(&w, "groups_total", n);
 		json_key(&w, "entries");
 		json_begin_array(&w);
@@ -195,9 +197,8 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
 		   "%zu of %zu groups, largest growth first\n",
 		   sz, dsz, new->totals.live_allocations,
-		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations),
-		   seconds(new->created_unix_ns - old->created_unix_ns), group_by_name(o->by),
-		   a.cumulative ? " (cumulative)" : "", shown, n);
+		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations), interval,
+		   group_by_name(o->by), a.cumulative ? " (cumulative)" : "", shown, n);
 	for (size_t k = 0; k < shown; k++) {
 		const struct diff_row *d = &rows[k];
 		const struct group_row *r = d->now ? d->now : d->was;
@@ -208,7 +209,7 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 				       totals_of(d->now)->live_allocations,
 				       totals_of(d->was)->live_allocations);
 		render_text(out, line);
-		if (!d->was || !d->now)
+		if (!totals_of(d->was)->live_allocations || !totals_of(d->now)->live_allocations)
 			buf_printf(out, " [%s]", diff_status(d));
 		buf_put(out, "\n", 1);
 		if (o->by == GROUP_STACK)
@@ -288,8 +289,11 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		row_label(r, o->by, label, sizeof(label));
 		group_format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
 		group_format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
-		snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s", label,
-			 sz, r->t.peak_live_bytes, now);
+		if (r->t.peak_live_bytes >= 10 * 1024) /* the exact count, where sz rounds */
+			snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s",
+				 label, sz, r->t.peak_live_bytes, now);
+		else
+			snprintf(line, sizeof(line), "%s: at peak=%s, live now=%s", label, sz, now);
 		text_label_line(out, line);
 		if (o->by == GROUP_STACK)
 			text_frames(out, r->stack);
