@@ -17,7 +17,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
 	    -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(O)
-LDLIBS   := -lbpf -ldw -lelf -lz
+LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -29,18 +29,18 @@ ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
-	       src/target.c src/collect.c src/dwarfline.c
-CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c
+	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
+CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 
-DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc \
+DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 
-.PHONY: all clean deps check unit e2e demo format format-check san
+.PHONY: all clean deps check unit e2e demo format format-check san bench
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -83,16 +83,33 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
 	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # Test programs are built with frame pointers so their stacks are meaningful.
-E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c))
+E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
+	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
+E2E_PROGS += $(O)/tests/libplugin.so
+$(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
+$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
+$(O)/tests/%: tests/e2e/%.cc | $(O)
+	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
+		-Werror $< -o $@
+
 $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
-		-Werror -pthread $< -o $@
+		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
 unit: $(UNIT_TESTS)
 	@tests/run-unit.sh $(UNIT_TESTS)
 
 e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O)
+
+$(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+# Figures for docs/performance.md (root, real BPF; takes a few minutes).
+bench: deps
+	$(MAKE) all $(O)/tests/allocbench
+	python3 tests/bench/bench.py --build $(O)
 
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 # One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
@@ -142,10 +159,10 @@ demo: deps
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fuzz/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/fuzz/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 clean:
 	rm -rf build

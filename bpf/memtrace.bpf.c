@@ -101,12 +101,56 @@ static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 o
 	ev->nframes = 0;
 	ev->tgid = id >> 32;
 	ev->tid = (__u32)id;
-	ev->reserved = 0;
+	ev->stack_end = MT_STACK_NONE;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old_addr;
 	ev->size = 0;
 	bpf_ringbuf_submit(ev, wakeup_flag());
+}
+
+/* A thread's stack is at most this far above its stack pointer. */
+#define MT_STACK_SPAN (256ull << 20)
+
+/*
+ * Walk the frame-pointer chain from the caller's registers: frame 0 is the
+ * return address itself (the call site), then each frame's saved return
+ * address. Every frame pointer is checked before it is read: 8-byte aligned,
+ * above the previous one (so the walk always ends), within MT_STACK_SPAN of
+ * the stack pointer. A chain that leaves those bounds or cannot be read ends
+ * the walk as "broken", which costs nothing: no faulting read is attempted
+ * on a wild pointer. Returns the number of frames; *end says why it stopped.
+ */
+static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u32 depth, __u8 *end)
+{
+	__u64 sp = PT_REGS_SP(ctx), fp = PT_REGS_FP(ctx), prev = sp, pair[2];
+	__u32 n = 1, i;
+
+	frames[0] = PT_REGS_IP(ctx);
+	*end = MT_STACK_DEPTH;
+	for (i = 1; i < MT_MAX_FRAMES; i++) {
+		if (i >= depth)
+			return n;
+		if (!fp) {
+			*end = MT_STACK_COMPLETE;
+			return n;
+		}
+		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN ||
+		    bpf_probe_read_user(pair, sizeof(pair), (void *)fp)) {
+			*end = MT_STACK_BROKEN;
+			return n;
+		}
+		if (!pair[1]) {
+			*end = MT_STACK_COMPLETE;
+			return n;
+		}
+		frames[i] = pair[1];
+		n = i + 1;
+		prev = fp + 16;
+		fp = pair[0];
+	}
+	return n;
 }
 
 /*
@@ -201,7 +245,7 @@ int alloc_return(struct pt_regs *ctx)
 	__u64 addr, old = 0, flags;
 	__u32 depth;
 	long len;
-	__u8 kind = MT_EV_ALLOC;
+	__u8 kind = MT_EV_ALLOC, end;
 
 	if (!in)
 		return 0;
@@ -231,6 +275,7 @@ int alloc_return(struct pt_regs *ctx)
 		return 0;
 	ev = (struct mt_event *)sc->words;
 	len = 0;
+	end = MT_STACK_NONE;
 	if (addr) {
 		/* At the return probe the registers are the caller's, so the walk
 		 * starts at the call site itself: the immediate caller is never
@@ -238,7 +283,13 @@ int alloc_return(struct pt_regs *ctx)
 		depth = cfg.stack_depth;
 		if (depth > MT_MAX_FRAMES)
 			depth = MT_MAX_FRAMES;
-		len = bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
+		if (cfg.stack_walker == MT_WALK_KERNEL) {
+			len =
+			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
+			end = MT_STACK_KERNEL;
+		} else {
+			len = walk_frames(ctx, ev->frames, depth, &end) * sizeof(__u64);
+		}
 		if (len < 0)
 			len = 0;
 		if (len > MT_MAX_FRAMES * 8)
@@ -249,7 +300,8 @@ int alloc_return(struct pt_regs *ctx)
 	ev->nframes = len / sizeof(__u64);
 	ev->tgid = id >> 32;
 	ev->tid = tid;
-	ev->reserved = 0;
+	ev->stack_end = end;
+	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old;

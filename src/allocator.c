@@ -34,6 +34,23 @@ static const char *const func_names[MT_FN_COUNT] = {
     [MT_FN_MEMALIGN] = "memalign",
     [MT_FN_VALLOC] = "valloc",
     [MT_FN_PVALLOC] = "pvalloc",
+    [MT_FN_NEW] = "operator new",
+    [MT_FN_NEW_ARRAY] = "operator new[]",
+};
+
+/* Mangled names of every operator new variant (plain, nothrow, aligned). */
+static const struct {
+	const char *name;
+	int func;
+} cxx_new_symbols[] = {
+    {"_Znwm", MT_FN_NEW},
+    {"_ZnwmRKSt9nothrow_t", MT_FN_NEW},
+    {"_ZnwmSt11align_val_t", MT_FN_NEW},
+    {"_ZnwmSt11align_val_tRKSt9nothrow_t", MT_FN_NEW},
+    {"_Znam", MT_FN_NEW_ARRAY},
+    {"_ZnamRKSt9nothrow_t", MT_FN_NEW_ARRAY},
+    {"_ZnamSt11align_val_t", MT_FN_NEW_ARRAY},
+    {"_ZnamSt11align_val_tRKSt9nothrow_t", MT_FN_NEW_ARRAY},
 };
 
 const char *allocator_func_name(int func)
@@ -262,28 +279,65 @@ static char *display_path(int pid, const char *open_path)
 	return xstrdup(open_path);
 }
 
+static void add_probe(struct allocator *a, const struct elf_module *mod, const char *name, int func,
+		      int object, int dynamic_only)
+{
+	uint64_t vaddr, off;
+	int k, ifunc;
+
+	if (a->nprobes == (int)ARRAY_SIZE(a->probes) ||
+	    elfmod_find_function(mod, name, dynamic_only, &vaddr, &ifunc))
+		return;
+	if (ifunc || elfmod_vaddr_to_offset(mod, vaddr, &off)) {
+		a->skipped |= 1u << func;
+		return;
+	}
+	/* glibc's aligned_alloc and memalign are one function: probe it once,
+	 * or every call would count twice */
+	for (k = 0; k < a->nprobes; k++) {
+		if (a->probes[k].object == object && a->probes[k].offset == off)
+			return;
+	}
+	a->probes[a->nprobes].func = func;
+	a->probes[a->nprobes].object = object;
+	a->probes[a->nprobes].offset = off;
+	a->nprobes++;
+}
+
 static void fill_probes(struct allocator *a, const struct elf_module *mod, int dynamic_only)
 {
-	int f, k, dup, ifunc;
-	uint64_t vaddr, off;
+	int f;
 
-	for (f = 0; f < MT_FN_COUNT; f++) {
-		if (elfmod_find_function(mod, func_names[f], dynamic_only, &vaddr, &ifunc))
+	for (f = 0; f < MT_FN_NEW; f++)
+		add_probe(a, mod, func_names[f], f, 0, dynamic_only);
+}
+
+/* operator new from the first object in search order that defines it. */
+static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
+{
+	struct elf_module *mod;
+	uint64_t vaddr;
+	size_t k;
+	char why[256];
+	int i, before;
+
+	for (i = 0; i < n; i++) {
+		mod = elfmod_open(paths[i], why, sizeof(why));
+		if (!mod)
 			continue;
-		if (ifunc || elfmod_vaddr_to_offset(mod, vaddr, &off)) {
-			a->skipped |= 1u << f;
+		if (elfmod_find_function(mod, "_Znwm", 1, &vaddr, NULL)) {
+			elfmod_close(mod);
 			continue;
 		}
-		/* glibc's aligned_alloc and memalign are one function: probe it
-		 * once, or every call would count twice */
-		dup = 0;
-		for (k = 0; k < a->nprobes && !dup; k++)
-			dup = a->probes[k].offset == off;
-		if (dup)
-			continue;
-		a->probes[a->nprobes].func = f;
-		a->probes[a->nprobes].offset = off;
-		a->nprobes++;
+		before = a->nprobes;
+		for (k = 0; k < ARRAY_SIZE(cxx_new_symbols); k++)
+			add_probe(a, mod, cxx_new_symbols[k].name, cxx_new_symbols[k].func, 1, 1);
+		elfmod_close(mod);
+		if (a->nprobes > before) {
+			a->cxx_open_path = xstrdup(paths[i]);
+			a->cxx_path = display_path(pid, paths[i]);
+		}
+		return;
 	}
 }
 
@@ -319,6 +373,8 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 		}
 		elfmod_close(mod);
 	}
+	if (!rc)
+		fill_cxx_probes(a, pid, paths, n);
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
@@ -331,5 +387,7 @@ void allocator_free(struct allocator *a)
 {
 	free(a->path);
 	free(a->open_path);
+	free(a->cxx_path);
+	free(a->cxx_open_path);
 	memset(a, 0, sizeof(*a));
 }

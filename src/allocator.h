@@ -17,13 +17,22 @@
 
 struct alloc_probe {
 	int func;	 /* enum mt_func */
+	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new) */
 	uint64_t offset; /* file offset of the function's first instruction */
 };
 
 struct allocator {
 	char *path;	 /* the object as the target names it (for messages) */
 	char *open_path; /* the same file as the daemon reaches it (/proc/PID/root/...) */
-	struct alloc_probe probes[MT_FN_COUNT];
+	/*
+	 * C++ operator new, where the process binds it (libstdc++, or the
+	 * allocator itself for jemalloc/tcmalloc). Probing it as the outermost
+	 * call gives the stack from new's caller: libstdc++'s operator new has
+	 * no frame pointer, so a stack taken at malloc would skip its caller.
+	 */
+	char *cxx_path;
+	char *cxx_open_path;
+	struct alloc_probe probes[32];
 	int nprobes;
 	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
 };

@@ -53,13 +53,23 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
 	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	uint32_t i;
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	uint32_t i, cap = s->nframes ? s->nframes : 1;
+	size_t k, n;
 
 	out->pid = s->tgid;
-	out->nframes = s->nframes;
-	out->frames = xcalloc(s->nframes ? s->nframes : 1, sizeof(*out->frames));
-	for (i = 0; i < s->nframes; i++)
-		symbolizer_frame(d->sym, (int)s->tgid, frames[i], &out->frames[i]);
+	out->nframes = 0;
+	out->frames = xcalloc(cap, sizeof(*out->frames));
+	for (i = 0; i < s->nframes; i++) {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (out->nframes + n > cap) {
+			cap = (out->nframes + (uint32_t)n) * 2;
+			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
+		}
+		for (k = 0; k < n; k++)
+			out->frames[out->nframes++] = one[k];
+	}
 	out->allocations = s->t.allocations;
 	out->bytes_allocated = s->t.bytes_allocated;
 	out->frees = s->t.frees;
@@ -67,6 +77,53 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->live_allocations = s->t.live_allocations;
 	out->live_bytes = s->t.live_bytes;
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->stack_end = s->stack_end;
+}
+
+/*
+ * Which modules cut stacks short: every stack (of pid, or all) whose
+ * frame-pointer chain broke, counted under the module of its last frame.
+ */
+static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
+{
+	const struct tracker *t = &d->tracker;
+	struct snap_truncation *v = NULL;
+	uint32_t n = 0, i, k;
+
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, i);
+		struct snap_frame f;
+		const char *module;
+
+		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
+			continue;
+		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[e->nframes - 1],
+				 &f);
+		module = f.module ? f.module : "(no module)";
+		for (k = 0; k < n && strcmp(v[k].module, module); k++)
+			;
+		if (k == n) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			memset(&v[n], 0, sizeof(v[n]));
+			v[n++].module = xstrdup(module);
+		}
+		v[k].stacks++;
+		v[k].allocations += e->t.allocations;
+		free(f.function);
+		free(f.module);
+		free(f.file);
+	}
+	/* most allocations first: a handful of modules, insertion sort */
+	for (i = 1; i < n; i++) {
+		for (k = i; k > 0 && v[k].allocations > v[k - 1].allocations; k--) {
+			struct snap_truncation tmp = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = tmp;
+		}
+	}
+	out->truncations = v;
+	out->ntruncations = n;
 }
 
 static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
@@ -83,6 +140,43 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
+}
+
+/*
+ * The live blocks at least r->older_than_ns old whose stacks the snapshot
+ * holds (sel[0..n) are their indices in the daemon's stack table).
+ */
+static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
+			   uint32_t n, struct snapshot *s)
+{
+	const struct tracker *t = &d->tracker;
+	uint64_t now = time_monotonic_ns();
+	const struct heap_block *b;
+	uint32_t *where;
+	size_t pos = 0, cap = 0;
+
+	s->has_blocks = 1;
+	s->blocks_older_than_ns = r->older_than_ns;
+	if (!t->stacks.count)
+		return;
+	where = xmalloc((size_t)t->stacks.count * sizeof(*where));
+	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
+	for (uint32_t i = 0; i < n; i++)
+		where[sel[i]] = i;
+	while ((b = heap_next(&t->heap, &pos))) {
+		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+
+		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
+		    where[b->stack] == UINT32_MAX || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+			continue;
+		if (s->nblocks == cap) {
+			cap = cap ? cap * 2 : 1024;
+			s->blocks = xrealloc(s->blocks, cap * sizeof(*s->blocks));
+		}
+		s->blocks[s->nblocks++] = (struct snap_block){
+		    .address = b->addr, .size = b->size, .age_ns = age, .stack = where[b->stack]};
+	}
+	free(where);
 }
 
 int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
@@ -120,6 +214,14 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
 	}
 
+	if (d->timeline.npoints) {
+		s->ntimeline = d->timeline.npoints;
+		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
+		memcpy(s->timeline, d->timeline.points, s->ntimeline * sizeof(*s->timeline));
+		s->timeline_interval_ns = d->timeline.interval_ns;
+	}
+
+	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
 	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
@@ -140,6 +242,8 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);
 	s->nstacks = n;
+	if (r->blocks)
+		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;
 }

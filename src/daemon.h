@@ -12,6 +12,7 @@
 #include "probes.h"
 #include "proto.h"
 #include "target.h"
+#include "timeline.h"
 #include "tracker.h"
 #include "memtrace/snapshot.h"
 
@@ -40,6 +41,7 @@ struct daemon {
 	uint64_t clients_refused;   /* turned away: every slot taken */
 	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
 	uint64_t exec_events_lost;  /* lost exec events already acted on */
+	struct timeline timeline;   /* memory over time, sampled on the drain timer */
 };
 
 /* Drain the ring buffer into the tracker. */

@@ -6,6 +6,7 @@
  */
 #include "dwarfline.h"
 
+#include <dwarf.h>
 #include <elfutils/libdwfl.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -99,4 +100,69 @@ const char *dwarf_lines_symbol(struct dwarf_lines *d, uint64_t vaddr)
 	if (!name || !sym.st_size || off >= sym.st_size)
 		return NULL;
 	return name;
+}
+
+/* The name of a scope DIE as people read it: its linkage name when it has
+ * one (mangled; the caller demangles), else its plain name. */
+static const char *die_function_name(Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	return name ? name : dwarf_diename(die);
+}
+
+int dwarf_lines_inlines(struct dwarf_lines *d, uint64_t vaddr, struct dwarf_inline *out, int max)
+{
+	Dwarf_Addr bias;
+	Dwarf_Die *cu, *scopes = NULL;
+	Dwarf_Files *files = NULL;
+	Dwarf_Attribute attr;
+	Dwarf_Word w;
+	int n, i, k = 0;
+
+	if (!d || d->no_debuginfo)
+		return 0;
+	cu = dwfl_module_addrdie(d->mod, vaddr, &bias);
+	if (!cu)
+		return 0;
+	n = dwarf_getscopes(cu, vaddr - bias, &scopes);
+	if (n <= 0)
+		return 0;
+	dwarf_getsrcfiles(cu, &files, NULL);
+	/* scopes run innermost first; each inlined subroutine is called from the
+	 * next function scope out */
+	for (i = 0; i < n && k < max; i++) {
+		int tag = dwarf_tag(&scopes[i]);
+		int j;
+
+		if (tag == DW_TAG_subprogram)
+			break;
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		out[k].function = die_function_name(&scopes[i]);
+		out[k].call_file = NULL;
+		out[k].call_line = 0;
+		if (files &&
+		    dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_file, &attr), &w) == 0)
+			out[k].call_file = dwarf_filesrc(files, w, NULL, NULL);
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
+			out[k].call_line = (int)w;
+		/* the caller: the next inlined subroutine or subprogram out */
+		out[k].caller = NULL;
+		for (j = i + 1; j < n; j++) {
+			int t = dwarf_tag(&scopes[j]);
+
+			if (t == DW_TAG_inlined_subroutine || t == DW_TAG_subprogram) {
+				out[k].caller = die_function_name(&scopes[j]);
+				break;
+			}
+		}
+		k++;
+	}
+	free(scopes);
+	return k;
 }

@@ -30,4 +30,19 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr, const char **file,
  */
 const char *dwarf_lines_symbol(struct dwarf_lines *d, uint64_t vaddr);
 
+/* One inlined call around an address, innermost first. */
+struct dwarf_inline {
+	const char *function;  /* the inlined function (may be mangled) */
+	const char *caller;    /* the function it was inlined into (may be mangled) */
+	const char *call_file; /* where in the caller it was called */
+	int call_line;
+};
+
+/*
+ * The chain of inlined calls at vaddr, innermost first: at most max entries,
+ * strings owned by d. Returns how many (0 when the address is in no inlined
+ * code, or without DWARF).
+ */
+int dwarf_lines_inlines(struct dwarf_lines *d, uint64_t vaddr, struct dwarf_inline *out, int max);
+
 #endif

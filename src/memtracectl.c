@@ -8,15 +8,21 @@
 #include "proto.h"
 #include "render.h"
 #include "util.h"
+#include "views.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <libgen.h>
+#include <poll.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/un.h>
+#include <termios.h>
 #include <unistd.h>
 
 #ifndef MEMTRACE_VERSION
@@ -33,7 +39,19 @@
 /* A snapshot file: the largest payload plus room for the header. */
 #define MAX_FILE_BYTES (SNAPSHOT_MAX_BYTES + 4096)
 
-enum command { CMD_STATUS, CMD_STATS, CMD_REPORT, CMD_COUNT };
+enum command {
+	CMD_STATUS,
+	CMD_STATS,
+	CMD_REPORT,
+	CMD_SNAPSHOT,
+	CMD_DIFF,
+	CMD_PEAK,
+	CMD_LEAKS,
+	CMD_TIMELINE,
+	CMD_WATCH,
+	CMD_RESET_PEAK,
+	CMD_COUNT
+};
 
 enum option {
 	OPT_SOCKET,
@@ -45,33 +63,68 @@ enum option {
 	OPT_PID,
 	OPT_HELP,
 	OPT_VERSION,
+	OPT_OUTPUT,
+	OPT_BY,
+	OPT_CUMULATIVE,
+	OPT_OLDER_THAN,
+	OPT_INTERVAL,
+	OPT_ITERATIONS,
+	OPT_ROWS,
 	OPT_COUNT
 };
 
 #define ALL_COMMANDS ((1u << CMD_COUNT) - 1)
+#define FROM_CMDS    (ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK))
+#define TOP_CMDS                                                                                   \
+	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
+#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH)
+#define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
 
 static const struct {
 	const char *name;
 	int takes_value;
 	unsigned commands; /* bit per enum command the option applies to */
 } options[OPT_COUNT] = {
-    [OPT_SOCKET] = {"--socket", 1, ALL_COMMANDS},   [OPT_FROM] = {"--from", 1, ALL_COMMANDS},
-    [OPT_JSON] = {"--json", 0, ALL_COMMANDS},	    [OPT_FORMAT] = {"--format", 1, ALL_COMMANDS},
-    [OPT_TOP] = {"--top", 1, 1u << CMD_REPORT},	    [OPT_SORT] = {"--sort", 1, 1u << CMD_REPORT},
-    [OPT_PID] = {"--pid", 1, 1u << CMD_REPORT},	    [OPT_HELP] = {"--help", 0, ALL_COMMANDS},
+    [OPT_SOCKET] = {"--socket", 1, ALL_COMMANDS},
+    [OPT_FROM] = {"--from", 1, FROM_CMDS},
+    [OPT_JSON] = {"--json", 0, ALL_COMMANDS & ~(1u << CMD_SNAPSHOT)},
+    [OPT_FORMAT] = {"--format", 1, ALL_COMMANDS & ~(1u << CMD_SNAPSHOT)},
+    [OPT_TOP] = {"--top", 1, TOP_CMDS},
+    [OPT_SORT] = {"--sort", 1, 1u << CMD_REPORT},
+    [OPT_PID] = {"--pid", 1, PID_CMDS},
+    [OPT_HELP] = {"--help", 0, ALL_COMMANDS},
     [OPT_VERSION] = {"--version", 0, ALL_COMMANDS},
+    [OPT_OUTPUT] = {"--output", 1, 1u << CMD_SNAPSHOT},
+    [OPT_BY] = {"--by", 1, BY_CMDS},
+    [OPT_CUMULATIVE] = {"--cumulative", 0, BY_CMDS},
+    [OPT_OLDER_THAN] = {"--older-than", 1, 1u << CMD_LEAKS},
+    [OPT_INTERVAL] = {"--interval", 1, 1u << CMD_WATCH},
+    [OPT_ITERATIONS] = {"--count", 1, 1u << CMD_WATCH},
+    [OPT_ROWS] = {"--rows", 1, 1u << CMD_TIMELINE},
 };
 
 typedef void render_fn(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+typedef void view_fn(struct buf *out, const struct snapshot *s, const struct view_opts *o);
 
 static const struct {
 	const char *name;
-	render_fn *render;
+	render_fn *render; /* one of these two renders the one snapshot fetched */
+	view_fn *view;
 	int stacks; /* whether the request asks for stacks */
+	int sort;   /* the stacks the request asks for (views ask for all of them) */
+	int blocks; /* whether it asks for the live block list */
+	int nargs;  /* positional arguments after the command */
 } commands[CMD_COUNT] = {
-    [CMD_STATUS] = {"status", render_status, 0},
-    [CMD_STATS] = {"stats", render_stats, 0},
-    [CMD_REPORT] = {"report", render_report, 1},
+    [CMD_STATUS] = {"status", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 0},
+    [CMD_STATS] = {"stats", render_stats, NULL, 0, SNAP_SORT_LIVE, 0, 0},
+    [CMD_REPORT] = {"report", render_report, NULL, 1, SNAP_SORT_LIVE, 0, 0},
+    [CMD_SNAPSHOT] = {"snapshot", NULL, NULL, 1, SNAP_SORT_COUNT, 1, 0},
+    [CMD_DIFF] = {"diff", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 2},
+    [CMD_PEAK] = {"peak", NULL, render_peak, 1, SNAP_SORT_PEAK, 0, 0},
+    [CMD_LEAKS] = {"leaks", NULL, render_leaks, 1, SNAP_SORT_LIVE, 1, 0},
+    [CMD_TIMELINE] = {"timeline", NULL, render_timeline, 0, SNAP_SORT_LIVE, 0, 0},
+    [CMD_WATCH] = {"watch", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 0},
+    [CMD_RESET_PEAK] = {"reset-peak", render_stats, NULL, 0, SNAP_SORT_LIVE, 0, 0},
 };
 
 struct args {
@@ -80,7 +133,13 @@ struct args {
 	const char *from;
 	struct proto_request request;
 	struct render_opts render;
-	unsigned given; /* bit per enum option */
+	struct view_opts view;
+	const char *output;   /* snapshot -o */
+	const char *files[2]; /* diff OLD NEW */
+	int nfiles;
+	uint64_t interval_ns; /* watch */
+	uint64_t iterations;  /* watch: 0 = until q */
+	unsigned given;	      /* bit per enum option */
 };
 
 static void usage(FILE *f)
@@ -99,12 +158,30 @@ static void usage(FILE *f)
 	    "      --sort KEY        live (default), allocated, count or peak\n"
 	    "      --pid PID         only the stacks of process PID\n"
 	    "      --format FORMAT   text (default) or json\n"
+	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
+	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
+	    "                        compare_to), largest growth first\n"
+	    "      --by KEY          stack, function (default), file, line or module\n"
+	    "      --cumulative      count a stack under every frame, not the innermost\n"
+	    "      --top N           show N groups (default 10; 0 shows all)\n"
+	    "  peak [--top N] [--by KEY] [--pid PID]\n"
+	    "                        what was live at the moment of peak_live_bytes\n"
+	    "  reset-peak            start a new peak window (peak = live bytes now)\n"
+	    "  leaks [--older-than DURATION] [--top N] [--pid PID]\n"
+	    "                        live blocks at least that old (default 0s), by stack\n"
+	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
+	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY]\n"
+	    "                        refresh live bytes, rate, peak, losses and the groups\n"
+	    "                        that grew most, every second; q or Ctrl-C quits\n"
+	    "\n"
+	    "DURATION is a number with a unit: 500ms, 30s, 5m, 2h (no unit: seconds).\n"
 	    "\n"
 	    "Options:\n"
 	    "  --socket PATH         memtraced's socket (default: $MEMTRACE_SOCKET, else\n"
 	    "                        %s)\n"
 	    "  --from FILE           read a snapshot file instead ('-' reads stdin)\n"
 	    "  --json                the same as --format json\n"
+	    "  -o, --output FILE     where snapshot writes ('-' is stdout)\n"
 	    "  -h, --help            show this help\n"
 	    "  --version             show the version\n"
 	    "\n"
@@ -123,6 +200,35 @@ static int usage_error(const char *fmt, ...)
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	log_msg("%s", msg);
+	return -1;
+}
+
+/* "30s", "500ms", "5m", "2h", "1d", or a bare number of seconds (decimals allowed). */
+static int parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1},	  {"us", 1e3},	 {"ms", 1e6},	 {"s", 1e9},
+		     {"m", 60e9}, {"h", 3600e9}, {"d", 86400e9}, {"", 1e9}};
+	char *end;
+	double v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		v *= units[i].ns;
+		if (!(v < (double)PROTO_MAX_OLDER_THAN))
+			return -1;
+		*ns = (uint64_t)v;
+		return 0;
+	}
 	return -1;
 }
 
@@ -153,6 +259,7 @@ static int set_option(struct args *a, int opt, const char *value)
 			return usage_error("bad --top '%s' (expected 0 to %u)", value,
 					   PROTO_MAX_TOP);
 		a->request.top = (uint32_t)v;
+		a->view.top = (uint32_t)v;
 		break;
 	case OPT_SORT:
 		a->request.sort = snap_sort_from_name(value);
@@ -166,6 +273,40 @@ static int set_option(struct args *a, int opt, const char *value)
 			return usage_error("bad --pid '%s' (expected 1 to %u)", value,
 					   PROTO_MAX_PID);
 		a->request.pid = (uint32_t)v;
+		break;
+	case OPT_OUTPUT:
+		a->output = value;
+		break;
+	case OPT_BY:
+		a->view.by = group_by_from_name(value);
+		if (a->view.by < 0)
+			return usage_error("bad --by '%s' (expected stack, function, file, line or "
+					   "module)",
+					   value);
+		break;
+	case OPT_CUMULATIVE:
+		a->view.cumulative = 1;
+		break;
+	case OPT_OLDER_THAN:
+		if (parse_duration(value, &a->view.older_than))
+			return usage_error("bad --older-than '%s' (expected a duration such as "
+					   "30s, 5m or 500ms)",
+					   value);
+		break;
+	case OPT_INTERVAL:
+		if (parse_duration(value, &a->interval_ns) || a->interval_ns < 100000000ull)
+			return usage_error("bad --interval '%s' (expected a duration of 100ms or "
+					   "more)",
+					   value);
+		break;
+	case OPT_ITERATIONS:
+		if (parse_u64(value, UINT32_MAX, &a->iterations) || !a->iterations)
+			return usage_error("bad --count '%s' (expected 1 or more)", value);
+		break;
+	case OPT_ROWS:
+		if (parse_u64(value, 100000, &v) || !v)
+			return usage_error("bad --rows '%s' (expected 1 to 100000)", value);
+		a->view.rows = (uint32_t)v;
 		break;
 	}
 	return 0;
@@ -185,14 +326,23 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->socket = env && *env ? env : PROTO_DEFAULT_SOCKET;
 	proto_request_init(&a->request);
 	a->request.top = 10;
+	a->view.top = 10;
+	a->view.by = -1;
+	a->view.rows = 20;
+	a->interval_ns = 1000000000ull;
 
 	for (int i = 1; i < argc; i++) {
 		const char *arg = argv[i], *value = NULL, *eq;
 		size_t namelen;
 		int opt;
 
-		if (arg[0] != '-') {
+		if (arg[0] != '-' || !strcmp(arg, "-")) {
 			int c;
+
+			if (a->command >= 0 && a->nfiles < commands[a->command].nargs) {
+				a->files[a->nfiles++] = arg;
+				continue;
+			}
 
 			for (c = 0; c < CMD_COUNT; c++)
 				if (!strcmp(arg, commands[c].name))
@@ -207,6 +357,8 @@ static int parse_args(int argc, char **argv, struct args *a)
 		}
 		if (!strcmp(arg, "-h"))
 			arg = "--help";
+		if (!strcmp(arg, "-o"))
+			arg = "--output";
 		eq = strchr(arg, '=');
 		namelen = eq ? (size_t)(eq - arg) : strlen(arg);
 		for (opt = 0; opt < OPT_COUNT; opt++)
@@ -246,9 +398,31 @@ static int parse_args(int argc, char **argv, struct args *a)
 					   commands[a->command].name);
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
+	if (a->nfiles < commands[a->command].nargs)
+		return usage_error("%s needs %d snapshot files (see memtracectl --help)",
+				   commands[a->command].name, commands[a->command].nargs);
+	if (a->command == CMD_SNAPSHOT && !a->output)
+		return usage_error("snapshot needs -o FILE");
+	if (a->command == CMD_DIFF && !strcmp(a->files[0], "-") && !strcmp(a->files[1], "-"))
+		return usage_error("diff can read only one of its files from stdin");
+	if (a->view.by < 0)
+		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
+	if (a->view.cumulative && a->view.by == GROUP_STACK)
+		return usage_error("--cumulative does not apply to --by stack");
 	a->request.stacks = commands[a->command].stacks;
+	if (a->command == CMD_RESET_PEAK)
+		a->request.command = PROTO_CMD_RESET_PEAK;
+	if (a->command != CMD_REPORT) {
+		/* every stack: views group and sum them all */
+		a->request.top = 0;
+		a->request.sort = commands[a->command].sort;
+	}
+	a->request.blocks = commands[a->command].blocks;
+	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
 	if (!a->request.stacks)
 		a->request.top = 0;
+	a->view.format = a->render.format;
+	a->view.pretty = 1;
 	a->render.sort = a->request.sort;
 	a->render.pid = a->request.pid;
 	a->render.pretty = 1;
@@ -449,14 +623,14 @@ static int fetch_from_file(const char *path, uint8_t **data, size_t *len)
 }
 
 /* What the daemon does for a request, done here for a file. */
-static int select_from_file(const struct args *a, struct snapshot *s)
+static int select_from_file(const struct args *a, const char *file, struct snapshot *s)
 {
 	int found = !a->request.pid;
 
 	for (uint32_t i = 0; i < s->ntargets && !found; i++)
 		found = s->targets[i].pid == a->request.pid;
 	if (!found) {
-		log_msg("%s: pid %u is not in this snapshot", a->from, a->request.pid);
+		log_msg("%s: pid %u is not in this snapshot", file, a->request.pid);
 		return -1;
 	}
 	snapshot_select(s, a->request.sort, a->request.top, a->request.pid);
@@ -472,14 +646,227 @@ static int write_stdout(const struct buf *b)
 	return 0;
 }
 
+/* Fetch (socket or file), decode and, for a file, select what the request would. */
+static int fetch_snapshot(const struct args *a, const char *file, struct snapshot *snap,
+			  uint8_t **raw, size_t *raw_len)
+{
+	uint8_t *data = NULL;
+	size_t len = 0;
+	char err[256];
+	int rc;
+
+	rc = file ? fetch_from_file(file, &data, &len) : fetch_from_socket(a, &data, &len);
+	if (rc)
+		return -1;
+	rc = snapshot_decode(data, len, snap, err, sizeof(err));
+	if (rc) {
+		log_msg("%s: %s", file ? file : a->socket, err);
+		free(data);
+		return -1;
+	}
+	if (raw) {
+		*raw = data;
+		*raw_len = len;
+	} else {
+		free(data);
+	}
+	/* snapshot copies a file whole; diff compares every stack */
+	if (file && a->request.stacks && a->command != CMD_SNAPSHOT && a->command != CMD_DIFF &&
+	    select_from_file(a, file, snap)) {
+		snapshot_free(snap);
+		if (raw)
+			free(*raw);
+		return -1;
+	}
+	return 0;
+}
+
+static int write_all_fd(int fd, const uint8_t *p, size_t n)
+{
+	while (n) {
+		ssize_t r = write(fd, p, n);
+
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r < 0)
+			return -1;
+		p += r;
+		n -= (size_t)r;
+	}
+	return 0;
+}
+
+/*
+ * Write a snapshot file atomically: a temporary file in the same directory,
+ * fsync, rename over the name, fsync the directory. A reader (or a crash)
+ * sees the old file or the whole new one, never a part.
+ */
+static int write_snapshot_file(const char *path, const uint8_t *data, size_t len)
+{
+	char *tmp, *dircopy;
+	int fd, dfd, err;
+
+	if (!strcmp(path, "-")) {
+		if (!write_all_fd(STDOUT_FILENO, data, len))
+			return 0;
+		log_msg("stdout: %s", strerror(errno));
+		return -1;
+	}
+	tmp = xmalloc(strlen(path) + 32);
+	sprintf(tmp, "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	if (fd < 0) {
+		log_msg("cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	if (write_all_fd(fd, data, len) || fsync(fd)) {
+		err = errno;
+		close(fd);
+		unlink(tmp);
+		log_msg("cannot write %s: %s", tmp, strerror(err));
+		free(tmp);
+		return -1;
+	}
+	if (close(fd) || rename(tmp, path)) {
+		err = errno;
+		unlink(tmp);
+		log_msg("cannot write %s: %s", path, strerror(err));
+		free(tmp);
+		return -1;
+	}
+	free(tmp);
+	dircopy = xstrdup(path);
+	dfd = open(dirname(dircopy), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd); /* the rename itself survives a crash */
+		close(dfd);
+	}
+	free(dircopy);
+	return 0;
+}
+
+static int run_snapshot(const struct args *a)
+{
+	struct snapshot snap;
+	uint8_t *raw;
+	size_t len;
+	int rc;
+
+	if (fetch_snapshot(a, a->from, &snap, &raw, &len))
+		return EXIT_RUNTIME;
+	rc = write_snapshot_file(a->output, raw, len);
+	if (!rc && strcmp(a->output, "-"))
+		fprintf(stderr,
+			"memtracectl: wrote %s: %zu bytes, %" PRIu32 " stacks, %" PRIu32
+			" live blocks, %" PRIu32 " timeline points\n",
+			a->output, len, snap.nstacks, snap.nblocks, snap.ntimeline);
+	free(raw);
+	snapshot_free(&snap);
+	return rc ? EXIT_RUNTIME : 0;
+}
+
+static int run_diff(const struct args *a)
+{
+	struct snapshot old, new;
+	struct buf out = {0};
+	int rc;
+
+	if (fetch_snapshot(a, a->files[0], &old, NULL, NULL))
+		return EXIT_RUNTIME;
+	if (fetch_snapshot(a, a->files[1], &new, NULL, NULL)) {
+		snapshot_free(&old);
+		return EXIT_RUNTIME;
+	}
+	render_diff(&out, &old, &new, &a->view);
+	snapshot_free(&old);
+	snapshot_free(&new);
+	rc = write_stdout(&out);
+	buf_free(&out);
+	return rc ? EXIT_RUNTIME : 0;
+}
+
+static volatile sig_atomic_t watch_stop;
+
+static void on_stop_signal(int sig)
+{
+	(void)sig;
+	watch_stop = 1;
+}
+
+/*
+ * Wait up to ns for the next refresh; returns 1 when the user asked to quit
+ * (q on a terminal, or SIGINT/SIGTERM).
+ */
+static int watch_wait(uint64_t ns, int keys)
+{
+	uint64_t end = time_monotonic_ns() + ns;
+
+	while (!watch_stop) {
+		uint64_t now = time_monotonic_ns();
+		struct pollfd p = {.fd = STDIN_FILENO, .events = POLLIN};
+		char c;
+		int r;
+
+		if (now >= end)
+			return 0;
+		r = poll(&p, keys ? 1 : 0, (int)((end - now + 999999) / 1000000));
+		if (r > 0 && read(STDIN_FILENO, &c, 1) == 1 && (c == 'q' || c == 'Q'))
+			return 1;
+		if (r > 0 && !(p.revents & POLLIN))
+			keys = 0; /* stdin closed or broken: stop listening to it */
+	}
+	return 1;
+}
+
+static int run_watch(const struct args *a)
+{
+	struct watch_state w = {0};
+	struct termios saved, raw;
+	struct sigaction sa = {.sa_handler = on_stop_signal};
+	int tty = isatty(STDOUT_FILENO), keys = tty && isatty(STDIN_FILENO), rc = 0;
+
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+	if (keys && !tcgetattr(STDIN_FILENO, &saved)) {
+		raw = saved;
+		raw.c_lflag &= ~(tcflag_t)(ICANON | ECHO);
+		raw.c_cc[VMIN] = 1;
+		raw.c_cc[VTIME] = 0;
+		tcsetattr(STDIN_FILENO, TCSANOW, &raw);
+	} else {
+		keys = 0;
+	}
+	for (uint64_t n = 0; !watch_stop; n++) {
+		struct snapshot snap;
+		struct buf out = {0};
+
+		if (fetch_snapshot(a, NULL, &snap, NULL, NULL)) {
+			rc = EXIT_RUNTIME;
+			break;
+		}
+		render_watch(&out, &w, &snap, &a->view, tty);
+		snapshot_free(&snap);
+		if (!tty)
+			buf_put(&out, "\n", 1);
+		rc = write_stdout(&out) ? EXIT_RUNTIME : 0;
+		buf_free(&out);
+		if (rc || (a->iterations && n + 1 >= a->iterations))
+			break;
+		if (watch_wait(a->interval_ns, keys))
+			break;
+	}
+	if (keys)
+		tcsetattr(STDIN_FILENO, TCSANOW, &saved);
+	watch_state_free(&w);
+	return rc;
+}
+
 int main(int argc, char **argv)
 {
 	struct snapshot snap;
 	struct buf out = {0};
 	struct args a;
-	uint8_t *data = NULL;
-	size_t len = 0;
-	char err[256];
 	int rc;
 
 	util_progname = "memtracectl";
@@ -487,20 +874,27 @@ int main(int argc, char **argv)
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
 
-	rc = a.from ? fetch_from_file(a.from, &data, &len) : fetch_from_socket(&a, &data, &len);
-	if (rc)
-		return EXIT_RUNTIME;
-	rc = snapshot_decode(data, len, &snap, err, sizeof(err));
-	free(data);
-	if (rc) {
-		log_msg("%s: %s", a.from ? a.from : a.socket, err);
-		return EXIT_RUNTIME;
+	switch (a.command) {
+	case CMD_SNAPSHOT:
+		return run_snapshot(&a);
+	case CMD_DIFF:
+		return run_diff(&a);
+	case CMD_WATCH:
+		return run_watch(&a);
 	}
-	if (a.from && a.request.stacks && select_from_file(&a, &snap)) {
+	if (fetch_snapshot(&a, a.from, &snap, NULL, NULL))
+		return EXIT_RUNTIME;
+	if (a.command == CMD_LEAKS && !snap.has_blocks) {
+		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
+			"snapshot -o FILE)",
+			a.from);
 		snapshot_free(&snap);
 		return EXIT_RUNTIME;
 	}
-	commands[a.command].render(&out, &snap, &a.render);
+	if (commands[a.command].view)
+		commands[a.command].view(&out, &snap, &a.view);
+	else
+		commands[a.command].render(&out, &snap, &a.render);
 	snapshot_free(&snap);
 	rc = write_stdout(&out);
 	buf_free(&out);

@@ -41,9 +41,11 @@ struct options {
 	char **command;
 	const char *socket_path;
 	uint32_t stack_depth;
+	uint32_t stack_walker;
 	uint64_t ring_buffer_bytes;
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
+	uint64_t sample_interval_ms;
 	uint64_t client_timeout_s;
 };
 
@@ -59,11 +61,14 @@ static void usage(FILE *f)
 		"  -p, --pid PID              attach to a running process\n"
 		"  -s, --socket PATH          listen here (default %s)\n"
 		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
+		"                             the kernel's bpf_get_stack (slower, see docs)\n"
 		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
 		"      --client-timeout S     drop clients not done in S s (default 10)\n"
+		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -78,14 +83,24 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_CLIENT_TIMEOUT };
+	enum {
+		OPT_DEPTH = 256,
+		OPT_RINGBUF,
+		OPT_MAX_LIVE,
+		OPT_MAX_STACKS,
+		OPT_WALKER,
+		OPT_SAMPLE,
+		OPT_CLIENT_TIMEOUT
+	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
 	    {"stack-depth", required_argument, NULL, OPT_DEPTH},
+	    {"stack-walker", required_argument, NULL, OPT_WALKER},
 	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
 	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -99,6 +114,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
+	o->sample_interval_ms = 1000;
 	o->client_timeout_s = 10;
 	o->max_live_blocks = o->max_stacks = UNSET;
 	opterr = 0;
@@ -117,6 +133,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("bad --stack-depth", optarg);
 			o->stack_depth = (uint32_t)v;
 			break;
+		case OPT_WALKER:
+			if (!strcmp(optarg, "fp"))
+				o->stack_walker = MT_WALK_FP;
+			else if (!strcmp(optarg, "kernel"))
+				o->stack_walker = MT_WALK_KERNEL;
+			else
+				return usage_error("--stack-walker must be fp or kernel", optarg);
+			break;
 		case OPT_RINGBUF:
 			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
 				return usage_error("--ring-buffer-size must be a power of two "
@@ -133,6 +157,12 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64(optarg, UINT32_MAX - 1, &v))
 				return usage_error("bad --max-stacks", optarg);
 			o->max_stacks = v;
+			break;
+		case OPT_SAMPLE:
+			if (parse_u64(optarg, 86400000, &v) || v < 10)
+				return usage_error("--sample-interval must be 10 to 86400000 ms",
+						   optarg);
+			o->sample_interval_ms = v;
 			break;
 		case OPT_CLIENT_TIMEOUT:
 			if (parse_u64(optarg, 3600, &v) || !v)
@@ -315,8 +345,9 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
-	log_msg("attached to pid %d (%s): %d probes on %s", tg->pid, tg->command, tg->probes.nlinks,
-		tg->alloc.path);
+	log_msg("attached to pid %d (%s): %d probes on %s%s%s", tg->pid, tg->command,
+		tg->probes.nlinks, tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
+		tg->alloc.cxx_path ? tg->alloc.cxx_path : "");
 	return 0;
 }
 
@@ -370,6 +401,15 @@ static void daemon_cleanup(struct daemon *d)
 		close(d->epfd);
 }
 
+/* Memory over time: a point per sampling interval, once a target is traced. */
+static void daemon_sample(struct daemon *d)
+{
+	uint64_t now = time_monotonic_ns();
+
+	if (d->tracker.ntargets && now >= d->tracker.start_ns)
+		timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals);
+}
+
 static int run_loop(struct daemon *d, int sigfd, int timerfd)
 {
 	struct epoll_event events[32];
@@ -397,6 +437,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
+				daemon_sample(d);
 				check_execs(d);
 				server_expire(d, time_monotonic_ns());
 				break;
@@ -467,6 +508,7 @@ int main(int argc, char **argv)
 		log_msg("out of memory");
 		return 1;
 	}
+	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
 	d.sym = symbolizer_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;
@@ -474,6 +516,7 @@ int main(int argc, char **argv)
 	if (server_listen(&d, o.socket_path, err, sizeof(err)))
 		goto fail;
 	bo.stack_depth = o.stack_depth;
+	bo.stack_walker = o.stack_walker;
 	bo.ring_buffer_bytes = o.ring_buffer_bytes;
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)

@@ -35,6 +35,7 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 		return NULL;
 	}
 	skel->rodata->cfg.stack_depth = o->stack_depth;
+	skel->rodata->cfg.stack_walker = o->stack_walker;
 	/* wake the consumer when a quarter of the buffer is queued */
 	skel->rodata->cfg.wakeup_bytes = o->ring_buffer_bytes / 4;
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
@@ -111,20 +112,22 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 	for (pass = 0; pass < 3 && !rc; pass++) {
 		for (i = 0; i < a->nprobes && !rc; i++) {
 			const struct alloc_probe *p = &a->probes[i];
+			const char *path = p->object ? a->cxx_open_path : a->open_path;
 			int is_free = p->func == MT_FN_FREE;
 
 			if (pass == 0 && is_free)
-				rc = attach_one(skel->progs.free_enter, pid, a->open_path,
-						p->offset, p->func, 0, tp);
+				rc = attach_one(skel->progs.free_enter, pid, path, p->offset,
+						p->func, 0, tp);
 			else if (pass == 1 && !is_free)
-				rc = attach_one(skel->progs.alloc_return, pid, a->open_path,
-						p->offset, p->func, 1, tp);
+				rc = attach_one(skel->progs.alloc_return, pid, path, p->offset,
+						p->func, 1, tp);
 			else if (pass == 2 && !is_free)
-				rc = attach_one(skel->progs.alloc_enter, pid, a->open_path,
-						p->offset, p->func, 0, tp);
+				rc = attach_one(skel->progs.alloc_enter, pid, path, p->offset,
+						p->func, 0, tp);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
-					 allocator_func_name(p->func), a->path, strerror(-rc));
+					 allocator_func_name(p->func),
+					 p->object ? a->cxx_path : a->path, strerror(-rc));
 		}
 	}
 	if (rc)

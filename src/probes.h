@@ -17,6 +17,7 @@ struct bpf_link;
 
 struct bpf_options {
 	uint32_t stack_depth;
+	uint32_t stack_walker;	    /* enum mt_stack_walker */
 	uint64_t ring_buffer_bytes; /* power of two, >= page size */
 };
 
@@ -29,7 +30,7 @@ int probes_ringbuf_fd(struct memtrace_bpf *skel);
 int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
 
 struct target_probes {
-	struct bpf_link *links[2 * MT_FN_COUNT];
+	struct bpf_link *links[64]; /* 2 per probe, at most */
 	int nlinks;
 };
 

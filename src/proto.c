@@ -21,6 +21,8 @@ void proto_request_init(struct proto_request *r)
 	r->sort = SNAP_SORT_LIVE;
 	r->pid = 0;
 	r->stacks = 1;
+	r->blocks = 0;
+	r->older_than_ns = 0;
 }
 
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
@@ -43,16 +45,15 @@ static int request_error(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Keys, what they set and the largest number they take (sort is by name). */
-enum request_key { KEY_TOP, KEY_SORT, KEY_PID, KEY_STACKS, KEY_COUNT };
+enum request_key { KEY_TOP, KEY_SORT, KEY_PID, KEY_STACKS, KEY_BLOCKS, KEY_OLDER_THAN, KEY_COUNT };
 
 static const struct {
 	const char *name;
 	uint64_t max;
 } request_keys[KEY_COUNT] = {
-    [KEY_TOP] = {"top", PROTO_MAX_TOP},
-    [KEY_SORT] = {"sort", 0},
-    [KEY_PID] = {"pid", PROTO_MAX_PID},
-    [KEY_STACKS] = {"stacks", 1},
+    [KEY_TOP] = {"top", PROTO_MAX_TOP}, [KEY_SORT] = {"sort", 0},
+    [KEY_PID] = {"pid", PROTO_MAX_PID}, [KEY_STACKS] = {"stacks", 1},
+    [KEY_BLOCKS] = {"blocks", 1},	[KEY_OLDER_THAN] = {"older_than", PROTO_MAX_OLDER_THAN},
 };
 
 /* Longest piece of a bad line quoted back in an error. */
@@ -97,6 +98,10 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		r->top = (uint32_t)v;
 	else if (k == KEY_PID)
 		r->pid = (uint32_t)v;
+	else if (k == KEY_BLOCKS)
+		r->blocks = (int)v;
+	else if (k == KEY_OLDER_THAN)
+		r->older_than_ns = v;
 	else
 		r->stacks = (int)v;
 	return 0;
@@ -132,9 +137,12 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 	word = strtok_r(copy, " ", &save);
 	if (!word)
 		return request_error(err, errlen, "empty line");
-	if (strcmp(word, "snapshot"))
+	if (!strcmp(word, "snapshot"))
+		r->command = PROTO_CMD_SNAPSHOT;
+	else if (!strcmp(word, "reset-peak"))
+		r->command = PROTO_CMD_RESET_PEAK;
+	else
 		return request_error(err, errlen, "unknown command '%.*s'", QUOTE_MAX, word);
-	r->command = PROTO_CMD_SNAPSHOT;
 	while ((word = strtok_r(NULL, " ", &save)))
 		if (parse_pair(word, &seen, r, err, errlen))
 			return -1;
@@ -146,11 +154,19 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	const char *sort = snap_sort_name(r->sort);
 	int n;
 
-	if (r->command != PROTO_CMD_SNAPSHOT || !sort || r->top > PROTO_MAX_TOP ||
-	    r->pid > PROTO_MAX_PID || (r->stacks != 0 && r->stacks != 1))
+	char extra[64] = "";
+
+	if ((r->command != PROTO_CMD_SNAPSHOT && r->command != PROTO_CMD_RESET_PEAK) || !sort ||
+	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
+	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
+	    r->older_than_ns > PROTO_MAX_OLDER_THAN)
 		return -1;
-	n = snprintf(buf, buflen, "snapshot top=%u sort=%s pid=%u stacks=%d\n", r->top, sort,
-		     r->pid, r->stacks);
+	if (r->blocks || r->older_than_ns)
+		snprintf(extra, sizeof(extra), " blocks=%d older_than=%llu", r->blocks,
+			 (unsigned long long)r->older_than_ns);
+	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n",
+		     r->command == PROTO_CMD_RESET_PEAK ? "reset-peak" : "snapshot", r->top, sort,
+		     r->pid, r->stacks, extra);
 	if (n < 0 || (size_t)n >= buflen)
 		return -1;
 	return n;

@@ -21,22 +21,29 @@
 #define PROTO_REPLY_HEADER   9
 #define PROTO_MAX_REPLY	     (1u << 31)
 #define PROTO_DEFAULT_SOCKET "/run/memtrace/memtraced.sock"
-#define PROTO_MAX_TOP	     1000000	/* largest top= */
-#define PROTO_MAX_PID	     (1u << 22) /* largest pid= (the kernel's PID_MAX_LIMIT) */
+#define PROTO_MAX_TOP	     1000000	  /* largest top= */
+#define PROTO_MAX_PID	     (1u << 22)	  /* largest pid= (the kernel's PID_MAX_LIMIT) */
+#define PROTO_MAX_OLDER_THAN (1ull << 62) /* largest older_than= (nanoseconds) */
 
 enum proto_command {
 	PROTO_CMD_SNAPSHOT = 1,
+	PROTO_CMD_RESET_PEAK, /* start a new peak window, then answer as snapshot */
 };
 
 struct proto_request {
-	int command;  /* enum proto_command */
-	uint32_t top; /* stacks to include; 0 = all */
-	int sort;     /* enum snap_sort */
-	uint32_t pid; /* 0 = every target */
-	int stacks;   /* 0 = counters and targets only */
+	int command;		/* enum proto_command */
+	uint32_t top;		/* stacks to include; 0 = all */
+	int sort;		/* enum snap_sort */
+	uint32_t pid;		/* 0 = every target */
+	int stacks;		/* 0 = counters and targets only */
+	int blocks;		/* 1 = the live block list too (blocks=1) */
+	uint64_t older_than_ns; /* only blocks at least this old (older_than=NS) */
 };
 
-/* Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1. */
+/*
+ * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
+ * older_than=0. The first word is the command: "snapshot" or "reset-peak".
+ */
 void proto_request_init(struct proto_request *r);
 
 /*
@@ -47,7 +54,10 @@ void proto_request_init(struct proto_request *r);
 int proto_request_parse(const char *line, size_t len, struct proto_request *r, char *err,
 			size_t errlen);
 
-/* Format r as a request line ending in '\n'. Returns its length, or -1. */
+/*
+ * Format r as a request line ending in '\n' (blocks= and older_than= only
+ * when not at their defaults). Returns its length, or -1.
+ */
 int proto_request_format(const struct proto_request *r, char *buf, size_t buflen);
 
 /* Write a reply header for a payload of len bytes into hdr. */

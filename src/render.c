@@ -7,6 +7,7 @@
  */
 #include "render.h"
 #include "json.h"
+#include "memtrace/event.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -76,7 +77,7 @@ void render_bytes(char *dst, size_t len, uint64_t bytes)
 	snprintf(dst, len, "%.1f %s", v, units[u]);
 }
 
-static void render_duration(char *dst, size_t len, uint64_t ns)
+void render_duration(char *dst, size_t len, uint64_t ns)
 {
 	uint64_t s = ns / 1000000000ull;
 
@@ -210,7 +211,35 @@ static void json_frame(struct json_writer *w, const struct snap_frame *f)
 		json_i64(w, f->line);
 	else
 		json_null(w);
+	json_key(w, "inlined");
+	json_bool(w, f->inlined != 0);
 	json_end_object(w);
+}
+
+static const char *const stack_end_names[] = {
+    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",    [MT_STACK_BROKEN] = "broken",
+    [MT_STACK_NONE] = "none",	      [MT_STACK_KERNEL] = "unknown",
+};
+
+static const char *stack_end_name(uint32_t end)
+{
+	return end < ARRAY_SIZE(stack_end_names) && stack_end_names[end] ? stack_end_names[end]
+									 : "unknown";
+}
+
+/* "truncated_stacks": the modules whose missing frame pointers cut stacks short. */
+static void json_truncations(struct json_writer *w, const struct snapshot *s)
+{
+	json_key(w, "truncated_stacks");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->ntruncations; i++) {
+		json_begin_object(w);
+		json_kv_string(w, "module", s->truncations[i].module);
+		json_kv_u64(w, "stacks", s->truncations[i].stacks);
+		json_kv_u64(w, "allocations", s->truncations[i].allocations);
+		json_end_object(w);
+	}
+	json_end_array(w);
 }
 
 static void json_stack(struct json_writer *w, const struct snap_stack *st)
@@ -229,6 +258,7 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st)
 	for (uint32_t i = 0; i < st->nframes; i++)
 		json_frame(w, &st->frames[i]);
 	json_end_array(w);
+	json_kv_string(w, "stack_end", stack_end_name(st->stack_end));
 	json_end_object(w);
 }
 
@@ -241,6 +271,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s,
 	json_kv_double(w, "uptime", ns_to_seconds(s->uptime_ns));
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	json_truncations(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -271,6 +302,7 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_end_object(w);
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	json_truncations(w, s);
 	json_key(w, "entries");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->nstacks; i++)
@@ -280,6 +312,20 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 }
 
 /* ---- text ---------------------------------------------------------------- */
+
+/* Say which modules cut stacks short, and what would make them whole. */
+static void text_truncations(struct buf *b, const struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->ntruncations; i++) {
+		const struct snap_truncation *t = &s->truncations[i];
+
+		buf_printf(b, "note: %" PRIu64 " stacks (%" PRIu64 " allocations) stop in ",
+			   t->stacks, t->allocations);
+		put_text(b, basename_of(t->module));
+		buf_printf(b, ", where the frame-pointer chain breaks: build it (or its caller) "
+			      "with -fno-omit-frame-pointer for whole stacks\n");
+	}
+}
 
 static void text_lost_warning(struct buf *b, const struct snapshot *s)
 {
@@ -335,6 +381,7 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 	buf_printf(b, ", up %s: %" PRIu64 " events received, %" PRIu64 " lost\n", uptime,
 		   s->events_received, snapshot_events_lost(s));
 	text_lost_warning(b, s);
+	text_truncations(b, s);
 	if (s->totals.untracked_allocations)
 		buf_printf(b,
 			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "
@@ -416,7 +463,7 @@ static void text_frame(struct buf *b, const struct snap_frame *f)
 	buf_printf(b, "    ");
 	if (f->function) {
 		put_text(b, f->function);
-		buf_printf(b, " (");
+		buf_printf(b, f->inlined ? " [inlined] (" : " (");
 	}
 	if (f->module) {
 		put_text(b, basename_of(f->module));
@@ -458,6 +505,7 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		buf_printf(b, "%" PRIu32 " of %" PRIu64 " stacks shown\n", s->nstacks,
 			   s->stacks_total);
 	text_lost_warning(b, s);
+	text_truncations(b, s);
 
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -481,6 +529,10 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 			text_frame(b, &st->frames[j]);
 		if (!st->nframes)
 			buf_printf(b, "    (no stack)\n");
+		else if (st->stack_end == MT_STACK_BROKEN)
+			buf_printf(b, "    ... (the frame-pointer chain breaks here)\n");
+		else if (st->stack_end == MT_STACK_DEPTH)
+			buf_printf(b, "    ... (--stack-depth reached)\n");
 	}
 }
 
@@ -516,4 +568,19 @@ void render_stats(struct buf *out, const struct snapshot *s, const struct render
 void render_report(struct buf *out, const struct snapshot *s, const struct render_opts *o)
 {
 	render(out, s, o, text_report, json_report);
+}
+
+void render_text(struct buf *out, const char *s)
+{
+	put_text(out, s);
+}
+
+void render_text_frame(struct buf *out, const struct snap_frame *f)
+{
+	text_frame(out, f);
+}
+
+void render_json_frame(struct json_writer *w, const struct snap_frame *f)
+{
+	json_frame(w, f);
 }

@@ -222,6 +222,11 @@ static void handle_request(struct daemon *d, struct client *c, size_t len)
 		return;
 	}
 	daemon_consume(d); /* include everything queued before the request */
+	if (req.command == PROTO_CMD_RESET_PEAK) {
+		tracker_reset_peak(&d->tracker, time_monotonic_ns());
+		log_msg("peak reset at %llu live bytes",
+			(unsigned long long)d->tracker.totals.live_bytes);
+	}
 	if (collect_snapshot(d, &req, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;

@@ -30,13 +30,18 @@ enum section {
 	SEC_TARGETS,
 	SEC_FRAMES,
 	SEC_STACKS,
-	SEC_LAST = SEC_STACKS
+	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
+	SEC_TIMELINE = 8,
+	SEC_BLOCKS = 9,
+	SEC_STACK_INFO = 24, /* why stacks end, inlined frames, truncating modules */
+	SEC_KNOWN
 };
 
 static const char *const section_names[] = {
-    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	  [SEC_TOTALS] = "totals",
-    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets", [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",
+    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
+    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
+    [SEC_STACK_INFO] = "stack_info",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -410,7 +415,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
-	uint32_t *target_refs;
+	uint32_t *target_refs, *trunc_refs = NULL;
 	uint32_t *frame_refs = NULL;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -425,6 +430,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		target_refs[2 * i] = intern_string(e, s->targets[i].command);
 		target_refs[2 * i + 1] = intern_string(e, s->targets[i].allocator);
 	}
+	trunc_refs = calloc(s->ntruncations ? s->ntruncations : 1, sizeof(*trunc_refs));
+	if (!trunc_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntruncations; i++)
+		trunc_refs[i] = intern_string(e, s->truncations[i].module);
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
@@ -505,10 +518,62 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, st->peak_live_bytes);
 	}
 	put_section(out, &body, SEC_STACKS);
+
+	if (s->ntimeline) {
+		put_varint(&body, s->timeline_interval_ns);
+		put_varint(&body, s->ntimeline);
+		for (uint32_t i = 0; i < s->ntimeline; i++) {
+			const struct snap_timeline_point *p = &s->timeline[i];
+
+			put_varint(&body, p->time_ns);
+			put_varint(&body, p->live_bytes);
+			put_varint(&body, p->live_allocations);
+			put_varint(&body, p->allocations);
+			put_varint(&body, p->bytes_allocated);
+		}
+		put_section(out, &body, SEC_TIMELINE);
+	}
+
+	if (s->has_blocks) {
+		put_varint(&body, s->blocks_older_than_ns);
+		put_varint(&body, s->nblocks);
+		for (uint32_t i = 0; i < s->nblocks; i++) {
+			const struct snap_block *b = &s->blocks[i];
+
+			put_varint(&body, b->stack);
+			put_varint(&body, b->address);
+			put_varint(&body, b->size);
+			put_varint(&body, b->age_ns);
+		}
+		put_section(out, &body, SEC_BLOCKS);
+	}
+
+	put_varint(&body, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+		uint32_t k = 0;
+
+		put_varint(&body, st->stack_end);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			k += st->frames[j].inlined != 0;
+		put_varint(&body, k);
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			if (st->frames[j].inlined)
+				put_varint(&body, j);
+		}
+	}
+	put_varint(&body, s->ntruncations);
+	for (uint32_t i = 0; i < s->ntruncations; i++) {
+		put_varint(&body, trunc_refs[i]);
+		put_varint(&body, s->truncations[i].stacks);
+		put_varint(&body, s->truncations[i].allocations);
+	}
+	put_section(out, &body, SEC_STACK_INFO);
 out:
 	free(body.data);
 	free(frame_refs);
 	free(target_refs);
+	free(trunc_refs);
 }
 
 /* Limits the decoder enforces, checked here so that what we write reads back. */
@@ -516,8 +581,12 @@ static int check_limits(const struct snapshot *s)
 {
 	uint64_t refs = 0;
 
-	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS)
+	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS ||
+	    s->ntimeline > SNAPSHOT_MAX_TIMELINE || s->nblocks > SNAPSHOT_MAX_BLOCKS)
 		return -1;
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		if (s->blocks[i].stack >= s->nstacks)
+			return -1;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (s->stacks[i].nframes > SNAPSHOT_MAX_DEPTH)
 			return -1;
@@ -867,10 +936,102 @@ static int dec_stacks(struct reader *r)
 	return 0;
 }
 
+static int dec_timeline(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->timeline_interval_ns) || rd_count(r, 5, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	s->timeline = calloc(n ? n : 1, sizeof(*s->timeline));
+	if (!s->timeline)
+		return fail(d, "out of memory");
+	s->ntimeline = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+
+		if (rd_varint(r, &p->time_ns) || rd_varint(r, &p->live_bytes) ||
+		    rd_varint(r, &p->live_allocations) || rd_varint(r, &p->allocations) ||
+		    rd_varint(r, &p->bytes_allocated))
+			return -1;
+	}
+	return 0;
+}
+
+static int dec_blocks(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->blocks_older_than_ns) || rd_count(r, 4, SNAPSHOT_MAX_BLOCKS, &n))
+		return -1;
+	s->blocks = calloc(n ? n : 1, sizeof(*s->blocks));
+	if (!s->blocks)
+		return fail(d, "out of memory");
+	s->has_blocks = 1;
+	s->nblocks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_block *b = &s->blocks[i];
+
+		if (rd_u32(r, &b->stack) || rd_varint(r, &b->address) || rd_varint(r, &b->size) ||
+		    rd_varint(r, &b->age_ns))
+			return -1;
+		if (b->stack >= s->nstacks)
+			return fail(d, "blocks section: stack index out of range");
+	}
+	return 0;
+}
+
+/*
+ * Per stack: its stack_end and the indexes of its inlined frames; then the
+ * modules that cut stacks short. Must follow the stacks section.
+ */
+static int dec_stack_info(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n, k, idx = 0;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		if (rd_u32(r, &st->stack_end) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &k))
+			return -1;
+		for (uint32_t j = 0; j < k; j++) {
+			if (rd_u32(r, &idx))
+				return -1;
+			if (idx >= st->nframes)
+				return fail(d, "stack_info section: frame index out of range");
+			st->frames[idx].inlined = 1;
+		}
+	}
+	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
+	if (!s->truncations)
+		return fail(d, "out of memory");
+	s->ntruncations = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_truncation *t = &s->truncations[i];
+
+		if (rd_string(r, &t->module) || rd_varint(r, &t->stacks) ||
+		    rd_varint(r, &t->allocations))
+			return -1;
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,	      [SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets, [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,
+    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
+    [SEC_STACK_INFO] = dec_stack_info,
 };
 
 /*
@@ -897,7 +1058,7 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (last < SEC_LAST && tag > last + 1)
 			return fail(d, "missing %s section", section_names[last + 1]);
 		last = tag;
-		if (tag > SEC_LAST)
+		if (tag >= SEC_KNOWN || !section_decoders[tag])
 			continue;
 		r.section = section_names[tag];
 		if (section_decoders[tag](&r))
@@ -1006,11 +1167,16 @@ void snapshot_free(struct snapshot *s)
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
 		}
+		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
+			free(s->truncations[i].module);
 	}
+	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
 	free(s->targets);
 	free(s->stacks);
+	free(s->timeline);
+	free(s->blocks);
 	free(s->string_pool);
 	memset(s, 0, sizeof(*s));
 }
@@ -1047,7 +1213,7 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 {
 	struct sort_entry *order;
 	struct snap_stack *sorted;
-	uint32_t n = 0;
+	uint32_t n = 0, nblocks = 0, *remap;
 
 	if (!s->nstacks)
 		return;
@@ -1065,12 +1231,27 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 		n++;
 	}
 	qsort(order, n, sizeof(*order), sort_entry_cmp);
+	/* where each kept stack goes, for the block list; UINT32_MAX = dropped */
+	remap = xmalloc(s->nstacks * sizeof(*remap));
+	memset(remap, 0xff, s->nstacks * sizeof(*remap));
 	for (uint32_t i = 0; i < n; i++) {
-		if (top && i >= top)
+		if (top && i >= top) {
 			stack_free_frames(s, &s->stacks[order[i].index]);
-		else
+		} else {
 			sorted[i] = s->stacks[order[i].index];
+			remap[order[i].index] = i;
+		}
 	}
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		uint32_t to = remap[s->blocks[i].stack];
+
+		if (to != UINT32_MAX) {
+			s->blocks[nblocks] = s->blocks[i];
+			s->blocks[nblocks++].stack = to;
+		}
+	}
+	s->nblocks = nblocks;
+	free(remap);
 	free(s->stacks);
 	free(order);
 	s->stacks = sorted;

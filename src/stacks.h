@@ -31,6 +31,7 @@ struct stack_entry {
 	uint64_t frames_off;
 	uint32_t tgid;
 	uint32_t nframes;
+	uint32_t stack_end; /* enum mt_stack_end of the event that made it */
 	struct stack_totals t;
 };
 

@@ -20,6 +20,24 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+/* The C++ ABI's demangler, from libstdc++ (declared here to keep this file C). */
+extern char *__cxa_demangle(const char *mangled, char *buf, size_t *len, int *status);
+
+/* A symbol as people read it: C++ names demangled, others as they are. */
+static char *symbol_name(const char *raw)
+{
+	char *d;
+	int status = -1;
+
+	if (raw[0] == '_' && raw[1] == 'Z') {
+		d = __cxa_demangle(raw, NULL, NULL, &status);
+		if (d && !status)
+			return d;
+		free(d);
+	}
+	return xstrdup(raw);
+}
+
 struct module {
 	uint32_t dev_major, dev_minor;
 	uint64_t inode;
@@ -249,7 +267,9 @@ void symbolizer_note_process(struct symbolizer *s, int pid)
 	}
 }
 
-void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out)
+/* One frame for addr; returns its module and ELF address when it has symbols. */
+static struct module *frame_at(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out,
+			       uint64_t *vaddr_out)
 {
 	const struct map_entry *e = NULL;
 	struct pid_maps *p;
@@ -265,28 +285,89 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 	if (p)
 		e = procmaps_find(&p->maps, addr);
 	if (!e || !e->path)
-		return;
+		return NULL;
 	out->module = xstrdup(e->path);
 	if (!procmaps_is_file(e)) {
 		out->offset = addr - e->start;
-		return;
+		return NULL;
 	}
 	file_offset = addr - e->start + e->offset;
 	out->offset = file_offset;
 	mod = module_of(s, p, (size_t)(e - p->maps.v));
 	if (!mod || !mod->elf || elfmod_offset_to_vaddr(mod->elf, file_offset, &vaddr))
-		return;
+		return NULL;
 	out->offset = vaddr;
+	if (!vaddr)
+		return NULL;
 	/* A return address follows the call; the call itself is at addr - 1. */
-	name = vaddr ? elfmod_lookup(mod->elf, vaddr - 1, NULL) : NULL;
-	if (!name && vaddr)
+	name = elfmod_lookup(mod->elf, vaddr - 1, NULL);
+	if (!name)
 		name = dwarf_lines_symbol(mod->lines, vaddr - 1);
 	if (name)
-		out->function = xstrdup(name);
-	if (vaddr && !dwarf_lines_lookup(mod->lines, vaddr - 1, &file, &line)) {
+		out->function = symbol_name(name);
+	if (!dwarf_lines_lookup(mod->lines, vaddr - 1, &file, &line)) {
 		out->file = xstrdup(file);
 		out->line = line;
 	}
+	*vaddr_out = vaddr;
+	return mod;
+}
+
+void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out)
+{
+	uint64_t vaddr;
+
+	frame_at(s, pid, addr, out, &vaddr);
+}
+
+size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out,
+			 size_t max)
+{
+	struct dwarf_inline inl[SYMBOLIZER_MAX_INLINE];
+	struct snap_frame base;
+	struct module *mod;
+	uint64_t vaddr = 0;
+	int k, i;
+
+	mod = frame_at(s, pid, addr, &base, &vaddr);
+	k = mod && max > 1
+		? dwarf_lines_inlines(mod->lines, vaddr - 1, inl,
+				      (int)(max - 1 < ARRAY_SIZE(inl) ? max - 1 : ARRAY_SIZE(inl)))
+		: 0;
+	if (k <= 0) {
+		out[0] = base;
+		return 1;
+	}
+	/* innermost inlined function first, at the line the address is on; each
+	 * next one out at the line that called the one before; the real
+	 * function last. All share the address. */
+	for (i = 0; i <= k; i++) {
+		struct snap_frame *f = &out[i];
+		const char *fn = i < k ? inl[i].function : NULL;
+
+		memset(f, 0, sizeof(*f));
+		f->address = base.address;
+		f->offset = base.offset;
+		f->module = base.module ? xstrdup(base.module) : NULL;
+		f->inlined = i < k;
+		if (i == 0) {
+			f->file = base.file ? xstrdup(base.file) : NULL;
+			f->line = base.line;
+		} else if (inl[i - 1].call_file) {
+			f->file = xstrdup(inl[i - 1].call_file);
+			f->line = inl[i - 1].call_line;
+		}
+		if (fn)
+			f->function = symbol_name(fn);
+		else if (base.function)
+			f->function = xstrdup(base.function);
+		else if (inl[k - 1].caller)
+			f->function = symbol_name(inl[k - 1].caller);
+	}
+	free(base.function);
+	free(base.module);
+	free(base.file);
+	return (size_t)k + 1;
 }
 
 void symbolizer_forget(struct symbolizer *s, int pid)

@@ -44,6 +44,17 @@ void symbolizer_note_process(struct symbolizer *s, int pid);
  */
 void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out);
 
+#define SYMBOLIZER_MAX_INLINE 16
+
+/*
+ * Like symbolizer_frame, but a return address inside inlined code becomes
+ * several frames (DWARF inlined subroutines): the innermost inlined function
+ * first, marked inlined, down to the real function. Fills at most max frames
+ * (max >= 1) and returns how many.
+ */
+size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out,
+			 size_t max);
+
 /* Drop a pid's maps; opened modules stay cached. */
 void symbolizer_forget(struct symbolizer *s, int pid);
 

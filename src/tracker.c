@@ -162,9 +162,12 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		stack = tg->empty_stack;
 		tg->c.stackless_allocations++;
 		t->totals.stackless_allocations++;
-	} else if (is_new && t->on_new_stack)
-		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
-				ev->nframes);
+	} else if (is_new) {
+		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
+					ev->nframes);
+	}
 
 	b.addr = ev->addr;
 	b.size = ev->size;
@@ -270,6 +273,20 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 	/* ... and one allocation of the new one, even at the same address */
 	if (ev->addr)
 		on_alloc(t, tg, ev);
+}
+
+void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < t->ntargets; i++) {
+		struct tracker_target *tg = &t->targets[i];
+
+		tg->c.peak_live_bytes = tg->c.live_bytes;
+		tg->c.peak_time_ns = since(now_ns, tg->start_ns);
+	}
+	t->totals.peak_live_bytes = t->totals.live_bytes;
+	t->totals.peak_time_ns = since(now_ns, t->start_ns);
+	/* stacks on an older epoch report their current value: now the peak's */
+	t->peak_epoch++;
 }
 
 int tracker_target_exec(struct tracker *t, uint32_t tgid)

@@ -74,6 +74,13 @@ int tracker_target_exec(struct tracker *t, uint32_t tgid);
 /* Apply one event as read from the ring buffer (len bytes, untrusted size). */
 void tracker_event(struct tracker *t, const void *data, size_t len);
 
+/*
+ * Start a new peak window (tracemalloc.reset_peak): the peak becomes the
+ * current live bytes, at now_ns, in total and per target; every stack's
+ * value at the peak becomes its current live bytes.
+ */
+void tracker_reset_peak(struct tracker *t, uint64_t now_ns);
+
 /* This stack's live bytes at the moment of the global peak. */
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s);
 

@@ -26,6 +26,8 @@ enum mt_func {
 	MT_FN_MEMALIGN,
 	MT_FN_VALLOC,
 	MT_FN_PVALLOC,
+	MT_FN_NEW,	 /* C++ operator new, every variant */
+	MT_FN_NEW_ARRAY, /* C++ operator new[], every variant */
 	MT_FN_COUNT
 };
 
@@ -50,12 +52,28 @@ struct mt_event {
 	__u16 nframes;	/* user frames that follow, innermost first */
 	__u32 tgid;	/* process */
 	__u32 tid;	/* thread */
-	__u32 reserved; /* zero */
-	__u64 time_ns;	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	__u8 stack_end; /* enum mt_stack_end: why the frames stop */
+	__u8 pad[3];
+	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 addr;
 	__u64 old_addr;
 	__u64 size;
 	__u64 frames[]; /* return addresses; frames[0] is the allocator's caller */
+};
+
+/* Why an event's stack ends where it does. */
+enum mt_stack_end {
+	MT_STACK_COMPLETE = 0, /* the frame-pointer chain ended with 0: the root */
+	MT_STACK_DEPTH = 1,    /* the depth limit was reached */
+	MT_STACK_BROKEN = 2,   /* a frame pointer left the stack: a module without them */
+	MT_STACK_NONE = 3,     /* no stack (frees, realloc entries) */
+	MT_STACK_KERNEL = 4,   /* captured by bpf_get_stack: end reason unknown */
+};
+
+/* How the BPF side captures user stacks (cfg.stack_walker). */
+enum mt_stack_walker {
+	MT_WALK_FP = 0,	    /* our bounded frame-pointer walk (default) */
+	MT_WALK_KERNEL = 1, /* bpf_get_stack(BPF_F_USER_STACK) */
 };
 
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
@@ -71,8 +89,8 @@ struct mt_target_watch {
 
 /* Read-only configuration the daemon sets before load (.rodata). */
 struct mt_bpf_config {
-	__u32 stack_depth; /* frames to capture, <= MT_MAX_FRAMES */
-	__u32 reserved;
+	__u32 stack_depth;  /* frames to capture, <= MT_MAX_FRAMES */
+	__u32 stack_walker; /* enum mt_stack_walker */
 	__u64 wakeup_bytes; /* wake the consumer once this much is queued */
 };
 

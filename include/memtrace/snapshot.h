@@ -23,6 +23,8 @@
 #define SNAPSHOT_MAX_STACKS	(1u << 24)
 #define SNAPSHOT_MAX_DEPTH	1024	   /* frames in one stack */
 #define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
+#define SNAPSHOT_MAX_TIMELINE	(1u << 20) /* points of the memory-over-time series */
+#define SNAPSHOT_MAX_BLOCKS	(1u << 28) /* live blocks in the block list */
 
 /* Counters as named in docs/metrics.md; one set per target and one total. */
 struct mt_counters {
@@ -67,6 +69,7 @@ struct snap_frame {
 	char *module;	  /* path of the mapped file; NULL when no mapping */
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
+	uint8_t inlined;  /* inlined into the next frame, at the same address */
 };
 
 struct snap_stack {
@@ -80,6 +83,15 @@ struct snap_stack {
 	uint64_t live_allocations;
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
+	uint32_t stack_end;	  /* enum mt_stack_end: why its frames stop */
+};
+
+/* Stacks whose frame-pointer chain broke, by the module of their last frame:
+ * the module (or its caller) that lacks frame pointers. */
+struct snap_truncation {
+	char *module;
+	uint64_t stacks;
+	uint64_t allocations;
 };
 
 /* Sort keys for the stacks a request selects (the report's --sort). */
@@ -98,6 +110,14 @@ struct snap_timeline_point {
 	uint64_t live_allocations;
 	uint64_t allocations;	  /* cumulative, at that time */
 	uint64_t bytes_allocated; /* cumulative, at that time */
+};
+
+/* One live block of the optional block list (memtracectl leaks). */
+struct snap_block {
+	uint64_t address;
+	uint64_t size;
+	uint64_t age_ns; /* how long it had been live when the snapshot was taken */
+	uint32_t stack;	 /* index into struct snapshot.stacks */
 };
 
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
@@ -123,8 +143,15 @@ struct snapshot {
 	 * payload (docs/snapshot-format.md). Section tags 8-15 belong to the
 	 * timeline, ages and peak work, 16-23 to histogram and allocator mix.
 	 */
+	uint32_t ntruncations;
+	struct snap_truncation *truncations; /* most allocations first */
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
+	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
+	uint32_t has_blocks;		      /* the request asked for the block list */
+	uint32_t nblocks;
+	struct snap_block *blocks;
+	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];

@@ -173,6 +173,44 @@ TEST(test_format)
 	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
 }
 
+TEST(test_blocks_and_reset_peak)
+{
+	struct proto_request r, back;
+	char line[PROTO_MAX_REQUEST], err[256];
+	int n;
+
+	CHECK(parse("snapshot blocks=1 older_than=30000000000\n", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.command, PROTO_CMD_SNAPSHOT);
+	CHECK_EQ_U64(r.blocks, 1);
+	CHECK_EQ_U64(r.older_than_ns, 30000000000ull);
+	CHECK(parse("reset-peak stacks=0", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.command, PROTO_CMD_RESET_PEAK);
+	CHECK_EQ_U64(r.blocks, 0);
+	CHECK_BAD("snapshot blocks=2", "bad request: bad blocks '2' (expected 0 to 1)");
+	CHECK_BAD("snapshot older_than=4611686018427387905",
+		  "bad request: bad older_than '4611686018427387905' (expected 0 to "
+		  "4611686018427387904)");
+	CHECK_BAD("snapshot older_than=1 older_than=2", "bad request: older_than given twice");
+	CHECK_BAD("reset_peak", "bad request: unknown command 'reset_peak'");
+
+	proto_request_init(&r);
+	r.blocks = 1;
+	r.older_than_ns = 5;
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "snapshot top=0 sort=live pid=0 stacks=1 blocks=1 older_than=5\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	proto_request_init(&r);
+	r.command = PROTO_CMD_RESET_PEAK;
+	r.stacks = 0;
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "reset-peak top=0 sort=live pid=0 stacks=0\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	r.blocks = 2;
+	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
+}
+
 TEST(test_reply_header)
 {
 	uint8_t hdr[PROTO_REPLY_HEADER];
@@ -209,6 +247,7 @@ int main(void)
 	RUN(test_invalid_lines);
 	RUN(test_error_quotes_bounded);
 	RUN(test_format);
+	RUN(test_blocks_and_reset_peak);
 	RUN(test_reply_header);
 	return UNIT_DONE();
 }

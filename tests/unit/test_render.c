@@ -13,10 +13,10 @@
 #include <stdlib.h>
 
 static struct snap_frame known_frames[] = {
-    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42},
-    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0},
-    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0},
-    {0x7fff00001234, 0, NULL, NULL, NULL, 0},
+    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42, 0},
+    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0, 0},
+    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0},
+    {0x7fff00001234, 0, NULL, NULL, NULL, 0, 0},
 };
 
 static struct snap_target known_targets[] = {
@@ -171,21 +171,23 @@ TEST(test_report_json)
 	out = render_str(render_report, &s, &o);
 	CHECK_STR(out,
 		  "{\"pid\":null,\"totals\":{" COUNTERS_JSON "}," EVENTS_JSON ",\"stacks_total\":9,"
-		  "\"entries\":["
+		  "\"truncated_stacks\":[],\"entries\":["
 		  "{\"pid\":1234,\"live_bytes\":1048576,\"live_allocations\":16,\"allocations\":32,"
 		  "\"bytes_allocated\":2097152,\"frees\":16,\"bytes_freed\":1048576,"
 		  "\"peak_live_bytes\":1572864,\"frames\":["
 		  "{\"address\":5863972540980,\"offset\":4660,\"function\":\"leak_some\","
-		  "\"module\":\"/usr/bin/demo\",\"file\":\"demo.c\",\"line\":42},"
+		  "\"module\":\"/usr/bin/demo\",\"file\":\"demo.c\",\"line\":42,\"inlined\":false},"
 		  "{\"address\":5863972540672,\"offset\":4352,\"function\":\"main\","
-		  "\"module\":\"/usr/bin/demo\",\"file\":null,\"line\":null},"
+		  "\"module\":\"/usr/bin/demo\",\"file\":null,\"line\":null,\"inlined\":false},"
 		  "{\"address\":139637976887881,\"offset\":160329,\"function\":null,"
-		  "\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"file\":null,\"line\":null},"
+		  "\"module\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"file\":null,\"line\":null,"
+		  "\"inlined\":false},"
 		  "{\"address\":140733193392692,\"offset\":null,\"function\":null,"
-		  "\"module\":null,\"file\":null,\"line\":null}]},"
+		  "\"module\":null,\"file\":null,\"line\":null,\"inlined\":false}],"
+		  "\"stack_end\":\"complete\"},"
 		  "{\"pid\":77,\"live_bytes\":100,\"live_allocations\":1,\"allocations\":1,"
 		  "\"bytes_allocated\":100,\"frees\":0,\"bytes_freed\":0,\"peak_live_bytes\":100,"
-		  "\"frames\":[]}]}\n");
+		  "\"frames\":[],\"stack_end\":\"complete\"}]}\n");
 	free(out);
 
 	/* Limited to one pid: its counters are the totals. */
@@ -208,7 +210,7 @@ TEST(test_status_json)
 	out = render_str(render_status, &s, &o);
 	known_targets[1].exit_status = 256;
 	CHECK_STR(out, "{\"tracer_version\":\"0.1.0\",\"uptime\":3723.5," EVENTS_JSON
-		       ",\"stacks_total\":9,\"targets\":["
+		       ",\"stacks_total\":9,\"truncated_stacks\":[],\"targets\":["
 		       "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
 		       "\"exit_code\":null,\"exit_signal\":null,"
 		       "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,"
@@ -238,6 +240,7 @@ TEST(test_pretty_json)
 		       "    \"realloc\": 0\n"
 		       "  },\n"
 		       "  \"stacks_total\": 0,\n"
+		       "  \"truncated_stacks\": [],\n"
 		       "  \"targets\": []\n"
 		       "}\n");
 	free(out);

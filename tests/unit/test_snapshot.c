@@ -214,6 +214,27 @@ static void build_random(struct snapshot *s)
 		st->live_bytes = random_u64();
 		st->peak_live_bytes = random_u64();
 	}
+	/* memory over time and the block list (sections 8 and 9) */
+	s->ntimeline = (uint32_t)(rng() % 3 ? rng() % 50 : 0);
+	s->timeline = s->ntimeline ? xcalloc(s->ntimeline, sizeof(*s->timeline)) : NULL;
+	s->timeline_interval_ns = s->ntimeline ? random_u64() : 0;
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		s->timeline[i].time_ns = random_u64();
+		s->timeline[i].live_bytes = random_u64();
+		s->timeline[i].live_allocations = random_u64();
+		s->timeline[i].allocations = random_u64();
+		s->timeline[i].bytes_allocated = random_u64();
+	}
+	s->has_blocks = s->nstacks && rng() % 2;
+	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
+	s->blocks = s->nblocks ? xcalloc(s->nblocks, sizeof(*s->blocks)) : NULL;
+	s->blocks_older_than_ns = s->has_blocks ? random_u64() : 0;
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		s->blocks[i].stack = (uint32_t)(rng() % s->nstacks);
+		s->blocks[i].address = random_u64();
+		s->blocks[i].size = random_u64();
+		s->blocks[i].age_ns = random_u64();
+	}
 }
 
 /* ---- comparing ---------------------------------------------------------- */
@@ -282,6 +303,19 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->live_allocations == y->live_allocations);
 		SAME(x->live_bytes == y->live_bytes);
 		SAME(x->peak_live_bytes == y->peak_live_bytes);
+	}
+	SAME(a->ntimeline == b->ntimeline);
+	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
+	for (uint32_t i = 0; i < a->ntimeline; i++)
+		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
+	SAME(a->has_blocks == b->has_blocks);
+	SAME(a->nblocks == b->nblocks);
+	SAME(a->blocks_older_than_ns == b->blocks_older_than_ns);
+	for (uint32_t i = 0; i < a->nblocks; i++) {
+		SAME(a->blocks[i].stack == b->blocks[i].stack);
+		SAME(a->blocks[i].address == b->blocks[i].address);
+		SAME(a->blocks[i].size == b->blocks[i].size);
+		SAME(a->blocks[i].age_ns == b->blocks[i].age_ns);
 	}
 	return 1;
 #undef SAME
@@ -679,8 +713,21 @@ TEST(test_minimal_payload)
 	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 6);
 	snapshot_free(&s);
 
-	/* A section from a later version is skipped. */
+	/* The block list: its stack indices are checked against the stacks. */
 	put_varint(&p, 9);
+	put_varint(&p, 6);
+	buf_put(&p, "\x05\x01\x00\x07\x08\x09", 6);
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK(s.has_blocks && s.nblocks == 1 && s.blocks_older_than_ns == 5);
+	CHECK(s.blocks[0].stack == 0 && s.blocks[0].address == 7 && s.blocks[0].age_ns == 9);
+	snapshot_free(&s);
+	p.data[p.len - 4] = 1; /* stack 1 of 1 */
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: blocks section: stack index out of range");
+	p.data[p.len - 4] = 0;
+
+	/* A section from a later version is skipped. */
+	put_varint(&p, 100);
 	put_varint(&p, 3);
 	buf_put(&p, "new", 3);
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Memory over time: the daemon samples live bytes and the cumulative
+ * allocation counters every interval into a bounded series. When the series
+ * is full, every other point is dropped and the interval doubles, so a day of
+ * tracing stays at most TIMELINE_MAX_POINTS points and the newest point is
+ * never older than two intervals. Each kept point is an exact sample.
+ */
+#ifndef MEMTRACE_TIMELINE_H
+#define MEMTRACE_TIMELINE_H
+
+#include <stdint.h>
+
+#include "memtrace/snapshot.h"
+
+#define TIMELINE_MAX_POINTS 1024
+
+struct timeline {
+	struct snap_timeline_point points[TIMELINE_MAX_POINTS];
+	uint32_t npoints;
+	uint64_t interval_ns; /* between kept points; doubles at each merge */
+};
+
+void timeline_init(struct timeline *tl, uint64_t interval_ns);
+
+/*
+ * Offer a sample at time now_ns (since tracing began); it is kept when at
+ * least one interval has passed since the last kept point (the first sample
+ * is always kept). Returns 1 when kept.
+ */
+int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counters *c);
+
+#endif

@@ -1,0 +1,158 @@
+#!/usr/bin/env python3
+"""make bench: what tracing costs the target, per malloc+free pair, and whether
+the daemon keeps up. Runs tests/bench/allocbench untraced and traced with each
+stack walker at several call depths, checks the daemon counted every call with
+no event lost, and writes the table to docs/performance.md.
+
+    python3 tests/bench/bench.py --build DIR [--pairs N] [--out FILE]
+"""
+
+import argparse
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+
+def prog_stats(pairs):
+    """Mean run time of the daemon's BPF programs (kernel.bpf_stats_enabled):
+    the newest program of each name that ran at least once per pair (other
+    daemons on the machine may have programs of the same names)."""
+    out = subprocess.run(["bpftool", "prog", "show", "--json"], capture_output=True, text=True)
+    res, ids = {}, {}
+    if out.returncode:
+        return res
+    for p in json.loads(out.stdout):
+        name, cnt = p.get("name"), p.get("run_cnt", 0)
+        if name in ("alloc_enter", "alloc_return", "free_enter") and cnt >= pairs:
+            if p["id"] > ids.get(name, -1):
+                ids[name] = p["id"]
+                res[name] = p["run_time_ns"] / cnt
+    return res
+
+
+def run_bench(build, pairs, depth, tracer_args, tmp):
+    """One run; returns (ns_per_pair, stats or None)."""
+    prog = subprocess.Popen([os.path.join(build, "tests", "allocbench"), str(pairs), str(depth)],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    assert prog.stdout.readline().strip() == "ready"
+    daemon = None
+    sock = os.path.join(tmp, "bench.sock")
+    try:
+        if tracer_args is not None:
+            daemon = subprocess.Popen([os.path.join(build, "memtraced"), "--socket", sock,
+                                       "--pid", str(prog.pid)] + tracer_args,
+                                      stderr=open(os.path.join(tmp, "daemon.err"), "w"))
+            deadline = time.time() + 30
+            while time.time() < deadline:
+                out = subprocess.run([os.path.join(build, "memtracectl"), "--socket", sock,
+                                      "status", "--json"], capture_output=True, text=True)
+                if out.returncode == 0 and '"attached"' in out.stdout:
+                    break
+                time.sleep(0.05)
+            else:
+                with open(os.path.join(tmp, "daemon.err")) as f:
+                    raise RuntimeError("daemon did not attach: " + f.read().strip())
+        prog.stdin.write("go\n")
+        prog.stdin.flush()
+        line = prog.stdout.readline()
+        prog.wait(timeout=600)
+        ns = float(line.split("ns_per_pair=")[1])
+        stats = None
+        progs = {}
+        if daemon:
+            progs = prog_stats(pairs)
+            out = subprocess.run([os.path.join(build, "memtracectl"), "--socket", sock, "stats",
+                                  "--json"], capture_output=True, text=True, check=True)
+            stats = json.loads(out.stdout)
+        return ns, stats, progs
+    finally:
+        if daemon:
+            daemon.terminate()
+            daemon.wait(timeout=30)
+        if prog.poll() is None:
+            prog.kill()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", required=True)
+    ap.add_argument("--pairs", type=int, default=20000)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--out", default="docs/performance.md")
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("bench: needs root", file=sys.stderr)
+        return 1
+    configs = [("untraced", None), ("fp walker", ["--stack-walker", "fp"]),
+               ("kernel walker", ["--stack-walker", "kernel"])]
+    rows = []
+    problems = []
+    subprocess.run(["sysctl", "-q", "-w", "kernel.bpf_stats_enabled=1"], check=False)
+    with tempfile.TemporaryDirectory(prefix="memtrace-bench-") as tmp:
+        for depth in (1, 10, 40):
+            for name, targs in configs:
+                samples = []
+                progs = {}
+                for _ in range(args.repeat):
+                    ns, stats, p = run_bench(args.build, args.pairs, depth, targs, tmp)
+                    samples.append(ns)
+                    for k, v in p.items():
+                        progs.setdefault(k, []).append(v)
+                    if stats is not None:
+                        # libc's stdio buffer adds one allocation before the loop
+                        if stats["frees"] < args.pairs or stats["events_lost"]:
+                            problems.append(f"{name} depth {depth}: frees={stats['frees']} "
+                                            f"events_lost={stats['events_lost']}")
+                med = statistics.median(samples)
+                ret = progs.get("alloc_return")
+                ret = statistics.median(ret) if ret else None
+                rows.append((depth, name, med, min(samples), max(samples), ret))
+                print(f"depth {depth:3d}  {name:14s} {med:9.0f} ns/pair "
+                      f"(min {min(samples):.0f}, max {max(samples):.0f})"
+                      + (f", return probe program {ret:.0f} ns" if ret else ""), flush=True)
+    base = {d: m for d, n, m, _, _, _ in rows if n == "untraced"}
+    lines = [
+        "# Performance",
+        "",
+        "Written by `make bench` (tests/bench/bench.py); do not edit by hand.",
+        "",
+        f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs. "
+        f"Each figure is the median of {args.repeat} runs of {args.pairs} `malloc(64)`+`free` "
+        "pairs made at the given call depth (frames above the allocation).",
+        "",
+        "| call depth | configuration | ns per pair | added by tracing | min | max "
+        "| return-probe BPF program, ns per run |",
+        "| ---: | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for depth, name, med, lo, hi, ret in rows:
+        added = "" if name == "untraced" else f"{med - base[depth]:.0f}"
+        prog = f"{ret:.0f}" if ret else ""
+        lines.append(f"| {depth} | {name} | {med:.0f} | {added} | {lo:.0f} | {hi:.0f} | {prog} |")
+    lines += [
+        "",
+        "The last column is the kernel's own accounting of the BPF program run at",
+        "the allocation's return (kernel.bpf_stats_enabled): stack walk, in-flight",
+        "lookup and ring buffer write, without the trap around it.",
+        "",
+        "A traced pair is two uprobe traps (malloc entry and return) plus one for",
+        "free; most of the added time is the kernel's trap handling, the same for",
+        "every uprobe tracer. What memtrace adds inside the trap is the stack walk",
+        "and one ring buffer write: compare the two walkers at depth 40.",
+        "",
+        "Every traced run was checked: all calls counted, `events_lost` = 0."
+        if not problems else "Problems seen: " + "; ".join(problems),
+        "",
+    ]
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines))
+    print(f"bench: wrote {args.out}")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

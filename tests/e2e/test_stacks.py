@@ -1,0 +1,124 @@
+#!/usr/bin/env python3
+"""End-to-end tests of stacks: the BPF frame-pointer walker against the kernel's,
+the depth limit, C++ (operator new probed as the allocation, demangled names),
+and source lines."""
+
+from harness import *  # noqa: F401,F403
+
+
+def frames_key(entry):
+    """A stack as (function, module basename, offset) tuples: stable across runs
+    and address-space layouts."""
+    return tuple((f["function"], os.path.basename(f["module"] or ""), f["offset"])
+                 for f in entry["frames"])
+
+
+def run_cmd_report(r, tag, *daemon_args, cmd):
+    sock = os.path.join(r.tmp, f"{tag}.sock")
+    d = r.start_daemon(*daemon_args, "--", *cmd, sock=sock, tag=tag, wait=False)
+    r.wait_daemon(d, sock)
+    deadline = deadline_after()
+    while time.monotonic() < deadline:
+        st = r.ctl_json("status", "--json", sock=sock)
+        if st["targets"] and st["targets"][0]["state"] == "exited":
+            break
+        time.sleep(POLL)
+    else:
+        raise Fail(f"{tag}: target did not exit")
+    rep = r.ctl_json("report", "--top", "0", "--sort", "count", "--format", "json", sock=sock)
+    stats = r.ctl_json("stats", "--json", sock=sock)
+    return rep, stats
+
+
+def test_walkers_agree(r):
+    """Our frame-pointer walk and bpf_get_stack give the same stacks on code
+    built with frame pointers."""
+    pattern = os.path.join(r.build, "tests", "pattern")
+    reports = {}
+    for walker in ("fp", "kernel"):
+        rep, stats = run_cmd_report(r, walker, "--stack-walker", walker,
+                                    cmd=[pattern, "--no-wait"])
+        if stats["events_lost"]:
+            raise Fail(f"{walker}: events lost")
+        reports[walker] = {frames_key(e): e["allocations"] for e in rep["entries"]
+                           if e["frames"] and os.path.basename(e["frames"][0]["module"] or "")
+                           == "pattern"}
+    if not reports["fp"]:
+        raise Fail("no stacks from the pattern's own code")
+    if reports["fp"] != reports["kernel"]:
+        only_fp = set(reports["fp"]) - set(reports["kernel"])
+        only_k = set(reports["kernel"]) - set(reports["fp"])
+        raise Fail(f"walkers differ: fp-only {sorted(only_fp)[:2]}, kernel-only "
+                   f"{sorted(only_k)[:2]}")
+
+
+def test_stack_depth(r):
+    pattern = os.path.join(r.build, "tests", "pattern")
+    rep, _ = run_cmd_report(r, "depth", "--stack-depth", "2", cmd=[pattern, "--no-wait"])
+    # inlined functions add frames at one address: count return addresses
+    deepest = max(len({f["address"] for f in e["frames"]}) for e in rep["entries"])
+    if deepest != 2:
+        raise Fail(f"--stack-depth 2 gave stacks of {deepest} frames")
+
+
+def test_cxx(r):
+    """operator new is the allocation: its caller is frame 0 (libstdc++'s new has
+    no frame pointer, so a stack taken at malloc would lose it), names demangled,
+    counts exact."""
+    prog = os.path.join(r.build, "tests", "cxx_target")
+    rep, stats = run_cmd_report(r, "cxx", cmd=[prog])
+    by_fn = {}
+    for e in rep["entries"]:
+        if e["frames"]:
+            by_fn.setdefault(e["frames"][0]["function"], []).append(e)
+    ins = by_fn.get("demo::Cache::insert(int)")
+    fill = by_fn.get("demo::Buffer::fill(int)")
+    if not ins or not fill:
+        raise Fail(f"demangled sites missing; frame-0 functions: {sorted(map(str, by_fn))}")
+    ins, fill = ins[0], fill[0]
+    if (ins["allocations"], ins["live_bytes"], ins["live_allocations"]) != (100, 4800, 100):
+        raise Fail(f"Cache::insert: {ins['allocations']} calls, {ins['live_bytes']} live bytes")
+    if (fill["allocations"], fill["bytes_allocated"], fill["frees"], fill["live_bytes"]) != \
+            (50, 50000, 50, 0):
+        raise Fail(f"Buffer::fill: {fill['allocations']} calls, {fill['frees']} frees")
+    if ins["frames"][1]["function"] != "main":
+        raise Fail(f"Cache::insert's caller is {ins['frames'][1]['function']}")
+    if not (ins["frames"][0]["file"] or "").endswith("cxx_target.cc"):
+        raise Fail(f"no source file for Cache::insert: {ins['frames'][0]['file']}")
+    # operator new nests malloc: one call, one allocation, never two
+    if any(f["function"] == "operator new(unsigned long)"
+           for e in rep["entries"] for f in e["frames"][:1]):
+        raise Fail("operator new appears as a caller of malloc: counted twice?")
+
+
+TESTS = [
+    ("walkers_agree", test_walkers_agree),
+    ("stack_depth", test_stack_depth),
+    ("cxx", test_cxx),
+]
+
+
+def test_broken_chain(r):
+    """A module that uses %rbp as a plain register ends stacks there: the stack
+    is marked broken and status/report name the module."""
+    prog = os.path.join(r.build, "tests", "brokenfp")
+    rep, _ = run_cmd_report(r, "brokenfp", cmd=[prog])
+    site = [e for e in rep["entries"] if e["frames"] and e["frames"][0]["function"] == "alloc_cb"]
+    if len(site) != 1:
+        raise Fail(f"expected one alloc_cb stack, got {len(site)}")
+    e = site[0]
+    fns = [f["function"] for f in e["frames"]]
+    if fns != ["alloc_cb", "call_with_bad_fp"] or e["stack_end"] != "broken":
+        raise Fail(f"frames {fns}, stack_end {e['stack_end']}")
+    if (e["allocations"], e["bytes_allocated"]) != (10, 3330):
+        raise Fail(f"alloc_cb: {e['allocations']} calls, {e['bytes_allocated']} bytes")
+    tr = [t for t in rep["truncated_stacks"] if os.path.basename(t["module"]) == "brokenfp"]
+    if not tr or tr[0]["allocations"] != 10 or tr[0]["stacks"] != 1:
+        raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
+    sock = os.path.join(r.tmp, "brokenfp.sock")
+    rc, text, _ = r.ctl("status", sock=sock)
+    if rc or "stop in brokenfp" not in text:
+        raise Fail(f"status does not name the module: {one_line(text)[:300]}")
+
+
+TESTS.append(("broken_chain", test_broken_chain))

