@@ -512,6 +512,46 @@ def test_socket_security(r):
             subprocess.run(["groupdel", "memtrace"], capture_output=True)
 
 
+def test_default_socket_dir(r):
+    """The default socket: /run/memtrace is created 0755 root, the socket is 0660, and both
+    the socket and its lock are removed on SIGTERM. (Skipped, as a pass, when another daemon
+    on this machine serves the default socket: it is not ours to disturb.)"""
+    default = "/run/memtrace/memtraced.sock"
+    target = start_churn(r, "--steps", "10", "--wait")
+    env = {k: v for k, v in os.environ.items() if k != "MEMTRACE_SOCKET"}
+    daemon = r.spawn([r.memtraced, "--pid", str(target.pid)], "daemon", "memtraced.out",
+                     env=env)
+    end = deadline_after()
+    while not (os.path.exists(default) and r.ctl("status", sock=default)[0] == 0):
+        if daemon.poll() is not None:
+            with open(os.path.join(r.tmp, "memtraced.err"), errors="replace") as f:
+                err = f.read()
+            if "another memtraced is serving" in err:
+                return
+            raise Fail(f"memtraced exited {daemon.returncode}: {one_line(err)[:160]}")
+        if time.monotonic() > end:
+            raise Fail("memtraced did not serve the default socket")
+        time.sleep(POLL)
+    d = os.stat(os.path.dirname(default))
+    sk = os.stat(default)
+    problems = []
+    if d.st_mode & 0o7777 != 0o755 or d.st_uid != 0:
+        problems.append(f"/run/memtrace is {d.st_mode & 0o7777:o} uid {d.st_uid}, "
+                        f"expected 755 uid 0")
+    if sk.st_mode & 0o777 != 0o660 or sk.st_uid != 0:
+        problems.append(f"the socket is {sk.st_mode & 0o777:o} uid {sk.st_uid}, "
+                        f"expected 660 uid 0")
+    daemon.send_signal(signal.SIGTERM)
+    rc = r.wait_exit(daemon, "memtraced after SIGTERM")
+    if rc != 0:
+        problems.append(f"memtraced exited {rc} on SIGTERM")
+    for path in (default, default + ".lock"):
+        if os.path.lexists(path):
+            problems.append(f"{path} was left behind")
+    if problems:
+        raise Fail("; ".join(problems))
+
+
 # ---- renderers under valgrind ----------------------------------------------------------------
 
 def test_valgrind_renderers(r):
@@ -560,5 +600,6 @@ TESTS = [
     ("faults_bad_clients", test_bad_clients),
     ("faults_many_clients", test_many_clients),
     ("faults_socket_security", test_socket_security),
+    ("faults_default_socket_dir", test_default_socket_dir),
     ("faults_valgrind_renderers", test_valgrind_renderers),
 ]
