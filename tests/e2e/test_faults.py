@@ -555,8 +555,8 @@ def test_default_socket_dir(r):
 # ---- renderers under valgrind ----------------------------------------------------------------
 
 def test_valgrind_renderers(r):
-    """memtracectl --from FILE under valgrind memcheck: every command and format, no error,
-    no leak."""
+    """memtracectl under valgrind memcheck on saved snapshots: every command that reads a file
+    and each of its formats, no memory error, no leak."""
     if not shutil.which("valgrind"):
         raise Fail("valgrind is not installed")
     ldd = subprocess.run(["ldd", r.memtracectl], capture_output=True, text=True)
@@ -565,29 +565,38 @@ def test_valgrind_renderers(r):
     target = r.start_pattern()
     daemon = r.start_daemon("--pid", str(target.pid), "--ring-buffer-size", "4096")
     r.wait_state("attached", target.pid, daemon)
+    before = os.path.join(r.tmp, "before.mts")
+    after = os.path.join(r.tmp, "after.mts")
+    rc, _, err = r.ctl("snapshot", "-o", before)
+    if rc != 0:
+        raise Fail(f"snapshot -o: exit {rc}: {one_line(err)[:160]}")
     target.send_signal(signal.SIGUSR1)
     r.read_expect(os.path.join(r.tmp, "pattern.out"), target)
     time.sleep(0.3)
-    rep = request(r.sock, b"snapshot\n")
-    if rep is None or rep[0] != 0:
-        raise Fail(f"cannot fetch a snapshot: {rep!r}")
-    snap = os.path.join(r.tmp, "all.mts")
-    with open(snap, "wb") as f:
-        f.write(rep[1])
-    runs = [("status",), ("status", "--json"), ("stats",), ("stats", "--json"),
-            ("report",), ("report", "--top", "3", "--sort", "peak"),
-            ("report", "--format", "json"), ("report", "--sort", "count", "--pid",
-                                             str(target.pid))]
+    rc, _, err = r.ctl("snapshot", "-o", after)
+    if rc != 0:
+        raise Fail(f"snapshot -o: exit {rc}: {one_line(err)[:160]}")
+    pid = str(target.pid)
+    runs = [["--from", after, *a] for a in (
+        ("status",), ("status", "--json"), ("stats",), ("stats", "--json"),
+        ("report",), ("report", "--top", "0", "--sort", "peak"),
+        ("report", "--format", "json"), ("report", "--sort", "count", "--pid", pid),
+        ("peak",), ("peak", "--by", "file", "--json"), ("peak", "--by", "stack"),
+        ("leaks",), ("leaks", "--json"), ("leaks", "--older-than", "1h"),
+        ("timeline",), ("timeline", "--json"))]
+    runs += [["diff", before, after], ["diff", before, after, "--json"],
+             ["diff", before, after, "--by", "module", "--cumulative"],
+             ["diff", before, after, "--by", "line", "--top", "0"]]
     for args in runs:
         argv = ["valgrind", "-q", "--error-exitcode=99", "--leak-check=full",
-                "--errors-for-leak-kinds=definite,indirect,possible", r.memtracectl,
-                "--from", snap, *args]
+                "--errors-for-leak-kinds=definite,indirect,possible", r.memtracectl, *args]
         p = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        shown = " ".join(a if a not in (before, after) else os.path.basename(a) for a in args)
         if p.returncode != 0:
-            raise Fail(f"memtracectl {' '.join(args)} under valgrind exited {p.returncode}: "
+            raise Fail(f"memtracectl {shown} under valgrind exited {p.returncode}: "
                        f"{one_line(p.stderr)[:300]}")
         if not p.stdout.strip():
-            raise Fail(f"memtracectl {' '.join(args)} printed nothing")
+            raise Fail(f"memtracectl {shown} printed nothing")
 
 
 TESTS = [
