@@ -371,6 +371,50 @@ def test_bad_clients(r):
                 raise Fail("the daemon's log does not mention the dropped clients")
     stop_daemon_clean(r, daemon)
 
+def test_client_never_reads(r):
+    """A client asks for a snapshot larger than the socket buffer (33 000 live blocks) and
+    never reads it: the daemon keeps serving others and ingesting, drops it at its deadline and
+    says why."""
+    target = start_churn(r, "--slots", "65536", "--steps", "300000", "--wait")
+    daemon = r.start_daemon("--pid", str(target.pid), "--client-timeout", "2")
+    r.wait_state("attached", target.pid, daemon)
+    target.send_signal(signal.SIGUSR1)
+    expect = churn_expect(r, target)
+    r.wait_stats(expect)
+    held = [request(r.sock, b"snapshot blocks=1\n", read=False) for _ in range(5)]
+    try:
+        t0 = time.monotonic()
+        rc, _, err = r.ctl("status")
+        if rc != 0 or time.monotonic() - t0 > 1.5:
+            raise Fail(f"status took {time.monotonic() - t0:.1f} s (exit {rc}) while clients "
+                       f"do not read")
+        time.sleep(3)
+        with open(r.daemon_logs[0], errors="replace") as f:
+            dropped = f.read().count("it does not read its reply")
+        if dropped != len(held):
+            raise Fail(f"{dropped} of {len(held)} non-reading clients were dropped for not "
+                       f"reading within the 2 s timeout")
+        for s in held:  # what they can still read is a cut reply, then the end
+            s.settimeout(5)
+            got = 0
+            try:
+                while True:
+                    chunk = s.recv(1 << 20)
+                    if not chunk:
+                        break
+                    got += len(chunk)
+            except ConnectionResetError:
+                pass
+            if got == 0:
+                raise Fail("a non-reading client got nothing at all before being dropped")
+    finally:
+        for s in held:
+            s.close()
+    stats = r.ctl_json("stats", "--json")
+    if number(stats, "allocations", "stats") != expect["allocations"]:
+        raise Fail("counters changed while clients did not read")
+    stop_daemon_clean(r, daemon)
+
 
 def test_many_clients(r):
     """200 clients at once all get their reply; 300 silent ones at once take every slot, the
@@ -607,6 +651,7 @@ TESTS = [
     ("faults_max_live_blocks", test_max_live_blocks),
     ("faults_max_stacks", test_max_stacks),
     ("faults_bad_clients", test_bad_clients),
+    ("faults_client_never_reads", test_client_never_reads),
     ("faults_many_clients", test_many_clients),
     ("faults_socket_security", test_socket_security),
     ("faults_default_socket_dir", test_default_socket_dir),
