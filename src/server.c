@@ -102,7 +102,9 @@ int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
 		dir = xstrdup(path);
 		slash = strrchr(dir, '/');
 		*slash = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST) {
+		if (mkdir(dir, 0755) == 0) {
+			chmod(dir, 0755); /* whatever the umask: the socket's mode guards it */
+		} else if (errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 			free(dir);
 			return -1;

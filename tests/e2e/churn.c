@@ -2,10 +2,10 @@
 /*
  * A target that allocates as fast as it can, for the fault tests (tests/e2e/test_faults.py) and
  * the soak (tests/soak.py). T worker threads each run N steps (or S seconds) of malloc/free
- * with random sizes and random lifetimes: a step picks one of SLOTS slots at random, frees the
- * block there if there is one, else allocates one. Only malloc and free are called, so every
- * step is exactly one allocator call and one ring buffer event. Each block is filled and checked
- * before it is freed: a tracer that harmed the process would show as "ok":false.
+ * with random sizes and random lifetimes: a step picks one of K slots (--slots, default 1024)
+ * at random, frees the block there if there is one, else allocates one. Only malloc and free are
+ * called, so every step is exactly one allocator call and one ring buffer event. Each block is
+ * filled and checked before it is freed: a tracer that harmed the process would show as "ok":false.
  *
  * Prints "ready PID" once the threads exist (before that, stdio and threads allocate), then with
  * --wait waits for SIGUSR1 before the phase; after it prints
@@ -25,19 +25,19 @@
 #include <unistd.h>
 
 #define MAX_THREADS 16
-#define SLOTS	    1024
+#define MAX_SLOTS   (1 << 20)
 #define MAX_SIZE    4096
 
 struct worker {
 	pthread_t thread;
 	int index;
 	uint64_t steps, allocations, frees, bytes_allocated, bytes_freed, bad;
-	void *block[SLOTS];
-	uint32_t size[SLOTS];
+	void **block; /* slots, allocated before the phase */
+	uint32_t *size;
 } __attribute__((aligned(64)));
 
 static struct worker workers[MAX_THREADS];
-static int nthreads = 1, freeall;
+static int nthreads = 1, freeall, slots = 1024;
 static uint64_t steps_each = 100000;
 static double seconds;
 static pthread_barrier_t start_barrier;
@@ -84,7 +84,7 @@ static void *worker_main(void *arg)
 	if (seconds > 0)
 		end = now() + seconds;
 	for (w->steps = 0; seconds > 0 ? 1 : w->steps < steps_each; w->steps++) {
-		int slot = (int)(xorshift(&seed) % SLOTS);
+		int slot = (int)(xorshift(&seed) % (uint64_t)slots);
 
 		if ((w->steps & 4095) == 0 && seconds > 0 && now() >= end)
 			break;
@@ -107,7 +107,7 @@ static void *worker_main(void *arg)
 		}
 	}
 	if (freeall) {
-		for (int i = 0; i < SLOTS; i++)
+		for (int i = 0; i < slots; i++)
 			if (w->block[i])
 				release(w, i);
 	}
@@ -141,8 +141,9 @@ static void write_all(const char *s, size_t n)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: churn [--threads T] [--steps N | --seconds S] [--free-all] "
-			"[--wait] [--exec PROG ARGS...]\n");
+	fprintf(stderr,
+		"usage: churn [--threads T] [--slots K] [--steps N | --seconds S] [--free-all] "
+		"[--wait] [--exec PROG ARGS...]\n");
 	exit(2);
 }
 
@@ -161,6 +162,8 @@ int main(int argc, char **argv)
 			steps_each = strtoull(argv[++i], NULL, 10);
 		else if (!strcmp(argv[i], "--seconds") && i + 1 < argc)
 			seconds = atof(argv[++i]);
+		else if (!strcmp(argv[i], "--slots") && i + 1 < argc)
+			slots = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--free-all"))
 			freeall = 1;
 		else if (!strcmp(argv[i], "--wait"))
@@ -171,7 +174,7 @@ int main(int argc, char **argv)
 		} else
 			usage();
 	}
-	if (nthreads < 1 || nthreads > MAX_THREADS)
+	if (nthreads < 1 || nthreads > MAX_THREADS || slots < 1 || slots > MAX_SLOTS)
 		usage();
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
@@ -179,6 +182,12 @@ int main(int argc, char **argv)
 	pthread_barrier_init(&start_barrier, NULL, (unsigned)nthreads + 1);
 	for (int i = 0; i < nthreads; i++) {
 		workers[i].index = i;
+		workers[i].block = calloc((size_t)slots, sizeof(void *));
+		workers[i].size = calloc((size_t)slots, sizeof(uint32_t));
+		if (!workers[i].block || !workers[i].size) {
+			fprintf(stderr, "churn: out of memory\n");
+			return 1;
+		}
 		if (pthread_create(&workers[i].thread, NULL, worker_main, &workers[i])) {
 			fprintf(stderr, "churn: cannot create a thread\n");
 			return 1;
