@@ -70,7 +70,7 @@ static const struct {
 	int stacks; /* whether the request asks for stacks */
 } commands[CMD_COUNT] = {
     [CMD_STATUS] = {"status", render_status, 0},
-    [CMD_STATS] = {"stats", render_stats, 0},
+    [CMD_STATS] = {"stats", render_stats, 1},
     [CMD_REPORT] = {"report", render_report, 1},
 };
 
@@ -249,6 +249,10 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->request.stacks = commands[a->command].stacks;
 	if (!a->request.stacks)
 		a->request.top = 0;
+	if (a->command == CMD_STATS) { /* every stack, for the top sites */
+		a->request.top = 0;
+		a->request.sort = SNAP_SORT_ALLOCATED;
+	}
 	a->render.sort = a->request.sort;
 	a->render.pid = a->request.pid;
 	a->render.pretty = 1;

@@ -277,6 +277,8 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 	if (!mod || !mod->elf || elfmod_offset_to_vaddr(mod->elf, file_offset, &vaddr))
 		return;
 	out->offset = vaddr;
+	if (elfmod_build_id(mod->elf))
+		out->build_id = xstrdup(elfmod_build_id(mod->elf));
 	/* A return address follows the call; the call itself is at addr - 1. */
 	name = vaddr ? elfmod_lookup(mod->elf, vaddr - 1, NULL) : NULL;
 	if (!name && vaddr)

@@ -164,6 +164,12 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
 				ev->nframes);
 
+	t->size_histogram[tracker_size_bin(ev->size)]++;
+	if (ev->func < SNAP_MAX_FUNCS) {
+		t->allocations_by_func[ev->func]++;
+		t->bytes_by_func[ev->func] += ev->size;
+	}
+
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;

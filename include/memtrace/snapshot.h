@@ -66,6 +66,7 @@ struct snap_frame {
 	char *module;	  /* path of the mapped file; NULL when no mapping */
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
+	char *build_id;	  /* module's GNU build-id in hex; NULL when unknown */
 };
 
 struct snap_stack {

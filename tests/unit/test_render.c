@@ -13,10 +13,10 @@
 #include <stdlib.h>
 
 static struct snap_frame known_frames[] = {
-    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42},
-    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0},
-    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0},
-    {0x7fff00001234, 0, NULL, NULL, NULL, 0},
+    {0x55550001234, 0x1234, "leak_some", "/usr/bin/demo", "demo.c", 42, NULL},
+    {0x55550001100, 0x1100, "main", "/usr/bin/demo", NULL, 0, NULL},
+    {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, NULL},
+    {0x7fff00001234, 0, NULL, NULL, NULL, 0, NULL},
 };
 
 static struct snap_target known_targets[] = {
@@ -137,6 +137,16 @@ static int starts_with(const char *s, const char *prefix)
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
 	"\"free\":3,\"realloc_enter\":0,\"realloc\":1}"
 
+/* The histogram, allocator mix and sites of src/views.c (no histogram in build_known). */
+#define SITES_JSON                                                                                 \
+	"[{\"name\":\"leak_some\",\"function\":\"leak_some\",\"module\":\"/usr/bin/demo\","        \
+	"\"file\":\"demo.c\",\"line\":42,\"allocations\":32,\"bytes_allocated\":2097152,"          \
+	"\"live_allocations\":16,\"live_bytes\":1048576},{\"name\":null,\"allocations\":1,"        \
+	"\"bytes_allocated\":100,\"live_allocations\":1,\"live_bytes\":100}]"
+#define STATS_EXTRA_JSON                                                                           \
+	"\"size_histogram\":[],\"allocator_mix\":{},\"top_sites_by_bytes_allocated\":" SITES_JSON  \
+	",\"top_sites_by_allocations\":" SITES_JSON
+
 TEST(test_stats_json)
 {
 	struct render_opts o = {.format = RENDER_JSON};
@@ -156,7 +166,7 @@ TEST(test_stats_json)
 		  "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
 		  "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 		  "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
-		  "\"missed_free_bytes\":0,\"untracked_allocations\":0}}]}\n");
+		  "\"missed_free_bytes\":0,\"untracked_allocations\":0}}]," STATS_EXTRA_JSON "}\n");
 	free(out);
 }
 
