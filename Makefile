@@ -31,7 +31,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c
-CLIENT_SRCS += src/views.c
+CLIENT_SRCS += src/views.c src/folded.c src/pprof.c src/html.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)

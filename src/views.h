@@ -56,4 +56,14 @@ size_t view_sites(const struct snapshot *s, struct view_site **out);
 void view_stats_text(struct buf *b, const struct snapshot *s);
 void view_stats_json(struct json_writer *w, const struct snapshot *s);
 
+struct render_opts;
+
+/* `report --format folded`: "root;...;leaf VALUE" lines, largest first. */
+void render_folded(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+/* `report --format pprof`: a gzip-compressed profile.proto. Returns 0, or -1
+ * with a message logged. */
+int render_pprof(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+/* `report --format html`: one self-contained page. */
+void render_html(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+
 #endif
