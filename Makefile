@@ -30,6 +30,7 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c
+DAEMON_SRCS += src/metrics_http.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c
 CLIENT_SRCS += src/views.c src/folded.c src/pprof.c src/html.c
 

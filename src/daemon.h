@@ -18,6 +18,7 @@
 struct symbolizer;
 struct ring_buffer;
 struct client;
+struct metrics_http;
 
 struct daemon {
 	struct tracker tracker;
@@ -32,8 +33,9 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients; /* open connections by slot; NULL = free */
-	int nclients;		 /* slots */
+	struct client **clients;      /* open connections by slot; NULL = free */
+	int nclients;		      /* slots */
+	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 };
 
 /* Drain the ring buffer into the tracker. */
@@ -58,6 +60,8 @@ enum loop_tag {
 	TAG_TIMER,
 	TAG_CLIENT,
 	TAG_PIDFD,
+	TAG_METRICS_LISTEN = 32, /* metrics_http.c */
+	TAG_METRICS_CLIENT,
 };
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "daemon.h"
 #include "symbolize.h"
+#include "metrics_http.h"
 #include "util.h"
 
 #define DRAIN_INTERVAL_NS (10 * 1000 * 1000)
@@ -34,6 +35,7 @@ struct options {
 	uint64_t ring_buffer_bytes;
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
+	const char *metrics_listen;
 };
 
 static void usage(FILE *f)
@@ -52,6 +54,8 @@ static void usage(FILE *f)
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -66,7 +70,7 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS };
+	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_METRICS };
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
@@ -74,6 +78,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -118,6 +123,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (parse_u64(optarg, UINT32_MAX - 1, &v))
 				return usage_error("bad --max-stacks", optarg);
 			o->max_stacks = v;
+			break;
+		case OPT_METRICS:
+			o->metrics_listen = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -254,6 +262,7 @@ static void daemon_cleanup(struct daemon *d)
 		free(tg->command);
 	}
 	free(d->targets);
+	metrics_http_close(d);
 	server_close(d);
 	if (d->rb)
 		ring_buffer__free(d->rb);
@@ -293,6 +302,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
+				metrics_http_tick(d, time_monotonic_ns());
 				break;
 			case TAG_SIGNAL:
 				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -309,6 +319,12 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				break;
 			case TAG_CLIENT:
 				server_client_event(d, (int)index, events[i].events);
+				break;
+			case TAG_METRICS_LISTEN:
+				metrics_http_accept(d);
+				break;
+			case TAG_METRICS_CLIENT:
+				metrics_http_client_event(d, index, events[i].events);
 				break;
 			case TAG_PIDFD:
 				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0)
@@ -364,6 +380,8 @@ int main(int argc, char **argv)
 	d.tracker.on_new_stack_arg = &d;
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (server_listen(&d, o.socket_path, err, sizeof(err)))
+		goto fail;
+	if (o.metrics_listen && metrics_http_listen(&d, o.metrics_listen, err, sizeof(err)))
 		goto fail;
 	bo.stack_depth = o.stack_depth;
 	bo.ring_buffer_bytes = o.ring_buffer_bytes;
