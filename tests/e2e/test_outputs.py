@@ -191,12 +191,94 @@ def pprof_body(out):
     return [l for l in out.splitlines() if not l.startswith(("Time:", "Duration:"))]
 
 
+# ---- Prometheus -------------------------------------------------------------------------------
+
+def http_get(url, timeout=10):
+    with urllib.request.urlopen(url, timeout=timeout) as resp:
+        return resp.status, resp.headers.get("Content-Type", ""), resp.read().decode()
+
+
+def exposition_value(text, name, pid):
+    m = re.search(rf'^{name}\{{pid="{pid}",command="[^"]*"\}} (\S+)$', text, re.M)
+    if not m:
+        raise Fail(f"no {name}{{pid=\"{pid}\"}} in the exposition")
+    return float(m.group(1))
+
+
+def check_exposition(r, port, expect, pid):
+    status, ctype, text = http_get(f"http://127.0.0.1:{port}/metrics")
+    if status != 200 or not ctype.startswith("text/plain; version=0.0.4"):
+        raise Fail(f"GET /metrics: {status} {ctype!r}")
+    for name, key in (("memtrace_live_bytes", "live_bytes"),
+                      ("memtrace_allocations_total", "allocations"),
+                      ("memtrace_frees_total", "frees"),
+                      ("memtrace_bytes_allocated_total", "bytes_allocated"),
+                      ("memtrace_bytes_freed_total", "bytes_freed"),
+                      ("memtrace_live_allocations", "live_allocations"),
+                      ("memtrace_peak_live_bytes", "peak_live_bytes"),
+                      ("memtrace_unknown_frees_total", "unknown_frees")):
+        got = exposition_value(text, name, pid)
+        if got != expect[key]:
+            raise Fail(f"{name} is {got:.0f}, expected {key}={expect[key]}")
+    p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                       text=True, timeout=60)
+    if p.returncode != 0:
+        raise Fail(f"promtool check metrics: {one_line(p.stdout + p.stderr)[:300]}")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /nothing HTTP/1.0\r\n\r\n")
+        if not s.recv(100).startswith(b"HTTP/1.1 404"):
+            raise Fail("GET /nothing is not 404")
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
+        s.sendall(b"GET /metrics HTTP/1.0\r\nX: " + b"a" * 20000)
+        reply = s.recv(100)
+        if not reply.startswith(b"HTTP/1.1 431"):
+            raise Fail(f"a 20 kB request head is answered {reply[:40]!r}, not 431")
+
+
+def scrape_with_prometheus(r, port, expect, pid):
+    """A real Prometheus server scrapes the endpoint; its query API returns the value."""
+    web = free_port()
+    conf = os.path.join(r.tmp, "prometheus.yml")
+    with open(conf, "w") as f:
+        f.write("global:\n  scrape_interval: 1s\n  scrape_timeout: 1s\n"
+                "scrape_configs:\n  - job_name: memtrace\n    static_configs:\n"
+                f"      - targets: ['127.0.0.1:{port}']\n")
+    p = subprocess.run(["promtool", "check", "config", conf], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 0:
+        raise Fail(f"promtool check config: {one_line(p.stdout + p.stderr)[:300]}")
+    r.spawn(["prometheus", f"--config.file={conf}",
+             f"--storage.tsdb.path={os.path.join(r.tmp, 'tsdb')}",
+             f"--web.listen-address=127.0.0.1:{web}"], "helper", "prometheus.out")
+    query = f"http://127.0.0.1:{web}/api/v1/query?query=memtrace_live_bytes"
+    end, last = deadline_after(60), None
+    while time.monotonic() < end:
+        try:
+            _, _, body = http_get(query, timeout=5)
+            res = json.loads(body).get("data", {}).get("result", [])
+            for s in res:
+                if s.get("metric", {}).get("pid") == str(pid):
+                    value = float(s["value"][1])
+                    if value != expect["live_bytes"]:
+                        raise Fail(f"Prometheus has memtrace_live_bytes={value:.0f}, "
+                                   f"expected {expect['live_bytes']}")
+                    if "pattern" not in s["metric"].get("command", ""):
+                        raise Fail(f"command label is {s['metric'].get('command')!r}")
+                    return
+            last = body[:200]
+        except (OSError, ValueError) as e:
+            last = str(e)
+        time.sleep(0.5)
+    raise Fail(f"Prometheus never returned memtrace_live_bytes for pid {pid}: {last}")
+
+
 # ---- the test ---------------------------------------------------------------------------------
 
 def test_outputs(r):
     """One traced pattern run, every output format checked against its exact tally."""
     target = r.start_pattern()
-    daemon = r.start_daemon("--pid", str(target.pid))
+    port = free_port()
+    daemon = r.start_daemon("--pid", str(target.pid), "--metrics-listen", f"127.0.0.1:{port}")
     r.wait_state("attached", target.pid, daemon)
     target.send_signal(signal.SIGUSR1)
     expect = r.read_expect(os.path.join(r.tmp, "pattern.out"), target)
@@ -268,6 +350,12 @@ def test_outputs(r):
         if a != b:
             raise Fail("pprof from the snapshot file reads differently from the live one")
         check_pprof(r, off, expect, "alloc_space", "bytes_allocated", "bytes_allocated")
+
+    with r.part("metrics_endpoint"):
+        check_exposition(r, port, expect, target.pid)
+
+    with r.part("prometheus_scrape"):
+        scrape_with_prometheus(r, port, expect, target.pid)
 
     with r.part("usage_errors"):
         for args, want in ((("report", "--format", "pdf"), "bad --format"),
