@@ -37,6 +37,7 @@ CLIENT_SRCS += src/views.c src/folded.c src/pprof.c src/html.c
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
+CLIENT_OBJS += $(O)/html_assets.o
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc \
 		python3
@@ -66,6 +67,25 @@ $(O)/%.o: src/%.c $(wildcard src/*.h include/memtrace/*.h) | $(O)
 
 $(O)/memtraced: $(DAEMON_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The HTML report's libraries come from the npm registry (src/html/package-lock.json pins them)
+# and are compiled into memtracectl as byte arrays: the report needs no network.
+HTML_NPM := $(O)/npm/node_modules
+HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.min.js \
+	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
+	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
+	       html_report_js=src/html/report.js html_report_css=src/html/report.css
+
+$(O)/npm/.installed: src/html/package.json src/html/package-lock.json | $(O)
+	mkdir -p $(O)/npm && cp src/html/package.json src/html/package-lock.json $(O)/npm/
+	cd $(O)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(O)/html_assets.c: $(O)/npm/.installed src/html/embed.py src/html/report.js src/html/report.css
+	python3 src/html/embed.py $@ $(HTML_ASSETS)
+
+$(O)/html_assets.o: $(O)/html_assets.c
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(O)/memtracectl: $(CLIENT_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lz -o $@
