@@ -272,6 +272,57 @@ def scrape_with_prometheus(r, port, expect, pid):
     raise Fail(f"Prometheus never returned memtrace_live_bytes for pid {pid}: {last}")
 
 
+# ---- HTML -------------------------------------------------------------------------------------
+
+CHROMIUM_FLAGS = ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                  "--no-first-run", "--disable-component-update", "--disable-sync",
+                  "--enable-logging=stderr", "--v=0", "--virtual-time-budget=10000",
+                  "--host-resolver-rules=MAP * ~NOTFOUND", "--window-size=1400,1800")
+
+
+def chromium(r, page, what, tag):
+    """Open page in headless Chromium (no network); returns stdout, and the console lines."""
+    argv = ["chromium", *CHROMIUM_FLAGS, f"--user-data-dir={os.path.join(r.tmp, 'chrome-' + tag)}",
+            what, "file://" + page]
+    p = subprocess.run(argv, capture_output=True, text=True, errors="replace", timeout=120,
+                       stdin=subprocess.DEVNULL)
+    if p.returncode != 0:
+        raise Fail(f"chromium {what} exited {p.returncode}: {one_line(p.stderr)[-300:]}")
+    console = [l for l in p.stderr.splitlines() if ":CONSOLE" in l]
+    return p.stdout, console
+
+
+TOP_ROW = re.compile(r'<tr><td>\d+</td><td>([\d,]+)(?: \([^)]*\))?</td><td>[\d,]+</td>'
+                     r'<td>[\d,]+</td><td class="site">(\w+)')
+
+
+def check_html(r, page, expect, tag, site_key="live_bytes"):
+    with open(page, "rb") as f:
+        html = f.read().decode()
+    if re.search(r'(src|href)\s*=\s*"(https?:)?//', html):
+        raise Fail("the page refers to something on the network")
+    dom, console = chromium(r, page, "--dump-dom", tag)
+    if console:
+        raise Fail(f"the page logged to the console: {one_line(console[0])[:300]}")
+    if 'data-memtrace="ready"' not in dom:
+        raise Fail("report.js did not finish (no data-memtrace=ready on <body>)")
+    if "d3-flame-graph" not in dom:
+        raise Fail("no flame graph in the page")
+    want = expect_sites(expect, site_key)
+    for site in want:  # frames narrower than a pixel are not drawn
+        if want[site] * 1400 >= 2 * sum(want.values()) and f'name="{site}"' not in dom:
+            raise Fail(f"the flame graph has no frame named {site}")
+    got = {}
+    for value, site in TOP_ROW.findall(dom):
+        got[site] = got.get(site, 0) + int(value.replace(",", ""))
+    got = {k: v for k, v in got.items() if k.startswith(SITE_PREFIX)}
+    if got != want:
+        raise Fail(f"top table {site_key} per site {got}, expected {want}")
+    if "no samples" not in dom and "<polyline" not in dom:
+        raise Fail("memory over time shows neither a chart nor 'no samples'")
+    return dom
+
+
 # ---- the test ---------------------------------------------------------------------------------
 
 def test_outputs(r):
@@ -350,6 +401,28 @@ def test_outputs(r):
         if a != b:
             raise Fail("pprof from the snapshot file reads differently from the live one")
         check_pprof(r, off, expect, "alloc_space", "bytes_allocated", "bytes_allocated")
+
+    with r.part("html"):
+        page = os.path.join(r.tmp, "report.html")
+        ctl_ok(r, "report", "--format", "html", "-o", page)
+        check_html(r, page, expect, "live")
+        shots = os.path.join(r.build, "e2e-output")
+        os.makedirs(shots, exist_ok=True)
+        shot = os.path.join(shots, "report.png")
+        if os.path.exists(shot):
+            os.unlink(shot)
+        chromium(r, page, f"--screenshot={shot}", "shot")
+        with open(shot, "rb") as f:
+            if f.read(8) != b"\x89PNG\r\n\x1a\n":
+                raise Fail(f"no PNG screenshot at {shot}")
+
+    with r.part("html_from_file"):
+        page = os.path.join(r.tmp, "offline.html")
+        with open(page, "w") as f:
+            f.write(ctl_from(r, snap, "report", "--format", "html", "--sample", "peak"))
+        dom = check_html(r, page, expect, "offline", "peak_live_bytes")
+        if "<th>live bytes at the peak</th>" not in dom:
+            raise Fail("--sample peak does not show the peak view")
 
     with r.part("metrics_endpoint"):
         check_exposition(r, port, expect, target.pid)
