@@ -118,7 +118,25 @@
       .label((d) => d.data.name + ": " + show(d.value, unit) + ", " +
         (100 * (d.x1 - d.x0)).toFixed(2) + "%");
     d3.select(chartDiv).datum(t).call(chart);
+    settle();
     if (search.value) chart.search(search.value);
+  }
+
+  // d3-flame-graph grows new frames from zero width over 250 ms. Draw them at
+  // their width at once (what d3-transition's interrupt() does: end the
+  // scheduled transitions), so the page is right however slowly timers run.
+  function settle() {
+    for (const g of chartDiv.querySelectorAll("g.frame")) {
+      const rect = g.querySelector("rect");
+      if (!rect) continue;
+      for (const k in rect.__transition || {}) {
+        const sch = rect.__transition[k];
+        if (sch.timer) sch.timer.stop();
+        sch.state = 6;
+      }
+      delete rect.__transition;
+      rect.setAttribute("width", g.getAttribute("width"));
+    }
   }
   select.addEventListener("change", () => {
     sample = select.value;

@@ -308,6 +308,16 @@ def check_html(r, page, expect, tag, site_key="live_bytes"):
         raise Fail("report.js did not finish (no data-memtrace=ready on <body>)")
     if "d3-flame-graph" not in dom:
         raise Fail("no flame graph in the page")
+    frames = re.findall(r'<g [^>]*width="([\d.]+)"[^>]*name="([^"]*)"[^>]*><rect [^>]*width="([\d.]+)"',
+                        dom)
+    svg = re.search(r'<svg width="(\d+)" class="partition d3-flame-graph"', dom)
+    if not frames or not svg:
+        raise Fail("no flame graph frames in the page")
+    for gw, name, rw in frames:
+        if abs(float(gw) - float(rw)) > 0.01:
+            raise Fail(f"frame {name} is drawn {rw} px wide, laid out {gw} px")
+    if dict((n, w) for w, n, _ in frames).get("all") != svg.group(1):
+        raise Fail("the root frame does not span the flame graph")
     want = expect_sites(expect, site_key)
     for site in want:  # frames narrower than a pixel are not drawn
         if want[site] * 1400 >= 2 * sum(want.values()) and f'name="{site}"' not in dom:
