@@ -41,6 +41,9 @@ CLIENT_OBJS += $(O)/html_assets.o
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc \
 		python3
+# outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
+# comes with the machine's Node.js
+DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san
 
