@@ -455,6 +455,15 @@ def test_outputs(r):
         if rc != 1 or one_error_line(err):
             raise Fail(f"-o into a missing directory: exit {rc}, stderr {err!r}")
 
+    with r.part("daemon_exit"):
+        # after metrics requests and snapshots: a clean exit (leak-free under ASan)
+        daemon.send_signal(signal.SIGTERM)
+        rc = r.wait_exit(daemon, "memtraced")
+        with open(os.path.join(r.tmp, "memtraced.err"), errors="replace") as f:
+            err = f.read()
+        if rc != 0 or "Sanitizer" in err:
+            raise Fail(f"memtraced exited {rc}: {one_line(err)[-300:]}")
+
 
 TESTS = [
     ("outputs", test_outputs),
