@@ -125,6 +125,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			o->max_stacks = v;
 			break;
 		case OPT_METRICS:
+			if (!metrics_addr_valid(optarg))
+				return usage_error(
+				    "bad --metrics-listen (expected HOST:PORT with a "
+				    "numeric host, or PORT)",
+				    optarg);
 			o->metrics_listen = optarg;
 			break;
 		case 'h':

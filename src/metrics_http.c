@@ -86,6 +86,22 @@ static int split_addr(const char *addr, char *host, size_t hostlen, const char *
 	return 0;
 }
 
+int metrics_addr_valid(const char *addr)
+{
+	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
+				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
+	struct addrinfo *res = NULL;
+	char host[128];
+	const char *port;
+	uint64_t portnum;
+
+	if (split_addr(addr, host, sizeof(host), &port) || parse_u64(port, 65535, &portnum) ||
+	    getaddrinfo(host, port, &hints, &res))
+		return 0;
+	freeaddrinfo(res);
+	return 1;
+}
+
 int metrics_http_listen(struct daemon *d, const char *addr, char *err, size_t errlen)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,

@@ -13,6 +13,8 @@
 
 struct daemon;
 
+/* Is addr a HOST:PORT (or PORT) metrics_http_listen() accepts? */
+int metrics_addr_valid(const char *addr);
 /* Listen on "HOST:PORT" (numeric host; "PORT" alone means 127.0.0.1). */
 int metrics_http_listen(struct daemon *d, const char *addr, char *err, size_t errlen);
 void metrics_http_close(struct daemon *d);

@@ -450,6 +450,17 @@ def test_outputs(r):
             if rc != 2 or want not in err or one_error_line(err):
                 raise Fail(f"memtracectl {' '.join(args)}: exit {rc}, stderr {err!r}; "
                            f"expected 2 and one line with '{want}'")
+        for addr, code in (("localhost:9464", 2), ("127.0.0.1:99999", 2), ("[::1]9464", 2),
+                           (f"127.0.0.1:{port}", 1)):  # the last one is in use
+            other = r.start_daemon("--pid", str(target.pid), "--metrics-listen", addr,
+                                   sock=os.path.join(r.tmp, "other.sock"), tag="other",
+                                   wait=False)
+            rc = r.wait_exit(other, "memtraced with a bad --metrics-listen")
+            with open(os.path.join(r.tmp, "other.err"), errors="replace") as f:
+                err = f.read()
+            if rc != code or one_error_line(err) or "metrics-listen" not in err:
+                raise Fail(f"memtraced --metrics-listen {addr}: exit {rc}, stderr {err!r}; "
+                           f"expected {code} and one line")
         rc, _, err = r.ctl("report", "--format", "folded", "-o",
                            os.path.join(r.tmp, "no", "such", "dir", "x"))
         if rc != 1 or one_error_line(err):
