@@ -296,6 +296,22 @@ TEST(test_html_escapes_script)
 	CHECK(strstr(page, "\\u003c/script>\\u003cscript>alert(1)\\u003c/script>") != NULL);
 	CHECK(strstr(page, "<script>alert(1)") == NULL);
 	CHECK(strstr(page, "Content-Security-Policy") != NULL);
+	CHECK(strstr(page, "\"timeline\":[]") != NULL); /* the page then says "no samples" */
+	buf_free(&b);
+
+	/* the memory-over-time series goes into the page as [seconds, live_bytes, blocks] */
+	s.ntimeline = 2;
+	s.timeline = xcalloc(2, sizeof(*s.timeline));
+	s.timeline[0] = (struct snap_timeline_point){
+	    .time_ns = 500000000, .live_bytes = 100, .live_allocations = 1};
+	s.timeline[1] = (struct snap_timeline_point){
+	    .time_ns = 1500000000, .live_bytes = 4096, .live_allocations = 3};
+	render_html(&b, &s, &o);
+	buf_put(&b, "", 1);
+	CHECK(strstr((char *)b.data, "\"timeline\":[[0.5,100,1],[1.5,4096,3]]") != NULL);
+	free(s.timeline);
+	s.timeline = NULL;
+	s.ntimeline = 0;
 	buf_free(&b);
 	snapshot_free(&s);
 }
