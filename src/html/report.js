@@ -5,6 +5,7 @@
 "use strict";
 (function () {
   const data = JSON.parse(document.getElementById("memtrace-data").textContent);
+  for (const st of data.stacks) st.frames = st.frames.map((i) => data.names[i]);
   const root = document.getElementById("report");
   const SAMPLES = {
     live: { label: "live bytes", unit: "bytes" },
