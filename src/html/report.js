@@ -13,7 +13,10 @@
     allocated: { label: "bytes allocated", unit: "bytes" },
     count: { label: "allocations", unit: "count" },
   };
-  let sample = SAMPLES[data.sample] ? data.sample : "live";
+  // The URL's fragment may set the view: #sample=peak&search=REGEX&zoom=FUNCTION
+  const params = new URLSearchParams(location.hash.slice(1));
+  let sample = SAMPLES[params.get("sample")] ? params.get("sample")
+    : SAMPLES[data.sample] ? data.sample : "live";
   let chart = null;
 
   function el(tag, attrs, ...children) {
@@ -68,6 +71,7 @@
     select.append(o);
   }
   const search = el("input", { id: "search", type: "search", placeholder: "search functions (regex)" });
+  search.value = params.get("search") || "";
   const reset = el("button", { id: "reset", type: "button" }, "reset zoom");
   const details = el("div", { id: "details" });
   root.append(el("div", { id: "controls" }, el("label", {}, "show ", select), " ", search, " ", reset));
@@ -213,7 +217,21 @@
     if (!rows.length) top.append(el("tr", {}, el("td", { colspan: "6" }, "no stacks")));
   }
 
+  // Zoom on the widest frame of that name, as a click on it does.
+  function zoomTo(name) {
+    if (!chart) return false;
+    const top = d3.select(chartDiv).datum();
+    const hits = top.descendants().filter((n) => n.data.name === name);
+    if (!hits.length) return false;
+    hits.sort((a, b) => b.value - a.value);
+    chart.zoomTo(hits[0]);
+    settle();
+    return true;
+  }
+
   drawFlame();
   drawTop();
+  if (params.get("zoom") && !zoomTo(params.get("zoom")))
+    details.textContent = "no frame named " + params.get("zoom");
   document.body.setAttribute("data-memtrace", "ready");
 })();

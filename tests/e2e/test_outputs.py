@@ -426,6 +426,30 @@ def test_outputs(r):
             if f.read(8) != b"\x89PNG\r\n\x1a\n":
                 raise Fail(f"no PNG screenshot at {shot}")
 
+    with r.part("html_search_zoom"):
+        # what typing in the search box and clicking a frame do, set from the URL fragment
+        dom, console = chromium(r, page + "#search=site_leak_&zoom=leak_b_caller_one",
+                                "--dump-dom", "zoom")
+        if console:
+            raise Fail(f"the page logged to the console: {one_line(console[0])[:300]}")
+        leaks = sum(v["live_bytes"] for k, v in expect["sites"].items()
+                    if k.startswith("site_leak_"))
+        want = f"search: {leaks} of {expect['live_bytes']} total samples"
+        if want not in dom:
+            found = re.search(r'<div id="details">([^<]*)</div>', dom)
+            raise Fail(f"search shows {found.group(1) if found else None!r}, expected "
+                       f"'{want} ...'")
+        svg = re.search(r'<svg width="(\d+)" class="partition d3-flame-graph"', dom)
+        drawn = {n: (float(w), rest) for w, n, rest in re.findall(
+            r'<g [^>]*width="([\d.]+)"[^>]*name="([^"]*)"[^>]*>(<rect [^>]*>)', dom)}
+        if not svg or drawn.get("leak_b_caller_one", (0,))[0] != float(svg.group(1)):
+            raise Fail(f"zoom on leak_b_caller_one: it is {drawn.get('leak_b_caller_one')} "
+                       f"wide, the graph {svg.group(1) if svg else None}")
+        if "#E600E6" not in drawn.get("site_leak_b", (0, ""))[1]:
+            raise Fail("site_leak_b is not highlighted by the search")
+        if "site_spike" in drawn or "site_calloc" in drawn:
+            raise Fail("frames outside the zoomed one are still drawn")
+
     with r.part("html_from_file"):
         page = os.path.join(r.tmp, "offline.html")
         with open(page, "w") as f:
