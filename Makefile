@@ -32,18 +32,23 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
-DAEMON_SRCS += src/notify.c
+DAEMON_SRCS += src/notify.c src/metrics_http.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
+CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
+CLIENT_OBJS += $(O)/html_assets.o
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
+# outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
+# comes with the machine's Node.js
+DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
 .PHONY: install uninstall deb
@@ -71,6 +76,25 @@ $(O)/%.o: src/%.c $(wildcard src/*.h include/memtrace/*.h) | $(O)
 
 $(O)/memtraced: $(DAEMON_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
+# The HTML report's libraries come from the npm registry (src/html/package-lock.json pins them)
+# and are compiled into memtracectl as byte arrays: the report needs no network.
+HTML_NPM := $(O)/npm/node_modules
+HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.min.js \
+	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
+	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
+	       html_report_js=src/html/report.js html_report_css=src/html/report.css
+
+$(O)/npm/.installed: src/html/package.json src/html/package-lock.json | $(O)
+	mkdir -p $(O)/npm && cp src/html/package.json src/html/package-lock.json $(O)/npm/
+	cd $(O)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(O)/html_assets.c: $(O)/npm/.installed src/html/embed.py src/html/report.js src/html/report.css
+	python3 src/html/embed.py $@ $(HTML_ASSETS)
+
+$(O)/html_assets.o: $(O)/html_assets.c
+	$(CC) $(CFLAGS) -c $< -o $@
 
 $(O)/memtracectl: $(CLIENT_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lz -o $@

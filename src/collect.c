@@ -116,6 +116,7 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		free(f.function);
 		free(f.module);
 		free(f.file);
+		free(f.build_id);
 	}
 	/* most allocations first: a handful of modules, insertion sort */
 	for (i = 1; i < n; i++) {
@@ -219,6 +220,10 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			s->events_lost[k] = lost[k];
 	}
 	s->totals = tt ? tt->c : t->totals;
+	/* kept for all targets together */
+	memcpy(s->size_histogram, t->size_histogram, sizeof(s->size_histogram));
+	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
+	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
 
 	s->targets = xcalloc((size_t)d->ntargets, sizeof(*s->targets));
 	for (k = 0; k < d->ntargets; k++) {

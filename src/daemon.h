@@ -19,6 +19,7 @@
 struct symbolizer;
 struct ring_buffer;
 struct client;
+struct metrics_http;
 
 struct daemon {
 	struct tracker tracker;
@@ -33,16 +34,17 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients;     /* open connections by slot; NULL = free */
-	int nclients;		     /* slots */
-	uint64_t client_timeout_ns;  /* a client must be done within this */
-	uint64_t pending_output;     /* reply bytes not yet taken by clients */
-	uint64_t clients_timed_out;  /* dropped at their deadline */
-	uint64_t clients_refused;    /* turned away: every slot taken */
-	uint64_t clients_busy;	     /* answered "busy": pending_output too large */
-	uint64_t exec_events_lost;   /* lost exec events already acted on */
-	struct timeline timeline;    /* memory over time, sampled on the drain timer */
-	struct snap_options options; /* as given on the command line, for snapshots */
+	struct client **clients;      /* open connections by slot; NULL = free */
+	int nclients;		      /* slots */
+	uint64_t client_timeout_ns;   /* a client must be done within this */
+	uint64_t pending_output;      /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out;   /* dropped at their deadline */
+	uint64_t clients_refused;     /* turned away: every slot taken */
+	uint64_t clients_busy;	      /* answered "busy": pending_output too large */
+	uint64_t exec_events_lost;    /* lost exec events already acted on */
+	struct timeline timeline;     /* memory over time, sampled on the drain timer */
+	struct snap_options options;  /* as given on the command line, for snapshots */
+	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 };
 
 /* Drain the ring buffer into the tracker. */
@@ -69,6 +71,8 @@ enum loop_tag {
 	TAG_TIMER,
 	TAG_CLIENT,
 	TAG_PIDFD,
+	TAG_METRICS_LISTEN = 32, /* metrics_http.c */
+	TAG_METRICS_CLIENT,
 };
 
 #endif

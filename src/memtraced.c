@@ -23,6 +23,7 @@
 #include "daemon.h"
 #include "notify.h"
 #include "symbolize.h"
+#include "metrics_http.h"
 #include "util.h"
 
 #define DRAIN_INTERVAL_NS (10 * 1000 * 1000)
@@ -49,6 +50,7 @@ struct options {
 	uint64_t sample_interval_ms;
 	uint64_t client_timeout_s;
 	uint64_t temporary_threshold;
+	const char *metrics_listen;
 };
 
 static void usage(FILE *f)
@@ -73,6 +75,8 @@ static void usage(FILE *f)
 		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
 		"      --temporary-threshold N  a block freed before N more allocations of its\n"
 		"                             thread is temporary (default 1; 0: off)\n"
+		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -95,7 +99,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_WALKER,
 		OPT_SAMPLE,
 		OPT_CLIENT_TIMEOUT,
-		OPT_TEMPORARY
+		OPT_TEMPORARY,
+		OPT_METRICS
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -108,6 +113,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
 	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
 	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
+	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -182,6 +188,14 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--temporary-threshold must be 0 to 1000000",
 						   optarg);
 			o->temporary_threshold = v;
+			break;
+		case OPT_METRICS:
+			if (!metrics_addr_valid(optarg))
+				return usage_error(
+				    "bad --metrics-listen (expected HOST:PORT with a "
+				    "numeric host, or PORT)",
+				    optarg);
+			o->metrics_listen = optarg;
 			break;
 		case 'h':
 			usage(stdout);
@@ -402,6 +416,7 @@ static void daemon_cleanup(struct daemon *d)
 		free(tg->command);
 	}
 	free(d->targets);
+	metrics_http_close(d);
 	server_close(d);
 	if (d->rb)
 		ring_buffer__free(d->rb);
@@ -453,6 +468,7 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				daemon_sample(d);
 				check_execs(d);
 				server_expire(d, time_monotonic_ns());
+				metrics_http_tick(d, time_monotonic_ns());
 				break;
 			case TAG_SIGNAL:
 				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -469,6 +485,12 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				break;
 			case TAG_CLIENT:
 				server_client_event(d, (int)index, events[i].events);
+				break;
+			case TAG_METRICS_LISTEN:
+				metrics_http_accept(d);
+				break;
+			case TAG_METRICS_CLIENT:
+				metrics_http_client_event(d, index, events[i].events);
 				break;
 			case TAG_PIDFD:
 				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0)
@@ -536,6 +558,8 @@ int main(int argc, char **argv)
 	d.tracker.on_new_stack_arg = &d;
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (server_listen(&d, o.socket_path, err, sizeof(err)))
+		goto fail;
+	if (o.metrics_listen && metrics_http_listen(&d, o.metrics_listen, err, sizeof(err)))
 		goto fail;
 	bo.stack_depth = o.stack_depth;
 	bo.stack_walker = o.stack_walker;

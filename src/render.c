@@ -8,6 +8,7 @@
 #include "render.h"
 #include "json.h"
 #include "memtrace/event.h"
+#include "outputs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -315,6 +316,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s, const st
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_targets(w, s, 1);
+	view_stats_json(w, s);
 	json_end_object(w);
 }
 
@@ -501,6 +503,7 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 		put_text(b, t->command ? t->command : "-");
 		buf_printf(b, "\n");
 	}
+	view_stats_text(b, s);
 }
 
 static void text_frame(struct buf *b, const struct snap_frame *f)

@@ -40,6 +40,9 @@ enum section {
 	SEC_KNOWN
 };
 
+/* Sections 16-23: size histogram, allocator mix, module build-ids. */
+enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_OWN_LAST = SEC_BUILD_IDS };
+
 static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
     [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
@@ -333,6 +336,8 @@ struct encoder {
 	struct dedup frame_index;
 	struct enc_frame *frames;
 	size_t frames_cap;
+	uint32_t *build_ids; /* pairs of string references: module, build-id */
+	size_t nbuild_ids, build_ids_cap;
 };
 
 /* Returns the string's reference: 0 for NULL, else table index + 1. */
@@ -420,6 +425,26 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 	return (uint32_t)i;
 }
 
+/* Remember a frame's module and build-id, once per module. */
+static void intern_build_id(struct encoder *e, const struct snap_frame *f)
+{
+	uint32_t module, id;
+
+	if (!f->module || !f->build_id)
+		return;
+	module = intern_string(e, f->module);
+	for (size_t i = 0; i < e->nbuild_ids; i++)
+		if (e->build_ids[2 * i] == module)
+			return;
+	id = intern_string(e, f->build_id);
+	if (grow((void **)&e->build_ids, &e->build_ids_cap, 2 * (e->nbuild_ids + 1),
+		 sizeof(*e->build_ids), &e->nomem))
+		return;
+	e->build_ids[2 * e->nbuild_ids] = module;
+	e->build_ids[2 * e->nbuild_ids + 1] = id;
+	e->nbuild_ids++;
+}
+
 static void put_counters(struct wbuf *w, const struct mt_counters *c)
 {
 	put_varint(w, ARRAY_SIZE(counter_offsets));
@@ -485,8 +510,10 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
 			 &e->nomem))
 			break;
-		for (uint32_t j = 0; j < st->nframes; j++)
+		for (uint32_t j = 0; j < st->nframes; j++) {
 			frame_refs[nrefs++] = intern_frame(e, &st->frames[j]);
+			intern_build_id(e, &st->frames[j]);
+		}
 	}
 	if (e->nomem || e->too_big)
 		goto out;
@@ -599,6 +626,23 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_section(out, &body, SEC_AGES);
 	}
 
+	put_varint(&body, SNAP_HISTOGRAM_BINS);
+	for (size_t i = 0; i < SNAP_HISTOGRAM_BINS; i++)
+		put_varint(&body, s->size_histogram[i]);
+	put_section(out, &body, (enum section)SEC_HISTOGRAM);
+
+	put_varint(&body, SNAP_MAX_FUNCS);
+	for (size_t i = 0; i < SNAP_MAX_FUNCS; i++) {
+		put_varint(&body, s->allocations_by_func[i]);
+		put_varint(&body, s->bytes_by_func[i]);
+	}
+	put_section(out, &body, (enum section)SEC_FUNCS);
+
+	put_varint(&body, e->nbuild_ids);
+	for (size_t i = 0; i < 2 * e->nbuild_ids; i++)
+		put_varint(&body, e->build_ids[i]);
+	put_section(out, &body, (enum section)SEC_BUILD_IDS);
+
 	put_varint(&body, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -695,6 +739,7 @@ out:
 	free(e.strs);
 	free(e.str_lens);
 	free(e.frames);
+	free(e.build_ids);
 	return err;
 }
 
@@ -1129,6 +1174,102 @@ static int dec_ages(struct reader *r)
 	return 0;
 }
 
+static int dec_histogram(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAP_HISTOGRAM_BINS, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->size_histogram[i]))
+			return -1;
+	return 0;
+}
+
+static int dec_funcs(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAP_MAX_FUNCS, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
+			return -1;
+	return 0;
+}
+
+/* Index of a decoded string (they lie in the pool in table order), or -1. */
+static long string_index(const struct decoder *d, const char *p)
+{
+	size_t lo = 0, hi = d->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->strings[mid] == p)
+			return (long)mid;
+		if (d->strings[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Modules' build-ids, given to every frame in that module: O(frames log strings). */
+static int dec_build_ids(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	char **id_of;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	id_of = calloc(d->nstrings ? d->nstrings : 1, sizeof(*id_of));
+	if (!id_of)
+		return fail(d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t module;
+		char *id;
+
+		if (rd_varint(r, &module) || rd_string(r, &id)) {
+			free(id_of);
+			return -1;
+		}
+		if (!module || module > d->nstrings) {
+			free(id_of);
+			return fail(d, "build_ids section: string index out of range");
+		}
+		id_of[module - 1] = id;
+	}
+	for (uint32_t k = 0; k < s->nstacks; k++) {
+		for (uint32_t j = 0; j < s->stacks[k].nframes; j++) {
+			struct snap_frame *f = &s->stacks[k].frames[j];
+			long idx = f->module ? string_index(d, f->module) : -1;
+
+			if (idx >= 0)
+				f->build_id = id_of[idx];
+		}
+	}
+	free(id_of);
+	return 0;
+}
+
+static int (*const own_section_decoders[])(struct reader *) = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = dec_histogram,
+    [SEC_FUNCS - SEC_HISTOGRAM] = dec_funcs,
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = dec_build_ids,
+};
+
+static const char *const own_section_names[] = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = "histogram",
+    [SEC_FUNCS - SEC_HISTOGRAM] = "funcs",
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = "build_ids",
+};
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
     [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
@@ -1163,6 +1304,15 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (last < SEC_LAST && tag > last + 1)
 			return fail(d, "missing %s section", section_names[last + 1]);
 		last = tag;
+		if (tag >= SEC_HISTOGRAM && tag <= SEC_OWN_LAST) {
+			r.section = own_section_names[tag - SEC_HISTOGRAM];
+			if (own_section_decoders[tag - SEC_HISTOGRAM](&r))
+				return -1;
+			if (r.p != r.end)
+				return fail(d, "%s section: %zu unexpected bytes at its end",
+					    r.section, left(&r));
+			continue;
+		}
 		if (tag >= SEC_KNOWN || !section_decoders[tag])
 			continue;
 		r.section = section_names[tag];
@@ -1258,6 +1408,7 @@ static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
 		free(st->frames[j].function);
 		free(st->frames[j].module);
 		free(st->frames[j].file);
+		free(st->frames[j].build_id);
 	}
 	free(st->frames);
 	st->frames = NULL;

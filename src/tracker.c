@@ -248,6 +248,12 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 					ev->nframes);
 	}
 
+	t->size_histogram[tracker_size_bin(ev->size)]++;
+	if (ev->func < SNAP_MAX_FUNCS) {
+		t->allocations_by_func[ev->func]++;
+		t->bytes_by_func[ev->func] += ev->size;
+	}
+
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;

@@ -50,6 +50,10 @@ struct tracker {
 	uint64_t events_received;
 	uint64_t events_foreign;   /* from a process that is not a target */
 	uint64_t events_malformed; /* shorter than their header says */
+	/* Every allocation of every target, by size bin and by function called. */
+	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
+	uint64_t allocations_by_func[SNAP_MAX_FUNCS];
+	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct tracker_target *targets;
 	uint32_t ntargets;
 	uint32_t temporary_threshold; /* N: freed before N more allocations (0 = off) */
@@ -85,6 +89,12 @@ void tracker_event(struct tracker *t, const void *data, size_t len);
  * value at the peak becomes its current live bytes.
  */
 void tracker_reset_peak(struct tracker *t, uint64_t now_ns);
+
+/* Bin of SNAP_HISTOGRAM_BINS for an allocation of size bytes. */
+static inline unsigned tracker_size_bin(uint64_t size)
+{
+	return size ? 64 - (unsigned)__builtin_clzll(size) : 0;
+}
 
 /* This stack's live bytes at the moment of the global peak. */
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s);

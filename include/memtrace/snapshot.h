@@ -72,6 +72,7 @@ struct snap_frame {
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
 	uint8_t inlined;  /* inlined into the next frame, at the same address */
+	char *build_id;	  /* module's GNU build-id in hex; NULL when unknown */
 };
 
 struct snap_stack {

@@ -138,6 +138,16 @@ static int starts_with(const char *s, const char *prefix)
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
 	"\"free\":3,\"realloc_enter\":0,\"realloc\":1}"
 
+/* The histogram, allocator mix and sites of src/views.c (no histogram in build_known). */
+#define SITES_JSON                                                                                 \
+	"[{\"name\":\"leak_some\",\"function\":\"leak_some\",\"module\":\"/usr/bin/demo\","        \
+	"\"file\":\"demo.c\",\"line\":42,\"allocations\":32,\"bytes_allocated\":2097152,"          \
+	"\"live_allocations\":16,\"live_bytes\":1048576},{\"name\":null,\"allocations\":1,"        \
+	"\"bytes_allocated\":100,\"live_allocations\":1,\"live_bytes\":100}]"
+#define STATS_EXTRA_JSON                                                                           \
+	"\"size_histogram\":[],\"allocator_mix\":{},\"top_sites_by_bytes_allocated\":" SITES_JSON  \
+	",\"top_sites_by_allocations\":" SITES_JSON
+
 TEST(test_stats_json)
 {
 	struct render_opts o = {.format = RENDER_JSON};
@@ -158,7 +168,7 @@ TEST(test_stats_json)
 		  "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 		  "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
 		  "\"missed_free_bytes\":0,\"untracked_allocations\":0,\"stackless_allocations\":0,"
-		  "\"temporary_allocations\":0,\"temporary_bytes\":0}}]}\n");
+		  "\"temporary_allocations\":0,\"temporary_bytes\":0}}]," STATS_EXTRA_JSON "}\n");
 	free(out);
 }
 
