@@ -119,7 +119,7 @@ def check_completion(compdir, memtraced, memtracectl):
     if missing:
         raise Fail(f"memtracectl completion does not offer {', '.join(missing)}")
     got = complete(ctl, "_memtracectl", ["memtracectl", "report", "--sort", ""])
-    if got != {"live", "allocated", "count", "peak"}:
+    if got != {"live", "allocated", "count", "peak", "temporary"}:
         raise Fail(f"report --sort completes to {sorted(got)}")
 
 
