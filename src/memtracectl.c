@@ -81,7 +81,7 @@ enum option {
 #define FROM_CMDS    (ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH)
+#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
 #define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
 
 static const struct {
@@ -142,6 +142,8 @@ struct args {
 	struct proto_request request;
 	struct render_opts render;
 	struct view_opts view;
+	int grouped;	      /* report --by / --cumulative */
+	int group_sort;	      /* the rows' order (enum snap_sort) */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
 	uint64_t interval_ns; /* watch */
@@ -171,6 +173,9 @@ static void usage(FILE *f)
 	    "      --peak            pprof: the profile of what was live at the peak\n"
 	    "      -o, --output FILE write there (atomically) instead of stdout\n"
 	    "      --oldest          show the age of each stack's oldest live block\n"
+	    "      --by KEY          group as tracemalloc's statistics: function, file,\n"
+	    "                        line, module or stack (\"key: size=, count=, average=\")\n"
+	    "      --cumulative      with --by: count a stack under each of its frames\n"
 	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
 	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
 	    "                        compare_to), largest growth first\n"
@@ -493,6 +498,16 @@ static int parse_args(int argc, char **argv, struct args *a)
 		/* every stack: views group and sum them all */
 		a->request.top = 0;
 		a->request.sort = commands[a->command].sort;
+	}
+	/* report --by: group every stack (of the sort key) in the client */
+	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
+	if (a->grouped) {
+		if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
+			return usage_error("report --by gives text or json");
+		a->request.top = 0;
+		/* every stack that allocated, so rows hold all their calls */
+		a->group_sort = a->request.sort;
+		a->request.sort = SNAP_SORT_COUNT;
 	}
 	a->request.blocks = commands[a->command].blocks;
 	if (a->command == CMD_SNAPSHOT)
@@ -1016,6 +1031,8 @@ int main(int argc, char **argv)
 	}
 	if (commands[a.command].view) {
 		commands[a.command].view(&out, &snap, &a.view);
+	} else if (a.grouped) {
+		render_report_grouped(&out, &snap, &a.view, a.group_sort);
 	} else {
 		switch (a.render.format) {
 		case RENDER_FOLDED:

@@ -592,3 +592,91 @@ void watch_state_free(struct watch_state *w)
 	group_free(&w->prev);
 	w->have_prev = 0;
 }
+
+/* ---- report --by --------------------------------------------------------- */
+
+/*
+ * tracemalloc's Snapshot.statistics(key_type, cumulative): the stacks
+ * grouped by function, file, line, module or whole stack, largest first by
+ * the report's sort key; each row "key: size=..., count=..., average=...",
+ * where size and count are live bytes and live blocks (or, with
+ * --sort allocated/count, bytes and calls allocated).
+ */
+void render_report_grouped(struct buf *out, const struct snapshot *s, const struct view_opts *o,
+			   int sort)
+{
+	struct group_table t;
+	size_t n = 0, shown;
+	char line[LINE_MAX_LEN], label[4096], sz[32];
+	int allocated = sort == SNAP_SORT_ALLOCATED || sort == SNAP_SORT_COUNT;
+
+	group_snapshot(s, o->by, o->cumulative, &t);
+	group_sort(&t, sort);
+	for (n = 0; n < t.nrows; n++) {
+		const struct group_totals *g = &t.rows[n].t;
+
+		if (!(allocated ? g->allocations : g->live_allocations))
+			break;
+	}
+	shown = o->top && o->top < n ? o->top : n;
+
+	if (o->format == RENDER_JSON) {
+		struct json_writer w;
+
+		json_init(&w, out, o->pretty);
+		json_begin_object(&w);
+		json_kv_string(&w, "by", group_by_name(o->by));
+		json_key(&w, "cumulative");
+		json_bool(&w, t.cumulative);
+		json_kv_string(&w, "sort", snap_sort_name(sort));
+		json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
+		json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
+		json_kv_u64(&w, "groups_total", n);
+		json_key(&w, "entries");
+		json_begin_array(&w);
+		for (size_t k = 0; k < shown; k++) {
+			const struct group_row *r = &t.rows[k];
+
+			json_begin_object(&w);
+			json_kv_string(&w, "key", r->key);
+			json_kv_u64(&w, "live_bytes", r->t.live_bytes);
+			json_kv_u64(&w, "live_allocations", r->t.live_allocations);
+			json_kv_u64(&w, "allocations", r->t.allocations);
+			json_kv_u64(&w, "bytes_allocated", r->t.bytes_allocated);
+			json_kv_u64(&w, "frees", r->t.frees);
+			json_kv_u64(&w, "bytes_freed", r->t.bytes_freed);
+			json_kv_u64(&w, "peak_live_bytes", r->t.peak_live_bytes);
+			json_kv_u64(&w, "stacks", r->nstacks);
+			if (o->by == GROUP_STACK)
+				json_frames(&w, r->stack);
+			json_end_object(&w);
+		}
+		json_end_array(&w);
+		json_end_object(&w);
+		finish_json(out);
+		group_free(&t);
+		return;
+	}
+
+	group_format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	buf_printf(out,
+		   "live %s in %" PRIu64 " blocks; %s by %s%s, largest first (%zu of %zu "
+		   "groups)\n",
+		   sz, s->totals.live_allocations, allocated ? "allocated" : "live",
+		   group_by_name(o->by), t.cumulative ? " (cumulative)" : "", shown, n);
+	for (size_t k = 0; k < shown; k++) {
+		const struct group_row *r = &t.rows[k];
+
+		row_label(r, o->by, label, sizeof(label));
+		if (allocated)
+			group_format_line(line, sizeof(line), label, r->t.bytes_allocated,
+					  r->t.allocations);
+		else
+			group_format_line(line, sizeof(line), label, r->t.live_bytes,
+					  r->t.live_allocations);
+		text_label_line(out, line);
+		if (o->by == GROUP_STACK)
+			text_frames(out, r->stack);
+	}
+	group_free(&t);
+}
