@@ -50,6 +50,63 @@ static int cmp_stacks(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
+/* Functions that start a program or a thread: a stack that reaches one is whole. */
+static const char *const root_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "__libc_start_main_impl",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "__clone_internal",
+};
+
+/* Is this frame where stacks begin: a root function, or inside libc (whose
+ * thread and program start functions may be nameless without debug info)? */
+static int is_root_frame(const struct snap_frame *f)
+{
+	const char *base;
+	size_t i;
+
+	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(f->function, root_functions[i]))
+			return 1;
+	}
+	if (!f->module)
+		return 0;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/*
+ * Whether a stack is whole is decided by where it ends, not only by how the
+ * walk ended: a chain that reached a root is whole even if the root's own
+ * frame pointer is junk (libc is built without frame pointers), and one that
+ * ended with a zero frame pointer anywhere else was cut short (code built
+ * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ */
+static void check_stack_end(struct daemon *d, uint32_t idx)
+{
+	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	struct snap_frame f;
+
+	if (e->end_checked || !e->nframes ||
+	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+		return;
+	e->end_checked = 1;
+	symbolizer_frame(d->sym, (int)e->tgid,
+			 stack_frames(&d->tracker.stacks, idx)[e->nframes - 1], &f);
+	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
+}
+
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 {
 	const struct tracker *t = &d->tracker;
@@ -99,6 +156,8 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		struct snap_frame f;
 		const char *module;
 
+		if (!pid || e->tgid == pid)
+			check_stack_end(d, i);
 		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
 			continue;
 		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[e->nframes - 1],

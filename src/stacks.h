@@ -33,7 +33,8 @@ struct stack_entry {
 	uint64_t frames_off;
 	uint32_t tgid;
 	uint32_t nframes;
-	uint32_t stack_end; /* enum mt_stack_end of the event that made it */
+	uint16_t stack_end;   /* enum mt_stack_end of the event that made it */
+	uint16_t end_checked; /* collect.c checked a "complete" end reaches a root */
 	struct stack_totals t;
 };
 
