@@ -60,6 +60,27 @@ static void json_frames(struct json_writer *w, const struct snap_stack *st)
 	json_end_array(w);
 }
 
+/* One group row as JSON: its key and totals (all of them with full), and
+ * its frames when grouped by stack. */
+static void json_group_row(struct json_writer *w, const struct group_row *r, int by, int full)
+{
+	json_begin_object(w);
+	json_kv_string(w, "key", r->key);
+	json_kv_u64(w, "peak_live_bytes", r->t.peak_live_bytes);
+	json_kv_u64(w, "live_bytes", r->t.live_bytes);
+	json_kv_u64(w, "live_allocations", r->t.live_allocations);
+	json_kv_u64(w, "allocations", r->t.allocations);
+	json_kv_u64(w, "bytes_allocated", r->t.bytes_allocated);
+	if (full) {
+		json_kv_u64(w, "frees", r->t.frees);
+		json_kv_u64(w, "bytes_freed", r->t.bytes_freed);
+		json_kv_u64(w, "stacks", r->nstacks);
+	}
+	if (by == GROUP_STACK)
+		json_frames(w, r->stack);
+	json_end_object(w);
+}
+
 static void finish_json(struct buf *out)
 {
 	buf_put(out, "\n", 1);
@@ -259,16 +280,7 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		for (size_t k = 0; k < shown; k++) {
 			const struct group_row *r = &t.rows[k];
 
-			json_begin_object(&w);
-			json_kv_string(&w, "key", r->key);
-			json_kv_u64(&w, "peak_live_bytes", r->t.peak_live_bytes);
-			json_kv_u64(&w, "live_bytes", r->t.live_bytes);
-			json_kv_u64(&w, "live_allocations", r->t.live_allocations);
-			json_kv_u64(&w, "allocations", r->t.allocations);
-			json_kv_u64(&w, "bytes_allocated", r->t.bytes_allocated);
-			if (o->by == GROUP_STACK)
-				json_frames(&w, r->stack);
-			json_end_object(&w);
+			json_group_row(&w, r, o->by, 0);
 		}
 		json_end_array(&w);
 		json_end_object(&w);
@@ -637,19 +649,7 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 		for (size_t k = 0; k < shown; k++) {
 			const struct group_row *r = &t.rows[k];
 
-			json_begin_object(&w);
-			json_kv_string(&w, "key", r->key);
-			json_kv_u64(&w, "live_bytes", r->t.live_bytes);
-			json_kv_u64(&w, "live_allocations", r->t.live_allocations);
-			json_kv_u64(&w, "allocations", r->t.allocations);
-			json_kv_u64(&w, "bytes_allocated", r->t.bytes_allocated);
-			json_kv_u64(&w, "frees", r->t.frees);
-			json_kv_u64(&w, "bytes_freed", r->t.bytes_freed);
-			json_kv_u64(&w, "peak_live_bytes", r->t.peak_live_bytes);
-			json_kv_u64(&w, "stacks", r->nstacks);
-			if (o->by == GROUP_STACK)
-				json_frames(&w, r->stack);
-			json_end_object(&w);
+			json_group_row(&w, r, o->by, 1);
 		}
 		json_end_array(&w);
 		json_end_object(&w);
