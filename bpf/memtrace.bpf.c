@@ -159,6 +159,12 @@ static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
 	return NULL;
 }
 
+static __always_inline int is_realloc(__u32 func)
+{
+	return func == MT_FN_REALLOC || func == MT_FN_REALLOCARRAY ||
+	       func == MT_FN_PYMALLOC_REALLOC;
+}
+
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
@@ -182,6 +188,7 @@ int alloc_enter(struct pt_regs *ctx)
 	st.depth = 1;
 	switch (st.func) {
 	case MT_FN_CALLOC:
+	case MT_FN_PYMALLOC_CALLOC:
 	case MT_FN_REALLOCARRAY:
 		if (st.func == MT_FN_REALLOCARRAY) {
 			st.ptr = a1;
@@ -201,6 +208,7 @@ int alloc_enter(struct pt_regs *ctx)
 			st.size = ~0ull;
 		break;
 	case MT_FN_REALLOC:
+	case MT_FN_PYMALLOC_REALLOC:
 		st.ptr = a1;
 		st.size = a2;
 		break;
@@ -220,7 +228,7 @@ int alloc_enter(struct pt_regs *ctx)
 		count_lost(0);
 		return 0;
 	}
-	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr)
+	if (is_realloc(st.func) && st.ptr)
 		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr);
 	return 0;
 }
@@ -247,6 +255,8 @@ int alloc_return(struct pt_regs *ctx)
 	}
 	st = *in;
 	bpf_map_delete_elem(&inflight, &tid);
+	if (st.func == MT_FN_PYMALLOC_FREE)
+		return 0; /* reported at entry (pyfree_enter) */
 
 	addr = PT_REGS_RC(ctx);
 	if (st.func == MT_FN_POSIX_MEMALIGN) {
@@ -255,7 +265,7 @@ int alloc_return(struct pt_regs *ctx)
 		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)st.ptr))
 			return 0;
 	}
-	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr) {
+	if (is_realloc(st.func) && st.ptr) {
 		kind = MT_EV_REALLOC;
 		old = st.ptr;
 	} else if (!addr) {
@@ -314,5 +324,36 @@ int free_enter(struct pt_regs *ctx)
 	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
 		return 0; /* part of a realloc the return probe reports */
 	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0);
+	return 0;
+}
+
+/*
+ * PyObject_Free/PyMem_Free: reported at entry like free, but it also marks
+ * the thread as inside the allocator until its return probe (alloc_return),
+ * so the libc free that pymalloc hands a large block on to is not reported a
+ * second time. Nested in another allocator call (PyObject_Realloc), it only
+ * bumps the depth: the outer call reports.
+ */
+SEC("uprobe")
+int pyfree_enter(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 addr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx);
+	struct inflight *in = inside_allocator(tid, sp);
+	struct inflight st = {};
+
+	if (in) {
+		in->depth++;
+		return 0;
+	}
+	if (!addr)
+		return 0; /* PyObject_Free(NULL) is nothing */
+	st.func = MT_FN_PYMALLOC_FREE;
+	st.sp = sp;
+	st.depth = 1;
+	st.ptr = addr;
+	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
+		count_lost(0);
+	emit_small(MT_EV_FREE, MT_FN_PYMALLOC_FREE, addr, 0);
 	return 0;
 }

@@ -36,6 +36,21 @@ static const char *const func_names[MT_FN_COUNT] = {
     [MT_FN_PVALLOC] = "pvalloc",
     [MT_FN_NEW] = "operator new",
     [MT_FN_NEW_ARRAY] = "operator new[]",
+    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
+    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
+    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
+    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
+};
+
+/* CPython's allocator entry points, probed with --python-allocators. */
+static const struct {
+	const char *name;
+	int func;
+} python_symbols[] = {
+    {"PyObject_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyObject_Calloc", MT_FN_PYMALLOC_CALLOC},
+    {"PyObject_Realloc", MT_FN_PYMALLOC_REALLOC}, {"PyObject_Free", MT_FN_PYMALLOC_FREE},
+    {"PyMem_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyMem_Calloc", MT_FN_PYMALLOC_CALLOC},
+    {"PyMem_Realloc", MT_FN_PYMALLOC_REALLOC},	  {"PyMem_Free", MT_FN_PYMALLOC_FREE},
 };
 
 /* Mangled names of every operator new variant (plain, nothrow, aligned). */
@@ -383,8 +398,52 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 	return rc;
 }
 
+int allocator_resolve_python(int pid, struct allocator *a)
+{
+	struct elf_module *mod;
+	char **paths = NULL, why[256];
+	uint64_t vaddr;
+	size_t k;
+	int n, i, before = a->nprobes;
+
+	n = allocator_search_order(pid, &paths);
+	for (i = 0; i < n; i++) {
+		mod = elfmod_open(paths[i], why, sizeof(why));
+		if (!mod)
+			continue;
+		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
+			elfmod_close(mod);
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(python_symbols); k++)
+			add_probe(a, mod, python_symbols[k].name, python_symbols[k].func, 2, 1);
+		elfmod_close(mod);
+		if (a->nprobes > before) {
+			a->py_open_path = xstrdup(paths[i]);
+			a->py_path = display_path(pid, paths[i]);
+		}
+		break;
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return a->nprobes - before;
+}
+
+const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p)
+{
+	return p->object == 2 ? a->py_open_path : p->object ? a->cxx_open_path : a->open_path;
+}
+
+const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p)
+{
+	return p->object == 2 ? a->py_path : p->object ? a->cxx_path : a->path;
+}
+
 void allocator_free(struct allocator *a)
 {
+	free(a->py_path);
+	free(a->py_open_path);
 	free(a->path);
 	free(a->open_path);
 	free(a->cxx_path);

@@ -36,6 +36,7 @@ struct daemon {
 	struct client **clients;  /* open connections by slot; NULL = free */
 	int nclients;		  /* slots */
 	struct timeline timeline; /* memory over time, sampled on the drain timer */
+	int python_allocators;	  /* --python-allocators: probe PyObject_Malloc & co. */
 };
 
 /* Drain the ring buffer into the tracker. */

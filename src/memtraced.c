@@ -36,6 +36,7 @@ struct options {
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
 	uint64_t sample_interval_ms;
+	int python_allocators;
 };
 
 static void usage(FILE *f)
@@ -57,6 +58,8 @@ static void usage(FILE *f)
 		"                             (default 0: no limit)\n"
 		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
 		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+		"                             (exact object counts; slow: see docs/python.md)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -71,7 +74,15 @@ static int usage_error(const char *msg, const char *arg)
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
-	enum { OPT_DEPTH = 256, OPT_RINGBUF, OPT_MAX_LIVE, OPT_MAX_STACKS, OPT_WALKER, OPT_SAMPLE };
+	enum {
+		OPT_DEPTH = 256,
+		OPT_RINGBUF,
+		OPT_MAX_LIVE,
+		OPT_MAX_STACKS,
+		OPT_WALKER,
+		OPT_SAMPLE,
+		OPT_PYALLOC
+	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
 	    {"socket", required_argument, NULL, 's'},
@@ -81,6 +92,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
+	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -140,6 +152,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--sample-interval must be 10 to 86400000 ms",
 						   optarg);
 			o->sample_interval_ms = v;
+			break;
+		case OPT_PYALLOC:
+			o->python_allocators = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -219,6 +234,9 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
 		return -1;
+	if (d->python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
+		log_msg("pid %d: --python-allocators: no loaded object exports PyObject_Malloc",
+			tg->pid);
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
@@ -233,9 +251,10 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
-	log_msg("attached to pid %d (%s): %d probes on %s%s%s", tg->pid, tg->command,
+	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
 		tg->probes.nlinks, tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
-		tg->alloc.cxx_path ? tg->alloc.cxx_path : "");
+		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
+		tg->alloc.py_path ? tg->alloc.py_path : "");
 	return 0;
 }
 
@@ -373,6 +392,7 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.epfd = d.listen_fd = d.lock_fd = -1;
 	d.start_ns = time_monotonic_ns();
+	d.python_allocators = o.python_allocators;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
 		return 1;

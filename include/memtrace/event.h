@@ -28,6 +28,12 @@ enum mt_func {
 	MT_FN_PVALLOC,
 	MT_FN_NEW,	 /* C++ operator new, every variant */
 	MT_FN_NEW_ARRAY, /* C++ operator new[], every variant */
+	/* CPython's object allocator (--python-allocators): PyObject_* and
+	 * PyMem_* (both domains are pymalloc in a default build) */
+	MT_FN_PYMALLOC_MALLOC,
+	MT_FN_PYMALLOC_CALLOC,
+	MT_FN_PYMALLOC_REALLOC,
+	MT_FN_PYMALLOC_FREE,
 	MT_FN_COUNT
 };
 

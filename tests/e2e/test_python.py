@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""End-to-end tests of CPython targets: --python-allocators probes
+PyObject_Malloc/Calloc/Realloc/Free and PyMem_* of pyenv builds 3.10-3.13, one
+event per call (a block pymalloc hands on to malloc counts once)."""
+
+from harness import *  # noqa: F401,F403
+
+PYALLOC = os.path.join(HERE, "pyalloc.py")
+PY_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+EVENT_RE = re.compile(r"^event kind=(\d+) func=(\S+) tid=\d+ addr=(0x[0-9a-f]+|0) "
+                      r"old=(0x[0-9a-f]+|0) size=(\d+) frames=\d+$")
+
+
+def pyenv_root():
+    """pyenv's root: from `pyenv root` when pyenv is on PATH, else $PYENV_ROOT or ~/.pyenv."""
+    exe = shutil.which("pyenv")
+    if exe:
+        r = subprocess.run([exe, "root"], capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip()
+    return os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+
+
+def pyenv_python(version):
+    """The newest pyenv-installed CPython X.Y as a path, or None."""
+    root = os.path.join(pyenv_root(), "versions")
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return None
+    found = []
+    for n in names:
+        m = re.fullmatch(re.escape(version) + r"\.(\d+)", n)
+        exe = os.path.join(root, n, "bin", "python" + version)
+        if m and os.access(exe, os.X_OK):
+            found.append((int(m.group(1)), exe))
+    return max(found)[1] if found else None
+
+
+def parse_events(path):
+    events = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = EVENT_RE.match(line.strip())
+            if m:
+                events.append((int(m.group(1)), m.group(2), int(m.group(3), 16),
+                               int(m.group(4), 16), int(m.group(5))))
+    return events
+
+
+def window(events, begin, end):
+    """The events between the alloc of size begin and the alloc of size end."""
+    starts = [i for i, e in enumerate(events) if e[0] == 1 and e[4] == begin]
+    ends = [i for i, e in enumerate(events) if e[0] == 1 and e[4] == end]
+    if len(starts) != 1 or len(ends) != 1:
+        raise Fail(f"marker allocations seen {len(starts)} and {len(ends)} times, not once")
+    return events[starts[0] + 1:ends[0]]
+
+
+def check_pyalloc(r, python, tag):
+    signal_file = os.path.join(r.tmp, "go")
+    out = os.path.join(r.tmp, f"pyalloc-{tag}.out")
+    target = r.spawn([python, PYALLOC, signal_file], "target", f"pyalloc-{tag}.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.spawn([r.memtraced, "--socket", r.sock, "--python-allocators", "--pid",
+                      str(target.pid)], "daemon", f"memtraced-{tag}.out",
+                     env=dict(os.environ, MEMTRACE_DEBUG_EVENTS="1"))
+    r.wait_daemon(daemon, r.sock)
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    expect = r.read_expect(out, target)
+    time.sleep(0.5)  # the daemon drains its ring buffer on a ~10 ms timer
+    daemon.send_signal(signal.SIGTERM)
+    r.wait_exit(daemon, "memtraced")
+    os.unlink(signal_file)
+    ev = window(parse_events(r.daemon_logs[-1]), 987651, 987652)
+
+    def addrs(kind, func, size):
+        return sorted(e[2] for e in ev if e[:2] == (kind, func) and e[4] == size)
+
+    checks = [
+        ("PyObject_Malloc(77)", addrs(1, "pymalloc_malloc", 77), sorted(expect["small"])),
+        ("PyObject_Malloc(700001)", addrs(1, "pymalloc_malloc", 700001),
+         sorted(expect["large"])),
+        ("PyObject_Calloc(3, 111)", addrs(1, "pymalloc_calloc", 333),
+         sorted([expect["calloc_first"]] + expect["calloc"][1:])),
+        ("PyMem_Malloc(91)", addrs(1, "pymalloc_malloc", 91), sorted(expect["mem"])),
+        # pymalloc hands blocks over 512 bytes on to malloc: one event, not two
+        ("malloc(700001) inside PyObject_Malloc", addrs(1, "malloc", 700001), []),
+    ]
+    # replay the window: each of our blocks must be freed once, by pymalloc_free, and
+    # the libc free inside PyObject_Free of a large block must not follow it
+    mine = {(a, 77) for a in expect["small"]} | {(a, 700001) for a in expect["large"]} | \
+        {(a, 91) for a in expect["mem"]}
+    ours, freed, twice, just_freed = set(), [], [], set()
+    for kind, func, addr, old, size in ev:
+        if kind == 1 and (addr, size) in mine:
+            ours.add(addr)
+            just_freed.discard(addr)
+        elif kind == 2 and addr in ours:
+            freed.append((func, addr))
+            ours.discard(addr)
+            just_freed.add(addr)
+        elif kind == 2 and addr in just_freed:
+            twice.append((func, addr))
+        elif kind in (1, 4) and addr:
+            just_freed.discard(addr)
+    want = set(expect["small"][:400] + expect["large"][:5] + expect["mem"][:10])
+    checks.append(("PyObject_Free/PyMem_Free of our blocks", sorted(freed),
+                   sorted(("pymalloc_free", a) for a in want)))
+    checks.append(("a second free event for a block PyObject_Free released", twice, []))
+    checks.append(("frees of NULL", [e for e in ev if e[0] == 2 and e[2] == 0], []))
+    reallocs = [e for e in ev if e[0] == 4 and e[3] == expect["realloc_old"]]
+    checks.append(("PyObject_Realloc(p, 5000)", reallocs,
+                   [(4, "pymalloc_realloc", expect["realloc_new"], expect["realloc_old"],
+                     5000)]))
+    for what, got, want in checks:
+        if got != want:
+            raise Fail(f"{what}: {len(got)} events, expected {len(want)}"
+                       f" (first differences: {sorted(set(map(str, got)) ^ set(map(str, want)))[:3]})")
+
+
+def test_python_allocators(r):
+    """Every PyObject_*/PyMem_* call of the script is one event with the right kind,
+    address and size, on each pyenv CPython 3.10-3.13 present."""
+    for v in PY_VERSIONS:
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
+            continue
+        with r.part(v):
+            check_pyalloc(r, python, v)
+
+
+TESTS = [
+    ("python_allocators", test_python_allocators),
+]
