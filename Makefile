@@ -30,6 +30,7 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
+DAEMON_SRCS += src/pyinline.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
@@ -38,6 +39,7 @@ CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
+DEB_PACKAGES += python3.11
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench
 

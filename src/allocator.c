@@ -19,6 +19,7 @@
 
 #include "elfsym.h"
 #include "procmaps.h"
+#include "pyinline.h"
 #include "util.h"
 
 #define MAX_LINK_MAP 4096
@@ -428,6 +429,78 @@ int allocator_resolve_python(int pid, struct allocator *a)
 		free(paths[i]);
 	free(paths);
 	return a->nprobes - before;
+}
+
+/* Does the target's environment hold PYTHONMALLOC=malloc (pymalloc off)? */
+static int pymalloc_disabled(int pid)
+{
+	char path[64], *buf = NULL, *p;
+	size_t cap = 0, len = 0;
+	ssize_t n;
+	int fd, off = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	do {
+		if (len + 4096 > cap) {
+			cap = cap ? 2 * cap : 16384;
+			buf = xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 && len < (1u << 22));
+	close(fd);
+	if (!buf)
+		return 0;
+	buf[len] = 0;
+	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+		if (!strcmp(p, "PYTHONMALLOC=malloc") || !strcmp(p, "PYTHONMALLOC=malloc_debug"))
+			off = 1;
+	}
+	free(buf);
+	return off;
+}
+
+char *allocator_python_note(int pid)
+{
+	char **paths = NULL, why[256], note[1024], *shown;
+	struct elf_module *mod;
+	uint64_t vaddr;
+	long sites = 0;
+	int n, i;
+
+	n = allocator_search_order(pid, &paths);
+	for (i = 0; i < n; i++) {
+		mod = elfmod_open(paths[i], why, sizeof(why));
+		if (!mod)
+			continue;
+		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
+			elfmod_close(mod);
+			continue;
+		}
+		elfmod_close(mod);
+		sites = pyinline_count(paths[i], vaddr);
+		break;
+	}
+	note[0] = 0;
+	if (i < n && sites > 0 && !pymalloc_disabled(pid)) {
+		shown = display_path(pid, paths[i]);
+		snprintf(
+		    note, sizeof(note),
+		    "pymalloc is inlined at %ld call sites of %s: object allocations bypass "
+		    "PyObject_Malloc and are not traced; for object-level tracing restart it "
+		    "with PYTHONMALLOC=malloc, or use a CPython build that calls its allocator "
+		    "out of line",
+		    sites, shown);
+		free(shown);
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return note[0] ? xstrdup(note) : NULL;
 }
 
 const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p)

@@ -59,6 +59,14 @@ void allocator_free(struct allocator *a);
  */
 int allocator_resolve_python(int pid, struct allocator *a);
 
+/*
+ * When pid is a CPython whose build inlines pymalloc into its callers (so
+ * probes on PyObject_Malloc see few object allocations), a one-line note
+ * saying so and what would make object-level tracing work; else NULL.
+ * Caller frees.
+ */
+char *allocator_python_note(int pid);
+
 /* The path to open for a probe's object, and its name for messages. */
 const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p);
 const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p);

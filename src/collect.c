@@ -137,6 +137,7 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 	out->probes = (uint32_t)tg->probes.nlinks;
 	out->command = xstrdup(tg->command);
 	out->allocator = tg->alloc.path ? xstrdup(tg->alloc.path) : NULL;
+	out->note = tg->note ? xstrdup(tg->note) : NULL;
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;

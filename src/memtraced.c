@@ -237,6 +237,10 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	if (d->python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
 		log_msg("pid %d: --python-allocators: no loaded object exports PyObject_Malloc",
 			tg->pid);
+	free(tg->note);
+	tg->note = allocator_python_note(tg->pid);
+	if (tg->note)
+		log_msg("pid %d: %s", tg->pid, tg->note);
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
@@ -294,6 +298,7 @@ static void daemon_cleanup(struct daemon *d)
 			close(tg->pidfd);
 		allocator_free(&tg->alloc);
 		free(tg->command);
+		free(tg->note);
 	}
 	free(d->targets);
 	server_close(d);

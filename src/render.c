@@ -169,6 +169,7 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	else
 		json_null(w);
 	json_kv_string(w, "allocator", t->allocator);
+	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
 	if (with_counters) {
@@ -397,6 +398,13 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 		for (int c = 0; c < NCOLS; c++)
 			buf_printf(b, "%-*s  ", (int)width[c], cells[c]);
 		put_text(b, s->targets[i].command ? s->targets[i].command : "-");
+		buf_printf(b, "\n");
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		if (!s->targets[i].note)
+			continue;
+		buf_printf(b, "pid %" PRIu32 ": ", s->targets[i].pid);
+		put_text(b, s->targets[i].note);
 		buf_printf(b, "\n");
 	}
 }

@@ -33,15 +33,23 @@ enum section {
 	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
-	SEC_STACK_INFO = 24, /* why stacks end, inlined frames, truncating modules */
+	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
+	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_KNOWN
 };
 
 static const char *const section_names[] = {
-    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
-    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
+    [SEC_STRINGS] = "strings",
+    [SEC_META] = "meta",
+    [SEC_TOTALS] = "totals",
+    [SEC_EVENTS_LOST] = "events_lost",
+    [SEC_TARGETS] = "targets",
+    [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",
+    [SEC_TIMELINE] = "timeline",
+    [SEC_BLOCKS] = "blocks",
     [SEC_STACK_INFO] = "stack_info",
+    [SEC_TARGET_NOTES] = "target_notes",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -414,7 +422,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
-	uint32_t *target_refs, *trunc_refs = NULL;
+	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
+	int any_note = 0;
 	uint32_t *frame_refs = NULL;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -437,6 +446,17 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	}
 	for (uint32_t i = 0; i < s->ntruncations; i++)
 		trunc_refs[i] = intern_string(e, s->truncations[i].module);
+	note_refs = calloc(s->ntargets ? s->ntargets : 1, sizeof(*note_refs));
+	if (!note_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		free(trunc_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		note_refs[i] = intern_string(e, s->targets[i].note);
+		any_note |= s->targets[i].note != NULL;
+	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
@@ -568,7 +588,15 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, s->truncations[i].allocations);
 	}
 	put_section(out, &body, SEC_STACK_INFO);
+
+	if (any_note) {
+		put_varint(&body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++)
+			put_varint(&body, note_refs[i]);
+		put_section(out, &body, SEC_TARGET_NOTES);
+	}
 out:
+	free(note_refs);
 	free(body.data);
 	free(frame_refs);
 	free(target_refs);
@@ -1026,11 +1054,34 @@ static int dec_stack_info(struct reader *r)
 	return 0;
 }
 
+static int dec_target_notes(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return fail(r->d, "target_notes section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		if (rd_string(r, &s->targets[i].note))
+			return -1;
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,	 [SEC_META] = dec_meta,		[SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost, [SEC_TARGETS] = dec_targets,	[SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,		 [SEC_TIMELINE] = dec_timeline, [SEC_BLOCKS] = dec_blocks,
+    [SEC_STRINGS] = dec_strings,
+    [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,
+    [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,
+    [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,
     [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TARGET_NOTES] = dec_target_notes,
 };
 
 /*
@@ -1165,6 +1216,7 @@ void snapshot_free(struct snapshot *s)
 		for (uint32_t i = 0; s->targets && i < s->ntargets; i++) {
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
+			free(s->targets[i].note);
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
 			free(s->truncations[i].module);

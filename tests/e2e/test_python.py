@@ -133,6 +133,65 @@ def test_python_allocators(r):
             check_pyalloc(r, python, v)
 
 
+def status_note(r, python, tag, env=None):
+    """Start python (waiting on a signal file), attach, and return (log, status text,
+    status JSON target)."""
+    signal_file = os.path.join(r.tmp, f"go-{tag}")
+    out = os.path.join(r.tmp, f"wait-{tag}.out")
+    code = ("import os, sys, time\nprint('ready', flush=True)\n"
+            "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n")
+    target = r.spawn([python, "-c", code, signal_file], "target", f"wait-{tag}.out",
+                     env=dict(os.environ, **(env or {})))
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--python-allocators", "--pid", str(target.pid), tag=f"d-{tag}")
+    t = r.wait_state("attached", daemon=daemon)
+    rc, text, err = r.ctl("status")
+    if rc != 0:
+        raise Fail(f"status exited {rc}: {one_line(err)}")
+    daemon.send_signal(signal.SIGTERM)
+    r.wait_exit(daemon, "memtraced")
+    with open(signal_file, "w"):
+        pass
+    r.wait_exit(target, "python")
+    with open(r.daemon_logs[-1], errors="replace") as f:
+        log = f.read()
+    return log, text, t
+
+
+def test_inlined_note(r):
+    """Debian's LTO python3.11 inlines pymalloc: one line at attach and in status says
+    so and names the way out; PYTHONMALLOC=malloc and a pyenv build get no note."""
+    debian = "/usr/bin/python3.11"
+    if not os.access(debian, os.X_OK):
+        print(f"SKIP {r.name}: {debian} is not installed", flush=True)
+    else:
+        with r.part("debian"):
+            log, text, t = status_note(r, debian, "debian")
+            note = t.get("note")
+            m = re.match(r"pymalloc is inlined at (\d+) call sites of (\S+):", note or "")
+            if not m or int(m.group(1)) < 50 or m.group(2) != debian:
+                raise Fail(f"status note: {note!r}")
+            if "PYTHONMALLOC=malloc" not in note or "out of line" not in note:
+                raise Fail(f"the note does not name the way out: {note!r}")
+            if f"pid {t['pid']}: {note}\n" not in text:
+                raise Fail("status text lacks the note line")
+            if sum(note in line for line in log.splitlines()) != 1:
+                raise Fail("the attach log does not say it in one line")
+        with r.part("debian_pythonmalloc"):
+            _, _, t = status_note(r, debian, "debian-malloc", {"PYTHONMALLOC": "malloc"})
+            if t.get("note") is not None:
+                raise Fail(f"note with PYTHONMALLOC=malloc: {t.get('note')!r}")
+    python = pyenv_python("3.12")
+    if not python:
+        print(f"SKIP {r.name}.pyenv: no pyenv CPython 3.12", flush=True)
+        return
+    with r.part("pyenv"):
+        _, text, t = status_note(r, python, "pyenv")
+        if t.get("note") is not None or "inlined" in text:
+            raise Fail(f"a note for a build that calls pymalloc out of line: {t.get('note')!r}")
+
+
 TESTS = [
     ("python_allocators", test_python_allocators),
+    ("python_inlined_note", test_inlined_note),
 ]
