@@ -30,7 +30,7 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
-DAEMON_SRCS += src/pyinline.c
+DAEMON_SRCS += src/pyinline.c src/pystacks.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)

@@ -17,6 +17,7 @@
 #include "memtrace/snapshot.h"
 
 struct symbolizer;
+struct pystacks;
 struct ring_buffer;
 struct client;
 
@@ -37,6 +38,7 @@ struct daemon {
 	int nclients;		  /* slots */
 	struct timeline timeline; /* memory over time, sampled on the drain timer */
 	int python_allocators;	  /* --python-allocators: probe PyObject_Malloc & co. */
+	struct pystacks *py;	  /* Python frames of CPython targets */
 };
 
 /* Drain the ring buffer into the tracker. */

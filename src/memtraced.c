@@ -21,6 +21,8 @@
 #include <bpf/libbpf.h>
 
 #include "daemon.h"
+#include "pystacks.h"
+#include "memtrace.skel.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -201,8 +203,15 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 {
 	struct daemon *d = arg;
 
+	uint32_t native = 0;
+
+	while (native < n && !(frames[native] & MT_PY_WORD))
+		native++;
 	/* while the process is alive: learn the modules these frames are in */
-	symbolizer_note(d->sym, (int)tgid, frames, n);
+	symbolizer_note(d->sym, (int)tgid, frames, native);
+	/* and read the code objects of its Python frames */
+	if (native < n)
+		pystacks_note(d->py, (int)tgid, frames + native, n - native);
 }
 
 static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index)
@@ -216,6 +225,28 @@ static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index)
 static int pidfd_open(int pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Python frames for a CPython target: tell the BPF walker where they are. */
+static void python_frames(struct daemon *d, int pid)
+{
+	struct mt_py_config pc;
+	char desc[4200], why[4300];
+	uint32_t key = (uint32_t)pid;
+	int rc;
+
+	rc = pystacks_config(d->py, pid, &pc, desc, sizeof(desc), why, sizeof(why));
+	if (rc < 0) {
+		log_msg("pid %d: %s", pid, why);
+	} else if (rc == 0) {
+		if (bpf_map__update_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc),
+					 BPF_ANY)) {
+			log_msg("pid %d: cannot enable Python frames: %s", pid, strerror(errno));
+			return;
+		}
+		d->skel->bss->python_targets = 1;
+		log_msg("pid %d: %s: Python frames on", pid, desc);
+	}
 }
 
 /* Attach to d->targets[i], which is alive (and stopped, when we started it). */
@@ -241,6 +272,7 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->note = allocator_python_note(tg->pid);
 	if (tg->note)
 		log_msg("pid %d: %s", tg->pid, tg->note);
+	python_frames(d, tg->pid);
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
@@ -308,6 +340,7 @@ static void daemon_cleanup(struct daemon *d)
 		probes_unload(d->skel);
 	if (d->sym)
 		symbolizer_free(d->sym);
+	pystacks_free(d->py);
 	tracker_destroy(&d->tracker);
 	if (d->epfd >= 0)
 		close(d->epfd);
@@ -419,6 +452,7 @@ int main(int argc, char **argv)
 	}
 	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
 	d.sym = symbolizer_new();
+	d.py = pystacks_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
