@@ -453,6 +453,14 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 static void text_frame(struct buf *b, const struct snap_frame *f)
 {
 	buf_printf(b, "    ");
+	if (f->function && !f->module && !f->address && f->file) {
+		/* a Python frame: function at file:line, no native location */
+		put_text(b, f->function);
+		buf_printf(b, " at ");
+		put_text(b, f->file);
+		buf_printf(b, ":%" PRId64 "\n", f->line);
+		return;
+	}
 	if (f->function) {
 		put_text(b, f->function);
 		buf_printf(b, f->inlined ? " [inlined] (" : " (");

@@ -149,10 +149,10 @@ TEST(test_stats_json)
 		  "{" COUNTERS_JSON "," EVENTS_JSON ",\"stacks_total\":9,\"targets\":["
 		  "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
 		  "\"exit_code\":null,\"exit_signal\":null,"
-		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,"
+		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
 		  "\"traced_seconds\":62.5,\"counters\":{" COUNTERS_JSON "}},"
 		  "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\",\"state\":\"exited\","
-		  "\"exit_code\":1,\"exit_signal\":null,\"allocator\":null,\"probes\":0,"
+		  "\"exit_code\":1,\"exit_signal\":null,\"allocator\":null,\"note\":null,\"probes\":0,"
 		  "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
 		  "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 		  "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
@@ -212,11 +212,11 @@ TEST(test_status_json)
 		       ",\"stacks_total\":9,\"truncated_stacks\":[],\"targets\":["
 		       "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
 		       "\"exit_code\":null,\"exit_signal\":null,"
-		       "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,"
+		       "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
 		       "\"traced_seconds\":62.5},"
 		       "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\","
 		       "\"state\":\"exited\",\"exit_code\":null,\"exit_signal\":9,"
-		       "\"allocator\":null,\"probes\":0,\"traced_seconds\":1.5}]}\n");
+		       "\"allocator\":null,\"note\":null,\"probes\":0,\"traced_seconds\":1.5}]}\n");
 	free(out);
 }
 
