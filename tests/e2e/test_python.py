@@ -191,7 +191,81 @@ def test_inlined_note(r):
             raise Fail(f"a note for a build that calls pymalloc out of line: {t.get('note')!r}")
 
 
+PYLINES = os.path.join(HERE, "pylines.py")
+
+
+def python_lines(entries, path):
+    """Live bytes and blocks per line of path, each stack counted at its innermost
+    Python frame (as tracemalloc and `report --by line` attribute them)."""
+    lines = {}
+    for e in entries:
+        for f in e["frames"]:
+            if f.get("module") is None and f.get("address") == 0 and f.get("file"):
+                if f["file"] == path:
+                    key = f["line"]
+                    size, count = lines.get(key, (0, 0))
+                    lines[key] = (size + e["live_bytes"], count + e["live_allocations"])
+                break
+    return lines
+
+
+def check_tracemalloc(r, python, tag):
+    """tracemalloc's top 10 lines of pylines.py, then memtrace's, attached."""
+    tm = subprocess.run([python, "-X", "tracemalloc=25", PYLINES, "--tracemalloc"],
+                        capture_output=True, text=True, timeout=120)
+    top = [l for l in tm.stdout.splitlines() if l.startswith("top ")]
+    if tm.returncode != 0 or len(top) != 1:
+        raise Fail(f"the tracemalloc run failed: {one_line(tm.stderr)[:200]}")
+    want = {e["line"]: e["size"] for e in json.loads(top[0][4:])}
+    signal_file = os.path.join(r.tmp, f"go-{tag}")
+    out = os.path.join(r.tmp, f"pylines-{tag}.out")
+    target = r.spawn([python, PYLINES, signal_file], "target", f"pylines-{tag}.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--python-allocators", "--pid", str(target.pid), tag=f"d-{tag}")
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    end = time.monotonic() + 120  # every PyObject_Malloc is a uprobe trap: slow
+    while True:
+        try:
+            with open(out) as f:
+                if "done\n" in f.read():
+                    break
+        except OSError:
+            pass
+        if target.poll() is not None or time.monotonic() > end:
+            raise Fail("pylines.py did not finish allocating")
+        time.sleep(0.1)
+    time.sleep(0.5)
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    r.wait_exit(target, "pylines.py")
+    daemon.send_signal(signal.SIGTERM)
+    r.wait_exit(daemon, "memtraced")
+    got = python_lines(entries, PYLINES)
+    got_top = dict(sorted(((k, v[0]) for k, v in got.items()), key=lambda kv: -kv[1])[:10])
+    if set(got_top) != set(want):
+        raise Fail(f"top lines differ: memtrace {sorted(got_top)}, tracemalloc {sorted(want)}")
+    for line, size in want.items():
+        if abs(got_top[line] - size) > 0.05 * size:
+            raise Fail(f"line {line}: memtrace {got_top[line]} bytes, tracemalloc {size}")
+    return got_top, want
+
+
+def test_tracemalloc(r):
+    """--python-allocators on pyenv CPython 3.11-3.13: the top-10 lines of a script are
+    tracemalloc's, with live sizes within 5 %."""
+    for v in ("3.11", "3.12", "3.13"):
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
+            continue
+        with r.part(v):
+            check_tracemalloc(r, python, v)
+
+
 TESTS = [
+    ("python_tracemalloc", test_tracemalloc),
     ("python_allocators", test_python_allocators),
     ("python_inlined_note", test_inlined_note),
 ]
