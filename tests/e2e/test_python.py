@@ -264,7 +264,108 @@ def test_tracemalloc(r):
             check_tracemalloc(r, python, v)
 
 
+BA_SCRIPT = """import os, sys, time
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+held = [bytearray(1 << 20) for i in range(50)]
+print("done", flush=True)
+while os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+"""
+
+
+def test_default_debian(r):
+    """Default mode (libc probes only) on Debian's python3.11, whose pymalloc is
+    inlined: the line that builds 50 MiB of bytearrays leads, with exactly its 50
+    buffers of 1 MiB + 1 bytes."""
+    python = "/usr/bin/python3.11"
+    if not os.access(python, os.X_OK):
+        print(f"SKIP {r.name}: {python} is not installed", flush=True)
+        return
+    script = os.path.join(r.tmp, "ba.py")
+    with open(script, "w") as f:
+        f.write(BA_SCRIPT)
+    signal_file = os.path.join(r.tmp, "go")
+    out = os.path.join(r.tmp, "ba.out")
+    target = r.spawn([python, script, signal_file], "target", "ba.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--pid", str(target.pid))
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    r.wait_line(out, "done", target)
+    time.sleep(0.5)
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    lines = python_lines(entries, script)
+    ranked = sorted(lines.items(), key=lambda kv: -kv[1][0])
+    if not ranked or ranked[0][0] != 5:
+        raise Fail(f"lines of ba.py by live bytes: {ranked[:3]}")
+    if ranked[0][1] != (50 * ((1 << 20) + 1), 50):
+        raise Fail(f"line 5 holds {ranked[0][1][0]} bytes in {ranked[0][1][1]} blocks, "
+                   f"expected {50 * ((1 << 20) + 1)} in 50")
+    frames = next(e["frames"] for e in entries
+                  if any(f.get("file") == script for f in e["frames"]))
+    names = [f["function"] for f in frames if f.get("file") == script]
+    if names[-1] != "<module>":
+        raise Fail(f"Python frames of the bytearray stack: {names}")
+
+
+def test_running_server(r):
+    """Attach to a Python server loop that is already running (pyenv 3.12, else
+    Debian's 3.11), read a report with its Python lines, detach: it runs on and
+    its output is exactly what it prints untraced."""
+    python = pyenv_python("3.12") or ("/usr/bin/python3.11"
+                                      if os.access("/usr/bin/python3.11", os.X_OK) else None)
+    if not python:
+        print(f"SKIP {r.name}: no CPython 3.11+", flush=True)
+        return
+    server = os.path.join(HERE, "pyserver.py")
+    stop = os.path.join(r.tmp, "stop")
+    out = os.path.join(r.tmp, "server.out")
+    target = r.spawn([python, server, stop], "target", "server.out")
+    r.wait_line(out, "0 ", target)
+    daemon = r.start_daemon("--pid", str(target.pid))
+    r.wait_state("attached", daemon=daemon)
+    time.sleep(1.0)
+    entries = r.report("--top", "0")
+    if not python_lines(entries, server):
+        raise Fail("no stack has a Python frame in pyserver.py")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail("memtraced did not exit 0 on SIGTERM")
+    with open(out) as f:
+        before = len(f.read().splitlines())
+    time.sleep(0.5)
+    with open(stop, "w"):
+        pass
+    if r.wait_exit(target, "pyserver.py") != 0:
+        raise Fail(f"pyserver.py exited {target.returncode} after the detach")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    n = int(lines[-1].split()[1])
+    if n <= before:
+        raise Fail(f"the server did not run on after the detach ({n} iterations, "
+                   f"{before} before)")
+    # what it prints untraced: the same loop, run here
+    want = subprocess.run([python, "-c", f"""
+import hashlib, json
+for i in range({n}):
+    reply = {{"n": i, "items": [str(k) * 3 for k in range(i % 17)], "tag": "x" * (i % 5)}}
+    body = json.dumps(reply, sort_keys=True)
+    print(i, hashlib.sha1(body.encode()).hexdigest())
+print("end", {n})
+"""], capture_output=True, text=True).stdout.splitlines()
+    if lines != want:
+        diff = next(i for i, (a, b) in enumerate(zip(lines + [""], want + [""])) if a != b)
+        raise Fail(f"output differs at line {diff + 1}: {lines[diff:diff + 1]} vs "
+                   f"{want[diff:diff + 1]}")
+
+
 TESTS = [
+    ("python_default_debian", test_default_debian),
+    ("python_running_server", test_running_server),
     ("python_tracemalloc", test_tracemalloc),
     ("python_allocators", test_python_allocators),
     ("python_inlined_note", test_inlined_note),
