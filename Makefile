@@ -41,7 +41,7 @@ DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool ma
 		python3
 DEB_PACKAGES += python3.11
 
-.PHONY: all clean deps check unit e2e demo format format-check san bench
+.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -111,6 +111,9 @@ $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 bench: deps
 	$(MAKE) all $(O)/tests/allocbench
 	python3 tests/bench/bench.py --build $(O)
+
+bench-python: all
+	python3 tests/bench/pybench.py --build $(O)
 
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)
