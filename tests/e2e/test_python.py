@@ -361,7 +361,62 @@ def test_running_server(r):
                    f"{want[diff:diff + 1]}")
 
 
+THREADS_SCRIPT = """import os, sys, threading, time
+held = []
+def worker_a():
+    held.append([bytearray(600000) for i in range(10)])
+def worker_b():
+    held.append([bytearray(700000) for i in range(20)])
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+ts = [threading.Thread(target=f) for f in (worker_a, worker_b, worker_a)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("done", flush=True)
+while os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+"""
+
+
+def test_threads(r):
+    """Allocations from other threads get their own thread's Python stack (the
+    thread state is found by pthread_self, not by who holds the GIL)."""
+    for v in ("3.11", "3.12", "3.13"):
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v}", flush=True)
+            continue
+        with r.part(v):
+            script = os.path.join(r.tmp, f"threads{v}.py")
+            with open(script, "w") as f:
+                f.write(THREADS_SCRIPT)
+            signal_file = os.path.join(r.tmp, f"go{v}")
+            out = os.path.join(r.tmp, f"threads{v}.out")
+            target = r.spawn([python, script, signal_file], "target", f"threads{v}.out")
+            r.wait_line(out, "ready", target)
+            daemon = r.start_daemon("--pid", str(target.pid), tag=f"d-threads{v}")
+            r.wait_state("attached", daemon=daemon)
+            with open(signal_file, "w"):
+                pass
+            r.wait_line(out, "done", target)
+            time.sleep(0.5)
+            entries = r.report("--top", "0")
+            os.unlink(signal_file)
+            lines = python_lines(entries, script)
+            want = {4: (20 * 600001, 20), 6: (20 * 700001, 20)}
+            got = {k: lines.get(k) for k in want}
+            if got != want:
+                raise Fail(f"per line (bytes, blocks): {got}, expected {want}")
+            daemon.send_signal(signal.SIGTERM)
+            if r.wait_exit(daemon, "memtraced") != 0:
+                raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+
+
 TESTS = [
+    ("python_threads", test_threads),
     ("python_default_debian", test_default_debian),
     ("python_running_server", test_running_server),
     ("python_tracemalloc", test_tracemalloc),
