@@ -232,13 +232,19 @@ static long py_frame_step(__u64 i, void *arg)
 	}
 	code = read_ptr(frame + w->pc.frame_code);
 	instr = read_ptr(frame + w->pc.frame_instr);
-	first = code + w->pc.code_adaptive;
-	idx = instr >= first ? (instr - first) / 2 : 0;
+	if (w->pc.minor == 10) {
+		/* f_lasti: an int, the instruction index, -1 before the first */
+		idx = (__s32)instr < 0 ? 0 : (__u32)instr;
+	} else {
+		first = code + w->pc.code_adaptive;
+		idx = instr >= first ? (instr - first) / 2 : 0;
+	}
 	if (idx >= (1ull << MT_PY_INSTR_BITS))
 		idx = (1ull << MT_PY_INSTR_BITS) - 1;
+	/* 3.10 runs each Python frame in its own call of the loop */
 	w->out[n & (MT_MAX_PYFRAMES - 1)] =
 	    MT_PY_WORD | ((code >> 3) & ((1ull << 44) - 1)) << MT_PY_INSTR_BITS | idx |
-	    (w->pc.minor == 11 && owner ? MT_PY_GROUP_END : 0);
+	    ((w->pc.minor == 11 && owner) || w->pc.minor == 10 ? MT_PY_GROUP_END : 0);
 	w->n = n + 1;
 	return 0;
 }

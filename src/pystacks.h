@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Python frames of CPython targets (3.11, 3.12, 3.13): where the BPF walker
+ * Python frames of CPython targets (3.10 to 3.13): where the BPF walker
  * finds them (struct mt_py_config, from a table of per-version offsets of
  * release builds, see docs/python.md), and turning the frame words it emits
  * (MT_PY_WORD) into function, file and line. Code objects are read from the
@@ -47,5 +47,7 @@ void pystacks_frame(struct pystacks *ps, int pid, uint64_t word, struct snap_fra
  * instruction has no line or lies outside the table.
  */
 int64_t pystacks_line(const uint8_t *table, size_t len, int64_t firstlineno, uint64_t instr);
+/* The same for CPython 3.10's line table (PEP 626 (byte delta, line delta) pairs). */
+int64_t pystacks_line310(const uint8_t *table, size_t len, int64_t firstlineno, uint64_t instr);
 
 #endif

@@ -90,15 +90,15 @@ struct mt_event {
  */
 struct mt_py_config {
 	__u64 interp_head; /* address of _PyRuntime.interpreters.head */
-	__u32 minor;	   /* 11, 12, 13 */
+	__u32 minor;	   /* 10, 11, 12, 13 */
 	__u32 interp_threads_head;
 	__u32 tstate_next;
 	__u32 tstate_thread_id; /* pthread_self(): the thread's fsbase */
-	__u32 tstate_frame;	/* cframe (3.11, 3.12) or current_frame (3.13) */
+	__u32 tstate_frame;	/* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
 	__u32 cframe_current;	/* _PyCFrame.current_frame; ~0 when tstate_frame is direct */
 	__u32 frame_code;
 	__u32 frame_previous;
-	__u32 frame_instr;   /* prev_instr (3.11, 3.12), instr_ptr (3.13) */
+	__u32 frame_instr;   /* f_lasti (3.10, an int), prev_instr (3.11, 3.12), instr_ptr (3.13) */
 	__u32 frame_owner;   /* owner (3.12+: 3 = C stack shim), or is_entry (3.11) */
 	__u32 code_adaptive; /* co_code_adaptive: the first instruction */
 };

@@ -258,7 +258,7 @@ def check_tracemalloc(r, python, tag):
 def test_tracemalloc(r):
     """--python-allocators on pyenv CPython 3.11-3.13: the top-10 lines of a script are
     tracemalloc's, with live sizes within 5 %."""
-    for v in ("3.11", "3.12", "3.13"):
+    for v in ("3.10", "3.11", "3.12", "3.13"):
         python = pyenv_python(v)
         if not python:
             print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
@@ -384,7 +384,7 @@ while os.path.exists(sys.argv[1]):
 def test_threads(r):
     """Allocations from other threads get their own thread's Python stack (the
     thread state is found by pthread_self, not by who holds the GIL)."""
-    for v in ("3.11", "3.12", "3.13"):
+    for v in ("3.10", "3.11", "3.12", "3.13"):
         python = pyenv_python(v)
         if not python:
             print(f"SKIP {r.name}.{v}: no pyenv CPython {v}", flush=True)

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of CPython 3.11+ line tables (src/pystacks.c): the line of every
+ * Tests of CPython line tables (src/pystacks.c), 3.11+ and 3.10: the line of every
  * instruction of a real function's code object, as CPython 3.12's
  * co_lines() reports it (the vectors below were printed by it), including
  * multi-line expressions, a long-form entry, instructions without a line and
@@ -47,6 +47,25 @@ TEST(test_cpython312_lines)
 	CHECK(pystacks_line(lt312, 0, 1, 0) == -1);
 }
 
+static const uint8_t lt310[] = {0x6, 0x1, 0x6,	0x1, 0x6, 0xff, 0x2, 0x3, 0x6,
+				0x1, 0x6, 0xff, 0x8, 0x2, 0x8,	0x1, 0x4, 0x1};
+static const int64_t lines310[] = {2, 2, 2, 3, 3, 3, 2, 2, 2, 5, 6, 6, 6,
+				   5, 5, 5, 7, 7, 7, 7, 8, 8, 8, 8, 9, 9};
+
+TEST(test_cpython310_lines)
+{
+	for (size_t i = 0; i < sizeof(lines310) / sizeof(lines310[0]); i++) {
+		int64_t got = pystacks_line310(lt310, sizeof(lt310), 1, i);
+
+		if (got != lines310[i])
+			fprintf(stderr, "3.10 instruction %zu: line %lld, want %lld\n", i,
+				(long long)got, (long long)lines310[i]);
+		CHECK(got == lines310[i]);
+	}
+	CHECK(pystacks_line310(lt310, sizeof(lt310), 1, 1000) == -1);
+	CHECK(pystacks_line310(lt310, sizeof(lt310) - 1, 1, 25) == -1); /* odd length */
+}
+
 TEST(test_truncated_and_garbage)
 {
 	static const uint8_t cut[] = {0xf0}; /* long form without its varints */
@@ -62,6 +81,7 @@ TEST(test_truncated_and_garbage)
 int main(void)
 {
 	RUN(test_cpython312_lines);
+	RUN(test_cpython310_lines);
 	RUN(test_truncated_and_garbage);
 	return UNIT_DONE();
 }
