@@ -249,6 +249,14 @@ static void python_frames(struct daemon *d, int pid)
 	}
 }
 
+/* Its pid may be reused by a process that is not this CPython. */
+static void python_frames_off(struct daemon *d, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
+}
+
 /* Attach to d->targets[i], which is alive (and stopped, when we started it). */
 static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
@@ -306,6 +314,7 @@ static void target_exited(struct daemon *d, int i)
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
 	probes_detach(&tg->probes);
+	python_frames_off(d, tg->pid);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
