@@ -33,6 +33,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
 DAEMON_SRCS += src/notify.c src/metrics_http.c
+DAEMON_SRCS += src/pyinline.c src/pystacks.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c
 
@@ -50,7 +51,9 @@ DEB_PACKAGES += tmux
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
-.PHONY: all clean deps check unit e2e demo format format-check san bench
+DEB_PACKAGES += python3.11
+
+.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
 .PHONY: install uninstall deb
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -171,6 +174,9 @@ fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(O)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
+bench-python: all
+	python3 tests/bench/pybench.py --build $(O)
 
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)

@@ -58,8 +58,19 @@ struct {
 
 /* An event with room for the deepest stack, built here before the copy. */
 struct scratch {
-	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES];
+	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 };
+
+/* CPython targets: where their frames are (set by the daemon). */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct mt_py_config);
+} pyconf SEC(".maps");
+
+/* Nonzero once some target is a CPython: others skip the pyconf lookup. */
+volatile __u32 python_targets;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
@@ -102,7 +113,8 @@ static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 o
 	ev->tgid = id >> 32;
 	ev->tid = (__u32)id;
 	ev->stack_end = MT_STACK_NONE;
-	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	ev->npyframes = 0;
+	ev->pad[0] = ev->pad[1] = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old_addr;
@@ -153,6 +165,131 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
 	return n;
 }
 
+#define MT_PY_MAX_THREADS 64
+
+static __always_inline __u64 read_ptr(__u64 addr)
+{
+	__u64 v = 0;
+
+	if (bpf_probe_read_user(&v, sizeof(v), (void *)addr))
+		return 0;
+	return v;
+}
+
+/*
+ * The Python frames this thread is running, innermost first, as MT_PY_WORD
+ * words into out[0..MT_MAX_PYFRAMES). The thread state is the one whose
+ * thread_id (pthread_self, which is the fsbase on x86-64) is this thread's:
+ * no GIL or thread-local assumption, so threads without the GIL are right.
+ */
+/*
+ * The walk's state lives in a per-CPU map value, not on the stack: the
+ * verifier does not track map contents, so each bpf_loop callback is checked
+ * once instead of once per value of the frame count.
+ */
+struct py_walk {
+	struct mt_py_config pc;
+	__u64 fsbase, ts, frame;
+	__u32 n, found;
+	__u64 out[MT_MAX_PYFRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct py_walk);
+} pywalk SEC(".maps");
+
+static long py_thread_step(__u64 i, void *arg)
+{
+	__u32 zero = 0;
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+
+	if (!w || !w->ts)
+		return 1;
+	if (read_ptr(w->ts + w->pc.tstate_thread_id) == w->fsbase) {
+		w->found = 1;
+		return 1;
+	}
+	w->ts = read_ptr(w->ts + w->pc.tstate_next);
+	return 0;
+}
+
+static long py_frame_step(__u64 i, void *arg)
+{
+	__u32 zero = 0, n;
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+	__u64 code, instr, first, idx, frame;
+	__u8 owner = 0;
+
+	if (!w)
+		return 1;
+	frame = w->frame;
+	n = w->n;
+	if (!frame || n >= MT_MAX_PYFRAMES)
+		return 1;
+	bpf_probe_read_user(&owner, 1, (void *)(frame + w->pc.frame_owner));
+	w->frame = read_ptr(frame + w->pc.frame_previous);
+	if (w->pc.minor >= 12 && owner == 3) {
+		/* the interpreter loop's entry shim: the frame above it was the
+		 * outermost of that run */
+		if (n > 0)
+			w->out[(n - 1) & (MT_MAX_PYFRAMES - 1)] |= MT_PY_GROUP_END;
+		return 0;
+	}
+	code = read_ptr(frame + w->pc.frame_code);
+	instr = read_ptr(frame + w->pc.frame_instr);
+	if (w->pc.minor == 10) {
+		/* f_lasti: an int, the instruction index, -1 before the first */
+		idx = (__s32)instr < 0 ? 0 : (__u32)instr;
+	} else {
+		first = code + w->pc.code_adaptive;
+		idx = instr >= first ? (instr - first) / 2 : 0;
+	}
+	if (idx >= (1ull << MT_PY_INSTR_BITS))
+		idx = (1ull << MT_PY_INSTR_BITS) - 1;
+	/* 3.10 runs each Python frame in its own call of the loop */
+	w->out[n & (MT_MAX_PYFRAMES - 1)] =
+	    MT_PY_WORD | ((code >> 3) & ((1ull << 44) - 1)) << MT_PY_INSTR_BITS | idx |
+	    ((w->pc.minor == 11 && owner) || w->pc.minor == 10 ? MT_PY_GROUP_END : 0);
+	w->n = n + 1;
+	return 0;
+}
+
+/* Python frame words into out[0..MT_MAX_PYFRAMES); returns how many. */
+static __always_inline __u32 walk_python(const struct mt_py_config *pc, __u64 *out)
+{
+	struct task_struct *task = bpf_get_current_task_btf();
+	__u32 zero = 0, n;
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+	__u64 ts;
+
+	if (!w)
+		return 0;
+	w->pc = *pc;
+	w->fsbase = task->thread.fsbase;
+	w->found = 0;
+	w->n = 0;
+	ts = read_ptr(pc->interp_head);
+	if (!ts)
+		return 0;
+	w->ts = read_ptr(ts + pc->interp_threads_head);
+	bpf_loop(MT_PY_MAX_THREADS, py_thread_step, NULL, 0);
+	if (!w->found)
+		return 0;
+	w->frame = read_ptr(w->ts + pc->tstate_frame);
+	if (w->frame && pc->cframe_current != ~0u)
+		w->frame = read_ptr(w->frame + pc->cframe_current);
+	bpf_loop(2 * MT_MAX_PYFRAMES, py_frame_step, NULL, 0);
+	n = w->n;
+	if (n > MT_MAX_PYFRAMES)
+		n = MT_MAX_PYFRAMES;
+	if (n && bpf_probe_read_kernel(out, n * sizeof(__u64), w->out))
+		return 0;
+	return n;
+}
+
 /*
  * Is this thread inside an allocator call already? An entry whose stack
  * pointer is below (or, for a tail call, equal to) the recorded one is nested;
@@ -165,6 +302,12 @@ static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
 	if (in && sp <= in->sp)
 		return in;
 	return NULL;
+}
+
+static __always_inline int is_realloc(__u32 func)
+{
+	return func == MT_FN_REALLOC || func == MT_FN_REALLOCARRAY ||
+	       func == MT_FN_PYMALLOC_REALLOC;
 }
 
 SEC("uprobe")
@@ -190,6 +333,7 @@ int alloc_enter(struct pt_regs *ctx)
 	st.depth = 1;
 	switch (st.func) {
 	case MT_FN_CALLOC:
+	case MT_FN_PYMALLOC_CALLOC:
 	case MT_FN_REALLOCARRAY:
 		if (st.func == MT_FN_REALLOCARRAY) {
 			st.ptr = a1;
@@ -209,6 +353,7 @@ int alloc_enter(struct pt_regs *ctx)
 			st.size = ~0ull;
 		break;
 	case MT_FN_REALLOC:
+	case MT_FN_PYMALLOC_REALLOC:
 		st.ptr = a1;
 		st.size = a2;
 		break;
@@ -228,7 +373,7 @@ int alloc_enter(struct pt_regs *ctx)
 		count_lost(0);
 		return 0;
 	}
-	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr)
+	if (is_realloc(st.func) && st.ptr)
 		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr);
 	return 0;
 }
@@ -237,7 +382,8 @@ SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0;
+	__u32 tid = (__u32)id, zero = 0, tgid = id >> 32, npy, nat;
+	const struct mt_py_config *pc;
 	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
 	struct inflight st;
 	struct scratch *sc;
@@ -255,6 +401,8 @@ int alloc_return(struct pt_regs *ctx)
 	}
 	st = *in;
 	bpf_map_delete_elem(&inflight, &tid);
+	if (st.func == MT_FN_PYMALLOC_FREE)
+		return 0; /* reported at entry (pyfree_enter) */
 
 	addr = PT_REGS_RC(ctx);
 	if (st.func == MT_FN_POSIX_MEMALIGN) {
@@ -263,7 +411,7 @@ int alloc_return(struct pt_regs *ctx)
 		if (bpf_probe_read_user(&addr, sizeof(addr), (void *)st.ptr))
 			return 0;
 	}
-	if ((st.func == MT_FN_REALLOC || st.func == MT_FN_REALLOCARRAY) && st.ptr) {
+	if (is_realloc(st.func) && st.ptr) {
 		kind = MT_EV_REALLOC;
 		old = st.ptr;
 	} else if (!addr) {
@@ -295,19 +443,32 @@ int alloc_return(struct pt_regs *ctx)
 		if (len > MT_MAX_FRAMES * 8)
 			len = MT_MAX_FRAMES * 8;
 	}
+	npy = 0;
+	if (addr && python_targets) {
+		pc = bpf_map_lookup_elem(&pyconf, &tgid);
+		if (pc) {
+			nat = len / sizeof(__u64);
+			if (nat > MT_MAX_FRAMES)
+				nat = MT_MAX_FRAMES;
+			npy = walk_python(pc, ev->frames + nat);
+		}
+	}
 	ev->kind = kind;
 	ev->func = st.func;
 	ev->nframes = len / sizeof(__u64);
 	ev->tgid = id >> 32;
 	ev->tid = tid;
 	ev->stack_end = end;
-	ev->pad[0] = ev->pad[1] = ev->pad[2] = 0;
+	ev->npyframes = npy;
+	ev->pad[0] = ev->pad[1] = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old;
 	ev->size = st.size;
 	flags = wakeup_flag();
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len, flags))
+	if (npy > MT_MAX_PYFRAMES)
+		npy = MT_MAX_PYFRAMES;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
 		count_lost(kind);
 	return 0;
 }
@@ -341,5 +502,36 @@ int free_enter(struct pt_regs *ctx)
 	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
 		return 0; /* part of a realloc the return probe reports */
 	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0);
+	return 0;
+}
+
+/*
+ * PyObject_Free/PyMem_Free: reported at entry like free, but it also marks
+ * the thread as inside the allocator until its return probe (alloc_return),
+ * so the libc free that pymalloc hands a large block on to is not reported a
+ * second time. Nested in another allocator call (PyObject_Realloc), it only
+ * bumps the depth: the outer call reports.
+ */
+SEC("uprobe")
+int pyfree_enter(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 addr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx);
+	struct inflight *in = inside_allocator(tid, sp);
+	struct inflight st = {};
+
+	if (in) {
+		in->depth++;
+		return 0;
+	}
+	if (!addr)
+		return 0; /* PyObject_Free(NULL) is nothing */
+	st.func = MT_FN_PYMALLOC_FREE;
+	st.sp = sp;
+	st.depth = 1;
+	st.ptr = addr;
+	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
+		count_lost(0);
+	emit_small(MT_EV_FREE, MT_FN_PYMALLOC_FREE, addr, 0);
 	return 0;
 }

@@ -19,6 +19,7 @@
 
 #include "elfsym.h"
 #include "procmaps.h"
+#include "pyinline.h"
 #include "util.h"
 
 #define MAX_LINK_MAP 4096
@@ -36,6 +37,21 @@ static const char *const func_names[MT_FN_COUNT] = {
     [MT_FN_PVALLOC] = "pvalloc",
     [MT_FN_NEW] = "operator new",
     [MT_FN_NEW_ARRAY] = "operator new[]",
+    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
+    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
+    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
+    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
+};
+
+/* CPython's allocator entry points, probed with --python-allocators. */
+static const struct {
+	const char *name;
+	int func;
+} python_symbols[] = {
+    {"PyObject_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyObject_Calloc", MT_FN_PYMALLOC_CALLOC},
+    {"PyObject_Realloc", MT_FN_PYMALLOC_REALLOC}, {"PyObject_Free", MT_FN_PYMALLOC_FREE},
+    {"PyMem_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyMem_Calloc", MT_FN_PYMALLOC_CALLOC},
+    {"PyMem_Realloc", MT_FN_PYMALLOC_REALLOC},	  {"PyMem_Free", MT_FN_PYMALLOC_FREE},
 };
 
 /* Mangled names of every operator new variant (plain, nothrow, aligned). */
@@ -383,8 +399,124 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 	return rc;
 }
 
+int allocator_resolve_python(int pid, struct allocator *a)
+{
+	struct elf_module *mod;
+	char **paths = NULL, why[256];
+	uint64_t vaddr;
+	size_t k;
+	int n, i, before = a->nprobes;
+
+	n = allocator_search_order(pid, &paths);
+	for (i = 0; i < n; i++) {
+		mod = elfmod_open(paths[i], why, sizeof(why));
+		if (!mod)
+			continue;
+		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
+			elfmod_close(mod);
+			continue;
+		}
+		for (k = 0; k < ARRAY_SIZE(python_symbols); k++)
+			add_probe(a, mod, python_symbols[k].name, python_symbols[k].func, 2, 1);
+		elfmod_close(mod);
+		if (a->nprobes > before) {
+			a->py_open_path = xstrdup(paths[i]);
+			a->py_path = display_path(pid, paths[i]);
+		}
+		break;
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return a->nprobes - before;
+}
+
+/* Does the target's environment hold PYTHONMALLOC=malloc (pymalloc off)? */
+static int pymalloc_disabled(int pid)
+{
+	char path[64], *buf = NULL, *p;
+	size_t cap = 0, len = 0;
+	ssize_t n;
+	int fd, off = 0;
+
+	snprintf(path, sizeof(path), "/proc/%d/environ", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	do {
+		if (len + 4096 > cap) {
+			cap = cap ? 2 * cap : 16384;
+			buf = xrealloc(buf, cap + 1);
+		}
+		n = read(fd, buf + len, cap - len);
+		if (n > 0)
+			len += (size_t)n;
+	} while (n > 0 && len < (1u << 22));
+	close(fd);
+	if (!buf)
+		return 0;
+	buf[len] = 0;
+	for (p = buf; p < buf + len; p += strlen(p) + 1) {
+		if (!strcmp(p, "PYTHONMALLOC=malloc") || !strcmp(p, "PYTHONMALLOC=malloc_debug"))
+			off = 1;
+	}
+	free(buf);
+	return off;
+}
+
+char *allocator_python_note(int pid)
+{
+	char **paths = NULL, why[256], note[1024], *shown;
+	struct elf_module *mod;
+	uint64_t vaddr;
+	long sites = 0;
+	int n, i;
+
+	n = allocator_search_order(pid, &paths);
+	for (i = 0; i < n; i++) {
+		mod = elfmod_open(paths[i], why, sizeof(why));
+		if (!mod)
+			continue;
+		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
+			elfmod_close(mod);
+			continue;
+		}
+		elfmod_close(mod);
+		sites = pyinline_count(paths[i], vaddr);
+		break;
+	}
+	note[0] = 0;
+	if (i < n && sites > 0 && !pymalloc_disabled(pid)) {
+		shown = display_path(pid, paths[i]);
+		snprintf(
+		    note, sizeof(note),
+		    "pymalloc is inlined at %ld call sites of %s: object allocations bypass "
+		    "PyObject_Malloc and are not traced; for object-level tracing restart it "
+		    "with PYTHONMALLOC=malloc, or use a CPython build that calls its allocator "
+		    "out of line",
+		    sites, shown);
+		free(shown);
+	}
+	for (i = 0; i < n; i++)
+		free(paths[i]);
+	free(paths);
+	return note[0] ? xstrdup(note) : NULL;
+}
+
+const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p)
+{
+	return p->object == 2 ? a->py_open_path : p->object ? a->cxx_open_path : a->open_path;
+}
+
+const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p)
+{
+	return p->object == 2 ? a->py_path : p->object ? a->cxx_path : a->path;
+}
+
 void allocator_free(struct allocator *a)
 {
+	free(a->py_path);
+	free(a->py_open_path);
 	free(a->path);
 	free(a->open_path);
 	free(a->cxx_path);

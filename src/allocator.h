@@ -17,7 +17,7 @@
 
 struct alloc_probe {
 	int func;	 /* enum mt_func */
-	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new) */
+	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new); 2: CPython */
 	uint64_t offset; /* file offset of the function's first instruction */
 };
 
@@ -32,6 +32,10 @@ struct allocator {
 	 */
 	char *cxx_path;
 	char *cxx_open_path;
+	/* CPython's PyObject_Malloc family (--python-allocators): the object
+	 * that defines it (the executable, or libpythonX.Y.so) */
+	char *py_path;
+	char *py_open_path;
 	struct alloc_probe probes[32];
 	int nprobes;
 	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
@@ -47,6 +51,25 @@ const char *allocator_func_name(int func);
  */
 int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen);
 void allocator_free(struct allocator *a);
+
+/*
+ * Add probes on CPython's allocator (PyObject_Malloc/Calloc/Realloc/Free and
+ * PyMem_*) from the first object in search order that exports
+ * PyObject_Malloc. Returns the number of probes added (0: not a CPython).
+ */
+int allocator_resolve_python(int pid, struct allocator *a);
+
+/*
+ * When pid is a CPython whose build inlines pymalloc into its callers (so
+ * probes on PyObject_Malloc see few object allocations), a one-line note
+ * saying so and what would make object-level tracing work; else NULL.
+ * Caller frees.
+ */
+char *allocator_python_note(int pid);
+
+/* The path to open for a probe's object, and its name for messages. */
+const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p);
+const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p);
 
 /*
  * Search order of the loaded objects of pid, as paths the daemon can open

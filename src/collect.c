@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "pystacks.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -107,6 +108,62 @@ static void check_stack_end(struct daemon *d, uint32_t idx)
 	free(f.build_id);
 }
 
+static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
+{
+	if (out->nframes == *cap) {
+		*cap *= 2;
+		out->frames = xrealloc(out->frames, *cap * sizeof(*out->frames));
+	}
+	out->frames[out->nframes++] = *f;
+}
+
+/* The interpreter loop: one native frame per run, which ran Python frames. */
+static int is_eval_loop(const struct snap_frame *f)
+{
+	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
+			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
+}
+
+/*
+ * A stack with Python frame words: native frames, each run of the
+ * interpreter loop replaced by the Python frames it was running (up to the
+ * word marked MT_PY_GROUP_END). Python frames left over (native frames cut
+ * short: a module without frame pointers) follow the native ones.
+ */
+static void fill_merged(struct daemon *d, const struct stack_entry *s, const uint64_t *frames,
+			struct snap_stack *out, uint32_t *cap)
+{
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1], f;
+	uint32_t nat = 0, py, i;
+	size_t k, n;
+
+	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
+		nat++;
+	py = nat;
+	for (i = 0; i < nat; i++) {
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
+			for (k = 0; k < n; k++) {
+				free(one[k].function);
+				free(one[k].module);
+				free(one[k].file);
+				free(one[k].build_id);
+			}
+			do {
+				pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+				push_frame(out, cap, &f);
+			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			push_frame(out, cap, &one[k]);
+	}
+	for (; py < s->nframes; py++) {
+		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+		push_frame(out, cap, &f);
+	}
+}
+
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 {
 	const struct tracker *t = &d->tracker;
@@ -119,7 +176,15 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->pid = s->tgid;
 	out->nframes = 0;
 	out->frames = xcalloc(cap, sizeof(*out->frames));
-	for (i = 0; i < s->nframes; i++) {
+	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
+		;
+	if (i < s->nframes) {
+		fill_merged(d, s, frames, out, &cap);
+		i = s->nframes;
+	} else {
+		i = 0;
+	}
+	for (; i < s->nframes; i++) {
 		/* inlined functions add frames at the same address */
 		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
 		if (out->nframes + n > cap) {
@@ -160,8 +225,11 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 			check_stack_end(d, i);
 		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
 			continue;
-		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[e->nframes - 1],
-				 &f);
+		/* the last native frame: Python frame words follow the native ones */
+		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
+		     k--)
+			;
+		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
 		module = f.module ? f.module : "(no module)";
 		for (k = 0; k < n && strcmp(v[k].module, module); k++)
 			;
@@ -201,6 +269,7 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 	out->probes = (uint32_t)tg->probes.nlinks;
 	out->command = xstrdup(tg->command);
 	out->allocator = tg->alloc.path ? xstrdup(tg->alloc.path) : NULL;
+	out->note = tg->note ? xstrdup(tg->note) : NULL;
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;

@@ -17,6 +17,7 @@
 #include "memtrace/snapshot.h"
 
 struct symbolizer;
+struct pystacks;
 struct ring_buffer;
 struct client;
 struct metrics_http;
@@ -45,6 +46,8 @@ struct daemon {
 	struct timeline timeline;     /* memory over time, sampled on the drain timer */
 	struct snap_options options;  /* as given on the command line, for snapshots */
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
+	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
+	struct pystacks *py;	      /* Python frames of CPython targets */
 };
 
 /* Drain the ring buffer into the tracker. */

@@ -555,6 +555,24 @@ int elfmod_vaddr_to_offset(const struct elf_module *m, uint64_t vaddr, uint64_t 
 	return -1;
 }
 
+int elfmod_segment_of(const struct elf_module *m, uint64_t vaddr, uint64_t *seg_vaddr,
+		      uint64_t *seg_offset, uint64_t *seg_filesz)
+{
+	size_t i;
+
+	for (i = 0; i < m->nsegments; i++) {
+		const struct elf_segment *s = &m->segments[i];
+
+		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
+			*seg_vaddr = s->vaddr;
+			*seg_offset = s->offset;
+			*seg_filesz = s->filesz;
+			return 0;
+		}
+	}
+	return -1;
+}
+
 int elfmod_offset_to_vaddr(const struct elf_module *m, uint64_t off, uint64_t *vaddr)
 {
 	size_t i;

@@ -49,6 +49,9 @@ int elfmod_find_function(const struct elf_module *m, const char *name, int dynam
 /* Convert through the PT_LOAD segments' file images. 0, or -1 if outside. */
 int elfmod_vaddr_to_offset(const struct elf_module *m, uint64_t vaddr, uint64_t *off);
 int elfmod_offset_to_vaddr(const struct elf_module *m, uint64_t off, uint64_t *vaddr);
+/* The PT_LOAD segment holding vaddr: its address, file offset and file size. */
+int elfmod_segment_of(const struct elf_module *m, uint64_t vaddr, uint64_t *seg_vaddr,
+		      uint64_t *seg_offset, uint64_t *seg_filesz);
 
 int elfmod_has_interp(const struct elf_module *m); /* PT_INTERP: dynamically linked program */
 int elfmod_is_dyn(const struct elf_module *m);	   /* e_type == ET_DYN */

@@ -90,6 +90,22 @@ static char *stack_key(const struct snap_stack *st)
 	return (char *)b.data;
 }
 
+/*
+ * The frame a non-cumulative key comes from: the innermost Python frame
+ * (address 0, no module, a file) when the stack has one, as tracemalloc
+ * attributes memory to the Python line that asked for it; else frame 0.
+ */
+static const struct snap_frame *key_frame(const struct snap_stack *st)
+{
+	for (uint32_t i = 0; i < st->nframes; i++) {
+		const struct snap_frame *f = &st->frames[i];
+
+		if (!f->address && !f->module && f->file)
+			return f;
+	}
+	return &st->frames[0];
+}
+
 struct pair {
 	char *key;
 	uint32_t stack;
@@ -146,6 +162,8 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 			}
 			if (!st->nframes)
 				snprintf(key, sizeof(key), "%s", NO_STACK_KEY);
+			else if (!out->cumulative)
+				group_frame_key(key_frame(st), by, key, sizeof(key));
 			else
 				group_frame_key(&st->frames[j], by, key, sizeof(key));
 			/* a recursive stack counts once per key */

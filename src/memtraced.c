@@ -22,6 +22,8 @@
 
 #include "daemon.h"
 #include "notify.h"
+#include "pystacks.h"
+#include "memtrace.skel.h"
 #include "symbolize.h"
 #include "metrics_http.h"
 #include "util.h"
@@ -51,6 +53,7 @@ struct options {
 	uint64_t client_timeout_s;
 	uint64_t temporary_threshold;
 	const char *metrics_listen;
+	int python_allocators;
 };
 
 static void usage(FILE *f)
@@ -77,6 +80,8 @@ static void usage(FILE *f)
 		"                             thread is temporary (default 1; 0: off)\n"
 		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
 		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
+		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+		"                             (exact object counts; slow: see docs/python.md)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -100,7 +105,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_SAMPLE,
 		OPT_CLIENT_TIMEOUT,
 		OPT_TEMPORARY,
-		OPT_METRICS
+		OPT_METRICS,
+		OPT_PYALLOC
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -114,6 +120,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
 	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
 	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
+	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -196,6 +203,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				    "numeric host, or PORT)",
 				    optarg);
 			o->metrics_listen = optarg;
+			break;
+		case OPT_PYALLOC:
+			o->python_allocators = 1;
 			break;
 		case 'h':
 			usage(stdout);
@@ -320,8 +330,15 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 {
 	struct daemon *d = arg;
 
+	uint32_t native = 0;
+
+	while (native < n && !(frames[native] & MT_PY_WORD))
+		native++;
 	/* while the process is alive: learn the modules these frames are in */
-	symbolizer_note(d->sym, (int)tgid, frames, n);
+	symbolizer_note(d->sym, (int)tgid, frames, native);
+	/* and read the code objects of its Python frames */
+	if (native < n)
+		pystacks_note(d->py, (int)tgid, frames + native, n - native);
 }
 
 static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index)
@@ -335,6 +352,36 @@ static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index)
 static int pidfd_open(int pid)
 {
 	return (int)syscall(SYS_pidfd_open, pid, 0);
+}
+
+/* Python frames for a CPython target: tell the BPF walker where they are. */
+static void python_frames(struct daemon *d, int pid)
+{
+	struct mt_py_config pc;
+	char desc[4200], why[4300];
+	uint32_t key = (uint32_t)pid;
+	int rc;
+
+	rc = pystacks_config(d->py, pid, &pc, desc, sizeof(desc), why, sizeof(why));
+	if (rc < 0) {
+		log_msg("pid %d: %s", pid, why);
+	} else if (rc == 0) {
+		if (bpf_map__update_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc),
+					 BPF_ANY)) {
+			log_msg("pid %d: cannot enable Python frames: %s", pid, strerror(errno));
+			return;
+		}
+		d->skel->bss->python_targets = 1;
+		log_msg("pid %d: %s: Python frames on", pid, desc);
+	}
+}
+
+/* Its pid may be reused by a process that is not this CPython. */
+static void python_frames_off(struct daemon *d, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
 }
 
 /* Attach to d->targets[i], which is alive (and stopped, when we started it). */
@@ -353,6 +400,14 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
 		return -1;
+	if (d->python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
+		log_msg("pid %d: --python-allocators: no loaded object exports PyObject_Malloc",
+			tg->pid);
+	free(tg->note);
+	tg->note = allocator_python_note(tg->pid);
+	if (tg->note)
+		log_msg("pid %d: %s", tg->pid, tg->note);
+	python_frames(d, tg->pid);
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
@@ -372,9 +427,10 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
-	log_msg("attached to pid %d (%s): %d probes on %s%s%s", tg->pid, tg->command,
+	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
 		tg->probes.nlinks, tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
-		tg->alloc.cxx_path ? tg->alloc.cxx_path : "");
+		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
+		tg->alloc.py_path ? tg->alloc.py_path : "");
 	return 0;
 }
 
@@ -390,6 +446,7 @@ static void target_exited(struct daemon *d, int i)
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
 	probes_detach(&tg->probes);
+	python_frames_off(d, tg->pid);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
@@ -414,6 +471,7 @@ static void daemon_cleanup(struct daemon *d)
 			close(tg->pidfd);
 		allocator_free(&tg->alloc);
 		free(tg->command);
+		free(tg->note);
 	}
 	free(d->targets);
 	metrics_http_close(d);
@@ -424,6 +482,7 @@ static void daemon_cleanup(struct daemon *d)
 		probes_unload(d->skel);
 	if (d->sym)
 		symbolizer_free(d->sym);
+	pystacks_free(d->py);
 	tracker_destroy(&d->tracker);
 	if (d->epfd >= 0)
 		close(d->epfd);
@@ -523,6 +582,7 @@ int main(int argc, char **argv)
 	d.epfd = d.listen_fd = d.lock_fd = -1;
 	d.start_ns = time_monotonic_ns();
 	d.client_timeout_ns = o.client_timeout_s * 1000000000ull;
+	d.python_allocators = o.python_allocators;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
 		return 1;
@@ -554,6 +614,7 @@ int main(int argc, char **argv)
 	    .temporary_threshold = o.temporary_threshold,
 	};
 	d.sym = symbolizer_new();
+	d.py = pystacks_new();
 	d.tracker.on_new_stack = on_new_stack;
 	d.tracker.on_new_stack_arg = &d;
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);

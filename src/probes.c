@@ -112,8 +112,12 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 	for (pass = 0; pass < 3 && !rc; pass++) {
 		for (i = 0; i < a->nprobes && !rc; i++) {
 			const struct alloc_probe *p = &a->probes[i];
-			const char *path = p->object ? a->cxx_open_path : a->open_path;
+			const char *path = allocator_probe_open_path(a, p);
 			int is_free = p->func == MT_FN_FREE;
+			/* PyObject_Free emits at entry like free, and has a return
+			 * probe so that the free pymalloc hands on to libc inside it
+			 * is not counted again */
+			int is_pyfree = p->func == MT_FN_PYMALLOC_FREE;
 
 			if (pass == 0 && is_free)
 				rc = attach_one(skel->progs.free_enter, pid, path, p->offset,
@@ -121,13 +125,16 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 			else if (pass == 1 && !is_free)
 				rc = attach_one(skel->progs.alloc_return, pid, path, p->offset,
 						p->func, 1, tp);
+			else if (pass == 2 && is_pyfree)
+				rc = attach_one(skel->progs.pyfree_enter, pid, path, p->offset,
+						p->func, 0, tp);
 			else if (pass == 2 && !is_free)
 				rc = attach_one(skel->progs.alloc_enter, pid, path, p->offset,
 						p->func, 0, tp);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
-					 allocator_func_name(p->func),
-					 p->object ? a->cxx_path : a->path, strerror(-rc));
+					 allocator_func_name(p->func), allocator_probe_path(a, p),
+					 strerror(-rc));
 		}
 	}
 	if (rc)

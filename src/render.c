@@ -178,6 +178,7 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	else
 		json_null(w);
 	json_kv_string(w, "allocator", t->allocator);
+	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
 	if (with_counters) {
@@ -461,6 +462,13 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 		put_text(b, s->targets[i].command ? s->targets[i].command : "-");
 		buf_printf(b, "\n");
 	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		if (!s->targets[i].note)
+			continue;
+		buf_printf(b, "pid %" PRIu32 ": ", s->targets[i].pid);
+		put_text(b, s->targets[i].note);
+		buf_printf(b, "\n");
+	}
 }
 
 static void text_stats(struct buf *b, const struct snapshot *s, const struct render_opts *o)
@@ -509,6 +517,14 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 static void text_frame(struct buf *b, const struct snap_frame *f)
 {
 	buf_printf(b, "    ");
+	if (f->function && !f->module && !f->address && f->file) {
+		/* a Python frame: function at file:line, no native location */
+		put_text(b, f->function);
+		buf_printf(b, " at ");
+		put_text(b, f->file);
+		buf_printf(b, ":%" PRId64 "\n", f->line);
+		return;
+	}
 	if (f->function) {
 		put_text(b, f->function);
 		buf_printf(b, f->inlined ? " [inlined] (" : " (");

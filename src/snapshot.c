@@ -36,7 +36,8 @@ enum section {
 	SEC_TEMPORARY = 10,
 	SEC_TRACE = 11,
 	SEC_AGES = 12,
-	SEC_STACK_INFO = 24, /* why stacks end, inlined frames, truncating modules */
+	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
+	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_KNOWN
 };
 
@@ -44,11 +45,13 @@ enum section {
 enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_OWN_LAST = SEC_BUILD_IDS };
 
 static const char *const section_names[] = {
-    [SEC_STRINGS] = "strings",	       [SEC_META] = "meta",	    [SEC_TOTALS] = "totals",
-    [SEC_EVENTS_LOST] = "events_lost", [SEC_TARGETS] = "targets",   [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",	       [SEC_TIMELINE] = "timeline", [SEC_BLOCKS] = "blocks",
-    [SEC_TEMPORARY] = "temporary",     [SEC_TRACE] = "trace",	    [SEC_AGES] = "ages",
-    [SEC_STACK_INFO] = "stack_info",
+    [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
+    [SEC_TOTALS] = "totals",	     [SEC_EVENTS_LOST] = "events_lost",
+    [SEC_TARGETS] = "targets",	     [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",	     [SEC_TIMELINE] = "timeline",
+    [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
+    [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
+    [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -481,7 +484,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
-	uint32_t *target_refs, *trunc_refs = NULL;
+	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
+	int any_note = 0;
 	uint32_t *frame_refs = NULL;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -504,6 +508,17 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	}
 	for (uint32_t i = 0; i < s->ntruncations; i++)
 		trunc_refs[i] = intern_string(e, s->truncations[i].module);
+	note_refs = calloc(s->ntargets ? s->ntargets : 1, sizeof(*note_refs));
+	if (!note_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		free(trunc_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		note_refs[i] = intern_string(e, s->targets[i].note);
+		any_note |= s->targets[i].note != NULL;
+	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
@@ -664,7 +679,15 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, s->truncations[i].allocations);
 	}
 	put_section(out, &body, SEC_STACK_INFO);
+
+	if (any_note) {
+		put_varint(&body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++)
+			put_varint(&body, note_refs[i]);
+		put_section(out, &body, SEC_TARGET_NOTES);
+	}
 out:
+	free(note_refs);
 	free(body.data);
 	free(frame_refs);
 	free(target_refs);
@@ -1270,13 +1293,36 @@ static const char *const own_section_names[] = {
     [SEC_BUILD_IDS - SEC_HISTOGRAM] = "build_ids",
 };
 
+static int dec_target_notes(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return fail(r->d, "target_notes section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		if (rd_string(r, &s->targets[i].note))
+			return -1;
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
-    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
-    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
-    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
-    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
+    [SEC_STRINGS] = dec_strings,
+    [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,
+    [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,
+    [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,
+    [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_TEMPORARY] = dec_temporary,
+    [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,
 };
 
@@ -1422,6 +1468,7 @@ void snapshot_free(struct snapshot *s)
 		for (uint32_t i = 0; s->targets && i < s->ntargets; i++) {
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
+			free(s->targets[i].note);
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
 			free(s->truncations[i].module);

@@ -21,6 +21,7 @@ struct target {
 	int is_child;	 /* started by us: reap it */
 	int exit_status; /* wait status, or -1 */
 	char *command;
+	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
 	struct allocator alloc;
 	struct target_probes probes;
 	uint64_t attach_ns; /* CLOCK_MONOTONIC when tracing began */

@@ -235,8 +235,9 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	uint32_t stack;
 	int is_new, r;
 
-	stack =
-	    stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames, ev->nframes, &is_new);
+	/* Python frame words (MT_PY_WORD) follow the native frames */
+	stack = stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames,
+			     (uint32_t)ev->nframes + ev->npyframes, &is_new);
 	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
 		tg->c.stackless_allocations++;
@@ -245,7 +246,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
 		if (t->on_new_stack)
 			t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
-					ev->nframes);
+					(uint32_t)ev->nframes + ev->npyframes);
 	}
 
 	t->size_histogram[tracker_size_bin(ev->size)]++;
@@ -392,7 +393,8 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	struct tracker_target *tg;
 
 	t->events_received++;
-	if (len < sizeof(*ev) || len < sizeof(*ev) + (size_t)ev->nframes * sizeof(uint64_t)) {
+	if (len < sizeof(*ev) ||
+	    len < sizeof(*ev) + ((size_t)ev->nframes + ev->npyframes) * sizeof(uint64_t)) {
 		t->events_malformed++;
 		return;
 	}

@@ -28,6 +28,12 @@ enum mt_func {
 	MT_FN_PVALLOC,
 	MT_FN_NEW,	 /* C++ operator new, every variant */
 	MT_FN_NEW_ARRAY, /* C++ operator new[], every variant */
+	/* CPython's object allocator (--python-allocators): PyObject_* and
+	 * PyMem_* (both domains are pymalloc in a default build) */
+	MT_FN_PYMALLOC_MALLOC,
+	MT_FN_PYMALLOC_CALLOC,
+	MT_FN_PYMALLOC_REALLOC,
+	MT_FN_PYMALLOC_FREE,
 	MT_FN_COUNT
 };
 
@@ -53,12 +59,49 @@ struct mt_event {
 	__u32 tgid;	/* process */
 	__u32 tid;	/* thread */
 	__u8 stack_end; /* enum mt_stack_end: why the frames stop */
-	__u8 pad[3];
+	__u8 npyframes; /* Python frame words after the native frames (MT_PY_WORD) */
+	__u8 pad[2];
 	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 addr;
 	__u64 old_addr;
 	__u64 size;
-	__u64 frames[]; /* return addresses; frames[0] is the allocator's caller */
+	__u64 frames[]; /* return addresses; frames[0] is the allocator's caller;
+			 * then npyframes Python frame words, innermost first */
+};
+
+/*
+ * A Python frame as one word: bit 63 set (no user address has it), bit 62
+ * set on the outermost Python frame one run of the interpreter loop
+ * (_PyEval_EvalFrameDefault) executes, the code object's address / 8 in
+ * bits 18-61 and the instruction index (code units from the first
+ * instruction) in bits 0-17. Userspace reads the code object for names and
+ * resolves the line from its line table.
+ */
+#define MT_MAX_PYFRAMES	 64
+#define MT_PY_WORD	 (1ull << 63)
+#define MT_PY_GROUP_END	 (1ull << 62)
+#define MT_PY_INSTR_BITS 18
+#define MT_PY_CODE(w)	 ((((w) >> MT_PY_INSTR_BITS) & ((1ull << 44) - 1)) << 3)
+#define MT_PY_INSTR(w)	 ((w) & ((1ull << MT_PY_INSTR_BITS) - 1))
+
+/*
+ * Where a CPython target keeps its thread states and frames (per tgid, in
+ * the "pyconf" map; set by the daemon for Python targets only). Offsets are
+ * of the interpreter version at hand (src/pystacks.c).
+ */
+struct mt_py_config {
+	__u64 interp_head; /* address of _PyRuntime.interpreters.head */
+	__u32 minor;	   /* 10, 11, 12, 13 */
+	__u32 interp_threads_head;
+	__u32 tstate_next;
+	__u32 tstate_thread_id; /* pthread_self(): the thread's fsbase */
+	__u32 tstate_frame;	/* frame (3.10), cframe (3.11, 3.12), current_frame (3.13) */
+	__u32 cframe_current;	/* _PyCFrame.current_frame; ~0 when tstate_frame is direct */
+	__u32 frame_code;
+	__u32 frame_previous;
+	__u32 frame_instr;   /* f_lasti (3.10, an int), prev_instr (3.11, 3.12), instr_ptr (3.13) */
+	__u32 frame_owner;   /* owner (3.12+: 3 = C stack shim), or is_entry (3.11) */
+	__u32 code_adaptive; /* co_code_adaptive: the first instruction */
 };
 
 /* Why an event's stack ends where it does. */

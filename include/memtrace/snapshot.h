@@ -60,6 +60,7 @@ struct snap_target {
 	uint32_t probes;     /* uprobes attached */
 	char *command;	     /* command line, spaces between arguments */
 	char *allocator;     /* path of the object whose malloc is probed */
+	char *note;	     /* one line on what tracing misses (pymalloc inlined); NULL if none */
 	uint64_t traced_ns;  /* how long it has been (or was) traced */
 	struct mt_counters counters;
 };

@@ -217,8 +217,50 @@ TEST(formats)
 	CHECK_STR(s, "g: size=0 B (-1000 B), count=0 (-10)");
 }
 
+/* A CPython stack: native allocator frames, then the Python frames. */
+static struct snap_frame py0[] = {
+    {0x7f00001000, 0x1000, "PyBytes_FromSize", "/usr/lib/libpython3.12.so", "bytes.c", 99, 0},
+    {0, 0, "make_bytes", NULL, "app.py", 8, 0},
+    {0, 0, "<module>", NULL, "app.py", 19, 0}};
+static struct snap_frame py1[] = {
+    {0x7f00002000, 0x2000, "list_resize", "/usr/lib/libpython3.12.so", "list.c", 82, 0},
+    {0, 0, "make_bytes", NULL, "app.py", 8, 0},
+    {0, 0, "<module>", NULL, "app.py", 19, 0}};
+static struct snap_stack py_stacks[] = {
+    {.pid = 2, .nframes = 3, .frames = py0, .live_allocations = 5, .live_bytes = 5000},
+    {.pid = 2, .nframes = 3, .frames = py1, .live_allocations = 1, .live_bytes = 80},
+    {.pid = 2, .nframes = 2, .frames = s0, .live_allocations = 1, .live_bytes = 7}};
+static struct snapshot py_snap = {.nstacks = 3, .stacks = py_stacks};
+
+TEST(python_frames_first)
+{
+	struct group_table t;
+	const struct group_row *r;
+
+	/* by line: the innermost Python frame, as tracemalloc does */
+	group_snapshot(&py_snap, GROUP_LINE, 0, &t);
+	CHECK_EQ_U64(t.nrows, 2);
+	r = group_find(&t, "app.py:8");
+	CHECK(r && r->t.live_bytes == 5080 && r->nstacks == 2);
+	r = group_find(&t, "prog.c:10");
+	CHECK(r && r->t.live_bytes == 7);
+	group_free(&t);
+	group_snapshot(&py_snap, GROUP_FUNCTION, 0, &t);
+	r = group_find(&t, "make_bytes");
+	CHECK(r && r->t.live_bytes == 5080);
+	group_free(&t);
+	/* cumulative still counts every frame */
+	group_snapshot(&py_snap, GROUP_LINE, 1, &t);
+	r = group_find(&t, "app.py:19");
+	CHECK(r && r->t.live_bytes == 5080);
+	r = group_find(&t, "bytes.c:99");
+	CHECK(r && r->t.live_bytes == 5000);
+	group_free(&t);
+}
+
 int main(void)
 {
+	RUN(python_frames_first);
 	RUN(names);
 	RUN(frame_keys);
 	RUN(by_function);

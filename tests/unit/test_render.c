@@ -156,19 +156,20 @@ TEST(test_stats_json)
 
 	build_known(&s, 1);
 	out = render_str(render_stats, &s, &o);
-	CHECK_STR(out,
-		  "{" COUNTERS_JSON "," EVENTS_JSON ",\"stacks_total\":9,\"targets\":["
-		  "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
-		  "\"exit_code\":null,\"exit_signal\":null,"
-		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,"
-		  "\"traced_seconds\":62.5,\"counters\":{" COUNTERS_JSON "}},"
-		  "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\",\"state\":\"exited\","
-		  "\"exit_code\":1,\"exit_signal\":null,\"allocator\":null,\"probes\":0,"
-		  "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
-		  "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
-		  "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
-		  "\"missed_free_bytes\":0,\"untracked_allocations\":0,\"stackless_allocations\":0,"
-		  "\"temporary_allocations\":0,\"temporary_bytes\":0}}]," STATS_EXTRA_JSON "}\n");
+	CHECK_STR(
+	    out,
+	    "{" COUNTERS_JSON "," EVENTS_JSON ",\"stacks_total\":9,\"targets\":["
+	    "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
+	    "\"exit_code\":null,\"exit_signal\":null,"
+	    "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
+	    "\"traced_seconds\":62.5,\"counters\":{" COUNTERS_JSON "}},"
+	    "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\",\"state\":\"exited\","
+	    "\"exit_code\":1,\"exit_signal\":null,\"allocator\":null,\"note\":null,\"probes\":0,"
+	    "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
+	    "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
+	    "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
+	    "\"missed_free_bytes\":0,\"untracked_allocations\":0,\"stackless_allocations\":0,"
+	    "\"temporary_allocations\":0,\"temporary_bytes\":0}}]," STATS_EXTRA_JSON "}\n");
 	free(out);
 }
 
@@ -222,15 +223,16 @@ TEST(test_status_json)
 	known_targets[1].exit_status = 9; /* killed by SIGKILL */
 	out = render_str(render_status, &s, &o);
 	known_targets[1].exit_status = 256;
-	CHECK_STR(out, "{\"tracer_version\":\"0.1.0\",\"uptime\":3723.5," EVENTS_JSON
-		       ",\"stacks_total\":9,\"truncated_stacks\":[],\"targets\":["
-		       "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
-		       "\"exit_code\":null,\"exit_signal\":null,"
-		       "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"probes\":10,"
-		       "\"traced_seconds\":62.5},"
-		       "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\","
-		       "\"state\":\"exited\",\"exit_code\":null,\"exit_signal\":9,"
-		       "\"allocator\":null,\"probes\":0,\"traced_seconds\":1.5}]}\n");
+	CHECK_STR(out,
+		  "{\"tracer_version\":\"0.1.0\",\"uptime\":3723.5," EVENTS_JSON
+		  ",\"stacks_total\":9,\"truncated_stacks\":[],\"targets\":["
+		  "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
+		  "\"exit_code\":null,\"exit_signal\":null,"
+		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
+		  "\"traced_seconds\":62.5},"
+		  "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\","
+		  "\"state\":\"exited\",\"exit_code\":null,\"exit_signal\":9,"
+		  "\"allocator\":null,\"note\":null,\"probes\":0,\"traced_seconds\":1.5}]}\n");
 	free(out);
 }
 

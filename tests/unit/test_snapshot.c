@@ -98,6 +98,7 @@ static void build_known(struct snapshot *s)
 		t->probes = 10 + i;
 		t->command = i == 1 ? NULL : xstrdup(i ? "./b --flag 'x y'" : "./a");
 		t->allocator = i == 2 ? NULL : xstrdup("/lib/x86_64-linux-gnu/libc.so.6");
+		t->note = i == 1 ? xstrdup("pymalloc is inlined at 189 call sites") : NULL;
 		t->traced_ns = 5000000000ull * (i + 1);
 		counters_fill(&t->counters, i);
 	}
@@ -180,6 +181,7 @@ static void build_random(struct snapshot *s)
 		t->probes = (uint32_t)rng();
 		t->command = random_name();
 		t->allocator = random_name();
+		t->note = rng() % 2 ? random_name() : NULL;
 		t->traced_ns = random_u64();
 		for (size_t k = 0; k < sizeof(t->counters) / sizeof(uint64_t); k++)
 			((uint64_t *)&t->counters)[k] = random_u64();
@@ -285,6 +287,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->probes == y->probes);
 		SAME(str_eq(x->command, y->command));
 		SAME(str_eq(x->allocator, y->allocator));
+		SAME(str_eq(x->note, y->note));
 		SAME(x->traced_ns == y->traced_ns);
 		SAME(counters_eq(&x->counters, &y->counters));
 	}

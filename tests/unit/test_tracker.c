@@ -336,6 +336,56 @@ TEST(foreign_and_malformed_events)
 	tracker_destroy(&t);
 }
 
+static uint32_t seen_words;
+
+static void count_words(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)
+{
+	seen_words = n;
+}
+
+/* Python frame words after the native frames: part of the stack's identity. */
+TEST(python_frame_words)
+{
+	static uint64_t buf[sizeof(struct mt_event) / 8 + 4];
+	struct mt_event *ev = (struct mt_event *)buf;
+	struct tracker t;
+	uint32_t i, n;
+
+	setup(&t);
+	t.on_new_stack = count_words;
+	memset(buf, 0, sizeof(buf));
+	ev->kind = MT_EV_ALLOC;
+	ev->func = MT_FN_PYMALLOC_MALLOC;
+	ev->tgid = PID;
+	ev->tid = TID;
+	ev->addr = 0x1000;
+	ev->size = 10;
+	ev->nframes = 2;
+	ev->npyframes = 2;
+	ev->frames[0] = 0x401000;
+	ev->frames[1] = 0x402000;
+	ev->frames[2] = MT_PY_WORD | (0x7f0000001000ull >> 3) << MT_PY_INSTR_BITS | 7;
+	ev->frames[3] = MT_PY_WORD | MT_PY_GROUP_END | (0x7f0000002000ull >> 3) << MT_PY_INSTR_BITS;
+	tracker_event(&t, buf, sizeof(buf));
+	CHECK_EQ_U64(t.totals.allocations, 1);
+	CHECK_EQ_U64(seen_words, 4);
+	CHECK_EQ_U64(MT_PY_CODE(ev->frames[2]), 0x7f0000001000ull);
+	CHECK_EQ_U64(MT_PY_INSTR(ev->frames[2]), 7);
+	/* same native frames, another Python line: another stack */
+	ev->addr = 0x2000;
+	ev->frames[2] += 1;
+	tracker_event(&t, buf, sizeof(buf));
+	for (i = 0, n = 0; i < t.stacks.count; i++)
+		n += stack_get(&t.stacks, i)->nframes == 4;
+	CHECK_EQ_U64(n, 2);
+	/* Python words claimed but not carried: malformed */
+	ev->addr = 0x3000;
+	tracker_event(&t, buf, sizeof(buf) - 8);
+	CHECK_EQ_U64(t.events_malformed, 1);
+	CHECK_EQ_U64(t.totals.allocations, 2);
+	tracker_destroy(&t);
+}
+
 TEST(heap_full_counts_untracked)
 {
 	struct tracker t;
@@ -392,5 +442,6 @@ int main(void)
 	RUN(foreign_and_malformed_events);
 	RUN(heap_full_counts_untracked);
 	RUN(exec_stops_counting);
+	RUN(python_frame_words);
 	return UNIT_DONE();
 }

@@ -1,0 +1,425 @@
+#!/usr/bin/env python3
+"""End-to-end tests of CPython targets: --python-allocators probes
+PyObject_Malloc/Calloc/Realloc/Free and PyMem_* of pyenv builds 3.10-3.13, one
+event per call (a block pymalloc hands on to malloc counts once)."""
+
+from harness import *  # noqa: F401,F403
+
+PYALLOC = os.path.join(HERE, "pyalloc.py")
+PY_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+EVENT_RE = re.compile(r"^event kind=(\d+) func=(\S+) tid=\d+ addr=(0x[0-9a-f]+|0) "
+                      r"old=(0x[0-9a-f]+|0) size=(\d+) frames=\d+$")
+
+
+def pyenv_root():
+    """pyenv's root: from `pyenv root` when pyenv is on PATH, else $PYENV_ROOT or ~/.pyenv."""
+    exe = shutil.which("pyenv")
+    if exe:
+        r = subprocess.run([exe, "root"], capture_output=True, text=True)
+        if r.returncode == 0 and r.stdout.strip():
+            return r.stdout.strip()
+    return os.environ.get("PYENV_ROOT") or os.path.expanduser("~/.pyenv")
+
+
+def pyenv_python(version):
+    """The newest pyenv-installed CPython X.Y as a path, or None."""
+    root = os.path.join(pyenv_root(), "versions")
+    try:
+        names = os.listdir(root)
+    except OSError:
+        return None
+    found = []
+    for n in names:
+        m = re.fullmatch(re.escape(version) + r"\.(\d+)", n)
+        exe = os.path.join(root, n, "bin", "python" + version)
+        if m and os.access(exe, os.X_OK):
+            found.append((int(m.group(1)), exe))
+    return max(found)[1] if found else None
+
+
+def parse_events(path):
+    events = []
+    with open(path, errors="replace") as f:
+        for line in f:
+            m = EVENT_RE.match(line.strip())
+            if m:
+                events.append((int(m.group(1)), m.group(2), int(m.group(3), 16),
+                               int(m.group(4), 16), int(m.group(5))))
+    return events
+
+
+def window(events, begin, end):
+    """The events between the alloc of size begin and the alloc of size end."""
+    starts = [i for i, e in enumerate(events) if e[0] == 1 and e[4] == begin]
+    ends = [i for i, e in enumerate(events) if e[0] == 1 and e[4] == end]
+    if len(starts) != 1 or len(ends) != 1:
+        raise Fail(f"marker allocations seen {len(starts)} and {len(ends)} times, not once")
+    return events[starts[0] + 1:ends[0]]
+
+
+def check_pyalloc(r, python, tag):
+    signal_file = os.path.join(r.tmp, "go")
+    out = os.path.join(r.tmp, f"pyalloc-{tag}.out")
+    target = r.spawn([python, PYALLOC, signal_file], "target", f"pyalloc-{tag}.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.spawn([r.memtraced, "--socket", r.sock, "--python-allocators", "--pid",
+                      str(target.pid)], "daemon", f"memtraced-{tag}.out",
+                     env=dict(os.environ, MEMTRACE_DEBUG_EVENTS="1"))
+    r.wait_daemon(daemon, r.sock)
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    expect = r.read_expect(out, target)
+    time.sleep(0.5)  # the daemon drains its ring buffer on a ~10 ms timer
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    os.unlink(signal_file)
+    ev = window(parse_events(r.daemon_logs[-1]), 987651, 987652)
+
+    def addrs(kind, func, size):
+        return sorted(e[2] for e in ev if e[:2] == (kind, func) and e[4] == size)
+
+    checks = [
+        ("PyObject_Malloc(77)", addrs(1, "pymalloc_malloc", 77), sorted(expect["small"])),
+        ("PyObject_Malloc(700001)", addrs(1, "pymalloc_malloc", 700001),
+         sorted(expect["large"])),
+        ("PyObject_Calloc(3, 111)", addrs(1, "pymalloc_calloc", 333),
+         sorted([expect["calloc_first"]] + expect["calloc"][1:])),
+        ("PyMem_Malloc(91)", addrs(1, "pymalloc_malloc", 91), sorted(expect["mem"])),
+        # pymalloc hands blocks over 512 bytes on to malloc: one event, not two
+        ("malloc(700001) inside PyObject_Malloc", addrs(1, "malloc", 700001), []),
+    ]
+    # replay the window: each of our blocks must be freed once, by pymalloc_free, and
+    # the libc free inside PyObject_Free of a large block must not follow it
+    mine = {(a, 77) for a in expect["small"]} | {(a, 700001) for a in expect["large"]} | \
+        {(a, 91) for a in expect["mem"]}
+    ours, freed, twice, just_freed = set(), [], [], set()
+    for kind, func, addr, old, size in ev:
+        if kind == 1 and (addr, size) in mine:
+            ours.add(addr)
+            just_freed.discard(addr)
+        elif kind == 2 and addr in ours:
+            freed.append((func, addr))
+            ours.discard(addr)
+            just_freed.add(addr)
+        elif kind == 2 and addr in just_freed:
+            twice.append((func, addr))
+        elif kind in (1, 4) and addr:
+            just_freed.discard(addr)
+    want = set(expect["small"][:400] + expect["large"][:5] + expect["mem"][:10])
+    checks.append(("PyObject_Free/PyMem_Free of our blocks", sorted(freed),
+                   sorted(("pymalloc_free", a) for a in want)))
+    checks.append(("a second free event for a block PyObject_Free released", twice, []))
+    checks.append(("frees of NULL", [e for e in ev if e[0] == 2 and e[2] == 0], []))
+    reallocs = [e for e in ev if e[0] == 4 and e[3] == expect["realloc_old"]]
+    checks.append(("PyObject_Realloc(p, 5000)", reallocs,
+                   [(4, "pymalloc_realloc", expect["realloc_new"], expect["realloc_old"],
+                     5000)]))
+    for what, got, want in checks:
+        if got != want:
+            raise Fail(f"{what}: {len(got)} events, expected {len(want)}"
+                       f" (first differences: {sorted(set(map(str, got)) ^ set(map(str, want)))[:3]})")
+
+
+def test_python_allocators(r):
+    """Every PyObject_*/PyMem_* call of the script is one event with the right kind,
+    address and size, on each pyenv CPython 3.10-3.13 present."""
+    for v in PY_VERSIONS:
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
+            continue
+        with r.part(v):
+            check_pyalloc(r, python, v)
+
+
+def status_note(r, python, tag, env=None):
+    """Start python (waiting on a signal file), attach, and return (log, status text,
+    status JSON target)."""
+    signal_file = os.path.join(r.tmp, f"go-{tag}")
+    out = os.path.join(r.tmp, f"wait-{tag}.out")
+    code = ("import os, sys, time\nprint('ready', flush=True)\n"
+            "while not os.path.exists(sys.argv[1]): time.sleep(0.01)\n")
+    target = r.spawn([python, "-c", code, signal_file], "target", f"wait-{tag}.out",
+                     env=dict(os.environ, **(env or {})))
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--python-allocators", "--pid", str(target.pid), tag=f"d-{tag}")
+    t = r.wait_state("attached", daemon=daemon)
+    rc, text, err = r.ctl("status")
+    if rc != 0:
+        raise Fail(f"status exited {rc}: {one_line(err)}")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    with open(signal_file, "w"):
+        pass
+    r.wait_exit(target, "python")
+    with open(r.daemon_logs[-1], errors="replace") as f:
+        log = f.read()
+    return log, text, t
+
+
+def test_inlined_note(r):
+    """Debian's LTO python3.11 inlines pymalloc: one line at attach and in status says
+    so and names the way out; PYTHONMALLOC=malloc and a pyenv build get no note."""
+    debian = "/usr/bin/python3.11"
+    if not os.access(debian, os.X_OK):
+        print(f"SKIP {r.name}: {debian} is not installed", flush=True)
+    else:
+        with r.part("debian"):
+            log, text, t = status_note(r, debian, "debian")
+            note = t.get("note")
+            m = re.match(r"pymalloc is inlined at (\d+) call sites of (\S+):", note or "")
+            if not m or int(m.group(1)) < 50 or m.group(2) != debian:
+                raise Fail(f"status note: {note!r}")
+            if "PYTHONMALLOC=malloc" not in note or "out of line" not in note:
+                raise Fail(f"the note does not name the way out: {note!r}")
+            if f"pid {t['pid']}: {note}\n" not in text:
+                raise Fail("status text lacks the note line")
+            if sum(note in line for line in log.splitlines()) != 1:
+                raise Fail("the attach log does not say it in one line")
+        with r.part("debian_pythonmalloc"):
+            _, _, t = status_note(r, debian, "debian-malloc", {"PYTHONMALLOC": "malloc"})
+            if t.get("note") is not None:
+                raise Fail(f"note with PYTHONMALLOC=malloc: {t.get('note')!r}")
+    python = pyenv_python("3.12")
+    if not python:
+        print(f"SKIP {r.name}.pyenv: no pyenv CPython 3.12", flush=True)
+        return
+    with r.part("pyenv"):
+        _, text, t = status_note(r, python, "pyenv")
+        if t.get("note") is not None or "inlined" in text:
+            raise Fail(f"a note for a build that calls pymalloc out of line: {t.get('note')!r}")
+
+
+PYLINES = os.path.join(HERE, "pylines.py")
+
+
+def python_lines(entries, path):
+    """Live bytes and blocks per line of path, each stack counted at its innermost
+    Python frame (as tracemalloc and `report --by line` attribute them)."""
+    lines = {}
+    for e in entries:
+        for f in e["frames"]:
+            if f.get("module") is None and f.get("address") == 0 and f.get("file"):
+                if f["file"] == path:
+                    key = f["line"]
+                    size, count = lines.get(key, (0, 0))
+                    lines[key] = (size + e["live_bytes"], count + e["live_allocations"])
+                break
+    return lines
+
+
+def check_tracemalloc(r, python, tag):
+    """tracemalloc's top 10 lines of pylines.py, then memtrace's, attached."""
+    tm = subprocess.run([python, "-X", "tracemalloc=25", PYLINES, "--tracemalloc"],
+                        capture_output=True, text=True, timeout=120)
+    top = [l for l in tm.stdout.splitlines() if l.startswith("top ")]
+    if tm.returncode != 0 or len(top) != 1:
+        raise Fail(f"the tracemalloc run failed: {one_line(tm.stderr)[:200]}")
+    want = {e["line"]: e["size"] for e in json.loads(top[0][4:])}
+    signal_file = os.path.join(r.tmp, f"go-{tag}")
+    out = os.path.join(r.tmp, f"pylines-{tag}.out")
+    target = r.spawn([python, PYLINES, signal_file], "target", f"pylines-{tag}.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--python-allocators", "--pid", str(target.pid), tag=f"d-{tag}")
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    end = time.monotonic() + 120  # every PyObject_Malloc is a uprobe trap: slow
+    while True:
+        try:
+            with open(out) as f:
+                if "done\n" in f.read():
+                    break
+        except OSError:
+            pass
+        if target.poll() is not None or time.monotonic() > end:
+            raise Fail("pylines.py did not finish allocating")
+        time.sleep(0.1)
+    time.sleep(0.5)
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    r.wait_exit(target, "pylines.py")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    got = python_lines(entries, PYLINES)
+    got_top = dict(sorted(((k, v[0]) for k, v in got.items()), key=lambda kv: -kv[1])[:10])
+    if set(got_top) != set(want):
+        raise Fail(f"top lines differ: memtrace {sorted(got_top)}, tracemalloc {sorted(want)}")
+    for line, size in want.items():
+        if abs(got_top[line] - size) > 0.05 * size:
+            raise Fail(f"line {line}: memtrace {got_top[line]} bytes, tracemalloc {size}")
+    return got_top, want
+
+
+def test_tracemalloc(r):
+    """--python-allocators on pyenv CPython 3.11-3.13: the top-10 lines of a script are
+    tracemalloc's, with live sizes within 5 %."""
+    for v in ("3.10", "3.11", "3.12", "3.13"):
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
+            continue
+        with r.part(v):
+            check_tracemalloc(r, python, v)
+
+
+BA_SCRIPT = """import os, sys, time
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+held = [bytearray(1 << 20) for i in range(50)]
+print("done", flush=True)
+while os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+"""
+
+
+def test_default_debian(r):
+    """Default mode (libc probes only) on Debian's python3.11, whose pymalloc is
+    inlined: the line that builds 50 MiB of bytearrays leads, with exactly its 50
+    buffers of 1 MiB + 1 bytes."""
+    python = "/usr/bin/python3.11"
+    if not os.access(python, os.X_OK):
+        print(f"SKIP {r.name}: {python} is not installed", flush=True)
+        return
+    script = os.path.join(r.tmp, "ba.py")
+    with open(script, "w") as f:
+        f.write(BA_SCRIPT)
+    signal_file = os.path.join(r.tmp, "go")
+    out = os.path.join(r.tmp, "ba.out")
+    target = r.spawn([python, script, signal_file], "target", "ba.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--pid", str(target.pid))
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    r.wait_line(out, "done", target)
+    time.sleep(0.5)
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    lines = python_lines(entries, script)
+    ranked = sorted(lines.items(), key=lambda kv: -kv[1][0])
+    if not ranked or ranked[0][0] != 5:
+        raise Fail(f"lines of ba.py by live bytes: {ranked[:3]}")
+    if ranked[0][1] != (50 * ((1 << 20) + 1), 50):
+        raise Fail(f"line 5 holds {ranked[0][1][0]} bytes in {ranked[0][1][1]} blocks, "
+                   f"expected {50 * ((1 << 20) + 1)} in 50")
+    frames = next(e["frames"] for e in entries
+                  if any(f.get("file") == script for f in e["frames"]))
+    names = [f["function"] for f in frames if f.get("file") == script]
+    if names[-1] != "<module>":
+        raise Fail(f"Python frames of the bytearray stack: {names}")
+
+
+def test_running_server(r):
+    """Attach to a Python server loop that is already running (pyenv 3.12, else
+    Debian's 3.11), read a report with its Python lines, detach: it runs on and
+    its output is exactly what it prints untraced."""
+    python = pyenv_python("3.12") or ("/usr/bin/python3.11"
+                                      if os.access("/usr/bin/python3.11", os.X_OK) else None)
+    if not python:
+        print(f"SKIP {r.name}: no CPython 3.11+", flush=True)
+        return
+    server = os.path.join(HERE, "pyserver.py")
+    stop = os.path.join(r.tmp, "stop")
+    out = os.path.join(r.tmp, "server.out")
+    target = r.spawn([python, server, stop], "target", "server.out")
+    r.wait_line(out, "0 ", target)
+    daemon = r.start_daemon("--pid", str(target.pid))
+    r.wait_state("attached", daemon=daemon)
+    time.sleep(1.0)
+    entries = r.report("--top", "0", "--sort", "allocated")
+    funcs = {f["function"] for e in entries for f in e["frames"] if f.get("file") == server}
+    if "line" not in funcs:
+        raise Fail(f"no stack has line() of pyserver.py: {sorted(funcs)}")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail("memtraced did not exit 0 on SIGTERM")
+    with open(out) as f:
+        before = len(f.read().splitlines())
+    time.sleep(0.5)
+    with open(stop, "w"):
+        pass
+    if r.wait_exit(target, "pyserver.py") != 0:
+        raise Fail(f"pyserver.py exited {target.returncode} after the detach")
+    with open(out) as f:
+        lines = f.read().splitlines()
+    n = int(lines[-1].split()[1])
+    if n <= before:
+        raise Fail(f"the server did not run on after the detach ({n} iterations, "
+                   f"{before} before)")
+    # what it prints untraced: the same loop, run here
+    want = subprocess.run([python, server, "--expect", str(n)], capture_output=True,
+                          text=True).stdout.splitlines()
+    if lines != want:
+        diff = next(i for i, (a, b) in enumerate(zip(lines + [""], want + [""])) if a != b)
+        raise Fail(f"output differs at line {diff + 1}: {lines[diff:diff + 1]} vs "
+                   f"{want[diff:diff + 1]}")
+
+
+THREADS_SCRIPT = """import os, sys, threading, time
+held = []
+def worker_a():
+    held.append([bytearray(600000) for i in range(10)])
+def worker_b():
+    held.append([bytearray(700000) for i in range(20)])
+print("ready", flush=True)
+while not os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+ts = [threading.Thread(target=f) for f in (worker_a, worker_b, worker_a)]
+for t in ts:
+    t.start()
+for t in ts:
+    t.join()
+print("done", flush=True)
+while os.path.exists(sys.argv[1]):
+    time.sleep(0.01)
+"""
+
+
+def test_threads(r):
+    """Allocations from other threads get their own thread's Python stack (the
+    thread state is found by pthread_self, not by who holds the GIL)."""
+    for v in ("3.10", "3.11", "3.12", "3.13"):
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v}", flush=True)
+            continue
+        with r.part(v):
+            script = os.path.join(r.tmp, f"threads{v}.py")
+            with open(script, "w") as f:
+                f.write(THREADS_SCRIPT)
+            signal_file = os.path.join(r.tmp, f"go{v}")
+            out = os.path.join(r.tmp, f"threads{v}.out")
+            target = r.spawn([python, script, signal_file], "target", f"threads{v}.out")
+            r.wait_line(out, "ready", target)
+            daemon = r.start_daemon("--pid", str(target.pid), tag=f"d-threads{v}")
+            r.wait_state("attached", daemon=daemon)
+            with open(signal_file, "w"):
+                pass
+            r.wait_line(out, "done", target)
+            time.sleep(0.5)
+            entries = r.report("--top", "0")
+            os.unlink(signal_file)
+            lines = python_lines(entries, script)
+            want = {4: (20 * 600001, 20), 6: (20 * 700001, 20)}
+            got = {k: lines.get(k) for k in want}
+            if got != want:
+                raise Fail(f"per line (bytes, blocks): {got}, expected {want}")
+            daemon.send_signal(signal.SIGTERM)
+            if r.wait_exit(daemon, "memtraced") != 0:
+                raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+
+
+TESTS = [
+    ("python_threads", test_threads),
+    ("python_default_debian", test_default_debian),
+    ("python_running_server", test_running_server),
+    ("python_tracemalloc", test_tracemalloc),
+    ("python_allocators", test_python_allocators),
+    ("python_inlined_note", test_inlined_note),
+]
