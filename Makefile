@@ -5,6 +5,8 @@
 #   make check      install what is missing, build, run unit + end-to-end tests
 #                   (also under ASan+UBSan)
 #   make deps       install the Debian packages the build and tests need
+#   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
+#   make deb        build a Debian package into build/
 
 CC       ?= cc
 CLANG    ?= clang
@@ -30,18 +32,28 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
+DAEMON_SRCS += src/notify.c src/metrics_http.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
+CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
+CLIENT_OBJS += $(O)/html_assets.o
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
 DEB_PACKAGES += python3.11
+DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
+DEB_PACKAGES += debhelper systemd groff-base man-db adduser
+DEB_PACKAGES += tmux
+# outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
+# comes with the machine's Node.js
+DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
+.PHONY: install uninstall deb
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -67,6 +79,25 @@ $(O)/%.o: src/%.c $(wildcard src/*.h include/memtrace/*.h) | $(O)
 $(O)/memtraced: $(DAEMON_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
+# The HTML report's libraries come from the npm registry (src/html/package-lock.json pins them)
+# and are compiled into memtracectl as byte arrays: the report needs no network.
+HTML_NPM := $(O)/npm/node_modules
+HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.min.js \
+	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
+	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
+	       html_report_js=src/html/report.js html_report_css=src/html/report.css
+
+$(O)/npm/.installed: src/html/package.json src/html/package-lock.json | $(O)
+	mkdir -p $(O)/npm && cp src/html/package.json src/html/package-lock.json $(O)/npm/
+	cd $(O)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
+	touch $@
+
+$(O)/html_assets.c: $(O)/npm/.installed src/html/embed.py src/html/report.js src/html/report.css
+	python3 src/html/embed.py $@ $(HTML_ASSETS)
+
+$(O)/html_assets.o: $(O)/html_assets.c
+	$(CC) $(CFLAGS) -c $< -o $@
+
 $(O)/memtracectl: $(CLIENT_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ -lz -o $@
 
@@ -81,7 +112,7 @@ $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
 $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
-	$(CC) $(CFLAGS) -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
@@ -115,12 +146,44 @@ bench: deps
 bench-python: all
 	python3 tests/bench/pybench.py --build $(O)
 
+# ---- fuzzing (libFuzzer, clang) -------------------------------------------
+# One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
+# `make fuzz` runs each for FUZZ_SECONDS; `make check` runs each for a few seconds.
+# New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
+
+FUZZ_SECONDS ?= 60
+FUZZ_TARGETS := proto snapshot procmaps elf
+FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
+		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
+FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
+FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
+FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
+FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/util.c
+
+.SECONDEXPANSION:
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)
+	@mkdir -p $(O)/fuzz
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
+
+# ---- soak (not in CI): SOAK_MINUTES of two threads at full speed -------------------------
+SOAK_MINUTES ?= 60
+.PHONY: soak
+soak: all $(O)/tests/churn
+	python3 tests/soak.py --build $(O) --minutes $(SOAK_MINUTES)
+
+.PHONY: fuzz fuzz-build
+fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
+
+fuzz: fuzz-build
+	@tests/fuzz/run.sh $(O)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
+
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)
 
 check: deps
 	$(MAKE) all unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
+	$(MAKE) fuzz FUZZ_SECONDS=5
 	$(MAKE) format-check
 
 san:
@@ -131,10 +194,56 @@ demo: deps
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
 
 clean:
 	rm -rf build
+
+# ---- install and package (see docs/packaging.md) ---------------------------
+
+PREFIX         ?= /usr/local
+DESTDIR        ?=
+BINDIR         ?= $(PREFIX)/bin
+SBINDIR        ?= $(PREFIX)/sbin
+MANDIR         ?= $(PREFIX)/share/man
+DOCDIR         ?= $(PREFIX)/share/doc/memtrace
+BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
+SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
+INSTALL        ?= install
+INSTALLED := $(SBINDIR)/memtraced $(BINDIR)/memtracectl $(MANDIR)/man8/memtraced.8 \
+	     $(MANDIR)/man1/memtracectl.1 $(BASHCOMPDIR)/memtraced $(BASHCOMPDIR)/memtracectl \
+	     $(SYSTEMDUNITDIR)/memtraced@.service
+
+# The BPF object is inside memtraced (skeleton), so the binaries are all it needs.
+install: all
+	$(INSTALL) -d $(DESTDIR)$(SBINDIR) $(DESTDIR)$(BINDIR) $(DESTDIR)$(MANDIR)/man8 \
+		$(DESTDIR)$(MANDIR)/man1 $(DESTDIR)$(BASHCOMPDIR) $(DESTDIR)$(SYSTEMDUNITDIR) \
+		$(DESTDIR)$(DOCDIR)
+	$(INSTALL) -m 0755 $(O)/memtraced $(DESTDIR)$(SBINDIR)/memtraced
+	$(INSTALL) -m 0755 $(O)/memtracectl $(DESTDIR)$(BINDIR)/memtracectl
+	$(INSTALL) -m 0644 packaging/man/memtraced.8 $(DESTDIR)$(MANDIR)/man8/memtraced.8
+	$(INSTALL) -m 0644 packaging/man/memtracectl.1 $(DESTDIR)$(MANDIR)/man1/memtracectl.1
+	$(INSTALL) -m 0644 packaging/completion/memtraced $(DESTDIR)$(BASHCOMPDIR)/memtraced
+	$(INSTALL) -m 0644 packaging/completion/memtracectl $(DESTDIR)$(BASHCOMPDIR)/memtracectl
+	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/systemd/memtraced@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
+	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+
+uninstall:
+	rm -f $(addprefix $(DESTDIR),$(INSTALLED))
+	rm -rf $(DESTDIR)$(DOCDIR)
+
+# A .deb from a copy of the tree in $(O)/deb (dpkg-buildpackage writes into the
+# parent directory, which must not be the checkout's).
+DEB_SRC := $(O)/deb/memtrace-$(VERSION)
+deb:
+	rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
+	tar -cf - --exclude=./build --exclude=./.git --exclude='./$(O)' . | tar -xf - -C $(DEB_SRC)
+	cp -r packaging/debian $(DEB_SRC)/debian
+	cd $(DEB_SRC) && dpkg-buildpackage -us -uc -b
+	cp $(O)/deb/memtrace_$(VERSION)-*_*.deb $(O)/
+	@ls $(O)/memtrace_$(VERSION)-*_*.deb

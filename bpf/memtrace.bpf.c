@@ -48,6 +48,14 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
+/* Processes traced: see struct mt_target_watch. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, struct mt_target_watch);
+} targets SEC(".maps");
+
 /* An event with room for the deepest stack, built here before the copy. */
 struct scratch {
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
@@ -462,6 +470,25 @@ int alloc_return(struct pt_regs *ctx)
 		npy = MT_MAX_PYFRAMES;
 	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
 		count_lost(kind);
+	return 0;
+}
+
+/*
+ * A target executed a new program. Its old address space is gone, and probes
+ * placed for the old program must not count the new one's calls: one event,
+ * ordered in the ring buffer after every event of the old program (its other
+ * threads are gone by now) and before any of the new one.
+ */
+SEC("raw_tp/sched_process_exec")
+int on_exec(void *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!w)
+		return 0;
+	__sync_fetch_and_add(&w->execs, 1);
+	emit_small(MT_EV_EXEC, 0, 0, 0);
 	return 0;
 }
 

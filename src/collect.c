@@ -28,6 +28,8 @@ static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s,
 		return s->t.allocations;
 	case SNAP_SORT_PEAK:
 		return tracker_stack_peak_bytes(t, s);
+	case SNAP_SORT_TEMPORARY:
+		return s->t.temporary_allocations;
 	default:
 		return s->t.live_bytes;
 	}
@@ -88,6 +90,7 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 				free(one[k].function);
 				free(one[k].module);
 				free(one[k].file);
+				free(one[k].build_id);
 			}
 			do {
 				pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
@@ -102,6 +105,67 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
 		push_frame(out, cap, &f);
 	}
+}
+
+/* Functions that start a program or a thread: a stack that reaches one is whole. */
+static const char *const root_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "__libc_start_main_impl",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "__clone_internal",
+};
+
+/* Is this frame where stacks begin: a root function, or inside libc (whose
+ * thread and program start functions may be nameless without debug info)? */
+static int is_root_frame(const struct snap_frame *f)
+{
+	const char *base;
+	size_t i;
+
+	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(f->function, root_functions[i]))
+			return 1;
+	}
+	if (!f->module)
+		return 0;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/*
+ * Whether a stack is whole is decided by where it ends, not only by how the
+ * walk ended: a chain that reached a root is whole even if the root's own
+ * frame pointer is junk (libc is built without frame pointers), and one that
+ * ended with a zero frame pointer anywhere else was cut short (code built
+ * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ */
+static void check_stack_end(struct daemon *d, uint32_t idx)
+{
+	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	struct snap_frame f;
+	uint32_t k;
+
+	if (e->end_checked || !e->nframes ||
+	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+		return;
+	e->end_checked = 1;
+	/* the last native frame: Python frame words follow the native ones */
+	for (k = e->nframes; k > 1 && (stack_frames(&d->tracker.stacks, idx)[k - 1] & MT_PY_WORD);
+	     k--)
+		;
+	symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&d->tracker.stacks, idx)[k - 1], &f);
+	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
 }
 
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
@@ -141,6 +205,8 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->live_allocations = s->t.live_allocations;
 	out->live_bytes = s->t.live_bytes;
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->temporary_allocations = s->t.temporary_allocations;
+	out->temporary_bytes = s->t.temporary_bytes;
 	out->stack_end = s->stack_end;
 }
 
@@ -159,6 +225,8 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		struct snap_frame f;
 		const char *module;
 
+		if (!pid || e->tgid == pid)
+			check_stack_end(d, i);
 		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
@@ -179,6 +247,7 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		free(f.function);
 		free(f.module);
 		free(f.file);
+		free(f.build_id);
 	}
 	/* most allocations first: a handful of modules, insertion sort */
 	for (i = 1; i < n; i++) {
@@ -211,8 +280,10 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
 }
 
 /*
- * The live blocks at least r->older_than_ns old whose stacks the snapshot
- * holds (sel[0..n) are their indices in the daemon's stack table).
+ * One walk of the live heap for the stacks the snapshot holds (sel[0..n) are
+ * their indices in the daemon's stack table): the blocks at least
+ * r->older_than_ns old (blocks=1), and each stack's oldest live block
+ * (ages=1).
  */
 static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
 			   uint32_t n, struct snapshot *s)
@@ -223,7 +294,8 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	uint32_t *where;
 	size_t pos = 0, cap = 0;
 
-	s->has_blocks = 1;
+	s->has_blocks = r->blocks;
+	s->has_ages = r->ages;
 	s->blocks_older_than_ns = r->older_than_ns;
 	if (!t->stacks.count)
 		return;
@@ -233,9 +305,14 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 		where[sel[i]] = i;
 	while ((b = heap_next(&t->heap, &pos))) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+		struct snap_stack *st;
 
-		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
-		    where[b->stack] == UINT32_MAX || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+		if (b->stack >= t->stacks.count || where[b->stack] == UINT32_MAX)
+			continue;
+		st = &s->stacks[where[b->stack]];
+		if (age > st->oldest_live_age_ns)
+			st->oldest_live_age_ns = age;
+		if (!r->blocks || age < r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
 			continue;
 		if (s->nblocks == cap) {
 			cap = cap ? cap * 2 : 1024;
@@ -275,6 +352,10 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			s->events_lost[k] = lost[k];
 	}
 	s->totals = tt ? tt->c : t->totals;
+	/* kept for all targets together */
+	memcpy(s->size_histogram, t->size_histogram, sizeof(s->size_histogram));
+	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
+	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
 
 	s->targets = xcalloc((size_t)d->ntargets, sizeof(*s->targets));
 	for (k = 0; k < d->ntargets; k++) {
@@ -282,6 +363,12 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
 	}
 
+	if (t->ntargets) {
+		uint64_t traced = time_monotonic_ns() - t->start_ns;
+
+		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
+		s->options = d->options;
+	}
 	if (d->timeline.npoints) {
 		s->ntimeline = d->timeline.npoints;
 		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
@@ -310,7 +397,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);
 	s->nstacks = n;
-	if (r->blocks)
+	if (r->blocks || r->ages)
 		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;

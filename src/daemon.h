@@ -20,6 +20,7 @@ struct symbolizer;
 struct pystacks;
 struct ring_buffer;
 struct client;
+struct metrics_http;
 
 struct daemon {
 	struct tracker tracker;
@@ -34,11 +35,19 @@ struct daemon {
 	char *socket_path;
 	char *lock_path;
 	uint64_t start_ns;
-	struct client **clients;  /* open connections by slot; NULL = free */
-	int nclients;		  /* slots */
-	struct timeline timeline; /* memory over time, sampled on the drain timer */
-	int python_allocators;	  /* --python-allocators: probe PyObject_Malloc & co. */
-	struct pystacks *py;	  /* Python frames of CPython targets */
+	struct client **clients;      /* open connections by slot; NULL = free */
+	int nclients;		      /* slots */
+	uint64_t client_timeout_ns;   /* a client must be done within this */
+	uint64_t pending_output;      /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out;   /* dropped at their deadline */
+	uint64_t clients_refused;     /* turned away: every slot taken */
+	uint64_t clients_busy;	      /* answered "busy": pending_output too large */
+	uint64_t exec_events_lost;    /* lost exec events already acted on */
+	struct timeline timeline;     /* memory over time, sampled on the drain timer */
+	struct snap_options options;  /* as given on the command line, for snapshots */
+	struct metrics_http *metrics; /* --metrics-listen; NULL without */
+	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
+	struct pystacks *py;	      /* Python frames of CPython targets */
 };
 
 /* Drain the ring buffer into the tracker. */
@@ -54,6 +63,8 @@ void server_close(struct daemon *d);
 void server_accept(struct daemon *d);
 /* An epoll event on the client in slot. */
 void server_client_event(struct daemon *d, int slot, uint32_t events);
+/* Drop the clients whose deadline has passed. */
+void server_expire(struct daemon *d, uint64_t now_ns);
 
 /* What an epoll event is about: data.u64 = tag << 32 | index. */
 enum loop_tag {
@@ -63,6 +74,8 @@ enum loop_tag {
 	TAG_TIMER,
 	TAG_CLIENT,
 	TAG_PIDFD,
+	TAG_METRICS_LISTEN = 32, /* metrics_http.c */
+	TAG_METRICS_CLIENT,
 };
 
 #endif

@@ -130,6 +130,8 @@ static void add_totals(struct group_totals *t, const struct snap_stack *st)
 	t->frees += st->frees;
 	t->bytes_freed += st->bytes_freed;
 	t->peak_live_bytes += st->peak_live_bytes;
+	t->temporary_allocations += st->temporary_allocations;
+	t->temporary_bytes += st->temporary_bytes;
 }
 
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out)
@@ -220,6 +222,8 @@ static uint64_t row_value(const struct group_row *r, int sort)
 		return r->t.allocations;
 	case SNAP_SORT_PEAK:
 		return r->t.peak_live_bytes;
+	case SNAP_SORT_TEMPORARY:
+		return r->t.temporary_allocations;
 	default:
 		return r->t.live_bytes;
 	}

@@ -33,6 +33,8 @@ struct group_totals {
 	uint64_t frees;
 	uint64_t bytes_freed;
 	uint64_t peak_live_bytes;
+	uint64_t temporary_allocations;
+	uint64_t temporary_bytes;
 };
 
 struct group_row {

@@ -2,7 +2,7 @@
 /*
  * The live heap: every block allocated since tracing began and not yet freed,
  * keyed by (tgid, address). Open addressing with linear probing and
- * backward-shift deletion (no tombstones), 32 bytes per slot.
+ * backward-shift deletion (no tombstones), 40 bytes per slot.
  * Invariant: addr == 0 marks an empty slot (no allocator returns NULL as a
  * block), and count == number of non-empty slots.
  */
@@ -18,6 +18,8 @@ struct heap_block {
 	uint64_t time_ns; /* when allocated (CLOCK_MONOTONIC) */
 	uint32_t tgid;
 	uint32_t stack; /* index in the stack table */
+	uint32_t tid;	/* the thread that allocated it */
+	uint32_t seq;	/* that thread's allocation count, this one included */
 };
 
 struct heap {

@@ -8,6 +8,7 @@
 #include "proto.h"
 #include "render.h"
 #include "util.h"
+#include "outputs.h"
 #include "views.h"
 
 #include <errno.h>
@@ -70,6 +71,9 @@ enum option {
 	OPT_INTERVAL,
 	OPT_ITERATIONS,
 	OPT_ROWS,
+	OPT_OLDEST,
+	OPT_SAMPLE,
+	OPT_PEAK,
 	OPT_COUNT
 };
 
@@ -77,7 +81,7 @@ enum option {
 #define FROM_CMDS    (ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH)
+#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
 #define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
 
 static const struct {
@@ -94,13 +98,16 @@ static const struct {
     [OPT_PID] = {"--pid", 1, PID_CMDS},
     [OPT_HELP] = {"--help", 0, ALL_COMMANDS},
     [OPT_VERSION] = {"--version", 0, ALL_COMMANDS},
-    [OPT_OUTPUT] = {"--output", 1, 1u << CMD_SNAPSHOT},
+    [OPT_OUTPUT] = {"--output", 1, (1u << CMD_SNAPSHOT) | (1u << CMD_REPORT)},
     [OPT_BY] = {"--by", 1, BY_CMDS},
     [OPT_CUMULATIVE] = {"--cumulative", 0, BY_CMDS},
     [OPT_OLDER_THAN] = {"--older-than", 1, 1u << CMD_LEAKS},
     [OPT_INTERVAL] = {"--interval", 1, 1u << CMD_WATCH},
     [OPT_ITERATIONS] = {"--count", 1, 1u << CMD_WATCH},
     [OPT_ROWS] = {"--rows", 1, 1u << CMD_TIMELINE},
+    [OPT_OLDEST] = {"--oldest", 0, 1u << CMD_REPORT},
+    [OPT_SAMPLE] = {"--sample", 1, 1u << CMD_REPORT},
+    [OPT_PEAK] = {"--peak", 0, 1u << CMD_REPORT},
 };
 
 typedef void render_fn(struct buf *out, const struct snapshot *s, const struct render_opts *o);
@@ -116,7 +123,7 @@ static const struct {
 	int nargs;  /* positional arguments after the command */
 } commands[CMD_COUNT] = {
     [CMD_STATUS] = {"status", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 0},
-    [CMD_STATS] = {"stats", render_stats, NULL, 0, SNAP_SORT_LIVE, 0, 0},
+    [CMD_STATS] = {"stats", render_stats, NULL, 1, SNAP_SORT_ALLOCATED, 0, 0},
     [CMD_REPORT] = {"report", render_report, NULL, 1, SNAP_SORT_LIVE, 0, 0},
     [CMD_SNAPSHOT] = {"snapshot", NULL, NULL, 1, SNAP_SORT_COUNT, 1, 0},
     [CMD_DIFF] = {"diff", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 2},
@@ -131,10 +138,12 @@ struct args {
 	int command; /* enum command, -1 if none given */
 	const char *socket;
 	const char *from;
+	const char *output; /* -o FILE, else stdout */
 	struct proto_request request;
 	struct render_opts render;
 	struct view_opts view;
-	const char *output;   /* snapshot -o */
+	int grouped;	      /* report --by / --cumulative */
+	int group_sort;	      /* the rows' order (enum snap_sort) */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
 	uint64_t interval_ns; /* watch */
@@ -155,9 +164,18 @@ static void usage(FILE *f)
 	    "  stats [--json]        allocation counters: totals, peak, losses, per process\n"
 	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
 	    "      --top N           show N stacks (default 10; 0 shows all)\n"
-	    "      --sort KEY        live (default), allocated, count or peak\n"
+	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
 	    "      --pid PID         only the stacks of process PID\n"
-	    "      --format FORMAT   text (default) or json\n"
+	    "      --format FORMAT   text (default), json, folded (flame graph stacks),\n"
+	    "                        pprof (gzip profile.proto) or html (one page)\n"
+	    "      --sample KIND     folded and html: live (default), allocated, count\n"
+	    "                        or peak bytes per stack\n"
+	    "      --peak            pprof: the profile of what was live at the peak\n"
+	    "      -o, --output FILE write there (atomically) instead of stdout\n"
+	    "      --oldest          show the age of each stack's oldest live block\n"
+	    "      --by KEY          group as tracemalloc's statistics: function, file,\n"
+	    "                        line, module or stack (\"key: size=, count=, average=\")\n"
+	    "      --cumulative      with --by: count a stack under each of its frames\n"
 	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
 	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
 	    "                        compare_to), largest growth first\n"
@@ -251,8 +269,32 @@ static int set_option(struct args *a, int opt, const char *value)
 			a->render.format = RENDER_JSON;
 		else if (!strcmp(value, "text"))
 			a->render.format = RENDER_TEXT;
+		else if (!strcmp(value, "folded"))
+			a->render.format = RENDER_FOLDED;
+		else if (!strcmp(value, "pprof"))
+			a->render.format = RENDER_PPROF;
+		else if (!strcmp(value, "html"))
+			a->render.format = RENDER_HTML;
 		else
-			return usage_error("bad --format '%s' (expected text or json)", value);
+			return usage_error(
+			    "bad --format '%s' (expected text, json, folded, pprof or "
+			    "html)",
+			    value);
+		break;
+	case OPT_SAMPLE:
+		a->render.sample = view_sample_from_name(value);
+		if (a->render.sample < 0)
+			return usage_error("bad --sample '%s' (expected live, allocated, count or "
+					   "peak)",
+					   value);
+		break;
+	case OPT_PEAK:
+		a->render.peak = 1;
+		break;
+	case OPT_OUTPUT:
+		if (!*value)
+			return usage_error("--output needs a file name");
+		a->output = value;
 		break;
 	case OPT_TOP:
 		if (parse_u64(value, PROTO_MAX_TOP, &v))
@@ -264,8 +306,8 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_SORT:
 		a->request.sort = snap_sort_from_name(value);
 		if (a->request.sort < 0)
-			return usage_error("bad --sort '%s' (expected live, allocated, count or "
-					   "peak)",
+			return usage_error("bad --sort '%s' (expected live, allocated, count, "
+					   "peak or temporary)",
 					   value);
 		break;
 	case OPT_PID:
@@ -273,9 +315,6 @@ static int set_option(struct args *a, int opt, const char *value)
 			return usage_error("bad --pid '%s' (expected 1 to %u)", value,
 					   PROTO_MAX_PID);
 		a->request.pid = (uint32_t)v;
-		break;
-	case OPT_OUTPUT:
-		a->output = value;
 		break;
 	case OPT_BY:
 		a->view.by = group_by_from_name(value);
@@ -286,6 +325,10 @@ static int set_option(struct args *a, int opt, const char *value)
 		break;
 	case OPT_CUMULATIVE:
 		a->view.cumulative = 1;
+		break;
+	case OPT_OLDEST:
+		a->render.oldest = 1;
+		a->request.ages = 1;
 		break;
 	case OPT_OLDER_THAN:
 		if (parse_duration(value, &a->view.older_than))
@@ -309,6 +352,45 @@ static int set_option(struct args *a, int opt, const char *value)
 		a->view.rows = (uint32_t)v;
 		break;
 	}
+	return 0;
+}
+
+/*
+ * folded, pprof and html show every stack with a non-zero value unless --top
+ * is given, and ask for the stacks ordered by the number they show.
+ */
+static int profile_options(struct args *a)
+{
+	int f = a->render.format;
+	int profile = f == RENDER_FOLDED || f == RENDER_PPROF || f == RENDER_HTML;
+
+	if ((a->given & (1u << OPT_SAMPLE)) && f != RENDER_FOLDED && f != RENDER_HTML)
+		return usage_error("--sample applies to --format folded and html");
+	if (a->render.peak && f != RENDER_PPROF)
+		return usage_error("--peak applies to --format pprof (folded and html: --sample "
+				   "peak)");
+	if (!profile)
+		return 0;
+	if (a->command != CMD_REPORT)
+		return usage_error("--format %s applies to report", f == RENDER_PPROF  ? "pprof"
+								    : f == RENDER_HTML ? "html"
+										       : "folded");
+	if ((a->given & (1u << OPT_SORT)))
+		return usage_error("--sort does not apply to --format %s (see --sample)",
+				   f == RENDER_PPROF  ? "pprof"
+				   : f == RENDER_HTML ? "html"
+						      : "folded");
+	if (f == RENDER_PPROF && !a->output && isatty(STDOUT_FILENO))
+		return usage_error(
+		    "a pprof profile is binary: write it with -o FILE (or redirect)");
+	if (!(a->given & (1u << OPT_TOP)))
+		a->request.top = 0;
+	if (f == RENDER_PPROF)
+		a->request.sort = a->render.peak ? SNAP_SORT_PEAK : SNAP_SORT_ALLOCATED;
+	else if (f == RENDER_HTML) /* the page switches between samples itself */
+		a->request.sort = SNAP_SORT_ALLOCATED;
+	else
+		a->request.sort = view_sample_sort(a->render.sample);
 	return 0;
 }
 
@@ -417,12 +499,30 @@ static int parse_args(int argc, char **argv, struct args *a)
 		a->request.top = 0;
 		a->request.sort = commands[a->command].sort;
 	}
+	/* report --by: group every stack (of the sort key) in the client */
+	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
+	if (a->grouped) {
+		if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
+			return usage_error("report --by gives text or json");
+		a->request.top = 0;
+		/* every stack that allocated, so rows hold all their calls */
+		a->group_sort = a->request.sort;
+		a->request.sort = SNAP_SORT_COUNT;
+	}
 	a->request.blocks = commands[a->command].blocks;
+	if (a->command == CMD_SNAPSHOT)
+		a->request.ages = 1;
 	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
 	if (!a->request.stacks)
 		a->request.top = 0;
 	a->view.format = a->render.format;
 	a->view.pretty = 1;
+	if (a->command == CMD_STATS) { /* every stack, for the top sites */
+		a->request.top = 0;
+		a->request.sort = SNAP_SORT_ALLOCATED;
+	}
+	if (profile_options(a))
+		return -1;
 	a->render.sort = a->request.sort;
 	a->render.pid = a->request.pid;
 	a->render.pretty = 1;
@@ -563,7 +663,9 @@ static int fetch_from_socket(const struct args *a, uint8_t **data, size_t *len)
 	fd = connect_daemon(a->socket);
 	if (fd < 0)
 		return -1;
-	if (write_full(fd, line, (size_t)n)) {
+	/* A daemon that refuses us (permission, too many clients) answers and
+	 * closes before reading: its reply is then waiting behind the EPIPE. */
+	if (write_full(fd, line, (size_t)n) && errno != EPIPE && errno != ECONNRESET) {
 		log_msg("%s: cannot send the request: %s", a->socket, strerror(errno));
 		goto out;
 	}
@@ -633,6 +735,44 @@ static int select_from_file(const struct args *a, const char *file, struct snaps
 	}
 	snapshot_select(s, a->request.sort, a->request.top, a->request.pid);
 	return 0;
+}
+
+/* Write b to path through a temporary file in the same directory and a rename. */
+static int write_file(const char *path, const struct buf *b)
+{
+	size_t len = strlen(path);
+	char *tmp = xmalloc(len + 32);
+	int fd, err = 0;
+
+	snprintf(tmp, len + 32, "%s.tmp.%d", path, (int)getpid());
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		log_msg("cannot create %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return -1;
+	}
+	for (size_t off = 0; off < b->len && !err;) {
+		ssize_t w = write(fd, b->data + off, b->len - off);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0)
+			err = errno;
+		else
+			off += (size_t)w;
+	}
+	if (!err && fsync(fd))
+		err = errno;
+	if (close(fd) && !err)
+		err = errno;
+	if (!err && rename(tmp, path))
+		err = errno;
+	if (err) {
+		log_msg("cannot write %s: %s", path, strerror(err));
+		unlink(tmp);
+	}
+	free(tmp);
+	return err ? -1 : 0;
 }
 
 static int write_stdout(const struct buf *b)
@@ -889,12 +1029,29 @@ int main(int argc, char **argv)
 		snapshot_free(&snap);
 		return EXIT_RUNTIME;
 	}
-	if (commands[a.command].view)
+	if (commands[a.command].view) {
 		commands[a.command].view(&out, &snap, &a.view);
-	else
-		commands[a.command].render(&out, &snap, &a.render);
+	} else if (a.grouped) {
+		render_report_grouped(&out, &snap, &a.view, a.group_sort);
+	} else {
+		switch (a.render.format) {
+		case RENDER_FOLDED:
+			render_folded(&out, &snap, &a.render);
+			break;
+		case RENDER_PPROF:
+			rc = render_pprof(&out, &snap, &a.render);
+			break;
+		case RENDER_HTML:
+			render_html(&out, &snap, &a.render);
+			break;
+		default:
+			commands[a.command].render(&out, &snap, &a.render);
+			break;
+		}
+	}
 	snapshot_free(&snap);
-	rc = write_stdout(&out);
+	if (!rc)
+		rc = a.output ? write_file(a.output, &out) : write_stdout(&out);
 	buf_free(&out);
 	return rc ? EXIT_RUNTIME : 0;
 }

@@ -21,12 +21,24 @@
 #include <bpf/libbpf.h>
 
 #include "daemon.h"
+#include "notify.h"
 #include "pystacks.h"
 #include "memtrace.skel.h"
 #include "symbolize.h"
+#include "metrics_http.h"
 #include "util.h"
 
 #define DRAIN_INTERVAL_NS (10 * 1000 * 1000)
+
+/*
+ * Default bounds, sized from the machine's RAM so that the daemon can never
+ * take the host's memory: live blocks may use a quarter of it at 128 bytes
+ * each (a 32-byte slot at the heap table's lowest load, doubled while it
+ * grows), stacks a sixteenth at 1 KiB each (entry, index and 64 frames).
+ */
+#define LIVE_BLOCK_COST 128
+#define STACK_COST	1024
+#define UNSET		UINT64_MAX
 
 struct options {
 	int pid;
@@ -38,6 +50,9 @@ struct options {
 	uint64_t max_live_blocks;
 	uint64_t max_stacks;
 	uint64_t sample_interval_ms;
+	uint64_t client_timeout_s;
+	uint64_t temporary_threshold;
+	const char *metrics_listen;
 	int python_allocators;
 };
 
@@ -57,9 +72,14 @@ static void usage(FILE *f)
 		"                             the kernel's bpf_get_stack (slower, see docs)\n"
 		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
-		"                             (default 0: no limit)\n"
-		"      --max-stacks N         distinct stacks kept (default 0: no limit)\n"
+		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
+		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
+		"      --client-timeout S     drop clients not done in S s (default 10)\n"
 		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+		"      --temporary-threshold N  a block freed before N more allocations of its\n"
+		"                             thread is temporary (default 1; 0: off)\n"
+		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
 		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
 		"                             (exact object counts; slow: see docs/python.md)\n"
 		"  -h, --help                 this help\n"
@@ -83,6 +103,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_MAX_STACKS,
 		OPT_WALKER,
 		OPT_SAMPLE,
+		OPT_CLIENT_TIMEOUT,
+		OPT_TEMPORARY,
+		OPT_METRICS,
 		OPT_PYALLOC
 	};
 	static const struct option longopts[] = {
@@ -94,6 +117,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
 	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
 	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
+	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
+	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
+	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
 	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -108,6 +134,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->stack_depth = 64;
 	o->ring_buffer_bytes = 32u << 20;
 	o->sample_interval_ms = 1000;
+	o->client_timeout_s = 10;
+	o->max_live_blocks = o->max_stacks = UNSET;
+	o->temporary_threshold = 1;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -155,6 +184,26 @@ static int parse_options(int argc, char **argv, struct options *o)
 						   optarg);
 			o->sample_interval_ms = v;
 			break;
+		case OPT_CLIENT_TIMEOUT:
+			if (parse_u64(optarg, 3600, &v) || !v)
+				return usage_error("--client-timeout must be 1 to 3600 seconds",
+						   optarg);
+			o->client_timeout_s = v;
+			break;
+		case OPT_TEMPORARY:
+			if (parse_u64(optarg, 1000000, &v))
+				return usage_error("--temporary-threshold must be 0 to 1000000",
+						   optarg);
+			o->temporary_threshold = v;
+			break;
+		case OPT_METRICS:
+			if (!metrics_addr_valid(optarg))
+				return usage_error(
+				    "bad --metrics-listen (expected HOST:PORT with a "
+				    "numeric host, or PORT)",
+				    optarg);
+			o->metrics_listen = optarg;
+			break;
 		case OPT_PYALLOC:
 			o->python_allocators = 1;
 			break;
@@ -177,10 +226,95 @@ static int parse_options(int argc, char **argv, struct options *o)
 	return 0;
 }
 
+static void default_limits(struct options *o)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 30;
+
+	if (o->max_live_blocks == UNSET)
+		o->max_live_blocks = ram / 4 / LIVE_BLOCK_COST;
+	if (o->max_stacks == UNSET) {
+		o->max_stacks = ram / 16 / STACK_COST;
+		if (o->max_stacks > UINT32_MAX - 1)
+			o->max_stacks = UINT32_MAX - 1;
+	}
+}
+
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
+
+/* Its pid may be reused by a process that is not this CPython. */
+static void python_frames_off(struct daemon *d, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
+}
+
+/*
+ * Target i executed a new program. The probes were placed for the old one's
+ * allocator (which may not even be mapped any more) and the old heap is gone:
+ * stop tracing, keep the data, mark it detached. The tracker already ignores
+ * the new program's events (ordered after the exec event in the ring buffer).
+ * Re-attaching to the new program is left to the user (docs/reliability.md):
+ * at this point its libraries may not be mapped yet.
+ */
+static void target_execed(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char *now;
+
+	if (tg->state != SNAP_TARGET_ATTACHED)
+		return;
+	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
+	probes_detach(&tg->probes);
+	python_frames_off(d, tg->pid);
+	tg->state = SNAP_TARGET_DETACHED;
+	tg->end_ns = time_monotonic_ns();
+	now = target_read_command(tg->pid);
+	log_msg("pid %d executed a new program (%s): tracing stopped, the data from before the "
+		"exec stays readable",
+		tg->pid, now);
+	free(now);
+}
+
+static void target_exec_event(struct daemon *d, uint32_t tgid)
+{
+	for (int i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].pid == (int)tgid)
+			target_execed(d, i);
+	}
+}
+
+/*
+ * The exec event can be lost with a full ring buffer (then counted in
+ * events_lost); the tracepoint's count in the targets map cannot. A target
+ * still attached with a count is one whose event is queued (handled in
+ * order by the next drain) or was lost: only in the latter case act here.
+ */
+static void check_execs(struct daemon *d)
+{
+	uint64_t lost[MT_LOST_SLOTS];
+
+	for (int i = 0; i < d->ntargets; i++) {
+		struct target *tg = &d->targets[i];
+
+		if (tg->state != SNAP_TARGET_ATTACHED || !probes_exec_count(d->skel, tg->pid))
+			continue;
+		daemon_consume(d);
+		if (tg->state != SNAP_TARGET_ATTACHED)
+			continue; /* its event was queued: handled in order */
+		if (probes_read_lost(d->skel, lost, MT_LOST_SLOTS) ||
+		    lost[MT_EV_EXEC] <= d->exec_events_lost)
+			continue; /* not lost: it is being written right now */
+		d->exec_events_lost++;
+		log_msg("the exec event of pid %d was lost (ring buffer full)", tg->pid);
+		target_execed(d, i);
+	}
+}
 
 static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 {
+	struct daemon *d = ctx;
 	const struct mt_event *ev = data;
 
 	if (debug_events && len >= sizeof(*ev))
@@ -189,7 +323,9 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 			ev->kind, allocator_func_name(ev->func), ev->tid,
 			(unsigned long long)ev->addr, (unsigned long long)ev->old_addr,
 			(unsigned long long)ev->size, ev->nframes);
-	tracker_event(ctx, data, len);
+	tracker_event(&d->tracker, data, len);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
+		target_exec_event(d, ev->tgid);
 	return 0;
 }
 
@@ -249,14 +385,6 @@ static void python_frames(struct daemon *d, int pid)
 	}
 }
 
-/* Its pid may be reused by a process that is not this CPython. */
-static void python_frames_off(struct daemon *d, int pid)
-{
-	uint32_t key = (uint32_t)pid;
-
-	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
-}
-
 /* Attach to d->targets[i], which is alive (and stopped, when we started it). */
 static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
@@ -284,6 +412,11 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->attach_ns = time_monotonic_ns();
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
+		return -1;
+	}
+	rc = probes_watch(d->skel, tg->pid);
+	if (rc) {
+		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, &tg->probes, err, errlen);
@@ -342,6 +475,7 @@ static void daemon_cleanup(struct daemon *d)
 		free(tg->note);
 	}
 	free(d->targets);
+	metrics_http_close(d);
 	server_close(d);
 	if (d->rb)
 		ring_buffer__free(d->rb);
@@ -392,6 +526,9 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
 				daemon_sample(d);
+				check_execs(d);
+				server_expire(d, time_monotonic_ns());
+				metrics_http_tick(d, time_monotonic_ns());
 				break;
 			case TAG_SIGNAL:
 				if (read(sigfd, &si, sizeof(si)) != sizeof(si))
@@ -408,6 +545,12 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				break;
 			case TAG_CLIENT:
 				server_client_event(d, (int)index, events[i].events);
+				break;
+			case TAG_METRICS_LISTEN:
+				metrics_http_accept(d);
+				break;
+			case TAG_METRICS_CLIENT:
+				metrics_http_client_event(d, index, events[i].events);
 				break;
 			case TAG_PIDFD:
 				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0)
@@ -439,6 +582,7 @@ int main(int argc, char **argv)
 	memset(&d, 0, sizeof(d));
 	d.epfd = d.listen_fd = d.lock_fd = -1;
 	d.start_ns = time_monotonic_ns();
+	d.client_timeout_ns = o.client_timeout_s * 1000000000ull;
 	d.python_allocators = o.python_allocators;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
@@ -455,11 +599,21 @@ int main(int argc, char **argv)
 	sigprocmask(SIG_BLOCK, &mask, NULL);
 	signal(SIGPIPE, SIG_IGN);
 
+	default_limits(&o);
 	if (tracker_init(&d.tracker, o.max_live_blocks, (uint32_t)o.max_stacks)) {
 		log_msg("out of memory");
 		return 1;
 	}
 	timeline_init(&d.timeline, o.sample_interval_ms * 1000000ull);
+	d.tracker.temporary_threshold = (uint32_t)o.temporary_threshold;
+	d.options = (struct snap_options){
+	    .stack_depth = o.stack_depth,
+	    .ring_buffer_bytes = o.ring_buffer_bytes,
+	    .max_live_blocks = o.max_live_blocks,
+	    .max_stacks = o.max_stacks,
+	    .sample_interval_ns = o.sample_interval_ms * 1000000ull,
+	    .temporary_threshold = o.temporary_threshold,
+	};
 	d.sym = symbolizer_new();
 	d.py = pystacks_new();
 	d.tracker.on_new_stack = on_new_stack;
@@ -467,13 +621,15 @@ int main(int argc, char **argv)
 	d.epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (server_listen(&d, o.socket_path, err, sizeof(err)))
 		goto fail;
+	if (o.metrics_listen && metrics_http_listen(&d, o.metrics_listen, err, sizeof(err)))
+		goto fail;
 	bo.stack_depth = o.stack_depth;
 	bo.stack_walker = o.stack_walker;
 	bo.ring_buffer_bytes = o.ring_buffer_bytes;
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
-	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d.tracker, NULL);
+	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d, NULL);
 	if (!d.rb) {
 		snprintf(err, sizeof(err), "cannot map the ring buffer: %s", strerror(errno));
 		goto fail;
@@ -507,7 +663,9 @@ int main(int argc, char **argv)
 		goto fail;
 	}
 	child = -1;
-	log_msg("listening on %s", d.socket_path);
+	log_msg("listening on %s; limits: %llu live blocks, %llu stacks (0: none)", d.socket_path,
+		(unsigned long long)o.max_live_blocks, (unsigned long long)o.max_stacks);
+	notify_ready();
 
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);

@@ -47,6 +47,14 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
+	/* The skeleton owns the link: memtrace_bpf__destroy() detaches it. */
+	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
+	if (!skel->links.on_exec) {
+		snprintf(err, errlen, "cannot attach to the sched_process_exec raw tracepoint: %s",
+			 strerror(errno));
+		memtrace_bpf__destroy(skel);
+		return NULL;
+	}
 	return skel;
 }
 
@@ -132,6 +140,26 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 	if (rc)
 		probes_detach(tp);
 	return rc ? -1 : 0;
+}
+
+int probes_watch(struct memtrace_bpf *skel, int pid)
+{
+	struct mt_target_watch w = {0};
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid)
+{
+	struct mt_target_watch w;
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.targets), &key, &w))
+		return 0;
+	return w.execs;
 }
 
 void probes_detach(struct target_probes *tp)

@@ -43,4 +43,9 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 		  struct target_probes *tp, char *err, size_t errlen);
 void probes_detach(struct target_probes *tp);
 
+/* Report pid's execs (the "targets" map); 0, or -errno. */
+int probes_watch(struct memtrace_bpf *skel, int pid);
+/* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */
+uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
+
 #endif

@@ -16,6 +16,7 @@
 
 void proto_request_init(struct proto_request *r)
 {
+	memset(r, 0, sizeof(*r)); /* padding too: requests compare with memcmp */
 	r->command = PROTO_CMD_SNAPSHOT;
 	r->top = 0;
 	r->sort = SNAP_SORT_LIVE;
@@ -23,6 +24,7 @@ void proto_request_init(struct proto_request *r)
 	r->stacks = 1;
 	r->blocks = 0;
 	r->older_than_ns = 0;
+	r->ages = 0;
 }
 
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
@@ -45,7 +47,16 @@ static int request_error(char *err, size_t errlen, const char *fmt, ...)
 }
 
 /* Keys, what they set and the largest number they take (sort is by name). */
-enum request_key { KEY_TOP, KEY_SORT, KEY_PID, KEY_STACKS, KEY_BLOCKS, KEY_OLDER_THAN, KEY_COUNT };
+enum request_key {
+	KEY_TOP,
+	KEY_SORT,
+	KEY_PID,
+	KEY_STACKS,
+	KEY_BLOCKS,
+	KEY_OLDER_THAN,
+	KEY_AGES,
+	KEY_COUNT
+};
 
 static const struct {
 	const char *name;
@@ -54,6 +65,7 @@ static const struct {
     [KEY_TOP] = {"top", PROTO_MAX_TOP}, [KEY_SORT] = {"sort", 0},
     [KEY_PID] = {"pid", PROTO_MAX_PID}, [KEY_STACKS] = {"stacks", 1},
     [KEY_BLOCKS] = {"blocks", 1},	[KEY_OLDER_THAN] = {"older_than", PROTO_MAX_OLDER_THAN},
+    [KEY_AGES] = {"ages", 1},
 };
 
 /* Longest piece of a bad line quoted back in an error. */
@@ -85,8 +97,8 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 
 		if (sort < 0)
 			return request_error(err, errlen,
-					     "bad sort '%.*s' (expected live, allocated, count "
-					     "or peak)",
+					     "bad sort '%.*s' (expected live, allocated, count, "
+					     "peak or temporary)",
 					     QUOTE_MAX, value);
 		r->sort = sort;
 		return 0;
@@ -102,6 +114,8 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		r->blocks = (int)v;
 	else if (k == KEY_OLDER_THAN)
 		r->older_than_ns = v;
+	else if (k == KEY_AGES)
+		r->ages = (int)v;
 	else
 		r->stacks = (int)v;
 	return 0;
@@ -154,16 +168,18 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	const char *sort = snap_sort_name(r->sort);
 	int n;
 
-	char extra[64] = "";
+	char extra[80] = "";
 
 	if ((r->command != PROTO_CMD_SNAPSHOT && r->command != PROTO_CMD_RESET_PEAK) || !sort ||
 	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
 	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
-	    r->older_than_ns > PROTO_MAX_OLDER_THAN)
+	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1))
 		return -1;
 	if (r->blocks || r->older_than_ns)
 		snprintf(extra, sizeof(extra), " blocks=%d older_than=%llu", r->blocks,
 			 (unsigned long long)r->older_than_ns);
+	if (r->ages)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " ages=1");
 	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n",
 		     r->command == PROTO_CMD_RESET_PEAK ? "reset-peak" : "snapshot", r->top, sort,
 		     r->pid, r->stacks, extra);

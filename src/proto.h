@@ -38,11 +38,12 @@ struct proto_request {
 	int stacks;		/* 0 = counters and targets only */
 	int blocks;		/* 1 = the live block list too (blocks=1) */
 	uint64_t older_than_ns; /* only blocks at least this old (older_than=NS) */
+	int ages;		/* 1 = each stack's oldest live block (ages=1) */
 };
 
 /*
  * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0. The first word is the command: "snapshot" or "reset-peak".
+ * older_than=0, ages=0. The first word is the command: "snapshot" or "reset-peak".
  */
 void proto_request_init(struct proto_request *r);
 
@@ -55,8 +56,8 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 			size_t errlen);
 
 /*
- * Format r as a request line ending in '\n' (blocks= and older_than= only
- * when not at their defaults). Returns its length, or -1.
+ * Format r as a request line ending in '\n' (blocks=, older_than= and ages=
+ * only when not at their defaults). Returns its length, or -1.
  */
 int proto_request_format(const struct proto_request *r, char *buf, size_t buflen);
 

@@ -8,11 +8,13 @@
 #include "render.h"
 #include "json.h"
 #include "memtrace/event.h"
+#include "outputs.h"
 
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 enum metric_unit { UNIT_COUNT, UNIT_BYTES, UNIT_SECONDS };
 
@@ -33,10 +35,16 @@ static const struct metric {
     {"missed_frees", offsetof(struct mt_counters, missed_frees), UNIT_COUNT},
     {"missed_free_bytes", offsetof(struct mt_counters, missed_free_bytes), UNIT_BYTES},
     {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
+    {"stackless_allocations", offsetof(struct mt_counters, stackless_allocations), UNIT_COUNT},
+    {"temporary_allocations", offsetof(struct mt_counters, temporary_allocations), UNIT_COUNT},
+    {"temporary_bytes", offsetof(struct mt_counters, temporary_bytes), UNIT_BYTES},
 };
 
-/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. */
-static const char *const lost_kind_names[] = {NULL, "alloc", "free", "realloc_enter", "realloc"};
+/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. The
+ * first LOST_KINDS_ALWAYS are always shown; later ones (exec) when not 0. */
+#define LOST_KINDS_ALWAYS 5
+static const char *const lost_kind_names[] = {NULL,	 "alloc", "free", "realloc_enter",
+					      "realloc", "exec"};
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
@@ -146,7 +154,8 @@ static void json_events(struct json_writer *w, const struct snapshot *s)
 	json_key(w, "events_lost_by_kind");
 	json_begin_object(w);
 	for (size_t k = 1; k < ARRAY_SIZE(lost_kind_names); k++)
-		json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
 	json_end_object(w);
 }
 
@@ -238,7 +247,7 @@ static void json_truncations(struct json_writer *w, const struct snapshot *s)
 	json_end_array(w);
 }
 
-static void json_stack(struct json_writer *w, const struct snap_stack *st)
+static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest)
 {
 	json_begin_object(w);
 	json_kv_u64(w, "pid", st->pid);
@@ -249,12 +258,38 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st)
 	json_kv_u64(w, "frees", st->frees);
 	json_kv_u64(w, "bytes_freed", st->bytes_freed);
 	json_kv_u64(w, "peak_live_bytes", st->peak_live_bytes);
+	json_kv_u64(w, "temporary_allocations", st->temporary_allocations);
+	json_kv_u64(w, "temporary_bytes", st->temporary_bytes);
+	if (oldest) {
+		json_key(w, "oldest_live_age");
+		if (st->live_allocations)
+			json_double(w, ns_to_seconds(st->oldest_live_age_ns));
+		else
+			json_null(w);
+	}
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < st->nframes; i++)
 		json_frame(w, &st->frames[i]);
 	json_end_array(w);
 	json_kv_string(w, "stack_end", stack_end_name(st->stack_end));
+	json_end_object(w);
+}
+
+/* When tracing began and how memtraced was started (snapshots that carry it). */
+static void json_trace(struct json_writer *w, const struct snapshot *s)
+{
+	const struct snap_options *o = &s->options;
+
+	json_kv_double(w, "started_unix", ns_to_seconds(s->started_unix_ns));
+	json_key(w, "options");
+	json_begin_object(w);
+	json_kv_u64(w, "stack_depth", o->stack_depth);
+	json_kv_u64(w, "ring_buffer_size", o->ring_buffer_bytes);
+	json_kv_u64(w, "max_live_blocks", o->max_live_blocks);
+	json_kv_u64(w, "max_stacks", o->max_stacks);
+	json_kv_double(w, "sample_interval", ns_to_seconds(o->sample_interval_ns));
+	json_kv_u64(w, "temporary_threshold", o->temporary_threshold);
 	json_end_object(w);
 }
 
@@ -268,6 +303,8 @@ static void json_status(struct json_writer *w, const struct snapshot *s,
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_truncations(w, s);
+	if (s->started_unix_ns)
+		json_trace(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -280,6 +317,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s, const st
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_targets(w, s, 1);
+	view_stats_json(w, s);
 	json_end_object(w);
 }
 
@@ -302,7 +340,7 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_key(w, "entries");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->nstacks; i++)
-		json_stack(w, &s->stacks[i]);
+		json_stack(w, &s->stacks[i], o->oldest && s->has_ages);
 	json_end_array(w);
 	json_end_object(w);
 }
@@ -378,6 +416,30 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 		   s->events_received, snapshot_events_lost(s));
 	text_lost_warning(b, s);
 	text_truncations(b, s);
+	if (s->totals.untracked_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "
+			   "reached); their frees count as unknown_frees\n",
+			   s->totals.untracked_allocations);
+	if (s->totals.stackless_allocations)
+		buf_printf(b,
+			   "warning: %" PRIu64 " allocations have no stack (--max-stacks "
+			   "reached); they are reported under an empty stack\n",
+			   s->totals.stackless_allocations);
+	if (s->started_unix_ns) {
+		const struct snap_options *op = &s->options;
+		time_t started = (time_t)(s->started_unix_ns / 1000000000ull);
+		char when[64];
+		struct tm tm;
+
+		gmtime_r(&started, &tm);
+		strftime(when, sizeof(when), "%Y-%m-%d %H:%M:%S UTC", &tm);
+		buf_printf(b,
+			   "tracing since %s; stack depth %" PRIu64 ", sampling every %.3f s, "
+			   "temporary threshold %" PRIu64 "\n",
+			   when, op->stack_depth, ns_to_seconds(op->sample_interval_ns),
+			   op->temporary_threshold);
+	}
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;
@@ -433,8 +495,9 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 	buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "events_received", s->events_received);
 	buf_printf(b, "%-*s%" PRIu64, STATS_NAME_WIDTH, "events_lost", lost);
 	for (size_t k = 1; lost && k < ARRAY_SIZE(lost_kind_names); k++)
-		buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
-			   s->events_lost[k]);
+		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
+			buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
+				   s->events_lost[k]);
 	buf_printf(b, "%s\n", lost ? ")" : "");
 	text_lost_warning(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {
@@ -448,6 +511,7 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 		put_text(b, t->command ? t->command : "-");
 		buf_printf(b, "\n");
 	}
+	view_stats_text(b, s);
 }
 
 static void text_frame(struct buf *b, const struct snap_frame *f)
@@ -521,6 +585,15 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		if (o->sort == SNAP_SORT_PEAK) {
 			render_bytes(peak, sizeof(peak), st->peak_live_bytes);
 			buf_printf(b, "  peak %s", peak);
+		}
+		if (o->sort == SNAP_SORT_TEMPORARY) {
+			render_bytes(peak, sizeof(peak), st->temporary_bytes);
+			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->temporary_allocations,
+				   peak);
+		}
+		if (o->oldest && s->has_ages && st->live_allocations) {
+			render_duration(peak, sizeof(peak), st->oldest_live_age_ns);
+			buf_printf(b, "  oldest %s", peak);
 		}
 		if (!o->pid && s->ntargets > 1)
 			buf_printf(b, "  pid %" PRIu32, st->pid);

@@ -16,6 +16,9 @@
 enum render_format {
 	RENDER_TEXT = 0,
 	RENDER_JSON,
+	RENDER_FOLDED, /* src/folded.c */
+	RENDER_PPROF,  /* src/pprof.c */
+	RENDER_HTML,   /* src/html.c */
 };
 
 struct render_opts {
@@ -23,6 +26,9 @@ struct render_opts {
 	int pretty;   /* JSON: newlines and two-space indentation */
 	int sort;     /* enum snap_sort the stacks are ordered by (text shows peak for PEAK) */
 	uint32_t pid; /* the report is limited to this target; 0 = all */
+	int oldest;   /* report: each stack's oldest live block (snapshots with ages) */
+	int sample;   /* folded and html: enum view_sample of outputs.h */
+	int peak;     /* pprof: the profile of what was live at the peak */
 };
 
 /* Daemon uptime, events and the table of targets. */

@@ -5,11 +5,15 @@
  * non-blocking and bounded, so a slow or hostile client never stalls ingest.
  * Only root and members of the "memtrace" group may connect (SO_PEERCRED),
  * as the socket's mode 0660 already says to the filesystem.
+ *
+ * Bounds (docs/reliability.md): a client has d->client_timeout_ns from its
+ * connect to send its line and read the whole reply, or it is dropped; the
+ * replies waiting in the daemon for slow readers may hold at most
+ * MAX_PENDING_OUTPUT bytes in all, past which a request gets "busy".
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,8 +27,10 @@
 #include "daemon.h"
 #include "util.h"
 
-#define MEMTRACE_GROUP "memtrace"
-#define MAX_CLIENTS    256
+#define MEMTRACE_GROUP	   "memtrace"
+#define MAX_CLIENTS	   256
+#define LISTEN_BACKLOG	   256
+#define MAX_PENDING_OUTPUT (256u << 20)
 
 struct client {
 	int fd;
@@ -32,6 +38,7 @@ struct client {
 	char in[PROTO_MAX_REQUEST];
 	struct buf out;
 	size_t outpos;
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if not done by then */
 };
 
 static int group_id(gid_t *gid)
@@ -44,13 +51,18 @@ static int group_id(gid_t *gid)
 	return 0;
 }
 
+/*
+ * Root, or a process whose primary or supplementary groups include
+ * "memtrace". The groups are the peer process's own at connect time
+ * (SO_PEERGROUPS), not what /etc/group lists for its user: a process that
+ * dropped the group is refused, one started with it (sg, setpriv) is let in.
+ */
 static int peer_allowed(int fd)
 {
 	struct ucred cred;
 	socklen_t len = sizeof(cred);
-	struct passwd *pw;
 	gid_t gid, groups[256];
-	int n = ARRAY_SIZE(groups), i;
+	int i, n;
 
 	if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len))
 		return 0;
@@ -60,9 +72,10 @@ static int peer_allowed(int fd)
 		return 0;
 	if (cred.gid == gid)
 		return 1;
-	pw = getpwuid(cred.uid);
-	if (!pw || getgrouplist(pw->pw_name, pw->pw_gid, groups, &n) < 0)
-		return 0;
+	len = sizeof(groups);
+	if (getsockopt(fd, SOL_SOCKET, SO_PEERGROUPS, groups, &len))
+		return 0; /* more than 256 groups (ERANGE), or an old kernel: refuse */
+	n = (int)(len / sizeof(gid_t));
 	for (i = 0; i < n; i++) {
 		if (groups[i] == gid)
 			return 1;
@@ -89,7 +102,9 @@ int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
 		dir = xstrdup(path);
 		slash = strrchr(dir, '/');
 		*slash = 0;
-		if (mkdir(dir, 0755) && errno != EEXIST) {
+		if (mkdir(dir, 0755) == 0) {
+			chmod(dir, 0755); /* whatever the umask: the socket's mode guards it */
+		} else if (errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 			free(dir);
 			return -1;
@@ -117,7 +132,8 @@ int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
 		unlink(path); /* stale: its daemon died without cleaning up */
 	}
 	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
-	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) || listen(fd, 64)) {
+	if (fd < 0 || bind(fd, (struct sockaddr *)&addr, sizeof(addr)) ||
+	    listen(fd, LISTEN_BACKLOG)) {
 		snprintf(err, errlen, "cannot listen on %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd);
@@ -146,6 +162,7 @@ static void client_close(struct daemon *d, int slot)
 
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
 	close(c->fd);
+	d->pending_output -= c->out.len - c->outpos;
 	buf_free(&c->out);
 	free(c);
 	d->clients[slot] = NULL;
@@ -201,6 +218,11 @@ static void handle_request(struct daemon *d, struct client *c, size_t len)
 		reply_error(c, err);
 		return;
 	}
+	if (d->pending_output > MAX_PENDING_OUTPUT) {
+		d->clients_busy++;
+		reply_error(c, "busy: too many unread replies, try again");
+		return;
+	}
 	daemon_consume(d); /* include everything queued before the request */
 	if (req.command == PROTO_CMD_RESET_PEAK) {
 		tracker_reset_peak(&d->tracker, time_monotonic_ns());
@@ -234,6 +256,34 @@ static int client_flush(struct client *c)
 	return 1;
 }
 
+/* Flush a client of the table, keeping d->pending_output in step. */
+static int client_flush_counted(struct daemon *d, struct client *c)
+{
+	size_t before = c->outpos;
+	int done = client_flush(c);
+
+	d->pending_output -= c->outpos - before;
+	return done;
+}
+
+/* Drop clients past their deadline: one that never sends its line, or never
+ * reads its reply, holds a slot and memory for at most the timeout. */
+void server_expire(struct daemon *d, uint64_t now_ns)
+{
+	int i;
+
+	for (i = 0; i < d->nclients; i++) {
+		if (d->clients[i] && now_ns >= d->clients[i]->deadline_ns) {
+			d->clients_timed_out++;
+			log_msg("dropped a client that did not finish within %.1f s (%s)",
+				(double)d->client_timeout_ns / 1e9,
+				d->clients[i]->out.len ? "it does not read its reply"
+						       : "it sent no complete request");
+			client_close(d, i);
+		}
+	}
+}
+
 void server_accept(struct daemon *d)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
@@ -243,6 +293,7 @@ void server_accept(struct daemon *d)
 	while ((fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
+		c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
 		if (!peer_allowed(fd)) {
 			reply_error(c, "permission denied: only root and group " MEMTRACE_GROUP
 				       " may use memtraced");
@@ -256,6 +307,7 @@ void server_accept(struct daemon *d)
 			;
 		if (slot == d->nclients) {
 			if (d->nclients == MAX_CLIENTS) {
+				d->clients_refused++;
 				reply_error(c, "too many clients");
 				client_flush(c);
 				close(fd);
@@ -285,7 +337,7 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 		return;
 	if (c->out.len) {
 		/* replying: only writability matters */
-		if (client_flush(c))
+		if (client_flush_counted(d, c))
 			client_close(d, slot);
 		return;
 	}
@@ -308,7 +360,8 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 			break;
 		}
 	}
-	if (client_flush(c)) {
+	d->pending_output += c->out.len;
+	if (client_flush_counted(d, c)) {
 		client_close(d, slot);
 		return;
 	}

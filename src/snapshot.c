@@ -33,23 +33,25 @@ enum section {
 	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
 	SEC_TIMELINE = 8,
 	SEC_BLOCKS = 9,
+	SEC_TEMPORARY = 10,
+	SEC_TRACE = 11,
+	SEC_AGES = 12,
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_KNOWN
 };
 
+/* Sections 16-23: size histogram, allocator mix, module build-ids. */
+enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_OWN_LAST = SEC_BUILD_IDS };
+
 static const char *const section_names[] = {
-    [SEC_STRINGS] = "strings",
-    [SEC_META] = "meta",
-    [SEC_TOTALS] = "totals",
-    [SEC_EVENTS_LOST] = "events_lost",
-    [SEC_TARGETS] = "targets",
-    [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",
-    [SEC_TIMELINE] = "timeline",
-    [SEC_BLOCKS] = "blocks",
-    [SEC_STACK_INFO] = "stack_info",
-    [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
+    [SEC_TOTALS] = "totals",	     [SEC_EVENTS_LOST] = "events_lost",
+    [SEC_TARGETS] = "targets",	     [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",	     [SEC_TIMELINE] = "timeline",
+    [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
+    [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
+    [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -66,10 +68,34 @@ static const size_t counter_offsets[] = {
     offsetof(struct mt_counters, missed_frees),
     offsetof(struct mt_counters, missed_free_bytes),
     offsetof(struct mt_counters, untracked_allocations),
+    offsetof(struct mt_counters, stackless_allocations),
+    offsetof(struct mt_counters, temporary_allocations),
+    offsetof(struct mt_counters, temporary_bytes),
 };
 
 _Static_assert(sizeof(struct mt_counters) == sizeof(uint64_t) * ARRAY_SIZE(counter_offsets),
 	       "every counter must be on the wire");
+
+/* struct snap_options in wire order (section 11). */
+static const size_t option_offsets[] = {
+    offsetof(struct snap_options, stack_depth),
+    offsetof(struct snap_options, ring_buffer_bytes),
+    offsetof(struct snap_options, max_live_blocks),
+    offsetof(struct snap_options, max_stacks),
+    offsetof(struct snap_options, sample_interval_ns),
+    offsetof(struct snap_options, temporary_threshold),
+};
+
+_Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * ARRAY_SIZE(option_offsets),
+	       "every option must be on the wire");
+
+static uint64_t option_get(const struct snap_options *o, size_t i)
+{
+	uint64_t v;
+
+	memcpy(&v, (const char *)o + option_offsets[i], sizeof(v));
+	return v;
+}
 
 #define STACK_COUNTERS 7
 
@@ -81,10 +107,8 @@ static const char *const target_state_names[] = {
 };
 
 static const char *const sort_names[] = {
-    [SNAP_SORT_LIVE] = "live",
-    [SNAP_SORT_ALLOCATED] = "allocated",
-    [SNAP_SORT_COUNT] = "count",
-    [SNAP_SORT_PEAK] = "peak",
+    [SNAP_SORT_LIVE] = "live", [SNAP_SORT_ALLOCATED] = "allocated", [SNAP_SORT_COUNT] = "count",
+    [SNAP_SORT_PEAK] = "peak", [SNAP_SORT_TEMPORARY] = "temporary",
 };
 
 const char *snap_target_state_name(uint32_t state)
@@ -315,6 +339,8 @@ struct encoder {
 	struct dedup frame_index;
 	struct enc_frame *frames;
 	size_t frames_cap;
+	uint32_t *build_ids; /* pairs of string references: module, build-id */
+	size_t nbuild_ids, build_ids_cap;
 };
 
 /* Returns the string's reference: 0 for NULL, else table index + 1. */
@@ -402,6 +428,26 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 	return (uint32_t)i;
 }
 
+/* Remember a frame's module and build-id, once per module. */
+static void intern_build_id(struct encoder *e, const struct snap_frame *f)
+{
+	uint32_t module, id;
+
+	if (!f->module || !f->build_id)
+		return;
+	module = intern_string(e, f->module);
+	for (size_t i = 0; i < e->nbuild_ids; i++)
+		if (e->build_ids[2 * i] == module)
+			return;
+	id = intern_string(e, f->build_id);
+	if (grow((void **)&e->build_ids, &e->build_ids_cap, 2 * (e->nbuild_ids + 1),
+		 sizeof(*e->build_ids), &e->nomem))
+		return;
+	e->build_ids[2 * e->nbuild_ids] = module;
+	e->build_ids[2 * e->nbuild_ids + 1] = id;
+	e->nbuild_ids++;
+}
+
 static void put_counters(struct wbuf *w, const struct mt_counters *c)
 {
 	put_varint(w, ARRAY_SIZE(counter_offsets));
@@ -418,13 +464,29 @@ static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
 	body->len = 0;
 }
 
+/* Section 9: the live block list. */
+static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	put_varint(body, s->blocks_older_than_ns);
+	put_varint(body, s->nblocks);
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		const struct snap_block *b = &s->blocks[i];
+
+		put_varint(body, b->stack);
+		put_varint(body, b->address);
+		put_varint(body, b->size);
+		put_varint(body, b->age_ns);
+	}
+	put_section(out, body, SEC_BLOCKS);
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	int any_note = 0;
 	uint32_t *frame_refs = NULL;
+	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
 	/* Intern first: the string and frame tables precede their users. */
@@ -463,8 +525,10 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
 			 &e->nomem))
 			break;
-		for (uint32_t j = 0; j < st->nframes; j++)
+		for (uint32_t j = 0; j < st->nframes; j++) {
 			frame_refs[nrefs++] = intern_frame(e, &st->frames[j]);
+			intern_build_id(e, &st->frames[j]);
+		}
 	}
 	if (e->nomem || e->too_big)
 		goto out;
@@ -553,19 +617,46 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_section(out, &body, SEC_TIMELINE);
 	}
 
-	if (s->has_blocks) {
-		put_varint(&body, s->blocks_older_than_ns);
-		put_varint(&body, s->nblocks);
-		for (uint32_t i = 0; i < s->nblocks; i++) {
-			const struct snap_block *b = &s->blocks[i];
-
-			put_varint(&body, b->stack);
-			put_varint(&body, b->address);
-			put_varint(&body, b->size);
-			put_varint(&body, b->age_ns);
+	if (s->has_blocks)
+		encode_blocks(s, &body, out);
+	if (s->nstacks) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(&body, s->stacks[i].temporary_allocations);
+			put_varint(&body, s->stacks[i].temporary_bytes);
 		}
-		put_section(out, &body, SEC_BLOCKS);
+		put_section(out, &body, SEC_TEMPORARY);
 	}
+	if (s->started_unix_ns) {
+		put_varint(&body, s->started_unix_ns);
+		put_varint(&body, ARRAY_SIZE(option_offsets));
+		for (size_t i = 0; i < ARRAY_SIZE(option_offsets); i++)
+			put_varint(&body, option_get(&s->options, i));
+		put_section(out, &body, SEC_TRACE);
+	}
+	if (s->has_ages) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++)
+			put_varint(&body, s->stacks[i].oldest_live_age_ns);
+		put_section(out, &body, SEC_AGES);
+	}
+
+	put_varint(&body, SNAP_HISTOGRAM_BINS);
+	for (size_t i = 0; i < SNAP_HISTOGRAM_BINS; i++)
+		put_varint(&body, s->size_histogram[i]);
+	put_section(out, &body, (enum section)SEC_HISTOGRAM);
+
+	put_varint(&body, SNAP_MAX_FUNCS);
+	for (size_t i = 0; i < SNAP_MAX_FUNCS; i++) {
+		put_varint(&body, s->allocations_by_func[i]);
+		put_varint(&body, s->bytes_by_func[i]);
+	}
+	put_section(out, &body, (enum section)SEC_FUNCS);
+
+	put_varint(&body, e->nbuild_ids);
+	for (size_t i = 0; i < 2 * e->nbuild_ids; i++)
+		put_varint(&body, e->build_ids[i]);
+	put_section(out, &body, (enum section)SEC_BUILD_IDS);
 
 	put_varint(&body, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
@@ -650,7 +741,7 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
 		goto out;
 	}
 	if (compress2(bytes + HEADER_SIZE, &clen, payload.data ? payload.data : (uint8_t *)"",
-		      payload.len, Z_DEFAULT_COMPRESSION) != Z_OK) {
+		      payload.len, Z_BEST_SPEED) != Z_OK) {
 		err = -EIO;
 		goto out;
 	}
@@ -671,6 +762,7 @@ out:
 	free(e.strs);
 	free(e.str_lens);
 	free(e.frames);
+	free(e.build_ids);
 	return err;
 }
 
@@ -1054,6 +1146,153 @@ static int dec_stack_info(struct reader *r)
 	return 0;
 }
 
+static int dec_temporary(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "temporary section: %llu entries for %u stacks",
+			    (unsigned long long)n, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].temporary_allocations) ||
+		    rd_varint(r, &s->stacks[i].temporary_bytes))
+			return -1;
+	return 0;
+}
+
+/* Section 11: when tracing began, then a counted list of options (more may follow). */
+static int dec_trace(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &s->started_unix_ns) || rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(option_offsets))
+			memcpy((char *)&s->options + option_offsets[i], &v, sizeof(v));
+	}
+	return 0;
+}
+
+static int dec_ages(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "ages section: %llu entries for %u stacks", (unsigned long long)n,
+			    s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].oldest_live_age_ns))
+			return -1;
+	s->has_ages = 1;
+	return 0;
+}
+
+static int dec_histogram(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAP_HISTOGRAM_BINS, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->size_histogram[i]))
+			return -1;
+	return 0;
+}
+
+static int dec_funcs(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAP_MAX_FUNCS, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
+			return -1;
+	return 0;
+}
+
+/* Index of a decoded string (they lie in the pool in table order), or -1. */
+static long string_index(const struct decoder *d, const char *p)
+{
+	size_t lo = 0, hi = d->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->strings[mid] == p)
+			return (long)mid;
+		if (d->strings[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Modules' build-ids, given to every frame in that module: O(frames log strings). */
+static int dec_build_ids(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	char **id_of;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	id_of = calloc(d->nstrings ? d->nstrings : 1, sizeof(*id_of));
+	if (!id_of)
+		return fail(d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t module;
+		char *id;
+
+		if (rd_varint(r, &module) || rd_string(r, &id)) {
+			free(id_of);
+			return -1;
+		}
+		if (!module || module > d->nstrings) {
+			free(id_of);
+			return fail(d, "build_ids section: string index out of range");
+		}
+		id_of[module - 1] = id;
+	}
+	for (uint32_t k = 0; k < s->nstacks; k++) {
+		for (uint32_t j = 0; j < s->stacks[k].nframes; j++) {
+			struct snap_frame *f = &s->stacks[k].frames[j];
+			long idx = f->module ? string_index(d, f->module) : -1;
+
+			if (idx >= 0)
+				f->build_id = id_of[idx];
+		}
+	}
+	free(id_of);
+	return 0;
+}
+
+static int (*const own_section_decoders[])(struct reader *) = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = dec_histogram,
+    [SEC_FUNCS - SEC_HISTOGRAM] = dec_funcs,
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = dec_build_ids,
+};
+
+static const char *const own_section_names[] = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = "histogram",
+    [SEC_FUNCS - SEC_HISTOGRAM] = "funcs",
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = "build_ids",
+};
+
 static int dec_target_notes(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -1071,17 +1310,13 @@ static int dec_target_notes(struct reader *r)
 }
 
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,
-    [SEC_META] = dec_meta,
-    [SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost,
-    [SEC_TARGETS] = dec_targets,
-    [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,
-    [SEC_TIMELINE] = dec_timeline,
-    [SEC_BLOCKS] = dec_blocks,
-    [SEC_STACK_INFO] = dec_stack_info,
-    [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
 };
 
 /*
@@ -1108,6 +1343,15 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (last < SEC_LAST && tag > last + 1)
 			return fail(d, "missing %s section", section_names[last + 1]);
 		last = tag;
+		if (tag >= SEC_HISTOGRAM && tag <= SEC_OWN_LAST) {
+			r.section = own_section_names[tag - SEC_HISTOGRAM];
+			if (own_section_decoders[tag - SEC_HISTOGRAM](&r))
+				return -1;
+			if (r.p != r.end)
+				return fail(d, "%s section: %zu unexpected bytes at its end",
+					    r.section, left(&r));
+			continue;
+		}
 		if (tag >= SEC_KNOWN || !section_decoders[tag])
 			continue;
 		r.section = section_names[tag];
@@ -1203,6 +1447,7 @@ static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
 		free(st->frames[j].function);
 		free(st->frames[j].module);
 		free(st->frames[j].file);
+		free(st->frames[j].build_id);
 	}
 	free(st->frames);
 	st->frames = NULL;
@@ -1241,6 +1486,8 @@ static uint64_t stack_sort_key(const struct snap_stack *st, int sort)
 		return st->allocations;
 	case SNAP_SORT_PEAK:
 		return st->peak_live_bytes;
+	case SNAP_SORT_TEMPORARY:
+		return st->temporary_allocations;
 	default:
 		return st->live_bytes;
 	}
@@ -1303,6 +1550,9 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 	}
 	s->nblocks = nblocks;
 	free(remap);
+	/* as the daemon counts them for a request, when the file held them all */
+	if (s->stacks_total == s->nstacks)
+		s->stacks_total = n;
 	free(s->stacks);
 	free(order);
 	s->stacks = sorted;

@@ -24,6 +24,8 @@ struct stack_totals {
 	uint64_t live_bytes;
 	uint64_t peak_live_bytes; /* live_bytes when the global peak epoch was peak_epoch */
 	uint64_t peak_epoch;
+	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
+	uint64_t temporary_bytes;
 };
 
 struct stack_entry {
@@ -31,7 +33,8 @@ struct stack_entry {
 	uint64_t frames_off;
 	uint32_t tgid;
 	uint32_t nframes;
-	uint32_t stack_end; /* enum mt_stack_end of the event that made it */
+	uint16_t stack_end;   /* enum mt_stack_end of the event that made it */
+	uint16_t end_checked; /* collect.c checked a "complete" end reaches a root */
 	struct stack_totals t;
 };
 

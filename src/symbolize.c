@@ -297,6 +297,8 @@ static struct module *frame_at(struct symbolizer *s, int pid, uint64_t addr, str
 	if (!mod || !mod->elf || elfmod_offset_to_vaddr(mod->elf, file_offset, &vaddr))
 		return NULL;
 	out->offset = vaddr;
+	if (elfmod_build_id(mod->elf))
+		out->build_id = xstrdup(elfmod_build_id(mod->elf));
 	if (!vaddr)
 		return NULL;
 	/* A return address follows the call; the call itself is at addr - 1. */
@@ -349,6 +351,7 @@ size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct sn
 		f->address = base.address;
 		f->offset = base.offset;
 		f->module = base.module ? xstrdup(base.module) : NULL;
+		f->build_id = base.build_id ? xstrdup(base.build_id) : NULL;
 		f->inlined = i < k;
 		if (i == 0) {
 			f->file = base.file ? xstrdup(base.file) : NULL;
@@ -367,6 +370,7 @@ size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct sn
 	free(base.function);
 	free(base.module);
 	free(base.file);
+	free(base.build_id);
 	return (size_t)k + 1;
 }
 

@@ -18,6 +18,7 @@ int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 		heap_destroy(&t->heap);
 		return -1;
 	}
+	t->temporary_threshold = 1;
 	return 0;
 }
 
@@ -28,6 +29,7 @@ void tracker_destroy(struct tracker *t)
 	for (i = 0; i < t->ntargets; i++)
 		free(t->targets[i].parked);
 	free(t->targets);
+	free(t->thread_seqs);
 	heap_destroy(&t->heap);
 	stacks_destroy(&t->stacks);
 	memset(t, 0, sizeof(*t));
@@ -75,6 +77,74 @@ uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_en
 	return s->t.peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
 }
 
+#define THREADS_MIN_CAPACITY 64
+
+static size_t thread_slot(const uint64_t *v, size_t mask, uint32_t tid)
+{
+	size_t i = (tid * 0x9e3779b97f4a7c15ull) >> 20 & mask;
+
+	while (v[i] && (uint32_t)(v[i] >> 32) != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/*
+ * Count one allocation in thread tid; returns the count, or 0 when the
+ * table cannot grow (that block is then never temporary). Threads are never
+ * removed: 8 bytes per thread ever seen.
+ */
+static uint32_t thread_count_alloc(struct tracker *t, uint32_t tid)
+{
+	size_t i;
+
+	if (!tid)
+		return 0;
+	if (t->thread_seqs && (t->nthreads + 1) * 4 > (t->thread_mask + 1) * 3) {
+		size_t cap = (t->thread_mask + 1) * 2;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return 0;
+		for (size_t k = 0; k <= t->thread_mask; k++)
+			if (t->thread_seqs[k])
+				v[thread_slot(v, cap - 1, (uint32_t)(t->thread_seqs[k] >> 32))] =
+				    t->thread_seqs[k];
+		free(t->thread_seqs);
+		t->thread_seqs = v;
+		t->thread_mask = cap - 1;
+	}
+	if (!t->thread_seqs) {
+		t->thread_seqs = calloc(THREADS_MIN_CAPACITY, sizeof(*t->thread_seqs));
+		if (!t->thread_seqs)
+			return 0;
+		t->thread_mask = THREADS_MIN_CAPACITY - 1;
+	}
+	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
+	if (!t->thread_seqs[i]) {
+		t->thread_seqs[i] = (uint64_t)tid << 32;
+		t->nthreads++;
+	}
+	/* the count wraps; differences of counts stay right */
+	t->thread_seqs[i] = (uint64_t)tid << 32 | (uint32_t)(t->thread_seqs[i] + 1);
+	if (!(uint32_t)t->thread_seqs[i])
+		t->thread_seqs[i] = (uint64_t)tid << 32 | 1;
+	return (uint32_t)t->thread_seqs[i];
+}
+
+/*
+ * Was b freed by thread tid before temporary_threshold further allocations
+ * of its own thread? (heaptrack's temporary allocation for a threshold of 1.)
+ */
+static int is_temporary(const struct tracker *t, const struct heap_block *b, uint32_t tid)
+{
+	size_t i;
+
+	if (!t->temporary_threshold || !b->seq || b->tid != tid || !t->thread_seqs)
+		return 0;
+	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
+	return (uint32_t)t->thread_seqs[i] - b->seq < t->temporary_threshold;
+}
+
 /* Before a stack's live bytes change: if a peak was set since it last changed,
  * its current value is its value at that peak. */
 static void peak_touch(struct tracker *t, struct stack_entry *s)
@@ -102,8 +172,12 @@ static void count_alloc(struct mt_counters *c, uint64_t size, uint64_t rel_ns)
 	}
 }
 
-static void count_release(struct mt_counters *c, uint64_t size, int missed)
+static void count_release(struct mt_counters *c, uint64_t size, int missed, int temporary)
 {
+	if (temporary) {
+		c->temporary_allocations++;
+		c->temporary_bytes += size;
+	}
 	if (missed) {
 		c->missed_frees++;
 		c->missed_free_bytes += size;
@@ -133,9 +207,10 @@ static void account_alloc(struct tracker *t, struct tracker_target *tg, const st
 }
 
 static void account_release(struct tracker *t, struct tracker_target *tg,
-			    const struct heap_block *b, int missed)
+			    const struct heap_block *b, int missed, uint32_t tid)
 {
 	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+	int temporary = !missed && is_temporary(t, b, tid);
 
 	peak_touch(t, s);
 	if (missed) {
@@ -144,10 +219,14 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 		s->t.frees++;
 		s->t.bytes_freed += b->size;
 	}
+	if (temporary) {
+		s->t.temporary_allocations++;
+		s->t.temporary_bytes += b->size;
+	}
 	s->t.live_allocations--;
 	s->t.live_bytes -= b->size;
-	count_release(&tg->c, b->size, missed);
-	count_release(&t->totals, b->size, missed);
+	count_release(&tg->c, b->size, missed, temporary);
+	count_release(&t->totals, b->size, missed, temporary);
 }
 
 static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
@@ -161,6 +240,8 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 			     (uint32_t)ev->nframes + ev->npyframes, &is_new);
 	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
+		tg->c.stackless_allocations++;
+		t->totals.stackless_allocations++;
 	} else if (is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
 		if (t->on_new_stack)
@@ -168,11 +249,19 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 					(uint32_t)ev->nframes + ev->npyframes);
 	}
 
+	t->size_histogram[tracker_size_bin(ev->size)]++;
+	if (ev->func < SNAP_MAX_FUNCS) {
+		t->allocations_by_func[ev->func]++;
+		t->bytes_by_func[ev->func] += ev->size;
+	}
+
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;
 	b.tgid = ev->tgid;
 	b.stack = stack;
+	b.tid = ev->tid;
+	b.seq = thread_count_alloc(t, ev->tid);
 	r = heap_insert(&t->heap, &b, &old);
 	if (r == HEAP_FULL) {
 		/* counted as an allocation, never as live: its free will be an
@@ -186,7 +275,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		return;
 	}
 	if (r == HEAP_REPLACED)
-		account_release(t, tg, &old, 1);
+		account_release(t, tg, &old, 1, ev->tid);
 	account_alloc(t, tg, ev, stack);
 }
 
@@ -196,12 +285,12 @@ static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
 	t->totals.unknown_frees++;
 }
 
-static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr)
+static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t tid)
 {
 	struct heap_block b;
 
 	if (heap_remove(&t->heap, tg->tgid, addr, &b))
-		account_release(t, tg, &b, 0);
+		account_release(t, tg, &b, 0, tid);
 	else
 		count_unknown_free(tg, t);
 }
@@ -266,7 +355,7 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 	}
 	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
 	if (known)
-		account_release(t, tg, &old, 0);
+		account_release(t, tg, &old, 0, ev->tid);
 	else
 		count_unknown_free(tg, t);
 	/* ... and one allocation of the new one, even at the same address */
@@ -288,6 +377,16 @@ void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
 	t->peak_epoch++;
 }
 
+int tracker_target_exec(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_target(t, tgid);
+
+	if (!tg)
+		return -1;
+	tg->execed = 1;
+	return 0;
+}
+
 void tracker_event(struct tracker *t, const void *data, size_t len)
 {
 	const struct mt_event *ev = data;
@@ -300,7 +399,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		return;
 	}
 	tg = tracker_find_target(t, ev->tgid);
-	if (!tg) {
+	if (!tg || tg->execed) {
 		t->events_foreign++;
 		return;
 	}
@@ -309,13 +408,16 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		on_alloc(t, tg, ev);
 		break;
 	case MT_EV_FREE:
-		release_addr(t, tg, ev->addr);
+		release_addr(t, tg, ev->addr, ev->tid);
 		break;
 	case MT_EV_REALLOC_ENTER:
 		on_realloc_enter(t, tg, ev);
 		break;
 	case MT_EV_REALLOC:
 		on_realloc(t, tg, ev);
+		break;
+	case MT_EV_EXEC:
+		tg->execed = 1;
 		break;
 	default:
 		t->events_malformed++;

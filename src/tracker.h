@@ -36,6 +36,7 @@ struct tracker_target {
 	struct tracker_parked *parked;
 	uint32_t nparked;
 	uint32_t parked_cap;
+	int execed; /* executed a new program: its events no longer count */
 };
 
 typedef void (*tracker_new_stack_fn)(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n);
@@ -49,18 +50,35 @@ struct tracker {
 	uint64_t events_received;
 	uint64_t events_foreign;   /* from a process that is not a target */
 	uint64_t events_malformed; /* shorter than their header says */
+	/* Every allocation of every target, by size bin and by function called. */
+	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
+	uint64_t allocations_by_func[SNAP_MAX_FUNCS];
+	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct tracker_target *targets;
 	uint32_t ntargets;
+	uint32_t temporary_threshold; /* N: freed before N more allocations (0 = off) */
+	uint64_t *thread_seqs;	      /* open addressing: tid << 32 | seq; tid 0 = empty */
+	size_t thread_mask;	      /* capacity - 1 */
+	size_t nthreads;
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
 };
 
+/* temporary_threshold is 1 (heaptrack's definition); set it after init to change it. */
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks);
 void tracker_destroy(struct tracker *t);
 
 /* Start accounting for tgid; returns NULL if it is a target already. */
 struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns);
 struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid);
+
+/*
+ * tgid executed a new program: from now on its events are counted as
+ * events_foreign (they come from a program that is not the one traced); its
+ * data so far stays. Also what an MT_EV_EXEC event does. 0, or -1 if tgid is
+ * not a target.
+ */
+int tracker_target_exec(struct tracker *t, uint32_t tgid);
 
 /* Apply one event as read from the ring buffer (len bytes, untrusted size). */
 void tracker_event(struct tracker *t, const void *data, size_t len);
@@ -71,6 +89,12 @@ void tracker_event(struct tracker *t, const void *data, size_t len);
  * value at the peak becomes its current live bytes.
  */
 void tracker_reset_peak(struct tracker *t, uint64_t now_ns);
+
+/* Bin of SNAP_HISTOGRAM_BINS for an allocation of size bytes. */
+static inline unsigned tracker_size_bin(uint64_t size)
+{
+	return size ? 64 - (unsigned)__builtin_clzll(size) : 0;
+}
 
 /* This stack's live bytes at the moment of the global peak. */
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s);

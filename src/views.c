@@ -60,6 +60,27 @@ static void json_frames(struct json_writer *w, const struct snap_stack *st)
 	json_end_array(w);
 }
 
+/* One group row as JSON: its key and totals (all of them with full), and
+ * its frames when grouped by stack. */
+static void json_group_row(struct json_writer *w, const struct group_row *r, int by, int full)
+{
+	json_begin_object(w);
+	json_kv_string(w, "key", r->key);
+	json_kv_u64(w, "peak_live_bytes", r->t.peak_live_bytes);
+	json_kv_u64(w, "live_bytes", r->t.live_bytes);
+	json_kv_u64(w, "live_allocations", r->t.live_allocations);
+	json_kv_u64(w, "allocations", r->t.allocations);
+	json_kv_u64(w, "bytes_allocated", r->t.bytes_allocated);
+	if (full) {
+		json_kv_u64(w, "frees", r->t.frees);
+		json_kv_u64(w, "bytes_freed", r->t.bytes_freed);
+		json_kv_u64(w, "stacks", r->nstacks);
+	}
+	if (by == GROUP_STACK)
+		json_frames(w, r->stack);
+	json_end_object(w);
+}
+
 static void finish_json(struct buf *out)
 {
 	buf_put(out, "\n", 1);
@@ -101,11 +122,12 @@ static int diff_cmp(const void *a, const void *b)
 	return strcmp(kx->key, ky->key);
 }
 
+/* "new": nothing was live in the group before; "vanished": nothing is now. */
 static const char *diff_status(const struct diff_row *d)
 {
-	if (!d->was)
+	if (!totals_of(d->was)->live_allocations)
 		return "new";
-	if (!d->now)
+	if (!totals_of(d->now)->live_allocations)
 		return "vanished";
 	return d->size_diff || d->count_diff ? "changed" : "unchanged";
 }
@@ -117,6 +139,8 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 	struct diff_row *rows;
 	size_t n = 0, i = 0, j = 0, shown;
 	char line[LINE_MAX_LEN], label[4096], sz[32], dsz[32];
+	/* NEW may be the older one: the interval is signed */
+	double interval = ((double)new->created_unix_ns - (double)old->created_unix_ns) / 1e9;
 
 	group_snapshot(old, o->by, o->cumulative, &a);
 	group_snapshot(new, o->by, o->cumulative, &b);
@@ -155,8 +179,7 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		json_kv_u64(&w, "live_allocations", new->totals.live_allocations);
 		kv_i64(&w, "live_allocations_diff",
 		       (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
-		json_kv_double(&w, "interval",
-			       seconds(new->created_unix_ns - old->created_unix_ns));
+		json_kv_double(&w, "interval", interval);
 		json_kv_u64(&w, "groups_total", n);
 		json_key(&w, "entries");
 		json_begin_array(&w);
@@ -195,9 +218,8 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
 		   "%zu of %zu groups, largest growth first\n",
 		   sz, dsz, new->totals.live_allocations,
-		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations),
-		   seconds(new->created_unix_ns - old->created_unix_ns), group_by_name(o->by),
-		   a.cumulative ? " (cumulative)" : "", shown, n);
+		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations), interval,
+		   group_by_name(o->by), a.cumulative ? " (cumulative)" : "", shown, n);
 	for (size_t k = 0; k < shown; k++) {
 		const struct diff_row *d = &rows[k];
 		const struct group_row *r = d->now ? d->now : d->was;
@@ -208,7 +230,7 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 				       totals_of(d->now)->live_allocations,
 				       totals_of(d->was)->live_allocations);
 		render_text(out, line);
-		if (!d->was || !d->now)
+		if (!totals_of(d->was)->live_allocations || !totals_of(d->now)->live_allocations)
 			buf_printf(out, " [%s]", diff_status(d));
 		buf_put(out, "\n", 1);
 		if (o->by == GROUP_STACK)
@@ -258,16 +280,7 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		for (size_t k = 0; k < shown; k++) {
 			const struct group_row *r = &t.rows[k];
 
-			json_begin_object(&w);
-			json_kv_string(&w, "key", r->key);
-			json_kv_u64(&w, "peak_live_bytes", r->t.peak_live_bytes);
-			json_kv_u64(&w, "live_bytes", r->t.live_bytes);
-			json_kv_u64(&w, "live_allocations", r->t.live_allocations);
-			json_kv_u64(&w, "allocations", r->t.allocations);
-			json_kv_u64(&w, "bytes_allocated", r->t.bytes_allocated);
-			if (o->by == GROUP_STACK)
-				json_frames(&w, r->stack);
-			json_end_object(&w);
+			json_group_row(&w, r, o->by, 0);
 		}
 		json_end_array(&w);
 		json_end_object(&w);
@@ -288,8 +301,11 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		row_label(r, o->by, label, sizeof(label));
 		group_format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
 		group_format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
-		snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s", label,
-			 sz, r->t.peak_live_bytes, now);
+		if (r->t.peak_live_bytes >= 10 * 1024) /* the exact count, where sz rounds */
+			snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s",
+				 label, sz, r->t.peak_live_bytes, now);
+		else
+			snprintf(line, sizeof(line), "%s: at peak=%s, live now=%s", label, sz, now);
 		text_label_line(out, line);
 		if (o->by == GROUP_STACK)
 			text_frames(out, r->stack);
@@ -587,4 +603,80 @@ void watch_state_free(struct watch_state *w)
 {
 	group_free(&w->prev);
 	w->have_prev = 0;
+}
+
+/* ---- report --by --------------------------------------------------------- */
+
+/*
+ * tracemalloc's Snapshot.statistics(key_type, cumulative): the stacks
+ * grouped by function, file, line, module or whole stack, largest first by
+ * the report's sort key; each row "key: size=..., count=..., average=...",
+ * where size and count are live bytes and live blocks (or, with
+ * --sort allocated/count, bytes and calls allocated).
+ */
+void render_report_grouped(struct buf *out, const struct snapshot *s, const struct view_opts *o,
+			   int sort)
+{
+	struct group_table t;
+	size_t n = 0, shown;
+	char line[LINE_MAX_LEN], label[4096], sz[32];
+	int allocated = sort == SNAP_SORT_ALLOCATED || sort == SNAP_SORT_COUNT;
+
+	group_snapshot(s, o->by, o->cumulative, &t);
+	group_sort(&t, sort);
+	for (n = 0; n < t.nrows; n++) {
+		const struct group_totals *g = &t.rows[n].t;
+
+		if (!(allocated ? g->allocations : g->live_allocations))
+			break;
+	}
+	shown = o->top && o->top < n ? o->top : n;
+
+	if (o->format == RENDER_JSON) {
+		struct json_writer w;
+
+		json_init(&w, out, o->pretty);
+		json_begin_object(&w);
+		json_kv_string(&w, "by", group_by_name(o->by));
+		json_key(&w, "cumulative");
+		json_bool(&w, t.cumulative);
+		json_kv_string(&w, "sort", snap_sort_name(sort));
+		json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
+		json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
+		json_kv_u64(&w, "groups_total", n);
+		json_key(&w, "entries");
+		json_begin_array(&w);
+		for (size_t k = 0; k < shown; k++) {
+			const struct group_row *r = &t.rows[k];
+
+			json_group_row(&w, r, o->by, 1);
+		}
+		json_end_array(&w);
+		json_end_object(&w);
+		finish_json(out);
+		group_free(&t);
+		return;
+	}
+
+	group_format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	buf_printf(out,
+		   "live %s in %" PRIu64 " blocks; %s by %s%s, largest first (%zu of %zu "
+		   "groups)\n",
+		   sz, s->totals.live_allocations, allocated ? "allocated" : "live",
+		   group_by_name(o->by), t.cumulative ? " (cumulative)" : "", shown, n);
+	for (size_t k = 0; k < shown; k++) {
+		const struct group_row *r = &t.rows[k];
+
+		row_label(r, o->by, label, sizeof(label));
+		if (allocated)
+			group_format_line(line, sizeof(line), label, r->t.bytes_allocated,
+					  r->t.allocations);
+		else
+			group_format_line(line, sizeof(line), label, r->t.live_bytes,
+					  r->t.live_allocations);
+		text_label_line(out, line);
+		if (o->by == GROUP_STACK)
+			text_frames(out, r->stack);
+	}
+	group_free(&t);
 }

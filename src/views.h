@@ -37,6 +37,15 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
  */
 void render_peak(struct buf *out, const struct snapshot *s, const struct view_opts *o);
 
+/*
+ * report --by KEY [--cumulative]: the stacks grouped as tracemalloc's
+ * statistics() does, "key: size=..., count=..., average=..." per row; live
+ * bytes and blocks, or allocated bytes and calls when sort is allocated or
+ * count.
+ */
+void render_report_grouped(struct buf *out, const struct snapshot *s, const struct view_opts *o,
+			   int sort);
+
 /* Live blocks at least o->older_than old, by stack, with their age range. */
 void render_leaks(struct buf *out, const struct snapshot *s, const struct view_opts *o);
 

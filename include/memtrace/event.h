@@ -48,6 +48,7 @@ enum mt_event_kind {
 	MT_EV_FREE = 2,		 /* addr = block released */
 	MT_EV_REALLOC_ENTER = 3, /* old_addr = block being reallocated */
 	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
+	MT_EV_EXEC = 5,		 /* a target executed a new program (sched_process_exec) */
 	MT_EV_KIND_COUNT
 };
 
@@ -119,7 +120,15 @@ enum mt_stack_walker {
 };
 
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
+/* (The "targets" map: tgid -> struct mt_target_watch, filled by the daemon.) */
 #define MT_LOST_SLOTS MT_EV_KIND_COUNT
+
+/* Value of the "targets" hash map: the exec tracepoint reports only these
+ * tgids, and counts their execs here too, so an exec whose ring buffer event
+ * was lost is still seen (the daemon reads this on its timer). */
+struct mt_target_watch {
+	__u64 execs;
+};
 
 /* Read-only configuration the daemon sets before load (.rodata). */
 struct mt_bpf_config {

@@ -40,6 +40,9 @@ struct mt_counters {
 	uint64_t missed_frees;		/* an address allocated again while live */
 	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
 	uint64_t untracked_allocations; /* heap or stack table full */
+	uint64_t stackless_allocations; /* stack table full: kept under an empty stack */
+	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
+	uint64_t temporary_bytes;
 };
 
 enum snap_target_state {
@@ -70,6 +73,7 @@ struct snap_frame {
 	char *file;	  /* source file; NULL when unknown */
 	int64_t line;	  /* source line; 0 when unknown */
 	uint8_t inlined;  /* inlined into the next frame, at the same address */
+	char *build_id;	  /* module's GNU build-id in hex; NULL when unknown */
 };
 
 struct snap_stack {
@@ -82,8 +86,11 @@ struct snap_stack {
 	uint64_t bytes_freed;
 	uint64_t live_allocations;
 	uint64_t live_bytes;
-	uint64_t peak_live_bytes; /* this stack's live bytes at the moment of the peak */
-	uint32_t stack_end;	  /* enum mt_stack_end: why its frames stop */
+	uint64_t peak_live_bytes;	/* this stack's live bytes at the moment of the peak */
+	uint64_t temporary_allocations; /* section 10: freed before N more allocations */
+	uint64_t temporary_bytes;	/* in their thread (memtraced --temporary-threshold) */
+	uint64_t oldest_live_age_ns;	/* section 12: age of its oldest live block */
+	uint32_t stack_end;		/* enum mt_stack_end: why its frames stop */
 };
 
 /* Stacks whose frame-pointer chain broke, by the module of their last frame:
@@ -100,6 +107,7 @@ enum snap_sort {
 	SNAP_SORT_ALLOCATED, /* bytes_allocated */
 	SNAP_SORT_COUNT,     /* allocations */
 	SNAP_SORT_PEAK,	     /* peak_live_bytes */
+	SNAP_SORT_TEMPORARY, /* temporary_allocations */
 	SNAP_SORT_KEY_COUNT
 };
 
@@ -118,6 +126,16 @@ struct snap_block {
 	uint64_t size;
 	uint64_t age_ns; /* how long it had been live when the snapshot was taken */
 	uint32_t stack;	 /* index into struct snapshot.stacks */
+};
+
+/* memtraced's options, as the trace section carries them (0 = not known or no limit). */
+struct snap_options {
+	uint64_t stack_depth;
+	uint64_t ring_buffer_bytes;
+	uint64_t max_live_blocks;
+	uint64_t max_stacks;
+	uint64_t sample_interval_ns;
+	uint64_t temporary_threshold;
 };
 
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
@@ -152,6 +170,9 @@ struct snapshot {
 	uint32_t nblocks;
 	struct snap_block *blocks;
 	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
+	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
+	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
+	struct snap_options options;   /* how memtraced was started (section 11) */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
@@ -186,7 +207,7 @@ uint64_t snapshot_events_lost(const struct snapshot *s);
 /* "attaching", "attached", "exited", "detached"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);
 
-/* "live", "allocated", "count", "peak"; NULL for a bad key. */
+/* "live", "allocated", "count", "peak", "temporary"; NULL for a bad key. */
 const char *snap_sort_name(int sort);
 /* enum snap_sort for a name, or -1. */
 int snap_sort_from_name(const char *name);

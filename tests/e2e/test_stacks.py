@@ -122,3 +122,40 @@ def test_broken_chain(r):
 
 
 TESTS.append(("broken_chain", test_broken_chain))
+
+
+def test_call_paths(r):
+    """A->helper, B->helper, C->D->helper: one stack each, exact counts; with
+    frame pointers the whole path is there; without them helper is still the
+    first frame and the report says stacks were cut short, naming the module."""
+    prog = os.path.join(r.build, "tests", "paths")
+    rep, _ = run_cmd_report(r, "paths", cmd=[prog])
+    got = {}
+    for e in rep["entries"]:
+        fns = [f["function"] for f in e["frames"]]
+        if fns and fns[0] == "helper":
+            # a loop unrolled in main gives a path several call sites: sum them
+            key = tuple(fns[1:fns.index("main") + 1] if "main" in fns else fns[1:])
+            n, live, ends = got.get(key, (0, 0, set()))
+            got[key] = (n + e["allocations"], live + e["live_bytes"], ends | {e["stack_end"]})
+    got = {k: (n, live, "/".join(sorted(ends))) for k, (n, live, ends) in got.items()}
+    want = {("path_a", "main"): (3, 300, "complete"), ("path_b", "main"): (5, 500, "complete"),
+            ("path_d", "path_c", "main"): (7, 700, "complete")}
+    if got != want:
+        raise Fail(f"with frame pointers: {got}")
+
+    nofp = os.path.join(r.tmp, "paths_nofp")
+    src = os.path.join(HERE, "paths.c")
+    subprocess.run(["cc", "-O2", "-g", "-fomit-frame-pointer", src, "-o", nofp], check=True)
+    rep, _ = run_cmd_report(r, "paths_nofp", cmd=[nofp])
+    helper = [e for e in rep["entries"] if e["frames"] and e["frames"][0]["function"] == "helper"]
+    if sum(e["allocations"] for e in helper) != 15 or sum(e["live_bytes"] for e in helper) != 1500:
+        raise Fail(f"without frame pointers: helper entries {[(e['allocations'], e['live_bytes']) for e in helper]}")
+    if not all(e["stack_end"] == "broken" for e in helper):
+        raise Fail(f"stacks not marked cut short: {[e['stack_end'] for e in helper]}")
+    named = [t for t in rep["truncated_stacks"] if os.path.basename(t["module"]) == "paths_nofp"]
+    if not named or named[0]["allocations"] != 15:
+        raise Fail(f"truncated_stacks does not name paths_nofp: {rep['truncated_stacks']}")
+
+
+TESTS.append(("call_paths", test_call_paths))

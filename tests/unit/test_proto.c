@@ -117,10 +117,11 @@ TEST(test_invalid_lines)
 	CHECK_BAD("snapshot pid=4194305", "bad request: bad pid '4194305' (expected 0 to 4194304)");
 	CHECK_BAD("snapshot stacks=2", "bad request: bad stacks '2' (expected 0 to 1)");
 	CHECK_BAD("snapshot stacks=yes", "bad request: bad stacks 'yes' (expected 0 to 1)");
-	CHECK_BAD("snapshot sort=size",
-		  "bad request: bad sort 'size' (expected live, allocated, count or peak)");
+	CHECK_BAD(
+	    "snapshot sort=size",
+	    "bad request: bad sort 'size' (expected live, allocated, count, peak or temporary)");
 	CHECK_BAD("snapshot sort=",
-		  "bad request: bad sort '' (expected live, allocated, count or peak)");
+		  "bad request: bad sort '' (expected live, allocated, count, peak or temporary)");
 	CHECK_BAD("snapshot top=1 top=2", "bad request: top given twice");
 	CHECK_BAD("snapshot top=1=2", "bad request: bad top '1=2' (expected 0 to 1000000)");
 	CHECK_BAD("snapshot top=1\x00", "bad request: NUL byte in line");
@@ -192,6 +193,9 @@ TEST(test_blocks_and_reset_peak)
 		  "4611686018427387904)");
 	CHECK_BAD("snapshot older_than=1 older_than=2", "bad request: older_than given twice");
 	CHECK_BAD("reset_peak", "bad request: unknown command 'reset_peak'");
+	CHECK(parse("snapshot ages=1", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.ages, 1);
+	CHECK_BAD("snapshot ages=2", "bad request: bad ages '2' (expected 0 to 1)");
 
 	proto_request_init(&r);
 	r.blocks = 1;
@@ -205,6 +209,11 @@ TEST(test_blocks_and_reset_peak)
 	r.stacks = 0;
 	n = proto_request_format(&r, line, sizeof(line));
 	CHECK_STR(line, "reset-peak top=0 sort=live pid=0 stacks=0\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	r.ages = 1;
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "reset-peak top=0 sort=live pid=0 stacks=0 ages=1\n");
 	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 	r.blocks = 2;

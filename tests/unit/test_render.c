@@ -131,11 +131,22 @@ static int starts_with(const char *s, const char *prefix)
 	"\"allocations\":48,\"frees\":16,\"bytes_allocated\":3145828,\"bytes_freed\":1048576,"     \
 	"\"live_allocations\":32,\"live_bytes\":104857600,\"peak_live_bytes\":104857700,"          \
 	"\"peak_time\":12.345,\"unknown_frees\":2,\"missed_frees\":1,\"missed_free_bytes\":64,"    \
-	"\"untracked_allocations\":0"
+	"\"untracked_allocations\":0,\"stackless_allocations\":0,\"temporary_allocations\":0,"     \
+	"\"temporary_bytes\":0"
 
 #define EVENTS_JSON                                                                                \
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
 	"\"free\":3,\"realloc_enter\":0,\"realloc\":1}"
+
+/* The histogram, allocator mix and sites of src/views.c (no histogram in build_known). */
+#define SITES_JSON                                                                                 \
+	"[{\"name\":\"leak_some\",\"function\":\"leak_some\",\"module\":\"/usr/bin/demo\","        \
+	"\"file\":\"demo.c\",\"line\":42,\"allocations\":32,\"bytes_allocated\":2097152,"          \
+	"\"live_allocations\":16,\"live_bytes\":1048576},{\"name\":null,\"allocations\":1,"        \
+	"\"bytes_allocated\":100,\"live_allocations\":1,\"live_bytes\":100}]"
+#define STATS_EXTRA_JSON                                                                           \
+	"\"size_histogram\":[],\"allocator_mix\":{},\"top_sites_by_bytes_allocated\":" SITES_JSON  \
+	",\"top_sites_by_allocations\":" SITES_JSON
 
 TEST(test_stats_json)
 {
@@ -157,7 +168,8 @@ TEST(test_stats_json)
 	    "\"traced_seconds\":1.5,\"counters\":{\"allocations\":1,\"frees\":0,"
 	    "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 	    "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
-	    "\"missed_free_bytes\":0,\"untracked_allocations\":0}}]}\n");
+	    "\"missed_free_bytes\":0,\"untracked_allocations\":0,\"stackless_allocations\":0,"
+	    "\"temporary_allocations\":0,\"temporary_bytes\":0}}]," STATS_EXTRA_JSON "}\n");
 	free(out);
 }
 
@@ -174,7 +186,8 @@ TEST(test_report_json)
 		  "\"truncated_stacks\":[],\"entries\":["
 		  "{\"pid\":1234,\"live_bytes\":1048576,\"live_allocations\":16,\"allocations\":32,"
 		  "\"bytes_allocated\":2097152,\"frees\":16,\"bytes_freed\":1048576,"
-		  "\"peak_live_bytes\":1572864,\"frames\":["
+		  "\"peak_live_bytes\":1572864,\"temporary_allocations\":0,\"temporary_bytes\":0,"
+		  "\"frames\":["
 		  "{\"address\":5863972540980,\"offset\":4660,\"function\":\"leak_some\","
 		  "\"module\":\"/usr/bin/demo\",\"file\":\"demo.c\",\"line\":42,\"inlined\":false},"
 		  "{\"address\":5863972540672,\"offset\":4352,\"function\":\"main\","
@@ -187,6 +200,7 @@ TEST(test_report_json)
 		  "\"stack_end\":\"complete\"},"
 		  "{\"pid\":77,\"live_bytes\":100,\"live_allocations\":1,\"allocations\":1,"
 		  "\"bytes_allocated\":100,\"frees\":0,\"bytes_freed\":0,\"peak_live_bytes\":100,"
+		  "\"temporary_allocations\":0,\"temporary_bytes\":0,"
 		  "\"frames\":[],\"stack_end\":\"complete\"}]}\n");
 	free(out);
 

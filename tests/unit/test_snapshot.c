@@ -215,7 +215,12 @@ static void build_random(struct snapshot *s)
 		st->live_allocations = random_u64();
 		st->live_bytes = random_u64();
 		st->peak_live_bytes = random_u64();
+		st->temporary_allocations = random_u64();
+		st->temporary_bytes = random_u64();
 	}
+	s->has_ages = rng() % 2;
+	for (uint32_t i = 0; s->has_ages && i < s->nstacks; i++)
+		s->stacks[i].oldest_live_age_ns = random_u64();
 	/* memory over time and the block list (sections 8 and 9) */
 	s->ntimeline = (uint32_t)(rng() % 3 ? rng() % 50 : 0);
 	s->timeline = s->ntimeline ? xcalloc(s->ntimeline, sizeof(*s->timeline)) : NULL;
@@ -231,6 +236,9 @@ static void build_random(struct snapshot *s)
 	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
 	s->blocks = s->nblocks ? xcalloc(s->nblocks, sizeof(*s->blocks)) : NULL;
 	s->blocks_older_than_ns = s->has_blocks ? random_u64() : 0;
+	s->started_unix_ns = rng() % 2 ? random_u64() | 1 : 0;
+	for (size_t k = 0; s->started_unix_ns && k < sizeof(s->options) / sizeof(uint64_t); k++)
+		((uint64_t *)&s->options)[k] = random_u64();
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		s->blocks[i].stack = (uint32_t)(rng() % s->nstacks);
 		s->blocks[i].address = random_u64();
@@ -306,11 +314,17 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->live_allocations == y->live_allocations);
 		SAME(x->live_bytes == y->live_bytes);
 		SAME(x->peak_live_bytes == y->peak_live_bytes);
+		SAME(x->temporary_allocations == y->temporary_allocations);
+		SAME(x->temporary_bytes == y->temporary_bytes);
+		SAME(x->oldest_live_age_ns == y->oldest_live_age_ns);
 	}
 	SAME(a->ntimeline == b->ntimeline);
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
 	for (uint32_t i = 0; i < a->ntimeline; i++)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
+	SAME(a->started_unix_ns == b->started_unix_ns);
+	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
+	SAME(a->has_ages == b->has_ages);
 	SAME(a->has_blocks == b->has_blocks);
 	SAME(a->nblocks == b->nblocks);
 	SAME(a->blocks_older_than_ns == b->blocks_older_than_ns);
@@ -575,8 +589,9 @@ TEST(test_dedup)
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	for (int i = 7; i >= 0; i--)
 		payload_len = payload_len << 8 | bytes[16 + i];
-	/* 20 strings of 100 bytes, 20 frames, 1000 x (20 one-byte refs + counters) */
-	CHECK(payload_len < 2000 + 20 * 8 + 1000 * 32);
+	/* 20 strings of 100 bytes, 20 frames, 1000 x (20 one-byte refs + counters
+	 * + the optional per-stack sections: temporary, stack_info) */
+	CHECK(payload_len < 2000 + 20 * 8 + 1000 * 40);
 	free(bytes);
 	roundtrip(&s);
 	snapshot_free(&s);
@@ -909,6 +924,21 @@ TEST(test_select)
 	CHECK_EQ_U64(s.nstacks, 3);
 	for (uint32_t i = 0; i < s.nstacks; i++)
 		CHECK_EQ_U64(s.stacks[i].allocations, 32 + i);
+	snapshot_free(&s);
+	/* The block list follows its stacks: dropped with them, renumbered. */
+	build_known(&s);
+	s.has_blocks = 1;
+	s.nblocks = s.nstacks;
+	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
+	for (uint32_t i = 0; i < s.nblocks; i++) {
+		s.blocks[i].stack = i;
+		s.blocks[i].size = 100 + i;
+	}
+	snapshot_select(&s, SNAP_SORT_PEAK, 2, 0); /* the last two, largest first */
+	CHECK_EQ_U64(s.nblocks, 2);
+	for (uint32_t i = 0; i < s.nblocks; i++)
+		CHECK_EQ_U64(s.stacks[s.blocks[i].stack].peak_live_bytes,
+			     4000000 + s.blocks[i].size - 100);
 	snapshot_free(&s);
 }
 

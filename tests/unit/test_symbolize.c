@@ -50,6 +50,7 @@ static void frame_free(struct snap_frame *f)
 	free(f->function);
 	free(f->module);
 	free(f->file);
+	free(f->build_id);
 }
 
 static void *read_all(const char *path, size_t *len)

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Tests of the memory-over-time series (src/timeline.c: sampling interval,
- * bounded size, merging keeps exact samples and the newest one) and of
+ * bounded size, merging keeps exact samples and the newest one), of
  * tracker_reset_peak (a new peak window whose per-stack values still sum to
- * the peak).
+ * the peak) and of temporary allocations (freed before N more allocations
+ * of the same thread).
  */
 #include <stdlib.h>
 
@@ -108,10 +109,99 @@ TEST(reset_peak)
 	tracker_destroy(&t);
 }
 
+static const struct stack_entry *site_stack(struct tracker *t, uint64_t site)
+{
+	for (uint32_t i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *s = stack_get(&t->stacks, i);
+
+		if (s->nframes && stack_frames(&t->stacks, i)[0] == site)
+			return s;
+	}
+	return NULL;
+}
+
+/* Allocation (site) or free in thread tid. */
+static void in_thread(struct tracker *t, uint32_t tid, int kind, uint64_t addr, uint64_t size,
+		      uint64_t site)
+{
+	struct mt_event *ev = (struct mt_event *)evbuf;
+
+	memset(evbuf, 0, sizeof(evbuf));
+	ev->kind = (uint8_t)kind;
+	ev->func = kind == MT_EV_ALLOC ? MT_FN_MALLOC : MT_FN_FREE;
+	ev->tgid = PID;
+	ev->tid = tid;
+	ev->time_ns = now_ns += 10;
+	ev->addr = addr;
+	ev->size = size;
+	ev->nframes = 1;
+	ev->frames[0] = site;
+	tracker_event(t, evbuf, sizeof(*ev) + 8);
+}
+
+TEST(temporary_threshold_1)
+{
+	struct tracker t;
+	const struct stack_entry *a, *b;
+
+	CHECK(tracker_init(&t, 0, 0) == 0);
+	CHECK(tracker_add_target(&t, PID, 1000) != NULL);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x1000, 10, 0xa);
+	in_thread(&t, 7, MT_EV_FREE, 0x1000, 0, 0); /* nothing between: temporary */
+	in_thread(&t, 7, MT_EV_ALLOC, 0x1000, 10, 0xa);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x2000, 20, 0xb);
+	in_thread(&t, 7, MT_EV_FREE, 0x1000, 0, 0); /* one allocation between: not */
+	in_thread(&t, 8, MT_EV_ALLOC, 0x3000, 30, 0xb);
+	in_thread(&t, 7, MT_EV_FREE, 0x2000, 0, 0); /* another thread's allocation: still is */
+	in_thread(&t, 8, MT_EV_FREE, 0x3000, 0, 0);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x4000, 40, 0xb);
+	in_thread(&t, 8, MT_EV_FREE, 0x4000, 0, 0); /* freed by another thread: not */
+	a = site_stack(&t, 0xa);
+	b = site_stack(&t, 0xb);
+	CHECK(a && a->t.temporary_allocations == 1 && a->t.temporary_bytes == 10);
+	CHECK(b && b->t.temporary_allocations == 2 && b->t.temporary_bytes == 50);
+	CHECK_EQ_U64(t.totals.temporary_allocations, 3);
+	CHECK_EQ_U64(t.totals.temporary_bytes, 60);
+	CHECK_EQ_U64(t.targets[0].c.temporary_allocations, 3);
+	tracker_destroy(&t);
+}
+
+TEST(temporary_threshold_n)
+{
+	struct tracker t;
+
+	CHECK(tracker_init(&t, 0, 0) == 0);
+	t.temporary_threshold = 3;
+	CHECK(tracker_add_target(&t, PID, 1000) != NULL);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x1000, 10, 0xa);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x2000, 1, 0xb);
+	in_thread(&t, 7, MT_EV_ALLOC, 0x3000, 1, 0xb);
+	in_thread(&t, 7, MT_EV_FREE, 0x1000, 0, 0); /* 2 allocations between, < 3 */
+	in_thread(&t, 7, MT_EV_ALLOC, 0x1000, 10, 0xa);
+	for (uint64_t i = 0; i < 3; i++)
+		in_thread(&t, 7, MT_EV_ALLOC, 0x5000 + i * 16, 1, 0xb);
+	in_thread(&t, 7, MT_EV_FREE, 0x1000, 0, 0); /* 3 between: not */
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.temporary_allocations, 1);
+	CHECK_EQ_U64(t.totals.temporary_allocations, 1);
+	/* many threads: the table grows and keeps every count */
+	for (uint32_t tid = 100; tid < 400; tid++)
+		in_thread(&t, tid, MT_EV_ALLOC, 0x100000 + tid * 16, 1, 0xc);
+	for (uint32_t tid = 100; tid < 400; tid++)
+		in_thread(&t, tid, MT_EV_FREE, 0x100000 + tid * 16, 0, 0);
+	CHECK_EQ_U64(site_stack(&t, 0xc)->t.temporary_allocations, 300);
+	t.temporary_threshold = 0; /* off */
+	in_thread(&t, 7, MT_EV_ALLOC, 0x9000, 1, 0xd);
+	in_thread(&t, 7, MT_EV_FREE, 0x9000, 0, 0);
+	CHECK_EQ_U64(site_stack(&t, 0xd)->t.temporary_allocations, 0);
+	tracker_destroy(&t);
+}
+
 int main(void)
 {
 	RUN(sample_interval);
 	RUN(bounded_merge);
 	RUN(reset_peak);
+	RUN(temporary_threshold_1);
+	RUN(temporary_threshold_n);
 	return UNIT_DONE();
 }

@@ -403,6 +403,31 @@ TEST(heap_full_counts_untracked)
 	tracker_destroy(&t);
 }
 
+/* After the exec event, the new program's events are foreign; the old data stays. */
+TEST(exec_stops_counting)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	alloc(&t, 0x2000, 20, 0xa);
+	release(&t, 0x1000);
+	send(&t, MT_EV_EXEC, 0, TID, 0, 0, 0, 0);
+	CHECK_EQ_U64(t.events_foreign, 0);
+	alloc(&t, 0x1000, 30, 0xb); /* the new program reuses the address */
+	release(&t, 0x2000);
+	CHECK_EQ_U64(t.events_foreign, 2);
+	CHECK_EQ_U64(t.events_malformed, 0);
+	CHECK_EQ_U64(t.totals.allocations, 2);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.live_bytes, 20);
+	CHECK_EQ_U64(t.totals.missed_frees, 0);
+	CHECK(tracker_target_exec(&t, PID) == 0);
+	CHECK(tracker_target_exec(&t, PID + 1) == -1);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
 int main(void)
 {
 	RUN(heap_insert_find_remove);
@@ -416,6 +441,7 @@ int main(void)
 	RUN(peak_per_stack);
 	RUN(foreign_and_malformed_events);
 	RUN(heap_full_counts_untracked);
+	RUN(exec_stops_counting);
 	RUN(python_frame_words);
 	return UNIT_DONE();
 }

@@ -1,0 +1,316 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tests of the views (src/views.c) on hand-made snapshots: diff order and
+ * new/vanished groups, peak sums and their warning, leaks by age, the
+ * timeline's rates, and watch's growth between refreshes. Text is compared
+ * line by line; JSON through the numbers scripts read.
+ */
+#include "unit.h"
+
+#include "views.h"
+
+#include <stdlib.h>
+
+static struct snap_frame fa[] = {{0x1010, 0x10, "grow", "/usr/bin/prog", "prog.c", 10}};
+static struct snap_frame fb[] = {{0x1020, 0x20, "shrink", "/usr/bin/prog", "prog.c", 20}};
+static struct snap_frame fc[] = {{0x1030, 0x30, "fresh", "/usr/bin/prog", "prog.c", 30}};
+
+static struct snap_stack old_stacks[] = {
+    {.pid = 1,
+     .nframes = 1,
+     .frames = fa,
+     .allocations = 1,
+     .bytes_allocated = 100,
+     .live_allocations = 1,
+     .live_bytes = 100,
+     .peak_live_bytes = 100},
+    {.pid = 1,
+     .nframes = 1,
+     .frames = fb,
+     .allocations = 2,
+     .bytes_allocated = 50,
+     .live_allocations = 2,
+     .live_bytes = 50,
+     .peak_live_bytes = 50},
+};
+
+static struct snap_stack new_stacks[] = {
+    {.pid = 1,
+     .nframes = 1,
+     .frames = fa,
+     .allocations = 3,
+     .bytes_allocated = 300,
+     .live_allocations = 3,
+     .live_bytes = 300,
+     .peak_live_bytes = 200},
+    {.pid = 1,
+     .nframes = 1,
+     .frames = fc,
+     .allocations = 1,
+     .bytes_allocated = 40,
+     .live_allocations = 1,
+     .live_bytes = 40,
+     .peak_live_bytes = 5000},
+    {.pid = 1,
+     .nframes = 1,
+     .frames = fb,
+     .allocations = 2,
+     .bytes_allocated = 50,
+     .frees = 2,
+     .bytes_freed = 50},
+};
+
+static struct snap_block new_blocks[] = {
+    {.address = 0x10, .size = 100, .age_ns = 5000000000ull, .stack = 0},
+    {.address = 0x20, .size = 100, .age_ns = 7000000000ull, .stack = 0},
+    {.address = 0x30, .size = 100, .age_ns = 1000000000ull, .stack = 0},
+    {.address = 0x40, .size = 40, .age_ns = 9000000000ull, .stack = 1},
+};
+
+static struct snap_timeline_point points[] = {
+    {.time_ns = 0, .live_bytes = 0, .allocations = 0},
+    {.time_ns = 1000000000ull, .live_bytes = 150, .allocations = 3},
+    {.time_ns = 3000000000ull, .live_bytes = 340, .allocations = 13},
+};
+
+static void snaps(struct snapshot *old, struct snapshot *new)
+{
+	memset(old, 0, sizeof(*old));
+	memset(new, 0, sizeof(*new));
+	old->nstacks = 2;
+	old->stacks = old_stacks;
+	old->totals.live_bytes = 150;
+	old->totals.live_allocations = 3;
+	old->created_unix_ns = 1000000000ull;
+	new->nstacks = 3;
+	new->stacks = new_stacks;
+	new->totals.live_bytes = 340;
+	new->totals.live_allocations = 4;
+	new->totals.peak_live_bytes = 5200;
+	new->totals.allocations = 6;
+	new->created_unix_ns = 3000000000ull;
+	new->has_blocks = 1;
+	new->nblocks = 4;
+	new->blocks = new_blocks;
+	new->ntimeline = 3;
+	new->timeline = points;
+	new->timeline_interval_ns = 1000000000ull;
+}
+
+static char *text(struct buf *b)
+{
+	buf_put(b, "", 1);
+	return (char *)b->data;
+}
+
+static int has_line(const char *out, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = out; (p = strstr(p, line)); p++)
+		if ((p == out || p[-1] == '\n') && (p[n] == '\n' || !p[n]))
+			return 1;
+	return 0;
+}
+
+static struct view_opts opts(int by, int format)
+{
+	return (struct view_opts){.format = format, .by = by, .top = 0, .rows = 20};
+}
+
+TEST(diff_text)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_FUNCTION, RENDER_TEXT);
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	render_diff(&b, &old, &new, &o);
+	out = text(&b);
+	CHECK(has_line(out, "live 340 B (+190 B) in 4 blocks (+1) over 2.0 s; by function, 3 of 3 "
+			    "groups, largest growth first"));
+	CHECK(has_line(out, "grow: size=300 B (+200 B), count=3 (+2), average=100 B"));
+	CHECK(has_line(out, "shrink: size=0 B (-50 B), count=0 (-2) [vanished]"));
+	CHECK(has_line(out, "fresh: size=40 B (+40 B), count=1 (+1), average=40 B [new]"));
+	/* largest absolute growth first */
+	CHECK(strstr(out, "grow:") < strstr(out, "shrink:"));
+	CHECK(strstr(out, "shrink:") < strstr(out, "fresh:"));
+	buf_free(&b);
+
+	o.top = 1;
+	render_diff(&b, &old, &new, &o);
+	out = text(&b);
+	CHECK(strstr(out, "1 of 3 groups") != NULL);
+	CHECK(strstr(out, "fresh") == NULL);
+	buf_free(&b);
+}
+
+TEST(diff_vanished_and_json)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_LINE, RENDER_JSON);
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	/* the other way round: fresh vanished, shrink new */
+	render_diff(&b, &new, &old, &o);
+	out = text(&b);
+	CHECK(strstr(out, "\"key\":\"prog.c:30\",\"status\":\"vanished\",\"live_bytes\":0,"
+			  "\"live_bytes_diff\":-40") != NULL);
+	CHECK(strstr(out, "\"key\":\"prog.c:20\",\"status\":\"new\",\"live_bytes\":50,"
+			  "\"live_bytes_diff\":50") != NULL);
+	CHECK(strstr(out, "\"live_bytes_diff\":-190") != NULL);
+	CHECK(strstr(out, "\"interval\":-2.0,") != NULL);
+	buf_free(&b);
+}
+
+TEST(peak_sums)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_STACK, RENDER_TEXT);
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	o.top = 1;
+	render_peak(&b, &new, &o);
+	out = text(&b);
+	CHECK(has_line(out, "peak_live_bytes 5200 (5200 B) at 0.000 s; live at that moment, by "
+			    "stack (1 of 2 groups):"));
+	CHECK(has_line(out, "fresh: at peak=5000 B, live now=40 B"));
+	CHECK(has_line(out, "... 1 more groups hold 200 B at the peak"));
+	CHECK(strstr(out, "warning") == NULL);
+	buf_free(&b);
+
+	new.totals.peak_live_bytes = 9999; /* a snapshot without every stack */
+	render_peak(&b, &new, &o);
+	CHECK(has_line(text(&b), "warning: the groups sum to 5200 B, not peak_live_bytes; the "
+				 "snapshot does not hold every stack"));
+	buf_free(&b);
+}
+
+TEST(leaks_by_age)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_STACK, RENDER_TEXT);
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	o.older_than = 4000000000ull;
+	render_leaks(&b, &new, &o);
+	out = text(&b);
+	CHECK(has_line(out,
+		       "3 live blocks (240 B) older than 4.0s, of 4 live (340 B); 2 of 2 stacks, "
+		       "most bytes first"));
+	CHECK(has_line(out, "#1  2 blocks, 200 B, age 5.0s to 7.0s"));
+	CHECK(has_line(out, "#2  1 blocks, 40 B, age 9.0s to 9.0s"));
+	buf_free(&b);
+
+	o.older_than = 8000000000ull;
+	o.format = RENDER_JSON;
+	render_leaks(&b, &new, &o);
+	out = text(&b);
+	CHECK(strstr(out, "\"blocks\":1,\"bytes\":40,") != NULL);
+	CHECK(strstr(out, "\"oldest_age\":9") != NULL);
+	buf_free(&b);
+}
+
+TEST(timeline_rates)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_STACK, RENDER_JSON);
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	render_timeline(&b, &new, &o);
+	out = text(&b);
+	CHECK(strstr(out, "\"allocation_rate\":null") != NULL);
+	CHECK(strstr(out, "\"allocation_rate\":3") != NULL);
+	CHECK(strstr(out, "\"allocation_rate\":5") != NULL); /* 10 in 2 s */
+	buf_free(&b);
+
+	o.format = RENDER_TEXT;
+	o.rows = 2; /* the first and the newest: the rate spans both intervals */
+	render_timeline(&b, &new, &o);
+	out = text(&b);
+	CHECK(
+	    has_line(out, "    0.000s         0 B  |                                        |  0"));
+	CHECK(
+	    has_line(out, "    3.000s       340 B  |########################################|  4"));
+	buf_free(&b);
+}
+
+TEST(watch_growth)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_FUNCTION, RENDER_TEXT);
+	struct watch_state w = {0};
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	old.uptime_ns = 1000000000ull;
+	new.uptime_ns = 3000000000ull;
+	old.totals.allocations = 2;
+	render_watch(&b, &w, &old, &o, 0);
+	out = text(&b);
+	/* the first refresh: growth since tracing began */
+	CHECK(has_line(out, "      +100 B  grow: size=100 B, count=1, average=100 B"));
+	CHECK(has_line(out, "       +50 B  shrink: size=50 B, count=2, average=25 B"));
+	CHECK(strchr(out, '\033') == NULL);
+	buf_free(&b);
+
+	render_watch(&b, &w, &new, &o, 1);
+	out = text(&b);
+	CHECK(!strncmp(out, "\033[H\033[2J", 7));
+	CHECK(strstr(out, " live 340 B in 4 blocks, 2 allocs/s (0 B/s), peak 5200 B, lost 0\n"));
+	CHECK(has_line(out, "      +200 B  grow: size=300 B, count=3, average=100 B"));
+	CHECK(has_line(out, "       +40 B  fresh: size=40 B, count=1, average=40 B"));
+	CHECK(strstr(out, "shrink") == NULL); /* it shrank */
+	CHECK(strstr(out, "q or Ctrl-C quits") != NULL);
+	buf_free(&b);
+	watch_state_free(&w);
+}
+
+TEST(report_oldest)
+{
+	struct snapshot old, new;
+	struct render_opts ro = {.format = RENDER_TEXT, .oldest = 1};
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	new.has_ages = 1;
+	new_stacks[0].oldest_live_age_ns = 7000000000ull;
+	render_report(&b, &new, &ro);
+	out = text(&b);
+	CHECK(strstr(out, "freed 0 B in 0)  oldest 7.0s\n") != NULL);
+	buf_free(&b);
+	ro.format = RENDER_JSON;
+	render_report(&b, &new, &ro);
+	out = text(&b);
+	CHECK(strstr(out, "\"oldest_live_age\":7.0,") != NULL);
+	CHECK(strstr(out, "\"oldest_live_age\":null,") != NULL); /* nothing live */
+	buf_free(&b);
+	ro.oldest = 0; /* not asked: not shown */
+	render_report(&b, &new, &ro);
+	CHECK(strstr(text(&b), "oldest") == NULL);
+	buf_free(&b);
+	new_stacks[0].oldest_live_age_ns = 0;
+}
+
+int main(void)
+{
+	RUN(diff_text);
+	RUN(diff_vanished_and_json);
+	RUN(peak_sums);
+	RUN(leaks_by_age);
+	RUN(timeline_rates);
+	RUN(watch_growth);
+	RUN(report_oldest);
+	return UNIT_DONE();
+}
