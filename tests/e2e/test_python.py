@@ -300,7 +300,12 @@ def test_default_debian(r):
     r.wait_line(out, "done", target)
     time.sleep(0.5)
     entries = r.report("--top", "0")
+    rc, text, err = r.ctl("report", "--by", "line", "--top", "1")
     os.unlink(signal_file)
+    # tracemalloc's format, keyed by the Python line
+    want_line = f"{script}:5: size=50.0 MiB, count=50, average=1024 KiB"
+    if rc != 0 or want_line not in text.splitlines():
+        raise Fail(f"report --by line: {one_line(text or err)[:300]}")
     lines = python_lines(entries, script)
     ranked = sorted(lines.items(), key=lambda kv: -kv[1][0])
     if not ranked or ranked[0][0] != 5:
