@@ -71,6 +71,14 @@ def check_pyalloc(r, python, tag):
         pass
     expect = r.read_expect(out, target)
     time.sleep(0.5)  # the daemon drains its ring buffer on a ~10 ms timer
+    # the allocator mix of stats names the kinds (the interpreter's own calls add to ours)
+    mix = r.ctl_json("stats", "--json").get("allocator_mix") or {}
+    mine = {"pymalloc_malloc": 1000 + 20 + 30 + 2, "pymalloc_calloc": 50, "pymalloc_realloc": 1}
+    for kind, least in mine.items():
+        got = mix.get(kind, {}).get("allocations", 0) if isinstance(mix.get(kind), dict) \
+            else mix.get(kind, 0)
+        if got < least:
+            raise Fail(f"stats allocator_mix {kind}: {got}, at least {least} expected: {mix}")
     daemon.send_signal(signal.SIGTERM)
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
