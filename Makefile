@@ -44,14 +44,13 @@ CLIENT_OBJS += $(O)/html_assets.o
 
 DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
 		python3
+DEB_PACKAGES += python3.11
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
-
-DEB_PACKAGES += python3.11
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
 .PHONY: install uninstall deb
@@ -144,6 +143,9 @@ bench: deps
 	$(MAKE) all $(O)/tests/allocbench
 	python3 tests/bench/bench.py --build $(O)
 
+bench-python: all
+	python3 tests/bench/pybench.py --build $(O)
+
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 # One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
 # `make fuzz` runs each for FUZZ_SECONDS; `make check` runs each for a few seconds.
@@ -174,9 +176,6 @@ fuzz-build: $(FUZZ_TARGETS:%=$(O)/fuzz/fuzz_%)
 
 fuzz: fuzz-build
 	@tests/fuzz/run.sh $(O)/fuzz $(FUZZ_SECONDS) $(FUZZ_TARGETS)
-
-bench-python: all
-	python3 tests/bench/pybench.py --build $(O)
 
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)

@@ -51,63 +51,6 @@ static int cmp_stacks(const void *a, const void *b)
 	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
 }
 
-/* Functions that start a program or a thread: a stack that reaches one is whole. */
-static const char *const root_functions[] = {
-    "_start",
-    "__libc_start_main",
-    "__libc_start_call_main",
-    "__libc_start_main_impl",
-    "start_thread",
-    "clone",
-    "clone3",
-    "__clone",
-    "__clone3",
-    "__clone_internal",
-};
-
-/* Is this frame where stacks begin: a root function, or inside libc (whose
- * thread and program start functions may be nameless without debug info)? */
-static int is_root_frame(const struct snap_frame *f)
-{
-	const char *base;
-	size_t i;
-
-	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
-		if (!strcmp(f->function, root_functions[i]))
-			return 1;
-	}
-	if (!f->module)
-		return 0;
-	base = strrchr(f->module, '/');
-	base = base ? base + 1 : f->module;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
-}
-
-/*
- * Whether a stack is whole is decided by where it ends, not only by how the
- * walk ended: a chain that reached a root is whole even if the root's own
- * frame pointer is junk (libc is built without frame pointers), and one that
- * ended with a zero frame pointer anywhere else was cut short (code built
- * without frame pointers often leaves %rbp at 0). Checked once per stack.
- */
-static void check_stack_end(struct daemon *d, uint32_t idx)
-{
-	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
-	struct snap_frame f;
-
-	if (e->end_checked || !e->nframes ||
-	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
-		return;
-	e->end_checked = 1;
-	symbolizer_frame(d->sym, (int)e->tgid,
-			 stack_frames(&d->tracker.stacks, idx)[e->nframes - 1], &f);
-	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
-	free(f.function);
-	free(f.module);
-	free(f.file);
-	free(f.build_id);
-}
-
 static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
 {
 	if (out->nframes == *cap) {
@@ -162,6 +105,67 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
 		push_frame(out, cap, &f);
 	}
+}
+
+/* Functions that start a program or a thread: a stack that reaches one is whole. */
+static const char *const root_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "__libc_start_main_impl",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "__clone_internal",
+};
+
+/* Is this frame where stacks begin: a root function, or inside libc (whose
+ * thread and program start functions may be nameless without debug info)? */
+static int is_root_frame(const struct snap_frame *f)
+{
+	const char *base;
+	size_t i;
+
+	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(f->function, root_functions[i]))
+			return 1;
+	}
+	if (!f->module)
+		return 0;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/*
+ * Whether a stack is whole is decided by where it ends, not only by how the
+ * walk ended: a chain that reached a root is whole even if the root's own
+ * frame pointer is junk (libc is built without frame pointers), and one that
+ * ended with a zero frame pointer anywhere else was cut short (code built
+ * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ */
+static void check_stack_end(struct daemon *d, uint32_t idx)
+{
+	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	struct snap_frame f;
+	uint32_t k;
+
+	if (e->end_checked || !e->nframes ||
+	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+		return;
+	e->end_checked = 1;
+	/* the last native frame: Python frame words follow the native ones */
+	for (k = e->nframes; k > 1 && (stack_frames(&d->tracker.stacks, idx)[k - 1] & MT_PY_WORD);
+	     k--)
+		;
+	symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&d->tracker.stacks, idx)[k - 1], &f);
+	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
 }
 
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)

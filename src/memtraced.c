@@ -242,6 +242,14 @@ static void default_limits(struct options *o)
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
 
+/* Its pid may be reused by a process that is not this CPython. */
+static void python_frames_off(struct daemon *d, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
+}
+
 /*
  * Target i executed a new program. The probes were placed for the old one's
  * allocator (which may not even be mapped any more) and the old heap is gone:
@@ -259,6 +267,7 @@ static void target_execed(struct daemon *d, int i)
 		return;
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
 	probes_detach(&tg->probes);
+	python_frames_off(d, tg->pid);
 	tg->state = SNAP_TARGET_DETACHED;
 	tg->end_ns = time_monotonic_ns();
 	now = target_read_command(tg->pid);
@@ -374,14 +383,6 @@ static void python_frames(struct daemon *d, int pid)
 		d->skel->bss->python_targets = 1;
 		log_msg("pid %d: %s: Python frames on", pid, desc);
 	}
-}
-
-/* Its pid may be reused by a process that is not this CPython. */
-static void python_frames_off(struct daemon *d, int pid)
-{
-	uint32_t key = (uint32_t)pid;
-
-	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
 }
 
 /* Attach to d->targets[i], which is alive (and stopped, when we started it). */

@@ -75,6 +75,10 @@ static const char *const func_names[MT_FN_COUNT] = {
     [MT_FN_MEMALIGN] = "memalign",
     [MT_FN_VALLOC] = "valloc",
     [MT_FN_PVALLOC] = "pvalloc",
+    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
+    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
+    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
+    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
 };
 
 const char *view_func_name(unsigned func)

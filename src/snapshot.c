@@ -485,8 +485,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	int any_note = 0;
 	uint32_t *frame_refs = NULL;
+	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
 	/* Intern first: the string and frame tables precede their users. */
@@ -1310,20 +1310,13 @@ static int dec_target_notes(struct reader *r)
 }
 
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,
-    [SEC_META] = dec_meta,
-    [SEC_TOTALS] = dec_totals,
-    [SEC_EVENTS_LOST] = dec_events_lost,
-    [SEC_TARGETS] = dec_targets,
-    [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,
-    [SEC_TIMELINE] = dec_timeline,
-    [SEC_BLOCKS] = dec_blocks,
-    [SEC_STACK_INFO] = dec_stack_info,
-    [SEC_TARGET_NOTES] = dec_target_notes,
-    [SEC_TEMPORARY] = dec_temporary,
-    [SEC_TRACE] = dec_trace,
-    [SEC_AGES] = dec_ages,
+    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
 };
 
 /*

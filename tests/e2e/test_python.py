@@ -71,6 +71,14 @@ def check_pyalloc(r, python, tag):
         pass
     expect = r.read_expect(out, target)
     time.sleep(0.5)  # the daemon drains its ring buffer on a ~10 ms timer
+    # the allocator mix of stats names the kinds (the interpreter's own calls add to ours)
+    mix = r.ctl_json("stats", "--json").get("allocator_mix") or {}
+    mine = {"pymalloc_malloc": 1000 + 20 + 30 + 2, "pymalloc_calloc": 50, "pymalloc_realloc": 1}
+    for kind, least in mine.items():
+        got = mix.get(kind, {}).get("allocations", 0) if isinstance(mix.get(kind), dict) \
+            else mix.get(kind, 0)
+        if got < least:
+            raise Fail(f"stats allocator_mix {kind}: {got}, at least {least} expected: {mix}")
     daemon.send_signal(signal.SIGTERM)
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
@@ -300,7 +308,12 @@ def test_default_debian(r):
     r.wait_line(out, "done", target)
     time.sleep(0.5)
     entries = r.report("--top", "0")
+    rc, text, err = r.ctl("report", "--by", "line", "--top", "1")
     os.unlink(signal_file)
+    # tracemalloc's format, keyed by the Python line
+    want_line = f"{script}:5: size=50.0 MiB, count=50, average=1024 KiB"
+    if rc != 0 or want_line not in text.splitlines():
+        raise Fail(f"report --by line: {one_line(text or err)[:300]}")
     lines = python_lines(entries, script)
     ranked = sorted(lines.items(), key=lambda kv: -kv[1][0])
     if not ranked or ranked[0][0] != 5:
