@@ -447,7 +447,12 @@ def test_many_clients(r):
     with r.part("silent_300"):
         held, refused = [], 0
         for _ in range(300):
-            held.append(request(r.sock, b"", read=False))
+            try:
+                held.append(request(r.sock, b"", read=False))
+            except (BlockingIOError, ConnectionRefusedError):
+                # the listen backlog is full while the daemon is busy (a loaded
+                # machine): the kernel refuses the surplus itself
+                refused += 1
         time.sleep(0.5)
         for s in held:
             s.setblocking(False)
