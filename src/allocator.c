@@ -24,25 +24,6 @@
 
 #define MAX_LINK_MAP 4096
 
-static const char *const func_names[MT_FN_COUNT] = {
-    [MT_FN_MALLOC] = "malloc",
-    [MT_FN_CALLOC] = "calloc",
-    [MT_FN_REALLOC] = "realloc",
-    [MT_FN_REALLOCARRAY] = "reallocarray",
-    [MT_FN_FREE] = "free",
-    [MT_FN_POSIX_MEMALIGN] = "posix_memalign",
-    [MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
-    [MT_FN_MEMALIGN] = "memalign",
-    [MT_FN_VALLOC] = "valloc",
-    [MT_FN_PVALLOC] = "pvalloc",
-    [MT_FN_NEW] = "operator new",
-    [MT_FN_NEW_ARRAY] = "operator new[]",
-    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
-    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
-    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
-    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
-};
-
 /* CPython's allocator entry points, probed with --python-allocators. */
 static const struct {
 	const char *name;
@@ -73,7 +54,7 @@ const char *allocator_func_name(int func)
 {
 	if (func < 0 || func >= MT_FN_COUNT)
 		return "?";
-	return func_names[func];
+	return mt_func_name((unsigned)func) ? mt_func_name((unsigned)func) : "?";
 }
 
 static int read_target(int pid, uint64_t addr, void *buf, size_t len)
@@ -325,7 +306,7 @@ static void fill_probes(struct allocator *a, const struct elf_module *mod, int d
 	int f;
 
 	for (f = 0; f < MT_FN_NEW; f++)
-		add_probe(a, mod, func_names[f], f, 0, dynamic_only);
+		add_probe(a, mod, mt_func_name((unsigned)f), f, 0, dynamic_only);
 }
 
 /* operator new from the first object in search order that defines it. */

@@ -64,26 +64,9 @@ uint64_t view_stack_value(const struct snap_stack *st, int sample)
 	}
 }
 
-static const char *const func_names[MT_FN_COUNT] = {
-    [MT_FN_MALLOC] = "malloc",
-    [MT_FN_CALLOC] = "calloc",
-    [MT_FN_REALLOC] = "realloc",
-    [MT_FN_REALLOCARRAY] = "reallocarray",
-    [MT_FN_FREE] = "free",
-    [MT_FN_POSIX_MEMALIGN] = "posix_memalign",
-    [MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
-    [MT_FN_MEMALIGN] = "memalign",
-    [MT_FN_VALLOC] = "valloc",
-    [MT_FN_PVALLOC] = "pvalloc",
-    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
-    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
-    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
-    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
-};
-
 const char *view_func_name(unsigned func)
 {
-	return func < MT_FN_COUNT ? func_names[func] : NULL;
+	return mt_func_name(func);
 }
 
 static void put_clean(struct buf *b, const char *s)
