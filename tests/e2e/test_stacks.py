@@ -85,6 +85,14 @@ def test_cxx(r):
         raise Fail(f"Cache::insert's caller is {ins['frames'][1]['function']}")
     if not (ins["frames"][0]["file"] or "").endswith("cxx_target.cc"):
         raise Fail(f"no source file for Cache::insert: {ins['frames'][0]['file']}")
+    # the allocator mix names every call the program made, operator new included
+    sock = os.path.join(r.tmp, "cxx.sock")
+    stats = r.ctl_json("stats", "--json", sock=sock)
+    mix = stats["allocator_mix"]
+    if sum(v["allocations"] for v in mix.values()) != stats["allocations"] or \
+            mix.get("operator new", {}).get("allocations") != 100 or \
+            mix.get("operator new[]", {}).get("allocations") != 50:
+        raise Fail(f"allocator_mix {mix} against {stats['allocations']} allocations")
     # operator new nests malloc: one call, one allocation, never two
     if any(f["function"] == "operator new(unsigned long)"
            for e in rep["entries"] for f in e["frames"][:1]):
