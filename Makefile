@@ -42,8 +42,12 @@ DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
 CLIENT_OBJS += $(O)/html_assets.o
 
-DEB_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
-		python3
+# What building (and the demo) needs; the HTML report's libraries come from
+# npm at build time (Node.js and npm from Debian when the machine has none).
+BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
+		  python3 $(if $(shell command -v npm),,nodejs npm)
+# What the tests need on top.
+DEB_PACKAGES := $(BUILD_PACKAGES)
 DEB_PACKAGES += python3.11
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
@@ -53,7 +57,7 @@ DEB_PACKAGES += tmux
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
-.PHONY: install uninstall deb
+.PHONY: install uninstall deb deps-build
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -180,6 +184,9 @@ fuzz: fuzz-build
 deps:
 	@tests/install-deps.sh $(DEB_PACKAGES)
 
+deps-build:
+	@tests/install-deps.sh $(BUILD_PACKAGES)
+
 check: deps
 	$(MAKE) all unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
@@ -189,7 +196,7 @@ check: deps
 san:
 	$(MAKE) O=build/san SAN=1 all
 
-demo: deps
+demo: deps-build
 	$(MAKE) all $(O)/tests/demo
 	@tests/demo.sh $(O)
 
