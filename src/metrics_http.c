@@ -245,6 +245,14 @@ static const struct {
      "Allocations not held as live "
      "(--max-live-blocks reached).",
      offsetof(struct mt_counters, untracked_allocations), 0},
+    {"memtrace_stackless_allocations_total", "counter",
+     "Allocations kept under an empty stack (--max-stacks reached).",
+     offsetof(struct mt_counters, stackless_allocations), 0},
+    {"memtrace_temporary_allocations_total", "counter",
+     "Blocks freed before N more allocations of their thread.",
+     offsetof(struct mt_counters, temporary_allocations), 0},
+    {"memtrace_temporary_bytes_total", "counter", "Requested bytes of the temporary blocks.",
+     offsetof(struct mt_counters, temporary_bytes), 0},
 };
 
 static const char *const lost_kinds[] = {"inflight_full", "alloc", "free", "realloc_enter",
