@@ -50,6 +50,11 @@ struct daemon {
 	struct pystacks *py;	      /* Python frames of CPython targets */
 };
 
+/* Start or stop tracing a process at run time (memtracectl attach/detach).
+ * 0, or -1 with a one-line reason in err. */
+int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen);
+int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen);
+
 /* Drain the ring buffer into the tracker. */
 void daemon_consume(struct daemon *d);
 

@@ -51,6 +51,8 @@ enum command {
 	CMD_TIMELINE,
 	CMD_WATCH,
 	CMD_RESET_PEAK,
+	CMD_ATTACH,
+	CMD_DETACH,
 	CMD_COUNT
 };
 
@@ -78,7 +80,9 @@ enum option {
 };
 
 #define ALL_COMMANDS ((1u << CMD_COUNT) - 1)
-#define FROM_CMDS    (ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK))
+#define FROM_CMDS                                                                                  \
+	(ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK |                \
+			  1u << CMD_ATTACH | 1u << CMD_DETACH))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
 #define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
@@ -132,6 +136,8 @@ static const struct {
     [CMD_TIMELINE] = {"timeline", NULL, render_timeline, 0, SNAP_SORT_LIVE, 0, 0},
     [CMD_WATCH] = {"watch", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 0},
     [CMD_RESET_PEAK] = {"reset-peak", render_stats, NULL, 0, SNAP_SORT_LIVE, 0, 0},
+    [CMD_ATTACH] = {"attach", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 1},
+    [CMD_DETACH] = {"detach", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 1},
 };
 
 struct args {
@@ -185,6 +191,8 @@ static void usage(FILE *f)
 	    "  peak [--top N] [--by KEY] [--pid PID]\n"
 	    "                        what was live at the moment of peak_live_bytes\n"
 	    "  reset-peak            start a new peak window (peak = live bytes now)\n"
+	    "  attach PID            start tracing process PID (the daemon may trace many)\n"
+	    "  detach PID            stop tracing PID; its probes go, its data stays\n"
 	    "  leaks [--older-than DURATION] [--top N] [--pid PID]\n"
 	    "                        live blocks at least that old (default 0s), by stack\n"
 	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
@@ -480,6 +488,14 @@ static int parse_args(int argc, char **argv, struct args *a)
 					   commands[a->command].name);
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
+	if (a->command == CMD_ATTACH || a->command == CMD_DETACH) {
+		uint64_t pid;
+
+		if (!a->nfiles || parse_u64(a->files[0], PROTO_MAX_PID, &pid) || !pid)
+			return usage_error("%s needs a pid", commands[a->command].name);
+		a->request.command = a->command == CMD_ATTACH ? PROTO_CMD_ATTACH : PROTO_CMD_DETACH;
+		a->request.pid = (uint32_t)pid;
+	}
 	if (a->nfiles < commands[a->command].nargs)
 		return usage_error("%s needs %d snapshot files (see memtracectl --help)",
 				   commands[a->command].name, commands[a->command].nargs);

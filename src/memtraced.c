@@ -61,6 +61,7 @@ static void usage(FILE *f)
 	fprintf(f,
 		"usage: memtraced [options] --pid PID\n"
 		"       memtraced [options] -- COMMAND [ARGS...]\n"
+		"       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
 		"\n"
 		"Trace every allocation of a running process (--pid) or of a command it\n"
 		"starts, and serve reports to memtracectl on a Unix socket.\n"
@@ -219,8 +220,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 	}
 	if (optind < argc)
 		o->command = &argv[optind];
-	if (!o->pid && !o->command)
-		return usage_error("nothing to trace: give --pid PID or -- COMMAND", NULL);
 	if (o->pid && o->command)
 		return usage_error("give either --pid or a command, not both", NULL);
 	return 0;
@@ -498,6 +497,83 @@ static void daemon_sample(struct daemon *d)
 		timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals);
 }
 
+int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
+{
+	struct target *tg;
+	int i, rc;
+
+	for (i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].pid == pid) {
+			snprintf(err, errlen,
+				 d->targets[i].state == SNAP_TARGET_ATTACHED
+				     ? "pid %d is traced already"
+				     : "pid %d was traced before; its data stays until memtraced "
+				       "stops, and one memtraced traces a pid once",
+				 pid);
+			return -1;
+		}
+	}
+	rc = target_check_pid(pid);
+	if (rc) {
+		snprintf(err, errlen, "cannot attach to pid %d: %s", pid, strerror(-rc));
+		return -1;
+	}
+	d->targets = xrealloc(d->targets, (size_t)(d->ntargets + 1) * sizeof(*d->targets));
+	i = d->ntargets++;
+	tg = &d->targets[i];
+	memset(tg, 0, sizeof(*tg));
+	tg->pid = pid;
+	tg->pidfd = -1;
+	if (target_attach(d, i, err, errlen)) {
+		/* nothing of it may stay live: probes are undone by probes_attach */
+		if (tg->pidfd >= 0) {
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
+			close(tg->pidfd);
+		}
+		probes_unwatch(d->skel, pid);
+		python_frames_off(d, pid);
+		if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
+			/* accounting began: keep the entry, marked detached */
+			tg->pidfd = -1;
+			tg->state = SNAP_TARGET_DETACHED;
+			tg->end_ns = time_monotonic_ns();
+		} else {
+			allocator_free(&tg->alloc);
+			free(tg->command);
+			free(tg->note);
+			d->ntargets--;
+		}
+		return -1;
+	}
+	return 0;
+}
+
+int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
+{
+	struct target *tg = NULL;
+	int i;
+
+	for (i = 0; i < d->ntargets && !tg; i++) {
+		if (d->targets[i].pid == pid)
+			tg = &d->targets[i];
+	}
+	if (!tg || tg->state != SNAP_TARGET_ATTACHED) {
+		snprintf(err, errlen, "pid %d is not traced", pid);
+		return -1;
+	}
+	probes_detach(&tg->probes);
+	probes_unwatch(d->skel, pid);
+	python_frames_off(d, pid);
+	daemon_consume(d); /* its events up to the detach */
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
+	close(tg->pidfd);
+	tg->pidfd = -1;
+	tg->state = SNAP_TARGET_DETACHED;
+	tg->end_ns = time_monotonic_ns();
+	log_msg("detached from pid %d (%s); its data stays readable", pid, tg->command);
+	return 0;
+}
+
 static int run_loop(struct daemon *d, int sigfd, int timerfd)
 {
 	struct epoll_event events[32];
@@ -645,9 +721,11 @@ int main(int argc, char **argv)
 	}
 
 	d.targets = xcalloc(1, sizeof(*d.targets));
-	d.ntargets = 1;
+	d.ntargets = o.command || o.pid ? 1 : 0;
 	d.targets[0].pidfd = -1;
-	if (o.command) {
+	if (!d.ntargets) {
+		log_msg("no target yet: add them with memtracectl attach PID");
+	} else if (o.command) {
 		child = target_spawn(o.command, err, sizeof(err));
 		if (child < 0)
 			goto fail;
@@ -656,7 +734,7 @@ int main(int argc, char **argv)
 	} else {
 		d.targets[0].pid = o.pid;
 	}
-	if (target_attach(&d, 0, err, sizeof(err)))
+	if (d.ntargets && target_attach(&d, 0, err, sizeof(err)))
 		goto fail;
 	if (child > 0 && target_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));

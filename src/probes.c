@@ -142,6 +142,13 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 	return rc ? -1 : 0;
 }
 
+void probes_unwatch(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &key);
+}
+
 int probes_watch(struct memtrace_bpf *skel, int pid)
 {
 	struct mt_target_watch w = {0};

@@ -45,6 +45,8 @@ void probes_detach(struct target_probes *tp);
 
 /* Report pid's execs (the "targets" map); 0, or -errno. */
 int probes_watch(struct memtrace_bpf *skel, int pid);
+/* Stop watching pid for exec (after detach). */
+void probes_unwatch(struct memtrace_bpf *skel, int pid);
 /* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */
 uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
 

@@ -155,11 +155,18 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 		r->command = PROTO_CMD_SNAPSHOT;
 	else if (!strcmp(word, "reset-peak"))
 		r->command = PROTO_CMD_RESET_PEAK;
+	else if (!strcmp(word, "attach"))
+		r->command = PROTO_CMD_ATTACH;
+	else if (!strcmp(word, "detach"))
+		r->command = PROTO_CMD_DETACH;
 	else
 		return request_error(err, errlen, "unknown command '%.*s'", QUOTE_MAX, word);
 	while ((word = strtok_r(NULL, " ", &save)))
 		if (parse_pair(word, &seen, r, err, errlen))
 			return -1;
+	if ((r->command == PROTO_CMD_ATTACH || r->command == PROTO_CMD_DETACH) && !r->pid)
+		return request_error(err, errlen, "%s needs pid=N",
+				     r->command == PROTO_CMD_ATTACH ? "attach" : "detach");
 	return 0;
 }
 
@@ -170,7 +177,12 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 
 	char extra[80] = "";
 
-	if ((r->command != PROTO_CMD_SNAPSHOT && r->command != PROTO_CMD_RESET_PEAK) || !sort ||
+	static const char *const names[] = {[PROTO_CMD_SNAPSHOT] = "snapshot",
+					    [PROTO_CMD_RESET_PEAK] = "reset-peak",
+					    [PROTO_CMD_ATTACH] = "attach",
+					    [PROTO_CMD_DETACH] = "detach"};
+
+	if (r->command < PROTO_CMD_SNAPSHOT || r->command > PROTO_CMD_DETACH || !sort ||
 	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
 	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
 	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1))
@@ -180,9 +192,8 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 			 (unsigned long long)r->older_than_ns);
 	if (r->ages)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " ages=1");
-	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n",
-		     r->command == PROTO_CMD_RESET_PEAK ? "reset-peak" : "snapshot", r->top, sort,
-		     r->pid, r->stacks, extra);
+	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n", names[r->command],
+		     r->top, sort, r->pid, r->stacks, extra);
 	if (n < 0 || (size_t)n >= buflen)
 		return -1;
 	return n;

@@ -28,6 +28,8 @@
 enum proto_command {
 	PROTO_CMD_SNAPSHOT = 1,
 	PROTO_CMD_RESET_PEAK, /* start a new peak window, then answer as snapshot */
+	PROTO_CMD_ATTACH,     /* start tracing pid=N, then answer as snapshot */
+	PROTO_CMD_DETACH,     /* stop tracing pid=N (its data stays), then answer */
 };
 
 struct proto_request {

@@ -229,6 +229,11 @@ static void handle_request(struct daemon *d, struct client *c, size_t len)
 		log_msg("peak reset at %llu live bytes",
 			(unsigned long long)d->tracker.totals.live_bytes);
 	}
+	if ((req.command == PROTO_CMD_ATTACH && daemon_attach(d, (int)req.pid, err, sizeof(err))) ||
+	    (req.command == PROTO_CMD_DETACH && daemon_detach(d, (int)req.pid, err, sizeof(err)))) {
+		reply_error(c, err);
+		return;
+	}
 	if (collect_snapshot(d, &req, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
