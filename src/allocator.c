@@ -25,10 +25,13 @@
 #define MAX_LINK_MAP 4096
 
 /* CPython's allocator entry points, probed with --python-allocators. */
-static const struct {
+/* An exported symbol probed as an allocator entry point of kind func. */
+struct probe_symbol {
 	const char *name;
 	int func;
-} python_symbols[] = {
+};
+
+static const struct probe_symbol python_symbols[] = {
     {"PyObject_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyObject_Calloc", MT_FN_PYMALLOC_CALLOC},
     {"PyObject_Realloc", MT_FN_PYMALLOC_REALLOC}, {"PyObject_Free", MT_FN_PYMALLOC_FREE},
     {"PyMem_Malloc", MT_FN_PYMALLOC_MALLOC},	  {"PyMem_Calloc", MT_FN_PYMALLOC_CALLOC},
@@ -36,10 +39,7 @@ static const struct {
 };
 
 /* Mangled names of every operator new variant (plain, nothrow, aligned). */
-static const struct {
-	const char *name;
-	int func;
-} cxx_new_symbols[] = {
+static const struct probe_symbol cxx_new_symbols[] = {
     {"_Znwm", MT_FN_NEW},
     {"_ZnwmRKSt9nothrow_t", MT_FN_NEW},
     {"_ZnwmSt11align_val_t", MT_FN_NEW},
@@ -309,33 +309,47 @@ static void fill_probes(struct allocator *a, const struct elf_module *mod, int d
 		add_probe(a, mod, mt_func_name((unsigned)f), f, 0, dynamic_only);
 }
 
-/* operator new from the first object in search order that defines it. */
-static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
+/*
+ * Probe syms in the first object of the search order that exports key (the
+ * object the dynamic linker binds it to), as probe object number object.
+ * Sets *open_path and *path to that object when any probe was added;
+ * returns how many were.
+ */
+static int probe_first_exporter(struct allocator *a, int pid, char **paths, int n, const char *key,
+				const struct probe_symbol *syms, size_t nsyms, int object,
+				char **open_path, char **path)
 {
 	struct elf_module *mod;
 	uint64_t vaddr;
-	size_t k;
 	char why[256];
-	int i, before;
+	int i, before = a->nprobes;
+	size_t k;
 
 	for (i = 0; i < n; i++) {
 		mod = elfmod_open(paths[i], why, sizeof(why));
 		if (!mod)
 			continue;
-		if (elfmod_find_function(mod, "_Znwm", 1, &vaddr, NULL)) {
+		if (elfmod_find_function(mod, key, 1, &vaddr, NULL)) {
 			elfmod_close(mod);
 			continue;
 		}
-		before = a->nprobes;
-		for (k = 0; k < ARRAY_SIZE(cxx_new_symbols); k++)
-			add_probe(a, mod, cxx_new_symbols[k].name, cxx_new_symbols[k].func, 1, 1);
+		for (k = 0; k < nsyms; k++)
+			add_probe(a, mod, syms[k].name, syms[k].func, object, 1);
 		elfmod_close(mod);
 		if (a->nprobes > before) {
-			a->cxx_open_path = xstrdup(paths[i]);
-			a->cxx_path = display_path(pid, paths[i]);
+			*open_path = xstrdup(paths[i]);
+			*path = display_path(pid, paths[i]);
 		}
-		return;
+		break;
 	}
+	return a->nprobes - before;
+}
+
+/* operator new from the first object in search order that defines it. */
+static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
+{
+	probe_first_exporter(a, pid, paths, n, "_Znwm", cxx_new_symbols,
+			     ARRAY_SIZE(cxx_new_symbols), 1, &a->cxx_open_path, &a->cxx_path);
 }
 
 int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
@@ -382,34 +396,16 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 
 int allocator_resolve_python(int pid, struct allocator *a)
 {
-	struct elf_module *mod;
-	char **paths = NULL, why[256];
-	uint64_t vaddr;
-	size_t k;
-	int n, i, before = a->nprobes;
+	char **paths = NULL;
+	int n, i, added;
 
 	n = allocator_search_order(pid, &paths);
-	for (i = 0; i < n; i++) {
-		mod = elfmod_open(paths[i], why, sizeof(why));
-		if (!mod)
-			continue;
-		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
-			elfmod_close(mod);
-			continue;
-		}
-		for (k = 0; k < ARRAY_SIZE(python_symbols); k++)
-			add_probe(a, mod, python_symbols[k].name, python_symbols[k].func, 2, 1);
-		elfmod_close(mod);
-		if (a->nprobes > before) {
-			a->py_open_path = xstrdup(paths[i]);
-			a->py_path = display_path(pid, paths[i]);
-		}
-		break;
-	}
+	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
+				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
-	return a->nprobes - before;
+	return added;
 }
 
 /* Does the target's environment hold PYTHONMALLOC=malloc (pymalloc off)? */

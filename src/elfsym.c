@@ -542,17 +542,12 @@ int elfmod_find_function(const struct elf_module *m, const char *name, int dynam
 
 int elfmod_vaddr_to_offset(const struct elf_module *m, uint64_t vaddr, uint64_t *off)
 {
-	size_t i;
+	uint64_t seg_vaddr, seg_offset, seg_filesz;
 
-	for (i = 0; i < m->nsegments; i++) {
-		const struct elf_segment *s = &m->segments[i];
-
-		if (vaddr >= s->vaddr && vaddr - s->vaddr < s->filesz) {
-			*off = s->offset + (vaddr - s->vaddr);
-			return 0;
-		}
-	}
-	return -1;
+	if (elfmod_segment_of(m, vaddr, &seg_vaddr, &seg_offset, &seg_filesz))
+		return -1;
+	*off = seg_offset + (vaddr - seg_vaddr);
+	return 0;
 }
 
 int elfmod_segment_of(const struct elf_module *m, uint64_t vaddr, uint64_t *seg_vaddr,
