@@ -177,7 +177,7 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	uint32_t i, cap = s->nframes ? s->nframes : 1;
 	size_t k, n;
 
-	out->pid = s->tgid;
+	out->pid = tracker_space_pid(&d->tracker, s->tgid);
 	out->nframes = 0;
 	out->frames = xcalloc(cap, sizeof(*out->frames));
 	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
@@ -225,9 +225,9 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		struct snap_frame f;
 		const char *module;
 
-		if (!pid || e->tgid == pid)
+		if (!pid || tracker_space_pid(t, e->tgid) == pid)
 			check_stack_end(d, i);
-		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && e->tgid != pid))
+		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
@@ -262,9 +262,41 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 	out->ntruncations = n;
 }
 
+/*
+ * The counters of every generation of pid (before and after an exec, or
+ * attached again): sums, and the highest of their peaks.
+ */
+static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < t->ntargets; i++) {
+		const struct mt_counters *c = &t->targets[i].c;
+
+		if (t->targets[i].tgid != pid)
+			continue;
+		out->allocations += c->allocations;
+		out->frees += c->frees;
+		out->bytes_allocated += c->bytes_allocated;
+		out->bytes_freed += c->bytes_freed;
+		out->live_allocations += c->live_allocations;
+		out->live_bytes += c->live_bytes;
+		if (c->peak_live_bytes > out->peak_live_bytes) {
+			out->peak_live_bytes = c->peak_live_bytes;
+			out->peak_time_ns = c->peak_time_ns;
+		}
+		out->unknown_frees += c->unknown_frees;
+		out->missed_frees += c->missed_frees;
+		out->missed_free_bytes += c->missed_free_bytes;
+		out->untracked_allocations += c->untracked_allocations;
+		out->stackless_allocations += c->stackless_allocations;
+		out->temporary_allocations += c->temporary_allocations;
+		out->temporary_bytes += c->temporary_bytes;
+	}
+}
+
 static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
 {
-	const struct tracker_target *tt = tracker_find_target(&d->tracker, (uint32_t)tg->pid);
+	const struct tracker_target *tt = tracker_find_space(&d->tracker, tg->space);
 	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
 
 	out->pid = (uint32_t)tg->pid;
@@ -328,7 +360,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		     size_t errlen)
 {
 	const struct tracker *t = &d->tracker;
-	const struct tracker_target *tt = NULL;
+	int have_pid = 0;
 	struct sort_ctx ctx = {.t = t, .key = r->sort};
 	uint64_t lost[MT_LOST_SLOTS];
 	uint32_t *sel = NULL, nsel = 0, i, n;
@@ -336,8 +368,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 
 	memset(s, 0, sizeof(*s));
 	if (r->pid) {
-		tt = tracker_find_target(&d->tracker, r->pid);
-		if (!tt) {
+		for (i = 0; i < t->ntargets; i++)
+			have_pid |= t->targets[i].tgid == r->pid;
+		if (!have_pid) {
 			snprintf(err, errlen, "pid %u is not traced", r->pid);
 			return -1;
 		}
@@ -351,7 +384,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
 			s->events_lost[k] = lost[k];
 	}
-	s->totals = tt ? tt->c : t->totals;
+	s->totals = t->totals;
+	if (r->pid)
+		pid_totals(t, r->pid, &s->totals);
 	/* kept for all targets together */
 	memcpy(s->size_histogram, t->size_histogram, sizeof(s->size_histogram));
 	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
@@ -383,7 +418,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	for (i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *e = stack_get(&t->stacks, i);
 
-		if (r->pid && e->tgid != r->pid)
+		if (r->pid && tracker_space_pid(t, e->tgid) != r->pid)
 			continue;
 		if (!sort_value(t, e, r->sort))
 			continue;

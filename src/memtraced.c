@@ -249,36 +249,165 @@ static void python_frames_off(struct daemon *d, int pid)
 	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
 }
 
+static void python_frames(struct daemon *d, int pid);
+
 /*
- * Target i executed a new program. The probes were placed for the old one's
- * allocator (which may not even be mapped any more) and the old heap is gone:
- * stop tracing, keep the data, mark it detached. The tracker already ignores
- * the new program's events (ordered after the exec event in the ring buffer).
- * Re-attaching to the new program is left to the user (docs/reliability.md):
- * at this point its libraries may not be mapped yet.
+ * pid starts a new generation (an exec, or attached again): whatever the
+ * tracker, the symbolizer and the Python reader keep under pid moves to a
+ * retired key of its own, so the new program starts empty and the old
+ * data stays readable, symbolized against the old program's maps.
+ */
+static void retire_pid(struct daemon *d, int pid)
+{
+	uint32_t key = tracker_retire(&d->tracker, (uint32_t)pid);
+
+	if (!key)
+		return;
+	symbolizer_rename(d->sym, pid, (int)key);
+	pystacks_rename(d->py, pid, (int)key);
+	for (int i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].space == (uint32_t)pid)
+			d->targets[i].space = key;
+	}
+}
+
+/* A new slot in d->targets (which may move). */
+static int target_new(struct daemon *d, int pid)
+{
+	struct target *tg;
+
+	d->targets = xrealloc(d->targets, (size_t)(d->ntargets + 1) * sizeof(*d->targets));
+	tg = &d->targets[d->ntargets];
+	memset(tg, 0, sizeof(*tg));
+	tg->pid = pid;
+	tg->pidfd = -1;
+	tg->exit_status = -1;
+	return d->ntargets++;
+}
+
+/* How long a new program may take to map its libraries before we give up. */
+#define RESOLVE_TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
+
+/*
+ * Target i executed a new program. Its events up to the exec (ordered before
+ * the exec event in the ring buffer) stay with it, now marked "execed"; a
+ * new entry of the same pid traces the new program from its first call:
+ * the probes stay attached to the process, so calls into a library the new
+ * program maps again (libc, nearly always) are counted at once; the
+ * allocator is resolved again once the new program's libraries are mapped
+ * (target_resolve), and only the probes that differ are changed.
  */
 static void target_execed(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
-	char *now;
+	struct target *tg = &d->targets[i], *nt;
+	uint64_t now = time_monotonic_ns();
+	int j, pid = tg->pid;
 
 	if (tg->state != SNAP_TARGET_ATTACHED)
 		return;
-	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
+	tracker_target_exec(&d->tracker, (uint32_t)pid);
+	python_frames_off(d, pid);
+	retire_pid(d, pid);
+	j = target_new(d, pid);
+	tg = &d->targets[i];
+	nt = &d->targets[j];
+	tg->state = SNAP_TARGET_EXECED;
+	tg->end_ns = now;
+	nt->state = SNAP_TARGET_ATTACHED;
+	nt->is_child = tg->is_child;
+	tg->is_child = 0;
+	nt->pidfd = tg->pidfd;
+	tg->pidfd = -1;
+	nt->probes = tg->probes;
+	memset(&tg->probes, 0, sizeof(tg->probes));
+	nt->command = target_read_command(pid);
+	nt->attach_ns = now;
+	nt->space = (uint32_t)pid;
+	nt->resolve_pending = 1;
+	nt->execs_seen = tg->execs_seen + 1;
+	if (nt->pidfd >= 0) {
+		struct epoll_event ev = {.events = EPOLLIN,
+					 .data.u64 = (uint64_t)TAG_PIDFD << 32 | (uint32_t)j};
+
+		epoll_ctl(d->epfd, EPOLL_CTL_MOD, nt->pidfd, &ev);
+	}
+	if (!tracker_add_target(&d->tracker, (uint32_t)pid, now))
+		log_msg("pid %d: cannot track the new program: out of memory", pid);
+	log_msg("pid %d executed a new program (%s): the data from before the exec stays "
+		"readable; tracing the new program",
+		pid, nt->command);
+}
+
+/* The new program of target i is not traced: say why, keep its data. */
+static void target_give_up(struct daemon *d, int i, const char *why)
+{
+	struct target *tg = &d->targets[i];
+
 	probes_detach(&tg->probes);
-	python_frames_off(d, tg->pid);
+	tg->resolve_pending = 0;
 	tg->state = SNAP_TARGET_DETACHED;
 	tg->end_ns = time_monotonic_ns();
-	now = target_read_command(tg->pid);
-	log_msg("pid %d executed a new program (%s): tracing stopped, the data from before the "
-		"exec stays readable",
-		tg->pid, now);
-	free(now);
+	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
+	free(tg->note);
+	tg->note = xstrdup(why);
+	log_msg("pid %d: %s", tg->pid, why);
+}
+
+/*
+ * After an exec: once the dynamic linker has mapped the new program's
+ * libraries (or at once for a static program), find its allocator and
+ * move the probes over. Called on every drain tick while pending.
+ */
+static void target_resolve(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	struct target_probes np;
+	struct allocator a = {0};
+	char err[512], why[600];
+	uint64_t now = time_monotonic_ns();
+	int late = now - tg->attach_ns > RESOLVE_TIMEOUT_NS;
+
+	if (allocator_ldso_symbol(tg->pid, "_r_debug") && allocator_linker_state(tg->pid) != 0 &&
+	    !late)
+		return; /* ld.so is still mapping libraries */
+	if (allocator_resolve(tg->pid, &a, err, sizeof(err))) {
+		allocator_free(&a);
+		if (target_check_pid(tg->pid))
+			return; /* exited: its pidfd says so next */
+		if (!late && allocator_ldso_symbol(tg->pid, "_r_debug"))
+			return; /* not all mapped yet */
+		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
+		target_give_up(d, i, why);
+		return;
+	}
+	if (d->python_allocators)
+		allocator_resolve_python(tg->pid, &a);
+	if (probes_attach_keeping(d->skel, tg->pid, &a, &np, &tg->probes, err, sizeof(err))) {
+		allocator_free(&a);
+		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
+		target_give_up(d, i, why);
+		return;
+	}
+	probes_detach(&tg->probes); /* the old program's that the new one does not map */
+	tg->probes = np;
+	allocator_free(&tg->alloc);
+	tg->alloc = a;
+	tg->resolve_pending = 0;
+	free(tg->command);
+	tg->command = target_read_command(tg->pid);
+	free(tg->note);
+	tg->note = allocator_python_note(tg->pid);
+	python_frames(d, tg->pid);
+	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
+		tg->alloc.path, probes_count(&tg->probes),
+		(unsigned long long)(now - tg->attach_ns) / 1000);
 }
 
 static void target_exec_event(struct daemon *d, uint32_t tgid)
 {
-	for (int i = 0; i < d->ntargets; i++) {
+	int n = d->ntargets; /* target_execed appends */
+
+	for (int i = 0; i < n; i++) {
 		if (d->targets[i].pid == (int)tgid)
 			target_execed(d, i);
 	}
@@ -297,9 +426,11 @@ static void check_execs(struct daemon *d)
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
 
-		if (tg->state != SNAP_TARGET_ATTACHED || !probes_exec_count(d->skel, tg->pid))
+		if (tg->state != SNAP_TARGET_ATTACHED ||
+		    probes_exec_count(d->skel, tg->pid) <= tg->execs_seen)
 			continue;
 		daemon_consume(d);
+		tg = &d->targets[i]; /* the drain may have added targets */
 		if (tg->state != SNAP_TARGET_ATTACHED)
 			continue; /* its event was queued: handled in order */
 		if (probes_read_lost(d->skel, lost, MT_LOST_SLOTS) ||
@@ -409,6 +540,9 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		log_msg("pid %d: %s", tg->pid, tg->note);
 	python_frames(d, tg->pid);
 	tg->attach_ns = time_monotonic_ns();
+	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
+	tg = &d->targets[i];
+	tg->space = (uint32_t)tg->pid;
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
@@ -428,7 +562,7 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
-		tg->probes.nlinks, tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
+		probes_count(&tg->probes), tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
 		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
 		tg->alloc.py_path ? tg->alloc.py_path : "");
 	return 0;
@@ -503,13 +637,8 @@ int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 	int i, rc;
 
 	for (i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == pid) {
-			snprintf(err, errlen,
-				 d->targets[i].state == SNAP_TARGET_ATTACHED
-				     ? "pid %d is traced already"
-				     : "pid %d was traced before; its data stays until memtraced "
-				       "stops, and one memtraced traces a pid once",
-				 pid);
+		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED) {
+			snprintf(err, errlen, "pid %d is traced already", pid);
 			return -1;
 		}
 	}
@@ -518,13 +647,11 @@ int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach to pid %d: %s", pid, strerror(-rc));
 		return -1;
 	}
-	d->targets = xrealloc(d->targets, (size_t)(d->ntargets + 1) * sizeof(*d->targets));
-	i = d->ntargets++;
-	tg = &d->targets[i];
-	memset(tg, 0, sizeof(*tg));
-	tg->pid = pid;
-	tg->pidfd = -1;
+	/* traced before (detached, or an earlier process with this pid): a new
+	 * entry, the old one's data stays as it was */
+	i = target_new(d, pid);
 	if (target_attach(d, i, err, errlen)) {
+		tg = &d->targets[i];
 		/* nothing of it may stay live: probes are undone by probes_attach */
 		if (tg->pidfd >= 0) {
 			epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
@@ -534,6 +661,7 @@ int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 		python_frames_off(d, pid);
 		if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
 			/* accounting began: keep the entry, marked detached */
+			tracker_target_exec(&d->tracker, (uint32_t)pid);
 			tg->pidfd = -1;
 			tg->state = SNAP_TARGET_DETACHED;
 			tg->end_ns = time_monotonic_ns();
@@ -554,10 +682,10 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
 	int i;
 
 	for (i = 0; i < d->ntargets && !tg; i++) {
-		if (d->targets[i].pid == pid)
+		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED)
 			tg = &d->targets[i];
 	}
-	if (!tg || tg->state != SNAP_TARGET_ATTACHED) {
+	if (!tg) {
 		snprintf(err, errlen, "pid %d is not traced", pid);
 		return -1;
 	}
@@ -565,6 +693,9 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
 	probes_unwatch(d->skel, pid);
 	python_frames_off(d, pid);
 	daemon_consume(d); /* its events up to the detach */
+	tg = &d->targets[i - 1];
+	tracker_target_exec(&d->tracker, (uint32_t)pid); /* later events are not its */
+	tg->resolve_pending = 0;
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
 	close(tg->pidfd);
 	tg->pidfd = -1;
@@ -603,6 +734,11 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				daemon_consume(d);
 				daemon_sample(d);
 				check_execs(d);
+				for (int k = 0; k < d->ntargets; k++) {
+					if (d->targets[k].resolve_pending &&
+					    d->targets[k].state == SNAP_TARGET_ATTACHED)
+						target_resolve(d, k);
+				}
 				server_expire(d, time_monotonic_ns());
 				metrics_http_tick(d, time_monotonic_ns());
 				break;

@@ -198,6 +198,16 @@ void metrics_http_accept(struct daemon *d)
 
 /* ---- the exposition ------------------------------------------------------ */
 
+/* A later generation of the same pid (after an exec, or attached again). */
+static int superseded(const struct daemon *d, int i)
+{
+	for (int k = i + 1; k < d->ntargets; k++) {
+		if (d->targets[k].pid == d->targets[i].pid)
+			return 1;
+	}
+	return 0;
+}
+
 static void put_label_value(struct buf *b, const char *s)
 {
 	size_t n = 0;
@@ -284,9 +294,11 @@ void metrics_render(struct daemon *d, struct buf *b)
 			   target_metrics[m].help, target_metrics[m].name, target_metrics[m].type);
 		for (int i = 0; i < d->ntargets; i++) {
 			const struct target *tg = &d->targets[i];
-			const struct tracker_target *tt =
-			    tracker_find_target(&d->tracker, (uint32_t)tg->pid);
+			const struct tracker_target *tt = tracker_find_space(&d->tracker, tg->space);
 			uint64_t v = 0;
+
+			if (superseded(d, i))
+				continue; /* one series per pid: its newest generation */
 
 			if (tt)
 				memcpy(&v, (const char *)&tt->c + target_metrics[m].offset,

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -89,21 +90,72 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 	return 0;
 }
 
-static int attach_one(struct bpf_program *prog, int pid, const char *path, uint64_t offset,
-		      int func, int retprobe, struct target_probes *tp)
-{
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe, .bpf_cookie = (uint64_t)func);
-	struct bpf_link *link;
+enum { PROG_FREE, PROG_RETURN, PROG_PYFREE, PROG_ENTRY, PROG_COUNT };
 
-	link = bpf_program__attach_uprobe_opts(prog, pid, path, offset, &opts);
+static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
+		      uint64_t offset, int func, struct target_probes *tp,
+		      struct target_probes *old)
+{
+	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
+	struct bpf_program *progs[PROG_COUNT] = {
+	    [PROG_FREE] = skel->progs.free_enter,
+	    [PROG_RETURN] = skel->progs.alloc_return,
+	    [PROG_PYFREE] = skel->progs.pyfree_enter,
+	    [PROG_ENTRY] = skel->progs.alloc_enter,
+	};
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which],
+		    .bpf_cookie = (uint64_t)func);
+	struct probe_key key = {.offset = offset, .func = func, .prog = which};
+	struct bpf_link *link;
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+	}
+	for (int i = 0; old && key.ino && i < old->nlinks; i++) {
+		if (old->links[i] && !memcmp(&old->keys[i], &key, sizeof(key))) {
+			tp->keys[tp->nlinks] = key;
+			tp->links[tp->nlinks++] = old->links[i];
+			old->links[i] = NULL;
+			return 0;
+		}
+	}
+	link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
 	if (!link)
 		return -errno;
+	tp->keys[tp->nlinks] = key;
 	tp->links[tp->nlinks++] = link;
 	return 0;
 }
 
+/* Put the links tp took from old back where they were; detach the rest. */
+static void undo_attach(struct target_probes *tp, struct target_probes *old)
+{
+	for (int i = tp->nlinks - 1; i >= 0; i--) {
+		int k;
+
+		for (k = 0; old && k < old->nlinks; k++) {
+			if (!old->links[k] && !memcmp(&old->keys[k], &tp->keys[i], sizeof(tp->keys[i])))
+				break;
+		}
+		if (old && k < old->nlinks)
+			old->links[k] = tp->links[i];
+		else
+			bpf_link__destroy(tp->links[i]);
+	}
+	tp->nlinks = 0;
+}
+
 int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 		  struct target_probes *tp, char *err, size_t errlen)
+{
+	return probes_attach_keeping(skel, pid, a, tp, NULL, err, errlen);
+}
+
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a,
+			  struct target_probes *tp, struct target_probes *old, char *err,
+			  size_t errlen)
 {
 	int pass, i, rc = 0;
 
@@ -120,17 +172,17 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 			int is_pyfree = p->func == MT_FN_PYMALLOC_FREE;
 
 			if (pass == 0 && is_free)
-				rc = attach_one(skel->progs.free_enter, pid, path, p->offset,
-						p->func, 0, tp);
+				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func,
+						tp, old);
 			else if (pass == 1 && !is_free)
-				rc = attach_one(skel->progs.alloc_return, pid, path, p->offset,
-						p->func, 1, tp);
+				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
+						tp, old);
 			else if (pass == 2 && is_pyfree)
-				rc = attach_one(skel->progs.pyfree_enter, pid, path, p->offset,
-						p->func, 0, tp);
+				rc = attach_one(skel, PROG_PYFREE, pid, path, p->offset, p->func,
+						tp, old);
 			else if (pass == 2 && !is_free)
-				rc = attach_one(skel->progs.alloc_enter, pid, path, p->offset,
-						p->func, 0, tp);
+				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func,
+						tp, old);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
 					 allocator_func_name(p->func), allocator_probe_path(a, p),
@@ -138,8 +190,17 @@ int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 		}
 	}
 	if (rc)
-		probes_detach(tp);
+		undo_attach(tp, old);
 	return rc ? -1 : 0;
+}
+
+int probes_count(const struct target_probes *tp)
+{
+	int n = 0;
+
+	for (int i = 0; i < tp->nlinks; i++)
+		n += tp->links[i] != NULL;
+	return n;
 }
 
 void probes_unwatch(struct memtrace_bpf *skel, int pid)
@@ -175,6 +236,6 @@ void probes_detach(struct target_probes *tp)
 
 	/* entry probes first (attached last), so no entry outlives its return */
 	for (i = tp->nlinks - 1; i >= 0; i--)
-		bpf_link__destroy(tp->links[i]);
+		bpf_link__destroy(tp->links[i]); /* NULL: moved, nothing to do */
 	tp->nlinks = 0;
 }

@@ -29,8 +29,17 @@ int probes_ringbuf_fd(struct memtrace_bpf *skel);
 /* Events lost, summed over CPUs, by slot (0: inflight table full, then kind). */
 int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
 
+/* What one link probes: the same key in a new program is the same probe. */
+struct probe_key {
+	uint64_t dev, ino; /* the probed file */
+	uint64_t offset;
+	int func;
+	int prog; /* which BPF program (entry, return, free, ...) */
+};
+
 struct target_probes {
-	struct bpf_link *links[64]; /* 2 per probe, at most */
+	struct bpf_link *links[64]; /* 2 per probe, at most; NULL once moved */
+	struct probe_key keys[64];
 	int nlinks;
 };
 
@@ -42,6 +51,20 @@ struct target_probes {
 int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
 		  struct target_probes *tp, char *err, size_t errlen);
 void probes_detach(struct target_probes *tp);
+
+/*
+ * Probes for a new program in pid (after an exec): like probes_attach(),
+ * but a probe that old already has (same file, offset, function and
+ * program: the new program maps the same library) is moved from old into
+ * tp instead of attached again, so no call is missed or counted twice.
+ * The caller detaches what stays in old. Returns 0, or -1 with a reason
+ * in err (then tp holds nothing and old is as it was).
+ */
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a,
+			  struct target_probes *tp, struct target_probes *old, char *err,
+			  size_t errlen);
+/* Probes that are live (not moved away). */
+int probes_count(const struct target_probes *tp);
 
 /* Report pid's execs (the "targets" map); 0, or -errno. */
 int probes_watch(struct memtrace_bpf *skel, int pid);

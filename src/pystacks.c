@@ -444,3 +444,15 @@ void pystacks_frame(struct pystacks *ps, int pid, uint64_t word, struct snap_fra
 				     MT_PY_INSTR(word));
 	out->line = line > 0 ? line : 0;
 }
+
+void pystacks_rename(struct pystacks *ps, int pid, int key)
+{
+	for (size_t i = 0; i < ps->npids; i++) {
+		if (ps->pids[i].pid == pid)
+			ps->pids[i].pid = key;
+	}
+	for (size_t i = 0; i < ps->ncodes; i++) {
+		if (ps->codes[i].pid == pid)
+			ps->codes[i].pid = key;
+	}
+}

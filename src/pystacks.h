@@ -50,4 +50,7 @@ int64_t pystacks_line(const uint8_t *table, size_t len, int64_t firstlineno, uin
 /* The same for CPython 3.10's line table (PEP 626 (byte delta, line delta) pairs). */
 int64_t pystacks_line310(const uint8_t *table, size_t len, int64_t firstlineno, uint64_t instr);
 
+/* What is known of pid's code objects now belongs to key (see symbolizer_rename). */
+void pystacks_rename(struct pystacks *ps, int pid, int key);
+
 #endif

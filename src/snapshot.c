@@ -104,6 +104,7 @@ static const char *const target_state_names[] = {
     [SNAP_TARGET_ATTACHED] = "attached",
     [SNAP_TARGET_EXITED] = "exited",
     [SNAP_TARGET_DETACHED] = "detached",
+    [SNAP_TARGET_EXECED] = "execed",
 };
 
 static const char *const sort_names[] = {

@@ -130,6 +130,8 @@ static void pid_refresh(struct pid_maps *p)
 {
 	struct proc_maps fresh;
 
+	if (p->pid <= 0)
+		return; /* a retired generation's key: its process image is gone */
 	if (procmaps_read(p->pid, &fresh) || !fresh.n) {
 		procmaps_free(&fresh);
 		return;
@@ -384,4 +386,28 @@ void symbolizer_forget(struct symbolizer *s, int pid)
 	pid_maps_free(&s->pids[i]);
 	memmove(&s->pids[i], &s->pids[i + 1], (s->npids - i - 1) * sizeof(*s->pids));
 	s->npids--;
+}
+
+void symbolizer_rename(struct symbolizer *s, int pid, int key)
+{
+	struct pid_maps moved;
+	size_t i;
+	int found;
+
+	i = pid_index(s, pid, &found);
+	if (!found)
+		return;
+	moved = s->pids[i];
+	memmove(&s->pids[i], &s->pids[i + 1], (s->npids - i - 1) * sizeof(*s->pids));
+	s->npids--;
+	i = pid_index(s, key, &found);
+	if (found) { /* never: keys are handed out once */
+		pid_maps_free(&moved);
+		return;
+	}
+	moved.pid = key;
+	s->pids = xrealloc(s->pids, (s->npids + 1) * sizeof(*s->pids));
+	memmove(&s->pids[i + 1], &s->pids[i], (s->npids - i) * sizeof(*s->pids));
+	s->pids[i] = moved;
+	s->npids++;
 }

@@ -55,6 +55,13 @@ void symbolizer_frame(struct symbolizer *s, int pid, uint64_t addr, struct snap_
 size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct snap_frame *out,
 			 size_t max);
 
+/*
+ * The maps cached for pid now belong to key (a retired generation's key,
+ * never a live pid): a new program in pid starts with maps of its own. Key
+ * is never re-read from /proc.
+ */
+void symbolizer_rename(struct symbolizer *s, int pid, int key);
+
 /* Drop a pid's maps; opened modules stay cached. */
 void symbolizer_forget(struct symbolizer *s, int pid);
 

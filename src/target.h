@@ -16,6 +16,7 @@
 
 struct target {
 	int pid;
+	uint32_t space;	 /* its generation in the tracker (tracker_find_space) */
 	int pidfd;	 /* -1 once the exit has been handled */
 	int state;	 /* enum snap_target_state */
 	int is_child;	 /* started by us: reap it */
@@ -26,6 +27,8 @@ struct target {
 	struct target_probes probes;
 	uint64_t attach_ns; /* CLOCK_MONOTONIC when tracing began */
 	uint64_t end_ns;    /* when it exited, or 0 */
+	uint64_t execs_seen; /* the exec tracepoint's count when this entry began */
+	int resolve_pending; /* executed a new program: its allocator is not resolved yet */
 };
 
 /* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */

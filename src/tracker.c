@@ -39,11 +39,77 @@ struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
 {
 	uint32_t i;
 
-	for (i = 0; i < t->ntargets; i++) {
-		if (t->targets[i].tgid == tgid)
+	for (i = t->ntargets; i-- > 0;) {
+		if (t->targets[i].tgid == tgid && !t->targets[i].ended)
 			return &t->targets[i];
 	}
 	return NULL;
+}
+
+struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ntargets; i++) {
+		if (t->targets[i].space == space)
+			return &t->targets[i];
+	}
+	return NULL;
+}
+
+uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
+{
+	uint32_t i;
+
+	if (!(space & TRACKER_RETIRED))
+		return space;
+	for (i = 0; i < t->ntargets; i++) {
+		if (t->targets[i].space == space)
+			return t->targets[i].tgid;
+	}
+	return 0;
+}
+
+uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_space(t, tgid);
+	struct heap_block *moved = NULL, b;
+	const struct heap_block *hb;
+	size_t n = 0, cap = 0, pos = 0, k;
+	uint32_t key, i;
+
+	if (!tg)
+		return 0;
+	key = TRACKER_RETIRED | ++t->retired;
+	tg->space = key;
+	/* Stacks keep their index slot: a lookup compares the whole key, so
+	 * the old key's slot position is never matched again. */
+	for (i = 0; i < t->stacks.count; i++) {
+		if (t->stacks.v[i].tgid == tgid)
+			t->stacks.v[i].tgid = key;
+	}
+	/* Blocks are hashed by key: take them out, then put them back. */
+	while ((hb = heap_next(&t->heap, &pos))) {
+		if (hb->tgid != tgid)
+			continue;
+		if (n == cap) {
+			struct heap_block *v;
+
+			cap = cap ? cap * 2 : 256;
+			v = realloc(moved, cap * sizeof(*v));
+			if (!v)
+				break; /* the rest stay under tgid: freed by nothing */
+			moved = v;
+		}
+		moved[n++] = *hb;
+	}
+	for (k = 0; k < n; k++) {
+		heap_remove(&t->heap, tgid, moved[k].addr, &b);
+		b.tgid = key;
+		heap_insert(&t->heap, &b, NULL);
+	}
+	free(moved);
+	return key;
 }
 
 struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns)
@@ -54,6 +120,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 
 	if (tracker_find_target(t, tgid))
 		return NULL;
+	tracker_retire(t, tgid);
 	/* The empty stack is interned first so it always exists. */
 	empty = stack_intern(&t->stacks, tgid, NULL, 0, &is_new);
 	if (empty == STACK_NONE)
@@ -65,6 +132,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 	tg = &t->targets[t->ntargets++];
 	memset(tg, 0, sizeof(*tg));
 	tg->tgid = tgid;
+	tg->space = tgid;
 	tg->start_ns = start_ns;
 	tg->empty_stack = empty;
 	if (t->ntargets == 1)
@@ -236,7 +304,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	int is_new, r;
 
 	/* Python frame words (MT_PY_WORD) follow the native frames */
-	stack = stack_intern(&t->stacks, ev->tgid, (const uint64_t *)ev->frames,
+	stack = stack_intern(&t->stacks, tg->space, (const uint64_t *)ev->frames,
 			     (uint32_t)ev->nframes + ev->npyframes, &is_new);
 	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
@@ -245,7 +313,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	} else if (is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, ev->tgid, (const uint64_t *)ev->frames,
+			t->on_new_stack(t->on_new_stack_arg, tg->space, (const uint64_t *)ev->frames,
 					(uint32_t)ev->nframes + ev->npyframes);
 	}
 
@@ -258,7 +326,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;
-	b.tgid = ev->tgid;
+	b.tgid = tg->space;
 	b.stack = stack;
 	b.tid = ev->tid;
 	b.seq = thread_count_alloc(t, ev->tid);
@@ -289,7 +357,7 @@ static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t 
 {
 	struct heap_block b;
 
-	if (heap_remove(&t->heap, tg->tgid, addr, &b))
+	if (heap_remove(&t->heap, tg->space, addr, &b))
 		account_release(t, tg, &b, 0, tid);
 	else
 		count_unknown_free(tg, t);
@@ -330,7 +398,7 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	}
 	p->tid = ev->tid;
 	p->old_addr = ev->old_addr;
-	p->known = heap_remove(&t->heap, tg->tgid, ev->old_addr, &p->block);
+	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
 }
 
 static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
@@ -345,7 +413,7 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		*p = tg->parked[--tg->nparked];
 	} else {
 		/* entry event lost: the old block is still on the heap */
-		known = heap_remove(&t->heap, tg->tgid, ev->old_addr, &old);
+		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
 	}
 	if (!ev->addr && ev->size) {
 		/* failed: the old block is untouched and stays live */
@@ -383,7 +451,7 @@ int tracker_target_exec(struct tracker *t, uint32_t tgid)
 
 	if (!tg)
 		return -1;
-	tg->execed = 1;
+	tg->ended = 1;
 	return 0;
 }
 
@@ -399,7 +467,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		return;
 	}
 	tg = tracker_find_target(t, ev->tgid);
-	if (!tg || tg->execed) {
+	if (!tg) {
 		t->events_foreign++;
 		return;
 	}
@@ -417,7 +485,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		on_realloc(t, tg, ev);
 		break;
 	case MT_EV_EXEC:
-		tg->execed = 1;
+		tg->ended = 1;
 		break;
 	default:
 		t->events_malformed++;

@@ -30,14 +30,24 @@ struct tracker_parked {
 
 struct tracker_target {
 	uint32_t tgid;
+	/*
+	 * The key of its blocks and stacks: its tgid while it is the newest
+	 * generation of that process, then a retired key (TRACKER_RETIRED
+	 * bit set) once a newer generation (after an exec, a re-attach or a
+	 * reused pid) takes the tgid. Symbolizer and Python frames follow it.
+	 */
+	uint32_t space;
 	uint32_t empty_stack; /* where allocations go when the stack table is full */
 	uint64_t start_ns;    /* tracing of this target began (CLOCK_MONOTONIC) */
 	struct mt_counters c;
 	struct tracker_parked *parked;
 	uint32_t nparked;
 	uint32_t parked_cap;
-	int execed; /* executed a new program: its events no longer count */
+	int ended; /* executed a new program (or detached): its events no longer count */
 };
+
+/* Keys of retired generations: above any pid (pid_max is at most 2^22). */
+#define TRACKER_RETIRED 0x80000000u
 
 typedef void (*tracker_new_stack_fn)(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n);
 
@@ -60,6 +70,7 @@ struct tracker {
 	uint64_t *thread_seqs;	      /* open addressing: tid << 32 | seq; tid 0 = empty */
 	size_t thread_mask;	      /* capacity - 1 */
 	size_t nthreads;
+	uint32_t retired; /* retired keys handed out */
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
 };
@@ -68,17 +79,33 @@ struct tracker {
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks);
 void tracker_destroy(struct tracker *t);
 
-/* Start accounting for tgid; returns NULL if it is a target already. */
+/*
+ * Start accounting for a new generation of tgid (space = tgid). An older
+ * generation of the same tgid is retired first (tracker_retire). Returns
+ * NULL if tgid has a generation that has not ended, or out of memory.
+ */
 struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns);
+/* The generation of tgid whose events count now; NULL if none. */
 struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid);
+/* The generation keyed by space; NULL if none. */
+struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space);
+/* The pid of a space (itself, or the tgid of the retired generation). */
+uint32_t tracker_space_pid(const struct tracker *t, uint32_t space);
 
 /*
- * tgid executed a new program: from now on its events are counted as
- * events_foreign (they come from a program that is not the one traced); its
- * data so far stays. Also what an MT_EV_EXEC event does. 0, or -1 if tgid is
- * not a target.
+ * The current generation of tgid executed a new program (or stopped being
+ * traced): from now on its events count as events_foreign, its data so far
+ * stays. Also what an MT_EV_EXEC event does. 0, or -1 if tgid has no
+ * current generation.
  */
 int tracker_target_exec(struct tracker *t, uint32_t tgid);
+
+/*
+ * Move every generation keyed by tgid to a retired key of its own: its live
+ * blocks and stacks follow, so a new generation of tgid starts empty.
+ * Returns the new key, or 0 when no generation was keyed by tgid.
+ */
+uint32_t tracker_retire(struct tracker *t, uint32_t tgid);
 
 /* Apply one event as read from the ring buffer (len bytes, untrusted size). */
 void tracker_event(struct tracker *t, const void *data, size_t len);

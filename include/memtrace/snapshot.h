@@ -50,6 +50,7 @@ enum snap_target_state {
 	SNAP_TARGET_ATTACHED = 1,
 	SNAP_TARGET_EXITED = 2,
 	SNAP_TARGET_DETACHED = 3,
+	SNAP_TARGET_EXECED = 4, /* executed a new program: a new entry of the pid traces that */
 	SNAP_TARGET_STATE_COUNT
 };
 
@@ -204,7 +205,7 @@ void snapshot_free(struct snapshot *s);
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
 
-/* "attaching", "attached", "exited", "detached"; "unknown" otherwise. */
+/* "attaching", "attached", "exited", "detached", "execed"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);
 
 /* "live", "allocated", "count", "peak", "temporary"; NULL for a bad key. */

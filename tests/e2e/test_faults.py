@@ -152,13 +152,22 @@ def test_target_killed(r):
     stop_daemon_clean(r, daemon)
 
 
+def targets_of(r, pid):
+    """Every status entry of pid (one per generation: before and after an exec), in order."""
+    status = r.ctl_json("status", "--json")
+    return [t for t in status.get("targets", []) if t.get("pid") == pid]
+
+
 def test_target_exec(r):
     """The target executes a new program mid-trace: the daemon sees the exec (a tracepoint
     event in the same ring buffer, so it is ordered after every event of the old program),
-    stops tracing the new program, and keeps serving exactly what the old one did."""
+    keeps exactly what the old program did under an "execed" entry, and traces the new
+    program from its first call under a new entry of the same pid: every site of the new
+    program (pattern) exact, the old program's numbers unchanged."""
     churn = churn_path(r)
+    expect_file = os.path.join(r.tmp, "expect.txt")
     target = start_churn(r, "--threads", "2", "--steps", "5000", "--wait",
-                         "--exec", churn, "--threads", "2", "--steps", "5000")
+                         "--exec", r.pattern, "--no-wait", "--expect-file", expect_file)
     daemon = r.start_daemon("--pid", str(target.pid))
     r.wait_state("attached", target.pid, daemon)
     target.send_signal(signal.SIGUSR1)
@@ -173,22 +182,35 @@ def test_target_exec(r):
             diff.append(f"events_lost={got['events_lost']}")
         if diff:
             raise Fail(", ".join(diff))
-    target.send_signal(signal.SIGUSR1)  # executes churn again, which allocates at once
+    old = r.status_target(r.ctl_json("status", "--json"), target.pid)
+    target.send_signal(signal.SIGUSR1)  # executes pattern, which runs its phase at once
     with r.part("after_exec"):
-        rc = r.wait_exit(target, "the executed churn")
+        rc = r.wait_exit(target, "the executed pattern")
         if rc != 0:
             raise Fail(f"the program executed by the target exited with status {rc}")
-        with open(os.path.join(r.tmp, "churn.out")) as f:
-            if f.read().count("expect ") != 2:
-                raise Fail("the executed program did not run its phase")
-        r.wait_state("exited", target.pid, daemon)
-        after = r.ctl_json("stats", "--json")
-        if counters_of(after) != counters_of(before):
-            raise Fail(f"the new program's calls were counted: {counters_of(before)} -> "
-                       f"{counters_of(after)}")
+        pexpect = r.read_expect(expect_file)
+        end = deadline_after()
+        while True:
+            gens = targets_of(r, target.pid)
+            if [t.get("state") for t in gens] == ["execed", "exited"]:
+                break
+            if time.monotonic() > end:
+                raise Fail(f"states of pid {target.pid}: {[t.get('state') for t in gens]}, "
+                           "expected execed then exited")
+            time.sleep(POLL)
+        if gens[0].get("counters") != old.get("counters"):
+            raise Fail(f"the old program's numbers changed: {old.get('counters')} -> "
+                       f"{gens[0].get('counters')}")
+        if "pattern" not in str(gens[1].get("command")):
+            raise Fail(f"the new entry's command is {gens[1].get('command')!r}")
         with open(r.daemon_logs[0], errors="replace") as f:
-            if "executed a new program" not in f.read():
-                raise Fail("the daemon's log does not mention the exec")
+            log = f.read()
+        if "executed a new program" not in log:
+            raise Fail("the daemon's log does not mention the exec")
+    with r.part("new_program_sites"):
+        # every site of the new program exact: traced from its first call
+        check_sites(r.report("--pid", str(target.pid), "--top", "400", "--sort", "allocated"),
+                    pexpect)
     stop_daemon_clean(r, daemon)
 
 

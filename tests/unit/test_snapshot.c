@@ -950,6 +950,7 @@ TEST(test_names)
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_ATTACHED), "attached");
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_EXITED), "exited");
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_DETACHED), "detached");
+	CHECK_STR(snap_target_state_name(SNAP_TARGET_EXECED), "execed");
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_STATE_COUNT), "unknown");
 	CHECK_STR(snap_sort_name(SNAP_SORT_LIVE), "live");
 	CHECK_STR(snap_sort_name(SNAP_SORT_PEAK), "peak");

@@ -422,8 +422,54 @@ TEST(exec_stops_counting)
 	CHECK_EQ_U64(t.totals.frees, 1);
 	CHECK_EQ_U64(t.totals.live_bytes, 20);
 	CHECK_EQ_U64(t.totals.missed_frees, 0);
-	CHECK(tracker_target_exec(&t, PID) == 0);
+	CHECK(tracker_target_exec(&t, PID) == -1); /* ended already */
 	CHECK(tracker_target_exec(&t, PID + 1) == -1);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+/*
+ * After an exec the daemon starts a new generation of the pid: the old one
+ * moves to a retired key with its blocks and stacks, the new one counts the
+ * new program from zero, and an address live in both never collides.
+ */
+TEST(generations_after_exec)
+{
+	struct tracker t;
+	struct tracker_target *old, *cur;
+	uint32_t key;
+
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	alloc(&t, 0x2000, 20, 0xa);
+	send(&t, MT_EV_EXEC, 0, TID, 0, 0, 0, 0);
+	CHECK(tracker_find_target(&t, PID) == NULL);
+	key = tracker_retire(&t, PID);
+	CHECK(key & TRACKER_RETIRED);
+	CHECK_EQ_U64(tracker_space_pid(&t, key), PID);
+	CHECK_EQ_U64(tracker_space_pid(&t, PID), PID);
+	CHECK(tracker_retire(&t, PID) == 0); /* nothing keyed by PID now */
+	CHECK(tracker_add_target(&t, PID, 5) != NULL);
+	CHECK(tracker_add_target(&t, PID, 6) == NULL); /* current generation exists */
+	alloc(&t, 0x1000, 30, 0xb); /* same address, new program */
+	release(&t, 0x2000);	    /* never allocated by the new program */
+	old = tracker_find_space(&t, key);
+	cur = tracker_find_target(&t, PID);
+	CHECK(old && cur && old != cur);
+	CHECK_EQ_U64(old->c.allocations, 2);
+	CHECK_EQ_U64(old->c.live_bytes, 30);
+	CHECK_EQ_U64(old->c.unknown_frees, 0);
+	CHECK_EQ_U64(cur->c.allocations, 1);
+	CHECK_EQ_U64(cur->c.live_bytes, 30);
+	CHECK_EQ_U64(cur->c.unknown_frees, 1);
+	CHECK_EQ_U64(cur->c.missed_frees, 0);
+	CHECK_EQ_U64(t.totals.missed_frees, 0);
+	CHECK_EQ_U64(t.totals.live_bytes, 60);
+	CHECK(heap_find(&t.heap, key, 0x1000) && heap_find(&t.heap, key, 0x1000)->size == 10);
+	CHECK(heap_find(&t.heap, PID, 0x1000) && heap_find(&t.heap, PID, 0x1000)->size == 30);
+	/* every stack belongs to one generation or the other */
+	for (uint32_t i = 0; i < t.stacks.count; i++)
+		CHECK(stack_get(&t.stacks, i)->tgid == key || stack_get(&t.stacks, i)->tgid == PID);
 	check_invariants(&t);
 	tracker_destroy(&t);
 }
@@ -442,6 +488,7 @@ int main(void)
 	RUN(foreign_and_malformed_events);
 	RUN(heap_full_counts_untracked);
 	RUN(exec_stops_counting);
+	RUN(generations_after_exec);
 	RUN(python_frame_words);
 	return UNIT_DONE();
 }
