@@ -227,7 +227,8 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 
 		if (!pid || tracker_space_pid(t, e->tgid) == pid)
 			check_stack_end(d, i);
-		if (e->stack_end != MT_STACK_BROKEN || !e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid))
+		if (e->stack_end != MT_STACK_BROKEN || !e->nframes ||
+		    (pid && tracker_space_pid(t, e->tgid) != pid))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);

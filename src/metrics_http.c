@@ -294,7 +294,8 @@ void metrics_render(struct daemon *d, struct buf *b)
 			   target_metrics[m].help, target_metrics[m].name, target_metrics[m].type);
 		for (int i = 0; i < d->ntargets; i++) {
 			const struct target *tg = &d->targets[i];
-			const struct tracker_target *tt = tracker_find_space(&d->tracker, tg->space);
+			const struct tracker_target *tt =
+			    tracker_find_space(&d->tracker, tg->space);
 			uint64_t v = 0;
 
 			if (superseded(d, i))

@@ -136,7 +136,8 @@ static void undo_attach(struct target_probes *tp, struct target_probes *old)
 		int k;
 
 		for (k = 0; old && k < old->nlinks; k++) {
-			if (!old->links[k] && !memcmp(&old->keys[k], &tp->keys[i], sizeof(tp->keys[i])))
+			if (!old->links[k] &&
+			    !memcmp(&old->keys[k], &tp->keys[i], sizeof(tp->keys[i])))
 				break;
 		}
 		if (old && k < old->nlinks)
@@ -172,8 +173,8 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 			int is_pyfree = p->func == MT_FN_PYMALLOC_FREE;
 
 			if (pass == 0 && is_free)
-				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func,
-						tp, old);
+				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func, tp,
+						old);
 			else if (pass == 1 && !is_free)
 				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
 						tp, old);
@@ -181,8 +182,8 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 				rc = attach_one(skel, PROG_PYFREE, pid, path, p->offset, p->func,
 						tp, old);
 			else if (pass == 2 && !is_free)
-				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func,
-						tp, old);
+				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func, tp,
+						old);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
 					 allocator_func_name(p->func), allocator_probe_path(a, p),

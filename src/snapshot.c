@@ -100,10 +100,8 @@ static uint64_t option_get(const struct snap_options *o, size_t i)
 #define STACK_COUNTERS 7
 
 static const char *const target_state_names[] = {
-    [SNAP_TARGET_ATTACHING] = "attaching",
-    [SNAP_TARGET_ATTACHED] = "attached",
-    [SNAP_TARGET_EXITED] = "exited",
-    [SNAP_TARGET_DETACHED] = "detached",
+    [SNAP_TARGET_ATTACHING] = "attaching", [SNAP_TARGET_ATTACHED] = "attached",
+    [SNAP_TARGET_EXITED] = "exited",	   [SNAP_TARGET_DETACHED] = "detached",
     [SNAP_TARGET_EXECED] = "execed",
 };
 

@@ -25,8 +25,8 @@ struct target {
 	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
 	struct allocator alloc;
 	struct target_probes probes;
-	uint64_t attach_ns; /* CLOCK_MONOTONIC when tracing began */
-	uint64_t end_ns;    /* when it exited, or 0 */
+	uint64_t attach_ns;  /* CLOCK_MONOTONIC when tracing began */
+	uint64_t end_ns;     /* when it exited, or 0 */
 	uint64_t execs_seen; /* the exec tracepoint's count when this entry began */
 	int resolve_pending; /* executed a new program: its allocator is not resolved yet */
 };

@@ -313,7 +313,8 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	} else if (is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->space, (const uint64_t *)ev->frames,
+			t->on_new_stack(t->on_new_stack_arg, tg->space,
+					(const uint64_t *)ev->frames,
 					(uint32_t)ev->nframes + ev->npyframes);
 	}
 

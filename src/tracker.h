@@ -70,7 +70,7 @@ struct tracker {
 	uint64_t *thread_seqs;	      /* open addressing: tid << 32 | seq; tid 0 = empty */
 	size_t thread_mask;	      /* capacity - 1 */
 	size_t nthreads;
-	uint32_t retired; /* retired keys handed out */
+	uint32_t retired;		   /* retired keys handed out */
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
 };

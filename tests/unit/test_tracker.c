@@ -451,8 +451,8 @@ TEST(generations_after_exec)
 	CHECK(tracker_retire(&t, PID) == 0); /* nothing keyed by PID now */
 	CHECK(tracker_add_target(&t, PID, 5) != NULL);
 	CHECK(tracker_add_target(&t, PID, 6) == NULL); /* current generation exists */
-	alloc(&t, 0x1000, 30, 0xb); /* same address, new program */
-	release(&t, 0x2000);	    /* never allocated by the new program */
+	alloc(&t, 0x1000, 30, 0xb);		       /* same address, new program */
+	release(&t, 0x2000);			       /* never allocated by the new program */
 	old = tracker_find_space(&t, key);
 	cur = tracker_find_target(&t, PID);
 	CHECK(old && cur && old != cur);
