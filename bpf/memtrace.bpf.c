@@ -10,6 +10,7 @@
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
+#include <bpf/bpf_core_read.h>
 #include "memtrace/event.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
@@ -489,6 +490,35 @@ int on_exec(void *ctx)
 		return 0;
 	__sync_fetch_and_add(&w->execs, 1);
 	emit_small(MT_EV_EXEC, 0, 0, 0);
+	return 0;
+}
+
+/*
+ * A followed target forked a new process (not a thread): the child inherits
+ * the probes (their perf events are inherited at fork), becomes a watched,
+ * followed target itself, and the daemon learns of it through one event,
+ * written before the child first runs (the tracepoint fires before the
+ * child is woken), so it precedes every event of the child.
+ */
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid, cpid;
+	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+	struct mt_target_watch cw = {.follow = 1};
+
+	if (!w || !w->follow)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	cpid = BPF_CORE_READ(child, pid);
+	if (ctgid != cpid || ctgid == tgid)
+		return 0; /* a thread */
+	if (bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY)) {
+		count_lost(MT_EV_FORK);
+		return 0;
+	}
+	emit_small(MT_EV_FORK, 0, ctgid, 0);
 	return 0;
 }
 

@@ -47,6 +47,7 @@ struct daemon {
 	struct snap_options options;  /* as given on the command line, for snapshots */
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
+	int follow_forks;	      /* --follow-forks: children become targets */
 	struct pystacks *py;	      /* Python frames of CPython targets */
 };
 

@@ -54,6 +54,7 @@ struct options {
 	uint64_t temporary_threshold;
 	const char *metrics_listen;
 	int python_allocators;
+	int follow_forks;
 };
 
 static void usage(FILE *f)
@@ -83,6 +84,8 @@ static void usage(FILE *f)
 		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
 		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
 		"                             (exact object counts; slow: see docs/python.md)\n"
+		"      --follow-forks         trace the children a target forks, from their\n"
+		"                             first call, each under its own pid\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -107,7 +110,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_CLIENT_TIMEOUT,
 		OPT_TEMPORARY,
 		OPT_METRICS,
-		OPT_PYALLOC
+		OPT_PYALLOC,
+		OPT_FOLLOW
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -122,6 +126,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
 	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
 	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
+	    {"follow-forks", no_argument, NULL, OPT_FOLLOW},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -208,6 +213,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_PYALLOC:
 			o->python_allocators = 1;
 			break;
+		case OPT_FOLLOW:
+			o->follow_forks = 1;
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -250,6 +258,8 @@ static void python_frames_off(struct daemon *d, int pid)
 }
 
 static void python_frames(struct daemon *d, int pid);
+static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index);
+static int pidfd_open(int pid);
 
 /*
  * pid starts a new generation (an exec, or attached again): whatever the
@@ -282,6 +292,7 @@ static int target_new(struct daemon *d, int pid)
 	tg->pid = pid;
 	tg->pidfd = -1;
 	tg->exit_status = -1;
+	tg->parent = -1;
 	return d->ntargets++;
 }
 
@@ -320,6 +331,11 @@ static void target_execed(struct daemon *d, int i)
 	tg->pidfd = -1;
 	nt->probes = tg->probes;
 	memset(&tg->probes, 0, sizeof(tg->probes));
+	nt->parent = tg->parent;
+	for (int k = 0; k < d->ntargets; k++) {
+		if (d->targets[k].parent == i)
+			d->targets[k].parent = j; /* the links they inherit moved */
+	}
 	nt->command = target_read_command(pid);
 	nt->attach_ns = now;
 	nt->space = (uint32_t)pid;
@@ -354,6 +370,76 @@ static void target_give_up(struct daemon *d, int i, const char *why)
 }
 
 /*
+ * The probes a forked child carries from its ancestors (their perf events
+ * are inherited): the keys only, links marked non-NULL and never used.
+ */
+static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (int p = d->targets[i].parent, hops = 0; p >= 0 && hops < 1024;
+	     p = d->targets[p].parent, hops++) {
+		const struct target_probes *tp = &d->targets[p].probes;
+
+		for (int k = 0; k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links); k++) {
+			if (!tp->links[k])
+				continue;
+			out->keys[out->nlinks] = tp->keys[k];
+			out->links[out->nlinks++] = tp->links[k];
+		}
+	}
+}
+
+/*
+ * A followed target forked: the child is traced already (it inherited the
+ * probes in copy_process, before it ran); give it an entry of its own.
+ */
+static void target_forked(struct daemon *d, uint32_t ptgid, int child)
+{
+	struct target *parent, *c;
+	uint64_t now = time_monotonic_ns();
+	uint32_t key = (uint32_t)ptgid;
+	struct mt_py_config pc;
+	int p = -1, j;
+
+	for (int i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].pid == (int)ptgid && d->targets[i].state == SNAP_TARGET_ATTACHED)
+			p = i;
+	}
+	if (p < 0 || child <= 0)
+		return;
+	retire_pid(d, child); /* an earlier process with this pid */
+	j = target_new(d, child);
+	parent = &d->targets[p];
+	c = &d->targets[j];
+	c->parent = p;
+	c->command = target_read_command(child);
+	c->alloc.path = parent->alloc.path ? xstrdup(parent->alloc.path) : NULL;
+	c->attach_ns = now;
+	c->space = (uint32_t)child;
+	c->state = SNAP_TARGET_ATTACHED;
+	if (!tracker_add_target(&d->tracker, (uint32_t)child, now))
+		log_msg("pid %d: cannot track the child: out of memory", child);
+	c->pidfd = pidfd_open(child);
+	if (c->pidfd >= 0 && loop_add(d, c->pidfd, TAG_PIDFD, (uint32_t)j)) {
+		close(c->pidfd);
+		c->pidfd = -1;
+	}
+	if (c->pidfd < 0) { /* gone already: its events are all queued */
+		c->state = SNAP_TARGET_EXITED;
+		c->end_ns = now;
+		probes_unwatch(d->skel, child);
+	}
+	/* a forked CPython is the same CPython */
+	if (!bpf_map__lookup_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc), 0)) {
+		key = (uint32_t)child;
+		bpf_map__update_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc),
+				     BPF_ANY);
+		pystacks_fork(d->py, (int)ptgid, child);
+	}
+	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
+}
+
+/*
  * After an exec: once the dynamic linker has mapped the new program's
  * libraries (or at once for a static program), find its allocator and
  * move the probes over. Called on every drain tick while pending.
@@ -361,7 +447,7 @@ static void target_give_up(struct daemon *d, int i, const char *why)
 static void target_resolve(struct daemon *d, int i)
 {
 	struct target *tg = &d->targets[i];
-	struct target_probes np;
+	struct target_probes np, inh;
 	struct allocator a = {0};
 	char err[512], why[600];
 	uint64_t now = time_monotonic_ns();
@@ -382,7 +468,9 @@ static void target_resolve(struct daemon *d, int i)
 	}
 	if (d->python_allocators)
 		allocator_resolve_python(tg->pid, &a);
-	if (probes_attach_keeping(d->skel, tg->pid, &a, &np, &tg->probes, err, sizeof(err))) {
+	inherited_probes(d, i, &inh);
+	if (probes_attach_keeping(d->skel, tg->pid, &a, d->follow_forks, &np, &tg->probes, &inh,
+				  err, sizeof(err))) {
 		allocator_free(&a);
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why);
@@ -456,6 +544,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
 		target_exec_event(d, ev->tgid);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
+		target_forked(d, ev->tgid, (int)ev->addr);
 	return 0;
 }
 
@@ -547,12 +637,12 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
-	rc = probes_watch(d->skel, tg->pid);
+	rc = probes_watch(d->skel, tg->pid, d->follow_forks);
 	if (rc) {
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
-	rc = probes_attach(d->skel, tg->pid, &tg->alloc, &tg->probes, err, errlen);
+	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->follow_forks, &tg->probes, err, errlen);
 	if (rc)
 		return -1;
 	if (loop_add(d, tg->pidfd, TAG_PIDFD, (uint32_t)i)) {
@@ -573,13 +663,19 @@ static void target_exited(struct daemon *d, int i)
 	struct target *tg = &d->targets[i];
 	int status;
 
-	daemon_consume(d); /* its last events are queued before its exit */
+	daemon_consume(d);   /* its last events are queued before its exit */
+	tg = &d->targets[i]; /* the drain may have added targets (forks) */
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
 	close(tg->pidfd);
 	tg->pidfd = -1;
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
-	probes_detach(&tg->probes);
+	/* with --follow-forks its children may run on with copies of its
+	 * probes, which live as long as the originals: keep them until the
+	 * daemon stops */
+	if (!d->follow_forks)
+		probes_detach(&tg->probes);
+	probes_unwatch(d->skel, tg->pid);
 	python_frames_off(d, tg->pid);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
@@ -796,6 +892,7 @@ int main(int argc, char **argv)
 	d.start_ns = time_monotonic_ns();
 	d.client_timeout_ns = o.client_timeout_s * 1000000000ull;
 	d.python_allocators = o.python_allocators;
+	d.follow_forks = o.follow_forks;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
 		return 1;

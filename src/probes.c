@@ -10,7 +10,14 @@
 #include <stdio.h>
 #include <string.h>
 #include <stdlib.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <bpf/bpf.h>
 #include <bpf/libbpf.h>
 
@@ -48,11 +55,13 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
-	/* The skeleton owns the link: memtrace_bpf__destroy() detaches it. */
+	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
-	if (!skel->links.on_exec) {
-		snprintf(err, errlen, "cannot attach to the sched_process_exec raw tracepoint: %s",
-			 strerror(errno));
+	if (skel->links.on_exec)
+		skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
+	if (!skel->links.on_exec || !skel->links.on_fork) {
+		snprintf(err, errlen, "cannot attach to the sched_process_%s raw tracepoint: %s",
+			 skel->links.on_exec ? "fork" : "exec", strerror(errno));
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
@@ -92,9 +101,159 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 
 enum { PROG_FREE, PROG_RETURN, PROG_PYFREE, PROG_ENTRY, PROG_COUNT };
 
+/*
+ * --follow-forks. A uprobe made through perf's uprobe PMU (what libbpf
+ * does) is not inherited by children: the copy would need the path from
+ * the daemon's memory. A uprobe defined in tracefs and opened as a
+ * tracepoint perf event with attr.inherit is: the kernel copies the event
+ * into each child in copy_process() and keeps the breakpoints dup_mmap()
+ * copied, so a child is traced from its first instruction. The BPF program
+ * hangs off the tracefs event, so it runs for the children's copies too.
+ * Events are named memtrace_<daemon pid>/p<n> and removed at detach; a
+ * daemon killed leaves them behind unused, and the next one removes them.
+ */
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	static char found[64];
+	char path[128];
+
+	if (found[0])
+		return found;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+			snprintf(path, sizeof(path), "%s/uprobe_events", dirs[i]);
+			if (access(path, W_OK) == 0) {
+				snprintf(found, sizeof(found), "%s", dirs[i]);
+				return found;
+			}
+		}
+		/* not mounted: mount it where the kernel provides the mount point */
+		if (mount("nodev", dirs[0], "tracefs", 0, NULL) && errno != EBUSY)
+			break;
+	}
+	return NULL;
+}
+
+static int tracefs_write(const char *line)
+{
+	char path[128];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir());
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, strlen(line)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static void tracefs_remove(uint32_t n)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "-:memtrace_%d/p%u\n", (int)getpid(), n);
+	tracefs_write(line);
+}
+
+/* Remove the events of daemons that are gone (killed: never cleaned up). */
+static void tracefs_remove_stale(void)
+{
+	char path[128], line[4096];
+	FILE *f;
+
+	if (!tracefs_dir())
+		return;
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir());
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int pid;
+		char name[64], cmd[80];
+
+		if (sscanf(line, "%*c:memtrace_%d/%63s", &pid, name) != 2 || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue; /* that daemon is alive */
+		snprintf(cmd, sizeof(cmd), "-:memtrace_%d/%s\n", pid, name);
+		tracefs_write(cmd);
+	}
+	fclose(f);
+}
+
+static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, const char *path,
+					 uint64_t offset, int retprobe, uint64_t cookie,
+					 uint32_t *id_out)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
+	static uint32_t next;
+	struct perf_event_attr attr = {0};
+	char line[PATH_MAX + 128], idpath[160], idtext[32];
+	struct bpf_link *link;
+	uint32_t n = ++next;
+	int fd, rc, pfd;
+	ssize_t len;
+
+	if (!tracefs_dir()) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (n == 1)
+		tracefs_remove_stale();
+	if (strpbrk(path, " \t\n")) {
+		errno = EINVAL; /* tracefs splits its lines on blanks */
+		return NULL;
+	}
+	snprintf(line, sizeof(line), "%c:memtrace_%d/p%u %s:0x%llx\n", retprobe ? 'r' : 'p',
+		 (int)getpid(), n, path, (unsigned long long)offset);
+	rc = tracefs_write(line);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	snprintf(idpath, sizeof(idpath), "%s/events/memtrace_%d/p%u/id", tracefs_dir(),
+		 (int)getpid(), n);
+	fd = open(idpath, O_RDONLY | O_CLOEXEC);
+	len = fd < 0 ? -1 : read(fd, idtext, sizeof(idtext) - 1);
+	rc = errno;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		tracefs_remove(n);
+		errno = len < 0 ? rc : EIO;
+		return NULL;
+	}
+	idtext[len] = 0;
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = strtoull(idtext, NULL, 10);
+	attr.sample_period = 1;
+	attr.inherit = 1;
+	pfd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	if (pfd < 0) {
+		rc = errno;
+		tracefs_remove(n);
+		errno = rc;
+		return NULL;
+	}
+	link = bpf_program__attach_perf_event_opts(prog, pfd, &opts);
+	if (!link) {
+		rc = errno;
+		close(pfd);
+		tracefs_remove(n);
+		errno = rc;
+		return NULL;
+	}
+	*id_out = n;
+	return link;
+}
+
 static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
 		      uint64_t offset, int func, struct target_probes *tp,
-		      struct target_probes *old)
+		      struct target_probes *old, const struct target_probes *inherited, int follow)
 {
 	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
 	struct bpf_program *progs[PROG_COUNT] = {
@@ -116,12 +275,24 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	for (int i = 0; old && key.ino && i < old->nlinks; i++) {
 		if (old->links[i] && !memcmp(&old->keys[i], &key, sizeof(key))) {
 			tp->keys[tp->nlinks] = key;
+			tp->tracefs[tp->nlinks] = old->tracefs[i];
 			tp->links[tp->nlinks++] = old->links[i];
 			old->links[i] = NULL;
+			old->tracefs[i] = 0;
 			return 0;
 		}
 	}
-	link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
+	/* a forked child's copy of its parent's probe covers it already */
+	for (int i = 0; inherited && key.ino && i < inherited->nlinks; i++) {
+		if (inherited->links[i] && !memcmp(&inherited->keys[i], &key, sizeof(key)))
+			return 0;
+	}
+	tp->tracefs[tp->nlinks] = 0;
+	if (follow)
+		link = attach_inherited(progs[which], pid, path, offset, retprobe[which],
+					(uint64_t)func, &tp->tracefs[tp->nlinks]);
+	else
+		link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
 	if (!link)
 		return -errno;
 	tp->keys[tp->nlinks] = key;
@@ -140,23 +311,27 @@ static void undo_attach(struct target_probes *tp, struct target_probes *old)
 			    !memcmp(&old->keys[k], &tp->keys[i], sizeof(tp->keys[i])))
 				break;
 		}
-		if (old && k < old->nlinks)
+		if (old && k < old->nlinks) {
 			old->links[k] = tp->links[i];
-		else
+			old->tracefs[k] = tp->tracefs[i];
+		} else {
 			bpf_link__destroy(tp->links[i]);
+			if (tp->tracefs[i])
+				tracefs_remove(tp->tracefs[i]);
+		}
 	}
 	tp->nlinks = 0;
 }
 
-int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
+int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
 		  struct target_probes *tp, char *err, size_t errlen)
 {
-	return probes_attach_keeping(skel, pid, a, tp, NULL, err, errlen);
+	return probes_attach_keeping(skel, pid, a, follow, tp, NULL, NULL, err, errlen);
 }
 
-int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a,
-			  struct target_probes *tp, struct target_probes *old, char *err,
-			  size_t errlen)
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+			  struct target_probes *tp, struct target_probes *old,
+			  const struct target_probes *inherited, char *err, size_t errlen)
 {
 	int pass, i, rc = 0;
 
@@ -174,16 +349,16 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 
 			if (pass == 0 && is_free)
 				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func, tp,
-						old);
+						old, inherited, follow);
 			else if (pass == 1 && !is_free)
 				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
-						tp, old);
+						tp, old, inherited, follow);
 			else if (pass == 2 && is_pyfree)
 				rc = attach_one(skel, PROG_PYFREE, pid, path, p->offset, p->func,
-						tp, old);
+						tp, old, inherited, follow);
 			else if (pass == 2 && !is_free)
 				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func, tp,
-						old);
+						old, inherited, follow);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
 					 allocator_func_name(p->func), allocator_probe_path(a, p),
@@ -211,9 +386,9 @@ void probes_unwatch(struct memtrace_bpf *skel, int pid)
 	bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &key);
 }
 
-int probes_watch(struct memtrace_bpf *skel, int pid)
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow)
 {
-	struct mt_target_watch w = {0};
+	struct mt_target_watch w = {.follow = (uint32_t)follow};
 	uint32_t key = (uint32_t)pid;
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
@@ -236,7 +411,10 @@ void probes_detach(struct target_probes *tp)
 	int i;
 
 	/* entry probes first (attached last), so no entry outlives its return */
-	for (i = tp->nlinks - 1; i >= 0; i--)
+	for (i = tp->nlinks - 1; i >= 0; i--) {
 		bpf_link__destroy(tp->links[i]); /* NULL: moved, nothing to do */
+		if (tp->links[i] && tp->tracefs[i])
+			tracefs_remove(tp->tracefs[i]); /* its perf event is closed now */
+	}
 	tp->nlinks = 0;
 }

@@ -40,6 +40,7 @@ struct probe_key {
 struct target_probes {
 	struct bpf_link *links[64]; /* 2 per probe, at most; NULL once moved */
 	struct probe_key keys[64];
+	uint32_t tracefs[64]; /* --follow-forks: its tracefs event (memtrace_PID/pN), or 0 */
 	int nlinks;
 };
 
@@ -48,7 +49,7 @@ struct target_probes {
  * probes, then the entry probes, so that an entry is never seen without its
  * return. Returns 0, or -1 with a reason in err (nothing left attached).
  */
-int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a,
+int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
 		  struct target_probes *tp, char *err, size_t errlen);
 void probes_detach(struct target_probes *tp);
 
@@ -60,14 +61,14 @@ void probes_detach(struct target_probes *tp);
  * The caller detaches what stays in old. Returns 0, or -1 with a reason
  * in err (then tp holds nothing and old is as it was).
  */
-int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a,
-			  struct target_probes *tp, struct target_probes *old, char *err,
-			  size_t errlen);
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+			  struct target_probes *tp, struct target_probes *old,
+			  const struct target_probes *inherited, char *err, size_t errlen);
 /* Probes that are live (not moved away). */
 int probes_count(const struct target_probes *tp);
 
-/* Report pid's execs (the "targets" map); 0, or -errno. */
-int probes_watch(struct memtrace_bpf *skel, int pid);
+/* Report pid's execs (the "targets" map), and with follow its forks; 0, or -errno. */
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow);
 /* Stop watching pid for exec (after detach). */
 void probes_unwatch(struct memtrace_bpf *skel, int pid);
 /* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */

@@ -456,3 +456,14 @@ void pystacks_rename(struct pystacks *ps, int pid, int key)
 			ps->codes[i].pid = key;
 	}
 }
+
+void pystacks_fork(struct pystacks *ps, int parent, int child)
+{
+	for (size_t i = 0; i < ps->npids; i++) {
+		if (ps->pids[i].pid == parent) {
+			ps->pids = xrealloc(ps->pids, (ps->npids + 1) * sizeof(*ps->pids));
+			ps->pids[ps->npids++] = (struct py_pid){child, ps->pids[i].l};
+			return;
+		}
+	}
+}

@@ -53,4 +53,7 @@ int64_t pystacks_line310(const uint8_t *table, size_t len, int64_t firstlineno, 
 /* What is known of pid's code objects now belongs to key (see symbolizer_rename). */
 void pystacks_rename(struct pystacks *ps, int pid, int key);
 
+/* child was forked from parent: the same interpreter, at the same addresses. */
+void pystacks_fork(struct pystacks *ps, int parent, int child);
+
 #endif

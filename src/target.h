@@ -29,6 +29,7 @@ struct target {
 	uint64_t end_ns;     /* when it exited, or 0 */
 	uint64_t execs_seen; /* the exec tracepoint's count when this entry began */
 	int resolve_pending; /* executed a new program: its allocator is not resolved yet */
+	int parent;	     /* --follow-forks: the entry whose probes it inherited, or -1 */
 };
 
 /* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */

@@ -488,6 +488,8 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	case MT_EV_EXEC:
 		tg->ended = 1;
 		break;
+	case MT_EV_FORK:
+		break; /* the daemon adds the child */
 	default:
 		t->events_malformed++;
 		break;

@@ -49,6 +49,7 @@ enum mt_event_kind {
 	MT_EV_REALLOC_ENTER = 3, /* old_addr = block being reallocated */
 	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
 	MT_EV_EXEC = 5,		 /* a target executed a new program (sched_process_exec) */
+	MT_EV_FORK = 6,		 /* a followed target forked: addr = the child's pid */
 	MT_EV_KIND_COUNT
 };
 
@@ -128,6 +129,8 @@ enum mt_stack_walker {
  * was lost is still seen (the daemon reads this on its timer). */
 struct mt_target_watch {
 	__u64 execs;
+	__u32 follow; /* --follow-forks: its children become targets (MT_EV_FORK) */
+	__u32 pad;
 };
 
 /* Read-only configuration the daemon sets before load (.rodata). */

@@ -6,6 +6,7 @@ totals go on."""
 
 from harness import *  # noqa: F401,F403
 from test_core import unused_pid
+from test_faults import stop_daemon_clean
 
 
 def rates(path, last=3):
@@ -83,10 +84,104 @@ def test_attach_detach(r):
             if rc != want or len(err.strip().splitlines()) != 1:
                 raise Fail(f"memtracectl {' '.join(args)}: exit {rc} (want {want}), "
                            f"stderr {err!r}")
+
+        # attached again: a new entry of the pid counts from zero, the old one stays as it was
+        rc, _, err = r.ctl("attach", str(procs[0].pid))
+        if rc:
+            raise Fail(f"attach again exited {rc}: {one_line(err)}")
+        time.sleep(1.2)
+        st = r.ctl_json("stats", "--json")
+        gens = [t for t in st["targets"] if t["pid"] == procs[0].pid]
+        if [t["state"] for t in gens] != ["detached", "attached"]:
+            raise Fail(f"entries of the pid attached again: {[t['state'] for t in gens]}")
+        if gens[0]["counters"]["allocations"] != a2:
+            raise Fail(f"the detached entry changed ({a2} -> "
+                       f"{gens[0]['counters']['allocations']})")
+        if not gens[1]["counters"]["allocations"]:
+            raise Fail("the new entry counts nothing")
     finally:
         for p in procs:
             p.kill()
             p.wait()
 
 
-TESTS = [("attach_detach", test_attach_detach)]
+EXACT = ("allocations", "frees", "bytes_allocated", "bytes_freed", "live_allocations",
+         "live_bytes")
+
+
+def run_forker(r, *daemon_args):
+    """forker under a daemon: returns ({pid: expect} of parent and children, parent pid)."""
+    prog = os.path.join(r.build, "tests", "forker")
+    out = os.path.join(r.tmp, "forker.out")
+    target_proc = r.spawn([prog], "target", "forker.out")
+    r.wait_line(out, "ready ", target_proc)
+    daemon = r.start_daemon(*daemon_args, "--pid", str(target_proc.pid))
+    r.wait_state("attached", target_proc.pid, daemon)
+    target_proc.send_signal(signal.SIGUSR1)
+    rc = r.wait_exit(target_proc, "forker")
+    if rc != 0:
+        raise Fail(f"forker exited with status {rc}")
+    expect = {}
+    with open(out) as f:
+        for line in f:
+            if line.startswith("expect "):
+                _, pid, js = line.split(" ", 2)
+                expect[int(pid)] = json.loads(js)
+    if len(expect) != 4:
+        raise Fail(f"forker printed {len(expect)} expect lines, not 4")
+    return expect, target_proc.pid, daemon
+
+
+def wait_all_exited(r, pids):
+    end = deadline_after()
+    while True:
+        st = r.ctl_json("stats", "--json")
+        got = {t["pid"]: t for t in st["targets"]}
+        if all(p in got and got[p]["state"] == "exited" for p in pids):
+            return st, got
+        if time.monotonic() > end:
+            raise Fail(f"targets: {[(t['pid'], t['state']) for t in st['targets']]}; "
+                       f"expected {sorted(pids)} all exited")
+        time.sleep(POLL)
+
+
+def test_follow_forks(r):
+    """--follow-forks: three children forked after attach are traced from their first
+    allocation, each under its own pid with exact totals; the parent's stay its own."""
+    expect, parent, daemon = run_forker(r, "--follow-forks")
+    st, got = wait_all_exited(r, list(expect))
+    if len(st["targets"]) != 4:
+        raise Fail(f"{len(st['targets'])} targets, expected the parent and 3 children")
+    bad = []
+    for pid, want in expect.items():
+        c = got[pid]["counters"]
+        bad += [f"pid {pid}{' (parent)' if pid == parent else ''}: {k}={c[k]} "
+                f"(expected {want[k]})" for k in EXACT if c[k] != want[k]]
+    if bad:
+        raise Fail("; ".join(bad))
+    for pid in expect:
+        if pid != parent and "forker" not in got[pid].get("command", ""):
+            raise Fail(f"child {pid} has command {got[pid].get('command')!r}")
+    entries = r.report("--pid", str(min(p for p in expect if p != parent)), "--top", "5")
+    if frame0_function(entries[0]) != "site_child":
+        raise Fail(f"a child's top site is {frame0_function(entries[0])}, not site_child")
+    stop_daemon_clean(r, daemon)
+
+
+def test_no_follow_forks(r):
+    """Without --follow-forks the children are not traced: one target, the parent's totals."""
+    expect, parent, daemon = run_forker(r)
+    st, got = wait_all_exited(r, [parent])
+    if [t["pid"] for t in st["targets"]] != [parent]:
+        raise Fail(f"targets {[t['pid'] for t in st['targets']]}, expected only {parent}")
+    c = st["counters"] if "counters" in st else got[parent]["counters"]
+    bad = [f"{k}={got[parent]['counters'][k]} (expected {expect[parent][k]})"
+           for k in EXACT if got[parent]["counters"][k] != expect[parent][k]]
+    if bad:
+        raise Fail("; ".join(bad))
+    del c
+    stop_daemon_clean(r, daemon)
+
+
+TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
+         ("no_follow_forks", test_no_follow_forks)]

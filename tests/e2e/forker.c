@@ -1,0 +1,115 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Fork target for tests/e2e (memtraced --follow-forks): prints "ready PID", waits for SIGUSR1,
+ * then allocates a known amount itself and forks three children that each allocate their own
+ * known amount from site_child. Every process prints one line with exactly what it did:
+ * "expect PID {json}" (write(2): nothing else calls the allocator after the fork).
+ */
+#define _GNU_SOURCE
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#ifdef __clang__
+#define SITE __attribute__((noinline))
+#else
+#define SITE __attribute__((noinline, noclone))
+#endif
+
+#define CHILDREN      3
+#define PARENT_BLOCKS 7
+#define PARENT_SIZE   4000
+
+struct tally {
+	uint64_t allocations, frees, bytes_allocated, bytes_freed;
+};
+
+static void *blocks[1000];
+
+static void say(const struct tally *t)
+{
+	char line[256];
+	int n = snprintf(line, sizeof(line),
+			 "expect %d {\"allocations\":%llu,\"frees\":%llu,\"bytes_allocated\":%llu,"
+			 "\"bytes_freed\":%llu,\"live_allocations\":%llu,\"live_bytes\":%llu}\n",
+			 (int)getpid(), (unsigned long long)t->allocations,
+			 (unsigned long long)t->frees, (unsigned long long)t->bytes_allocated,
+			 (unsigned long long)t->bytes_freed,
+			 (unsigned long long)(t->allocations - t->frees),
+			 (unsigned long long)(t->bytes_allocated - t->bytes_freed));
+
+	if (write(1, line, (size_t)n) != n)
+		_exit(3);
+}
+
+/* Child i: (i + 1) * 100 blocks of 64 * (i + 1) bytes, every other one freed. */
+SITE static void site_child(int i, struct tally *t)
+{
+	int n = (i + 1) * 100;
+	size_t size = 64 * (size_t)(i + 1);
+
+	for (int k = 0; k < n; k++) {
+		blocks[k] = malloc(size);
+		if (!blocks[k])
+			_exit(2);
+		memset(blocks[k], k, size);
+		t->allocations++;
+		t->bytes_allocated += size;
+	}
+	for (int k = 0; k < n; k += 2) {
+		free(blocks[k]);
+		t->frees++;
+		t->bytes_freed += size;
+	}
+}
+
+SITE static void site_parent(struct tally *t)
+{
+	for (int k = 0; k < PARENT_BLOCKS; k++) {
+		blocks[k] = malloc(PARENT_SIZE);
+		if (!blocks[k])
+			exit(2);
+		t->allocations++;
+		t->bytes_allocated += PARENT_SIZE;
+	}
+}
+
+int main(void)
+{
+	struct tally parent = {0};
+	pid_t pids[CHILDREN];
+	sigset_t set;
+	int sig;
+
+	sigemptyset(&set);
+	sigaddset(&set, SIGUSR1);
+	sigprocmask(SIG_BLOCK, &set, NULL);
+	printf("ready %d\n", (int)getpid());
+	fflush(stdout);
+	sigwait(&set, &sig);
+	site_parent(&parent);
+	for (int i = 0; i < CHILDREN; i++) {
+		pids[i] = fork();
+		if (pids[i] < 0)
+			return 1;
+		if (pids[i] == 0) {
+			struct tally t = {0};
+
+			site_child(i, &t);
+			say(&t);
+			_exit(0);
+		}
+	}
+	for (int i = 0; i < CHILDREN; i++) {
+		int st;
+
+		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
+			return 1;
+	}
+	say(&parent);
+	return 0;
+}
