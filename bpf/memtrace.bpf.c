@@ -480,14 +480,86 @@ int alloc_return(struct pt_regs *ctx)
  * ordered in the ring buffer after every event of the old program (its other
  * threads are gone by now) and before any of the new one.
  */
+/* Matched targets alive now (the daemon takes exited ones off). */
+volatile __s32 matched;
+
+/*
+ * Whole-host mode: does the program just executed match --comm or --exe?
+ * Its comm is already the new program's name here.
+ */
+static __always_inline int exec_matches(struct linux_binprm *bprm)
+{
+	char comm[16];
+
+	if (cfg.match_comm[0]) {
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < 16; i++) {
+			if (comm[i] != cfg.match_comm[i])
+				return 0;
+			if (!comm[i])
+				break;
+		}
+		return 1;
+	}
+	if (cfg.match_ino) {
+		struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+
+		return BPF_CORE_READ(ino, i_ino) == cfg.match_ino &&
+		       BPF_CORE_READ(ino, i_sb, s_dev) == cfg.match_dev;
+	}
+	return 0;
+}
+
+/*
+ * A matching program starts (whole-host mode): it becomes a watched target
+ * and is stopped before its first instruction, so that the daemon can place
+ * the probes before any allocation; the daemon continues it (SIGCONT) as
+ * soon as they are attached. Past max_matches, it is left alone.
+ */
+static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
+{
+	struct mt_target_watch w = {.follow = cfg.match_follow};
+	struct mt_event *ev;
+
+	if (!exec_matches(bprm))
+		return;
+	/* two execs at once may both pass: the daemon checks the cap again */
+	if (matched >= (__s32)cfg.max_matches)
+		return;
+	if (bpf_map_update_elem(&targets, &tgid, &w, BPF_NOEXIST)) {
+		count_lost(MT_EV_MATCH);
+		return;
+	}
+	__sync_fetch_and_add(&matched, 1);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		/* the daemon would never hear of it: leave it alone, counted */
+		bpf_map_delete_elem(&targets, &tgid);
+		__sync_fetch_and_add(&matched, -1);
+		count_lost(MT_EV_MATCH);
+		return;
+	}
+	bpf_send_signal(19 /* SIGSTOP */);
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = MT_EV_MATCH;
+	ev->tgid = tgid;
+	ev->tid = (__u32)bpf_get_current_pid_tgid();
+	ev->stack_end = MT_STACK_NONE;
+	ev->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+}
+
 SEC("raw_tp/sched_process_exec")
-int on_exec(void *ctx)
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 
-	if (!w)
+	if (!w) {
+		if (cfg.match_comm[0] || cfg.match_ino)
+			exec_match((struct linux_binprm *)ctx->args[2], tgid);
 		return 0;
+	}
 	__sync_fetch_and_add(&w->execs, 1);
 	emit_small(MT_EV_EXEC, 0, 0, 0);
 	return 0;

@@ -352,20 +352,14 @@ static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
 			     ARRAY_SIZE(cxx_new_symbols), 1, &a->cxx_open_path, &a->cxx_path);
 }
 
-int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
+/* The allocator: the first object of paths (search order) defining malloc and free. */
+static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *err, size_t errlen)
 {
-	char **paths = NULL, why[256];
-	int n, i, rc = -1, dynamic_only;
+	char why[256];
+	int i, rc = -1, dynamic_only;
 	struct elf_module *mod;
 	uint64_t vaddr;
 
-	memset(a, 0, sizeof(*a));
-	n = allocator_search_order(pid, &paths);
-	if (n < 0) {
-		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
-			 strerror(errno ? errno : ESRCH));
-		return -1;
-	}
 	for (i = 0; i < n && rc; i++) {
 		mod = elfmod_open(paths[i], why, sizeof(why));
 		if (!mod)
@@ -392,6 +386,57 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 	if (rc)
 		snprintf(err, errlen, "no loaded object of pid %d defines malloc and free", pid);
 	return rc;
+}
+
+int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
+{
+	char **paths = NULL;
+	int n;
+
+	memset(a, 0, sizeof(*a));
+	n = allocator_search_order(pid, &paths);
+	if (n < 0) {
+		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
+			 strerror(errno ? errno : ESRCH));
+		return -1;
+	}
+	return resolve_in(pid, paths, n, a, err, errlen);
+}
+
+int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t errlen)
+{
+	char **paths = NULL, *dir, *slash, exe[64], lib[PATH_MAX];
+	struct proc_maps m;
+	const struct map_entry *e;
+	uint64_t base;
+	int n = 0;
+
+	if (read_auxv(pid, AT_BASE, &base) || !base)
+		return allocator_resolve(pid, a, err, errlen); /* static: all there is */
+	memset(a, 0, sizeof(*a));
+	if (procmaps_read(pid, &m)) {
+		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
+			 strerror(errno ? errno : ESRCH));
+		return -1;
+	}
+	e = procmaps_find(&m, base);
+	if (!e || !e->path || e->path[0] != '/') {
+		procmaps_free(&m);
+		snprintf(err, errlen, "pid %d: its dynamic linker is not a mapped file", pid);
+		return -1;
+	}
+	/* glibc installs ld.so and libc.so.6 side by side */
+	dir = xstrdup(e->path);
+	procmaps_free(&m);
+	slash = strrchr(dir, '/');
+	*slash = 0;
+	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
+	push_path(&paths, &n, xstrdup(exe));
+	if (snprintf(lib, sizeof(lib), "%s/libc.so.6", dir) >= (int)sizeof(lib))
+		lib[0] = 0; /* no such path: the search falls back to allocator_resolve() */
+	push_path(&paths, &n, open_path_of(pid, lib));
+	free(dir);
+	return resolve_in(pid, paths, n, a, err, errlen);
 }
 
 int allocator_resolve_python(int pid, struct allocator *a)

@@ -53,6 +53,17 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen);
 void allocator_free(struct allocator *a);
 
 /*
+ * For a process stopped right after exec, before its dynamic linker ran:
+ * only the executable and ld.so are mapped. The allocator is then the
+ * executable's own (if it exports malloc) or libc.so.6 from ld.so's
+ * directory, which is where the linker will find it on a glibc system;
+ * probes placed on that file take effect when it is mapped. Interposers
+ * (LD_PRELOAD, DT_NEEDED jemalloc) are found by allocator_resolve() once
+ * the linker is done. Static executables are resolved in full.
+ */
+int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t errlen);
+
+/*
  * Add probes on CPython's allocator (PyObject_Malloc/Calloc/Realloc/Free and
  * PyMem_*) from the first object in search order that exports
  * PyObject_Malloc. Returns the number of probes added (0: not a CPython).

@@ -48,6 +48,7 @@ struct daemon {
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
 	int follow_forks;	      /* --follow-forks: children become targets */
+	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
 	struct pystacks *py;	      /* Python frames of CPython targets */
 };
 

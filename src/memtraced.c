@@ -12,7 +12,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
+#include <poll.h>
 #include <sys/epoll.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/signalfd.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
@@ -55,6 +59,9 @@ struct options {
 	const char *metrics_listen;
 	int python_allocators;
 	int follow_forks;
+	const char *match_comm;
+	const char *match_exe;
+	uint64_t max_targets;
 };
 
 static void usage(FILE *f)
@@ -86,6 +93,10 @@ static void usage(FILE *f)
 		"                             (exact object counts; slow: see docs/python.md)\n"
 		"      --follow-forks         trace the children a target forks, from their\n"
 		"                             first call, each under its own pid\n"
+		"      --comm NAME            whole host: trace every process named NAME, running\n"
+		"                             now or started later (from its first instruction)\n"
+		"      --exe PATH             whole host: the same for processes running PATH\n"
+		"      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
 		"  -h, --help                 this help\n"
 		"  -V, --version              print the version\n",
 		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -111,7 +122,10 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_TEMPORARY,
 		OPT_METRICS,
 		OPT_PYALLOC,
-		OPT_FOLLOW
+		OPT_FOLLOW,
+		OPT_COMM,
+		OPT_EXE,
+		OPT_MAX_TARGETS
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -127,6 +141,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
 	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
 	    {"follow-forks", no_argument, NULL, OPT_FOLLOW},
+	    {"comm", required_argument, NULL, OPT_COMM},
+	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -216,6 +233,22 @@ static int parse_options(int argc, char **argv, struct options *o)
 		case OPT_FOLLOW:
 			o->follow_forks = 1;
 			break;
+		case OPT_COMM:
+			if (!optarg[0] || strlen(optarg) > 15 || strchr(optarg, '/'))
+				return usage_error("--comm takes a process name of 1 to 15 "
+						   "characters (as in /proc/PID/comm)",
+						   optarg);
+			o->match_comm = optarg;
+			break;
+		case OPT_EXE:
+			if (optarg[0] != '/')
+				return usage_error("--exe takes an absolute path", optarg);
+			o->match_exe = optarg;
+			break;
+		case OPT_MAX_TARGETS:
+			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)
+				return usage_error("--max-targets takes 1 to 1000", optarg);
+			break;
 		case 'h':
 			usage(stdout);
 			exit(0);
@@ -230,6 +263,13 @@ static int parse_options(int argc, char **argv, struct options *o)
 		o->command = &argv[optind];
 	if (o->pid && o->command)
 		return usage_error("give either --pid or a command, not both", NULL);
+	if (o->match_comm && o->match_exe)
+		return usage_error("give either --comm or --exe, not both", NULL);
+	if ((o->match_comm || o->match_exe) && (o->pid || o->command))
+		return usage_error("--comm and --exe select their own targets: no --pid or command",
+				   NULL);
+	if (!o->max_targets)
+		o->max_targets = 64;
 	return 0;
 }
 
@@ -259,6 +299,8 @@ static void python_frames_off(struct daemon *d, int pid)
 
 static void python_frames(struct daemon *d, int pid);
 static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index);
+static void target_matched(struct daemon *d, int pid);
+static void unmatch(struct daemon *d, struct target *tg);
 static int pidfd_open(int pid);
 
 /*
@@ -332,6 +374,8 @@ static void target_execed(struct daemon *d, int i)
 	nt->probes = tg->probes;
 	memset(&tg->probes, 0, sizeof(tg->probes));
 	nt->parent = tg->parent;
+	nt->matched = tg->matched;
+	tg->matched = 0;
 	for (int k = 0; k < d->ntargets; k++) {
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
@@ -452,15 +496,18 @@ static void target_resolve(struct daemon *d, int i)
 	char err[512], why[600];
 	uint64_t now = time_monotonic_ns();
 	int late = now - tg->attach_ns > RESOLVE_TIMEOUT_NS;
+	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
 
-	if (allocator_ldso_symbol(tg->pid, "_r_debug") && allocator_linker_state(tg->pid) != 0 &&
-	    !late)
+	if (tg->pidfd >= 0 && poll(&pfd, 1, 0) > 0)
+		return; /* it exited (its maps may be half gone): the pidfd event is next */
+	if (allocator_ldso_symbol(tg->pid, "_dl_debug_state") &&
+	    allocator_linker_state(tg->pid) != 0 && !late)
 		return; /* ld.so is still mapping libraries */
 	if (allocator_resolve(tg->pid, &a, err, sizeof(err))) {
 		allocator_free(&a);
 		if (target_check_pid(tg->pid))
 			return; /* exited: its pidfd says so next */
-		if (!late && allocator_ldso_symbol(tg->pid, "_r_debug"))
+		if (!late && allocator_ldso_symbol(tg->pid, "_dl_debug_state"))
 			return; /* not all mapped yet */
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why);
@@ -546,6 +593,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		target_exec_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
 		target_forked(d, ev->tgid, (int)ev->addr);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
+		target_matched(d, (int)ev->tgid);
 	return 0;
 }
 
@@ -619,16 +668,24 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(errno));
 		return -1;
 	}
-	if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
-		return -1;
-	if (d->python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
-		log_msg("pid %d: --python-allocators: no loaded object exports PyObject_Malloc",
-			tg->pid);
-	free(tg->note);
-	tg->note = allocator_python_note(tg->pid);
-	if (tg->note)
-		log_msg("pid %d: %s", tg->pid, tg->note);
-	python_frames(d, tg->pid);
+	if (tg->at_exec) {
+		/* its libraries come later: target_resolve() finishes the job */
+		if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, errlen))
+			return -1;
+		tg->resolve_pending = 1;
+	} else {
+		if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
+			return -1;
+		if (d->python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
+			log_msg("pid %d: --python-allocators: no loaded object exports "
+				"PyObject_Malloc",
+				tg->pid);
+		free(tg->note);
+		tg->note = allocator_python_note(tg->pid);
+		if (tg->note)
+			log_msg("pid %d: %s", tg->pid, tg->note);
+		python_frames(d, tg->pid);
+	}
 	tg->attach_ns = time_monotonic_ns();
 	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
@@ -677,6 +734,7 @@ static void target_exited(struct daemon *d, int i)
 		probes_detach(&tg->probes);
 	probes_unwatch(d->skel, tg->pid);
 	python_frames_off(d, tg->pid);
+	unmatch(d, tg);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
@@ -727,9 +785,150 @@ static void daemon_sample(struct daemon *d)
 		timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals);
 }
 
+/* target_attach() failed for entry i (the last): undo what it did. */
+static void attach_failed(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	int pid = tg->pid;
+
+	/* nothing of it may stay live: probes are undone by probes_attach */
+	if (tg->pidfd >= 0) {
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
+		close(tg->pidfd);
+	}
+	probes_unwatch(d->skel, pid);
+	python_frames_off(d, pid);
+	if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
+		/* accounting began: keep the entry, marked detached */
+		tracker_target_exec(&d->tracker, (uint32_t)pid);
+		tg->pidfd = -1;
+		tg->state = SNAP_TARGET_DETACHED;
+		tg->end_ns = time_monotonic_ns();
+	} else {
+		allocator_free(&tg->alloc);
+		free(tg->command);
+		free(tg->note);
+		d->ntargets--;
+	}
+}
+
+/* A matched target is gone (exited, detached): it leaves the cap. */
+static void unmatch(struct daemon *d, struct target *tg)
+{
+	if (!tg->matched)
+		return;
+	tg->matched = 0;
+	__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * Whole-host mode: pid executed a program matching --comm/--exe, and is
+ * stopped (SIGSTOP from the exec tracepoint) before its first instruction.
+ * Attach, then let it go: it is traced from its first call. It is always
+ * continued, attached or not.
+ */
+static void target_matched(struct daemon *d, int pid)
+{
+	char err[512];
+	int i, live = 0, known = 0;
+
+	for (i = 0; i < d->ntargets; i++) {
+		live += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+		known |= d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
+	}
+	if (known) {
+		/* attached by the scan at start already */
+		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+	} else if (live >= d->max_targets) {
+		probes_unwatch(d->skel, pid);
+		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		log_msg("pid %d matches, but %d targets are traced (--max-targets): not traced",
+			pid, live);
+	} else {
+		i = target_new(d, pid);
+		d->targets[i].matched = 1;
+		d->targets[i].at_exec = 1;
+		if (target_attach(d, i, err, sizeof(err))) {
+			log_msg("pid %d matches, but %s", pid, err);
+			unmatch(d, &d->targets[i]);
+			attach_failed(d, i);
+		} else {
+			log_msg("pid %d (%s) matches: traced from its first instruction", pid,
+				d->targets[i].command);
+		}
+	}
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
+}
+
+/*
+ * Whole-host mode at start: attach to the matching processes that run
+ * already (later ones come through the exec tracepoint).
+ */
+static void attach_matching(struct daemon *d, const char *comm, dev_t dev, ino_t ino)
+{
+	struct dirent *de;
+	DIR *dir;
+	int n = 0;
+
+	daemon_consume(d); /* matches stopped since the programs were loaded come first */
+	dir = opendir("/proc");
+	if (!dir) {
+		log_msg("cannot read /proc: %s", strerror(errno));
+		return;
+	}
+	while ((de = readdir(dir))) {
+		char path[64], name[32] = "", err[512];
+		int pid = atoi(de->d_name), i, live = 0, known = 0;
+		struct stat st;
+		FILE *f;
+
+		if (pid <= 0 || pid == getpid())
+			continue;
+		if (comm) {
+			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+			f = fopen(path, "re");
+			if (!f)
+				continue;
+			if (!fgets(name, sizeof(name), f))
+				name[0] = 0;
+			fclose(f);
+			name[strcspn(name, "\n")] = 0;
+			if (strcmp(name, comm))
+				continue;
+		} else {
+			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+			if (stat(path, &st) || st.st_dev != dev || st.st_ino != ino)
+				continue;
+		}
+		for (i = 0; i < d->ntargets; i++) {
+			live +=
+			    d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+			known |=
+			    d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
+		}
+		if (known)
+			continue;
+		if (live >= d->max_targets) {
+			log_msg("pid %d matches, but %d targets are traced (--max-targets): not "
+				"traced",
+				pid, live);
+			continue;
+		}
+		if (daemon_attach(d, pid, err, sizeof(err))) {
+			log_msg("pid %d matches, but %s", pid, err);
+			continue;
+		}
+		d->targets[d->ntargets - 1].matched = 1;
+		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		n++;
+	}
+	closedir(dir);
+	log_msg("whole-host mode: %d matching processes traced now; new ones as they start", n);
+}
+
 int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 {
-	struct target *tg;
 	int i, rc;
 
 	for (i = 0; i < d->ntargets; i++) {
@@ -747,26 +946,7 @@ int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 	 * entry, the old one's data stays as it was */
 	i = target_new(d, pid);
 	if (target_attach(d, i, err, errlen)) {
-		tg = &d->targets[i];
-		/* nothing of it may stay live: probes are undone by probes_attach */
-		if (tg->pidfd >= 0) {
-			epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
-			close(tg->pidfd);
-		}
-		probes_unwatch(d->skel, pid);
-		python_frames_off(d, pid);
-		if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
-			/* accounting began: keep the entry, marked detached */
-			tracker_target_exec(&d->tracker, (uint32_t)pid);
-			tg->pidfd = -1;
-			tg->state = SNAP_TARGET_DETACHED;
-			tg->end_ns = time_monotonic_ns();
-		} else {
-			allocator_free(&tg->alloc);
-			free(tg->command);
-			free(tg->note);
-			d->ntargets--;
-		}
+		attach_failed(d, i);
 		return -1;
 	}
 	return 0;
@@ -792,6 +972,7 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
 	tg = &d->targets[i - 1];
 	tracker_target_exec(&d->tracker, (uint32_t)pid); /* later events are not its */
 	tg->resolve_pending = 0;
+	unmatch(d, tg);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
 	close(tg->pidfd);
 	tg->pidfd = -1;
@@ -879,6 +1060,8 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	char err[512];
 	int rc, sigfd = -1, timerfd = -1, child = -1;
+	dev_t match_dev = 0;
+	ino_t match_ino = 0;
 
 	util_progname = "memtraced";
 	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
@@ -935,6 +1118,23 @@ int main(int argc, char **argv)
 	bo.stack_depth = o.stack_depth;
 	bo.stack_walker = o.stack_walker;
 	bo.ring_buffer_bytes = o.ring_buffer_bytes;
+	bo.match_comm = o.match_comm;
+	bo.match_follow = (uint32_t)o.follow_forks;
+	bo.max_matches = (uint32_t)o.max_targets;
+	d.max_targets = (int)o.max_targets;
+	if (o.match_exe) {
+		struct stat st;
+
+		if (stat(o.match_exe, &st)) {
+			snprintf(err, sizeof(err), "--exe %s: %s", o.match_exe, strerror(errno));
+			goto fail;
+		}
+		/* the kernel's dev_t, as the exec tracepoint sees it */
+		bo.match_dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
+		bo.match_ino = st.st_ino;
+		match_dev = st.st_dev;
+		match_ino = st.st_ino;
+	}
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
@@ -969,6 +1169,8 @@ int main(int argc, char **argv)
 	}
 	if (d.ntargets && target_attach(&d, 0, err, sizeof(err)))
 		goto fail;
+	if (o.match_comm || o.match_exe)
+		attach_matching(&d, o.match_comm, match_dev, match_ino);
 	if (child > 0 && target_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));
 		goto fail;

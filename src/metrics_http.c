@@ -266,7 +266,7 @@ static const struct {
 };
 
 static const char *const lost_kinds[] = {"inflight_full", "alloc", "free", "realloc_enter",
-					 "realloc",	  "exec",  "fork"};
+					 "realloc",	  "exec",  "fork", "match"};
 
 void metrics_render(struct daemon *d, struct buf *b)
 {

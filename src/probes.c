@@ -46,6 +46,13 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	skel->rodata->cfg.stack_walker = o->stack_walker;
 	/* wake the consumer when a quarter of the buffer is queued */
 	skel->rodata->cfg.wakeup_bytes = o->ring_buffer_bytes / 4;
+	if (o->match_comm)
+		strncpy(skel->rodata->cfg.match_comm, o->match_comm,
+			sizeof(skel->rodata->cfg.match_comm) - 1);
+	skel->rodata->cfg.match_dev = o->match_dev;
+	skel->rodata->cfg.match_ino = o->match_ino;
+	skel->rodata->cfg.match_follow = o->match_follow;
+	skel->rodata->cfg.max_matches = o->max_matches;
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);

@@ -19,6 +19,12 @@ struct bpf_options {
 	uint32_t stack_depth;
 	uint32_t stack_walker;	    /* enum mt_stack_walker */
 	uint64_t ring_buffer_bytes; /* power of two, >= page size */
+	/* whole-host mode: match executed programs by comm or by file */
+	const char *match_comm; /* NULL: none */
+	uint64_t match_dev;	/* kernel dev_t of --exe; 0: none */
+	uint64_t match_ino;
+	uint32_t match_follow;
+	uint32_t max_matches;
 };
 
 /* Open, configure and load the BPF object. NULL with a reason in err. */

@@ -44,7 +44,7 @@ static const struct metric {
  * first LOST_KINDS_ALWAYS are always shown; later ones (exec) when not 0. */
 #define LOST_KINDS_ALWAYS 5
 static const char *const lost_kind_names[] = {NULL,	 "alloc", "free", "realloc_enter",
-					      "realloc", "exec",  "fork"};
+					      "realloc", "exec",  "fork", "match"};
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23

@@ -30,6 +30,8 @@ struct target {
 	uint64_t execs_seen; /* the exec tracepoint's count when this entry began */
 	int resolve_pending; /* executed a new program: its allocator is not resolved yet */
 	int parent;	     /* --follow-forks: the entry whose probes it inherited, or -1 */
+	int matched;	     /* started by a program matching --comm/--exe (counts in the cap) */
+	int at_exec;	     /* stopped right after exec: its libraries are not mapped yet */
 };
 
 /* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */

@@ -50,6 +50,7 @@ enum mt_event_kind {
 	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
 	MT_EV_EXEC = 5,		 /* a target executed a new program (sched_process_exec) */
 	MT_EV_FORK = 6,		 /* a followed target forked: addr = the child's pid */
+	MT_EV_MATCH = 7,	 /* a new program matches --comm/--exe; it is stopped (SIGSTOP) */
 	MT_EV_KIND_COUNT
 };
 
@@ -138,6 +139,12 @@ struct mt_bpf_config {
 	__u32 stack_depth;  /* frames to capture, <= MT_MAX_FRAMES */
 	__u32 stack_walker; /* enum mt_stack_walker */
 	__u64 wakeup_bytes; /* wake the consumer once this much is queued */
+	/* whole-host mode (--comm / --exe): programs executed that match */
+	char match_comm[16]; /* comm to match; "" = none */
+	__u64 match_dev;     /* kernel dev_t (major << 20 | minor) of --exe; 0 = none */
+	__u64 match_ino;
+	__u32 match_follow; /* matched targets follow their forks */
+	__u32 max_matches;  /* matched targets alive at once, at most */
 };
 
 #endif

@@ -183,5 +183,46 @@ def test_no_follow_forks(r):
     stop_daemon_clean(r, daemon)
 
 
+def test_comm(r):
+    """--comm: a matching process started after the daemon is traced from its first
+    instruction (stopped at exec until the probes are placed): every site exact; a process
+    of another name is not traced; --max-targets 1 leaves a second match alone."""
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    daemon = r.start_daemon("--comm", "pattern", "--max-targets", "1")
+    spin = r.spawn([os.path.join(r.build, "tests", "spin")], "other", "spin.out")
+    p = r.spawn([r.pattern, "--no-wait", "--expect-file", expect_file], "target",
+                "pattern.out")
+    rc = r.wait_exit(p, "pattern")
+    if rc != 0:
+        raise Fail(f"pattern exited with status {rc} under --comm")
+    expect = r.read_expect(expect_file)
+    t = r.wait_state("exited", p.pid, daemon)
+    if "pattern" not in t.get("command", ""):
+        raise Fail(f"the matched target's command is {t.get('command')!r}")
+    with r.part("sites"):
+        check_sites(r.report("--pid", str(p.pid), "--top", "400", "--sort", "allocated"),
+                    expect)
+    with r.part("others_untouched"):
+        st = r.ctl_json("status", "--json")
+        if any(x["pid"] == spin.pid for x in st["targets"]):
+            raise Fail("a process of another name is traced")
+    with r.part("cap"):
+        first = r.spawn([r.pattern], "capped1", "p1.out")  # waits for SIGUSR1
+        r.wait_line(os.path.join(r.tmp, "p1.out"), "ready", first)
+        r.wait_state("attached", first.pid, daemon)
+        second = r.spawn([r.pattern], "capped2", "p2.out")
+        r.wait_line(os.path.join(r.tmp, "p2.out"), "ready", second)
+        st = r.ctl_json("status", "--json")
+        if any(x["pid"] == second.pid for x in st["targets"]):
+            raise Fail("a match past --max-targets 1 is traced")
+        with open(os.path.join(r.tmp, "p2.out")) as f:
+            if "ready" not in f.read():
+                raise Fail("the match past the cap does not run")
+        for q in (first, second, spin):
+            q.kill()
+            q.wait()
+    stop_daemon_clean(r, daemon)
+
+
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
-         ("no_follow_forks", test_no_follow_forks)]
+         ("no_follow_forks", test_no_follow_forks), ("comm", test_comm)]
