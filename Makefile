@@ -222,7 +222,7 @@ SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL        ?= install
 INSTALLED := $(SBINDIR)/memtraced $(BINDIR)/memtracectl $(MANDIR)/man8/memtraced.8 \
 	     $(MANDIR)/man1/memtracectl.1 $(BASHCOMPDIR)/memtraced $(BASHCOMPDIR)/memtracectl \
-	     $(SYSTEMDUNITDIR)/memtraced@.service
+	     $(SYSTEMDUNITDIR)/memtraced@.service $(SYSTEMDUNITDIR)/memtraced.service
 
 # The BPF object is inside memtraced (skeleton), so the binaries are all it needs.
 install: all
@@ -238,6 +238,11 @@ install: all
 	sed 's|@SBINDIR@|$(SBINDIR)|g' packaging/systemd/memtraced@.service \
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced@.service
+	sed -e 's|@SBINDIR@|$(SBINDIR)|g' \
+	    -e 's|^Description=.*|Description=memtrace allocation tracer (idle: memtracectl attach PID)|' \
+	    -e 's|^\(ExecStart=.*\) --pid %i$$|\1|' packaging/systemd/memtraced@.service \
+		> $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced.service
+	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced.service
 	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
 
 uninstall:

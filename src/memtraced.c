@@ -660,6 +660,8 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	struct target *tg = &d->targets[i];
 	int rc;
 
+	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
+	tg = &d->targets[i];
 	tg->state = SNAP_TARGET_ATTACHING;
 	tg->command = target_read_command(tg->pid);
 	tg->exit_status = -1;
@@ -687,8 +689,6 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		python_frames(d, tg->pid);
 	}
 	tg->attach_ns = time_monotonic_ns();
-	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
-	tg = &d->targets[i];
 	tg->space = (uint32_t)tg->pid;
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);

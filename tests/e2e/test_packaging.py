@@ -10,6 +10,7 @@ from harness import *  # noqa: F401,F403
 
 REPO = os.path.dirname(os.path.dirname(HERE))
 UNIT = "memtraced@.service"
+IDLE_UNIT = "memtraced.service"
 
 
 def sh(argv, timeout=600, **kw):
@@ -172,6 +173,10 @@ def test_install_destdir(r):
         with open(unit) as f:
             if f"ExecStart={prefix}/sbin/memtraced --pid %i" not in f.read():
                 raise Fail(f"the installed unit does not run {prefix}/sbin/memtraced")
+        with open(f"{base}/lib/systemd/system/{IDLE_UNIT}") as f:
+            if f"ExecStart={prefix}/sbin/memtraced\n" not in f.read():
+                raise Fail(f"the idle unit does not run {prefix}/sbin/memtraced without a "
+                           "target")
 
     with r.part("version_help"):
         out = must([sbin, "--version"], "memtraced --version")
@@ -193,10 +198,11 @@ def test_install_destdir(r):
 
     with r.part("unit_verify"):
         # the unit as installed, pointed at this DESTDIR; man: references resolve in it too
-        copy = os.path.join(r.tmp, UNIT)
-        with open(unit) as f, open(copy, "w") as out:
-            out.write(f.read().replace(f"ExecStart={prefix}/", f"ExecStart={base}/"))
-        verify_unit(copy, env=dict(os.environ, MANPATH=f"{base}/share/man"))
+        for name in (UNIT, IDLE_UNIT):
+            copy = os.path.join(r.tmp, name)
+            with open(f"{base}/lib/systemd/system/{name}") as f, open(copy, "w") as out:
+                out.write(f.read().replace(f"ExecStart={prefix}/", f"ExecStart={base}/"))
+            verify_unit(copy, env=dict(os.environ, MANPATH=f"{base}/share/man"))
 
     with r.part("uninstall"):
         make(r, "uninstall", f"DESTDIR={root}", f"PREFIX={prefix}")
@@ -289,7 +295,8 @@ def test_deb(r):
             deb = debs[0]
             listing = must(["dpkg-deb", "-c", deb], "dpkg-deb -c")
             for path in ("./usr/sbin/memtraced", "./usr/bin/memtracectl",
-                         f"./lib/systemd/system/{UNIT}", "./usr/share/man/man8/memtraced.8.gz",
+                         f"./lib/systemd/system/{UNIT}", f"./lib/systemd/system/{IDLE_UNIT}",
+                         "./usr/share/man/man8/memtraced.8.gz",
                          "./usr/share/man/man1/memtracectl.1.gz",
                          "./usr/share/bash-completion/completions/memtracectl",
                          "./usr/share/doc/memtrace/copyright"):
@@ -317,6 +324,7 @@ def test_deb(r):
 
         with r.part("unit_verify"):
             verify_unit(f"/lib/systemd/system/{UNIT}")
+            verify_unit(f"/lib/systemd/system/{IDLE_UNIT}")
 
         with r.part("trace"):
             # as the service runs it: the unit's capabilities only; the socket goes to the group
@@ -343,6 +351,7 @@ def test_deb(r):
                 raise Fail(f"dpkg says {package_state('memtrace')!r} after purge")
             left = [p for p in ("/usr/sbin/memtraced", "/usr/bin/memtracectl",
                                 f"/lib/systemd/system/{UNIT}",
+                                f"/lib/systemd/system/{IDLE_UNIT}",
                                 "/usr/share/man/man8/memtraced.8.gz",
                                 "/usr/share/doc/memtrace") if os.path.exists(p)]
             if left:
