@@ -188,16 +188,20 @@ def test_comm(r):
     instruction (stopped at exec until the probes are placed): every site exact; a process
     of another name is not traced; --max-targets 1 leaves a second match alone."""
     expect_file = os.path.join(r.tmp, "expect.txt")
-    daemon = r.start_daemon("--comm", "pattern", "--max-targets", "1")
+    # a name of its own: other processes on the machine may run "pattern"
+    name = f"mt{os.getpid() % 100000}x{int(time.time()) % 10000}"
+    prog = os.path.join(r.tmp, name)
+    shutil.copy(r.pattern, prog)
+    daemon = r.start_daemon("--comm", name, "--max-targets", "1")
     spin = r.spawn([os.path.join(r.build, "tests", "spin")], "other", "spin.out")
-    p = r.spawn([r.pattern, "--no-wait", "--expect-file", expect_file], "target",
+    p = r.spawn([prog, "--no-wait", "--expect-file", expect_file], "target",
                 "pattern.out")
     rc = r.wait_exit(p, "pattern")
     if rc != 0:
         raise Fail(f"pattern exited with status {rc} under --comm")
     expect = r.read_expect(expect_file)
     t = r.wait_state("exited", p.pid, daemon)
-    if "pattern" not in t.get("command", ""):
+    if name not in t.get("command", ""):
         raise Fail(f"the matched target's command is {t.get('command')!r}")
     with r.part("sites"):
         check_sites(r.report("--pid", str(p.pid), "--top", "400", "--sort", "allocated"),
@@ -207,10 +211,10 @@ def test_comm(r):
         if any(x["pid"] == spin.pid for x in st["targets"]):
             raise Fail("a process of another name is traced")
     with r.part("cap"):
-        first = r.spawn([r.pattern], "capped1", "p1.out")  # waits for SIGUSR1
+        first = r.spawn([prog], "capped1", "p1.out")  # waits for SIGUSR1
         r.wait_line(os.path.join(r.tmp, "p1.out"), "ready", first)
         r.wait_state("attached", first.pid, daemon)
-        second = r.spawn([r.pattern], "capped2", "p2.out")
+        second = r.spawn([prog], "capped2", "p2.out")
         r.wait_line(os.path.join(r.tmp, "p2.out"), "ready", second)
         st = r.ctl_json("status", "--json")
         if any(x["pid"] == second.pid for x in st["targets"]):
