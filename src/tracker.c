@@ -37,11 +37,16 @@ void tracker_destroy(struct tracker *t)
 
 struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
 {
-	uint32_t i;
+	uint32_t i = t->last_found;
 
+	/* events come in runs from one process: try the last one found first */
+	if (i < t->ntargets && t->targets[i].tgid == tgid && !t->targets[i].ended)
+		return &t->targets[i];
 	for (i = t->ntargets; i-- > 0;) {
-		if (t->targets[i].tgid == tgid && !t->targets[i].ended)
+		if (t->targets[i].tgid == tgid && !t->targets[i].ended) {
+			t->last_found = i;
 			return &t->targets[i];
+		}
 	}
 	return NULL;
 }

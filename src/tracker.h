@@ -71,6 +71,7 @@ struct tracker {
 	size_t thread_mask;	      /* capacity - 1 */
 	size_t nthreads;
 	uint32_t retired;		   /* retired keys handed out */
+	uint32_t last_found;		   /* index tracker_find_target() found last */
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
 };
