@@ -396,6 +396,14 @@ static void target_execed(struct daemon *d, int i)
 	log_msg("pid %d executed a new program (%s): the data from before the exec stays "
 		"readable; tracing the new program",
 		pid, nt->command);
+	if (nt->parent >= 0) {
+		/* measured, not understood: docs/reliability.md, "Known gaps" */
+		nt->note =
+		    xstrdup("a forked child that executed a new program is traced through the "
+			    "probes it inherited, and the kernel may take some out of the new "
+			    "program when other followed processes exit: counts may be low");
+		log_msg("pid %d: %s", pid, nt->note);
+	}
 }
 
 /* The new program of target i is not traced: say why, keep its data. */
@@ -493,7 +501,7 @@ static void target_resolve(struct daemon *d, int i)
 	struct target *tg = &d->targets[i];
 	struct target_probes np, inh;
 	struct allocator a = {0};
-	char err[512], why[600];
+	char err[512], why[600], *note;
 	uint64_t now = time_monotonic_ns();
 	int late = now - tg->attach_ns > RESOLVE_TIMEOUT_NS;
 	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
@@ -530,8 +538,10 @@ static void target_resolve(struct daemon *d, int i)
 	tg->resolve_pending = 0;
 	free(tg->command);
 	tg->command = target_read_command(tg->pid);
-	free(tg->note);
-	tg->note = allocator_python_note(tg->pid);
+	if ((note = allocator_python_note(tg->pid))) {
+		free(tg->note);
+		tg->note = note;
+	}
 	python_frames(d, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.path, probes_count(&tg->probes),

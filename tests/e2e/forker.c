@@ -4,6 +4,7 @@
  * then allocates a known amount itself and forks three children that each allocate their own
  * known amount from site_child. Every process prints one line with exactly what it did:
  * "expect PID {json}" (write(2): nothing else calls the allocator after the fork).
+ * With --exec-child PROG ARGS..., the first child executes PROG instead.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -78,8 +79,9 @@ SITE static void site_parent(struct tally *t)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	char **exec_argv = argc > 2 && !strcmp(argv[1], "--exec-child") ? &argv[2] : NULL;
 	struct tally parent = {0};
 	pid_t pids[CHILDREN];
 	sigset_t set;
@@ -99,6 +101,10 @@ int main(void)
 		if (pids[i] == 0) {
 			struct tally t = {0};
 
+			if (i == 0 && exec_argv) {
+				execv(exec_argv[0], exec_argv);
+				_exit(127);
+			}
 			site_child(i, &t);
 			say(&t);
 			_exit(0);

@@ -109,11 +109,12 @@ EXACT = ("allocations", "frees", "bytes_allocated", "bytes_freed", "live_allocat
          "live_bytes")
 
 
-def run_forker(r, *daemon_args):
+def run_forker(r, *daemon_args, exec_child=None, lines=4):
     """forker under a daemon: returns ({pid: expect} of parent and children, parent pid)."""
     prog = os.path.join(r.build, "tests", "forker")
     out = os.path.join(r.tmp, "forker.out")
-    target_proc = r.spawn([prog], "target", "forker.out")
+    argv = [prog] + (["--exec-child"] + exec_child if exec_child else [])
+    target_proc = r.spawn(argv, "target", "forker.out")
     r.wait_line(out, "ready ", target_proc)
     daemon = r.start_daemon(*daemon_args, "--pid", str(target_proc.pid))
     r.wait_state("attached", target_proc.pid, daemon)
@@ -127,8 +128,8 @@ def run_forker(r, *daemon_args):
             if line.startswith("expect "):
                 _, pid, js = line.split(" ", 2)
                 expect[int(pid)] = json.loads(js)
-    if len(expect) != 4:
-        raise Fail(f"forker printed {len(expect)} expect lines, not 4")
+    if len(expect) != lines:
+        raise Fail(f"forker printed {len(expect)} expect lines, not {lines}")
     return expect, target_proc.pid, daemon
 
 
@@ -165,6 +166,42 @@ def test_follow_forks(r):
     entries = r.report("--pid", str(min(p for p in expect if p != parent)), "--top", "5")
     if frame0_function(entries[0]) != "site_child":
         raise Fail(f"a child's top site is {frame0_function(entries[0])}, not site_child")
+    stop_daemon_clean(r, daemon)
+
+
+def test_follow_forks_exec(r):
+    """--follow-forks, and the first child executes pattern: it gets an entry of its own for
+    the new program (state exited after execed) marked with the note that its counts may be
+    low (inherited probes after an exec: docs/reliability.md); the other children and the
+    parent stay exact."""
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    expect, parent, daemon = run_forker(r, "--follow-forks", lines=3,
+                                        exec_child=[r.pattern, "--no-wait", "--expect-file",
+                                                    expect_file])
+    r.read_expect(expect_file)
+    end = deadline_after()
+    while True:
+        st = r.ctl_json("stats", "--json")
+        if len(st["targets"]) == 5 and all(t["state"] in ("exited", "execed")
+                                           for t in st["targets"]):
+            break
+        if time.monotonic() > end:
+            raise Fail(f"targets {[(t['pid'], t['state']) for t in st['targets']]}: expected "
+                       "the parent, 3 children, one of them twice (execed, exited)")
+        time.sleep(POLL)
+    got = {t["pid"]: t for t in st["targets"] if t["state"] == "exited"}
+    bad = [f"pid {pid}: {k}={got[pid]['counters'][k]} (expected {want[k]})"
+           for pid, want in expect.items() for k in EXACT if got[pid]["counters"][k] != want[k]]
+    if bad:
+        raise Fail("; ".join(bad))
+    execed = [t for t in st["targets"] if t["state"] == "execed"]
+    if len(execed) != 1:
+        raise Fail(f"{len(execed)} entries in state execed, expected 1")
+    new = got[execed[0]["pid"]]
+    if "pattern" not in new.get("command", "") or "counts may be low" not in \
+            (new.get("note") or ""):
+        raise Fail(f"the new program's entry: command {new.get('command')!r}, "
+                   f"note {new.get('note')!r}")
     stop_daemon_clean(r, daemon)
 
 
@@ -229,4 +266,5 @@ def test_comm(r):
 
 
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
+         ("follow_forks_exec", test_follow_forks_exec),
          ("no_follow_forks", test_no_follow_forks), ("comm", test_comm)]
