@@ -28,6 +28,16 @@ struct tracker_parked {
 	struct heap_block block;
 };
 
+/*
+ * A part of a traced mmap block (MT_FN_MMAP) that is still mapped: [start,
+ * end), page-aligned. A block is one piece until a munmap takes part of it;
+ * the sizes of a block's pieces always add up to its heap size.
+ */
+struct tracker_mapping {
+	uint64_t start, end;
+	uint64_t block; /* the block's address: its heap key */
+};
+
 struct tracker_target {
 	uint32_t tgid;
 	uint32_t empty_stack; /* where allocations go when the stack table is full */
@@ -36,7 +46,10 @@ struct tracker_target {
 	struct tracker_parked *parked;
 	uint32_t nparked;
 	uint32_t parked_cap;
-	int execed; /* executed a new program: its events no longer count */
+	int execed;		      /* executed a new program: its events no longer count */
+	struct tracker_mapping *maps; /* sorted by start, never overlapping */
+	uint32_t nmaps;
+	uint32_t maps_cap;
 };
 
 typedef void (*tracker_new_stack_fn)(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n);
