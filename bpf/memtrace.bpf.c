@@ -631,8 +631,8 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 SEC("tracepoint/syscalls/sys_exit_mmap")
 int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 *pending, len, addr = (__u64)ctx->ret;
+	__u64 id = bpf_get_current_pid_tgid(), *pending, len, addr = (__u64)ctx->ret;
+	__u32 tid = (__u32)id;
 
 	if (!mmap_targets)
 		return 0;
@@ -643,6 +643,8 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 	bpf_map_delete_elem(&mmap_pending, &tid);
 	if (addr >= (__u64)-4095)
 		return 0; /* failed: -errno */
+	if (!mmap_traced(id >> 32))
+		return 0; /* turned off (detach) since the entry */
 	emit_alloc(ctx, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), MT_EV_ALLOC,
 		   MT_FN_MMAP, addr, 0, len);
 	return 0;
