@@ -588,11 +588,12 @@ def test_arenas_native(r):
     r.wait_line(out, "done", target)
     time.sleep(0.5)
     stats = r.ctl_json("stats", "--json")
+    entries = r.report("--top", "0")
     os.unlink(signal_file)
     mix = stats.get("allocator_mix") or {}
     if "mmap" in mix:
         raise Fail(f"mmap in the allocator mix of a native target: {mix['mmap']}")
-    big = [e for e in r.report("--top", "0") if e["live_bytes"] >= 1 << 20]
+    big = [e for e in entries if e["live_bytes"] >= 1 << 20]
     if [(e["live_bytes"], e["live_allocations"]) for e in big] != [(4 << 20, 1)]:
         raise Fail(f"stacks holding 1 MiB or more: "
                    f"{[(e['live_bytes'], e['live_allocations']) for e in big]}")
