@@ -73,6 +73,29 @@ struct {
 /* Nonzero once some target is a CPython: others skip the pyconf lookup. */
 volatile __u32 python_targets;
 
+/*
+ * Targets whose anonymous mmaps outside the allocator are traced (the daemon
+ * sets them: CPython targets in default mode, for pymalloc's arenas). The
+ * syscall tracepoints run for every process; mmap_targets lets them return
+ * at once while no target has it on.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__type(key, __u32);
+	__type(value, __u8);
+} mmaptrace SEC(".maps");
+
+volatile __u32 mmap_targets;
+
+/* An mmap between its entry and exit tracepoints: the length, page-rounded. */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} mmap_pending SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, 1);
@@ -98,7 +121,7 @@ static __always_inline __u64 wakeup_flag(void)
 }
 
 /* A stack-less event (free, realloc entry): fixed size, reserved in place. */
-static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr)
+static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_event *ev;
@@ -119,7 +142,7 @@ static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 o
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old_addr;
-	ev->size = 0;
+	ev->size = size;
 	bpf_ringbuf_submit(ev, wakeup_flag());
 }
 
@@ -311,6 +334,79 @@ static __always_inline int is_realloc(__u32 func)
 	       func == MT_FN_PYMALLOC_REALLOC;
 }
 
+/*
+ * An allocation (or realloc outcome) with its user stack, native then Python
+ * frames. regs are the user registers: the uprobe's context, or the task's
+ * saved user registers in a syscall tracepoint; ctx is the program's context
+ * (for bpf_get_stack).
+ */
+static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kind, __u8 func,
+				       __u64 addr, __u64 old, __u64 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tid = (__u32)id, zero = 0, tgid = id >> 32, npy, nat;
+	const struct mt_py_config *pc;
+	struct scratch *sc;
+	struct mt_event *ev;
+	__u64 flags;
+	__u32 depth;
+	long len;
+	__u8 end;
+
+	sc = bpf_map_lookup_elem(&scratch, &zero);
+	if (!sc)
+		return;
+	ev = (struct mt_event *)sc->words;
+	len = 0;
+	end = MT_STACK_NONE;
+	if (addr) {
+		/* At the return probe the registers are the caller's, so the walk
+		 * starts at the call site itself: the immediate caller is never
+		 * skipped, whatever the allocator's prologue looks like. */
+		depth = cfg.stack_depth;
+		if (depth > MT_MAX_FRAMES)
+			depth = MT_MAX_FRAMES;
+		if (cfg.stack_walker == MT_WALK_KERNEL) {
+			len =
+			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
+			end = MT_STACK_KERNEL;
+		} else {
+			len = walk_frames(regs, ev->frames, depth, &end) * sizeof(__u64);
+		}
+		if (len < 0)
+			len = 0;
+		if (len > MT_MAX_FRAMES * 8)
+			len = MT_MAX_FRAMES * 8;
+	}
+	npy = 0;
+	if (addr && python_targets) {
+		pc = bpf_map_lookup_elem(&pyconf, &tgid);
+		if (pc) {
+			nat = len / sizeof(__u64);
+			if (nat > MT_MAX_FRAMES)
+				nat = MT_MAX_FRAMES;
+			npy = walk_python(pc, ev->frames + nat);
+		}
+	}
+	ev->kind = kind;
+	ev->func = func;
+	ev->nframes = len / sizeof(__u64);
+	ev->tgid = id >> 32;
+	ev->tid = tid;
+	ev->stack_end = end;
+	ev->npyframes = npy;
+	ev->pad[0] = ev->pad[1] = 0;
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = addr;
+	ev->old_addr = old;
+	ev->size = size;
+	flags = wakeup_flag();
+	if (npy > MT_MAX_PYFRAMES)
+		npy = MT_MAX_PYFRAMES;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
+		count_lost(kind);
+}
+
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
@@ -375,24 +471,18 @@ int alloc_enter(struct pt_regs *ctx)
 		return 0;
 	}
 	if (is_realloc(st.func) && st.ptr)
-		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr);
+		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr, 0);
 	return 0;
 }
 
 SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, tgid = id >> 32, npy, nat;
-	const struct mt_py_config *pc;
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
 	struct inflight st;
-	struct scratch *sc;
-	struct mt_event *ev;
-	__u64 addr, old = 0, flags;
-	__u32 depth;
-	long len;
-	__u8 kind = MT_EV_ALLOC, end;
+	__u64 addr, old = 0;
+	__u8 kind = MT_EV_ALLOC;
 
 	if (!in)
 		return 0;
@@ -419,58 +509,7 @@ int alloc_return(struct pt_regs *ctx)
 		return 0; /* a failed allocation is nothing */
 	}
 
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	if (!sc)
-		return 0;
-	ev = (struct mt_event *)sc->words;
-	len = 0;
-	end = MT_STACK_NONE;
-	if (addr) {
-		/* At the return probe the registers are the caller's, so the walk
-		 * starts at the call site itself: the immediate caller is never
-		 * skipped, whatever the allocator's prologue looks like. */
-		depth = cfg.stack_depth;
-		if (depth > MT_MAX_FRAMES)
-			depth = MT_MAX_FRAMES;
-		if (cfg.stack_walker == MT_WALK_KERNEL) {
-			len =
-			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
-			end = MT_STACK_KERNEL;
-		} else {
-			len = walk_frames(ctx, ev->frames, depth, &end) * sizeof(__u64);
-		}
-		if (len < 0)
-			len = 0;
-		if (len > MT_MAX_FRAMES * 8)
-			len = MT_MAX_FRAMES * 8;
-	}
-	npy = 0;
-	if (addr && python_targets) {
-		pc = bpf_map_lookup_elem(&pyconf, &tgid);
-		if (pc) {
-			nat = len / sizeof(__u64);
-			if (nat > MT_MAX_FRAMES)
-				nat = MT_MAX_FRAMES;
-			npy = walk_python(pc, ev->frames + nat);
-		}
-	}
-	ev->kind = kind;
-	ev->func = st.func;
-	ev->nframes = len / sizeof(__u64);
-	ev->tgid = id >> 32;
-	ev->tid = tid;
-	ev->stack_end = end;
-	ev->npyframes = npy;
-	ev->pad[0] = ev->pad[1] = 0;
-	ev->time_ns = bpf_ktime_get_ns();
-	ev->addr = addr;
-	ev->old_addr = old;
-	ev->size = st.size;
-	flags = wakeup_flag();
-	if (npy > MT_MAX_PYFRAMES)
-		npy = MT_MAX_PYFRAMES;
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
-		count_lost(kind);
+	emit_alloc(ctx, ctx, kind, st.func, addr, old, st.size);
 	return 0;
 }
 
@@ -561,7 +600,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	__sync_fetch_and_add(&w->execs, 1);
-	emit_small(MT_EV_EXEC, 0, 0, 0);
+	emit_small(MT_EV_EXEC, 0, 0, 0, 0);
 	return 0;
 }
 
@@ -579,6 +618,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid, cpid;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 	struct mt_target_watch cw = {.follow = 1};
+	__u8 *arenas;
 
 	if (!w || !w->follow)
 		return 0;
@@ -590,7 +630,11 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 		count_lost(MT_EV_FORK);
 		return 0;
 	}
-	emit_small(MT_EV_FORK, 0, ctgid, 0);
+	/* a forked CPython maps arenas from its first instruction too */
+	arenas = bpf_map_lookup_elem(&mmaptrace, &tgid);
+	if (arenas)
+		bpf_map_update_elem(&mmaptrace, &ctgid, arenas, BPF_ANY);
+	emit_small(MT_EV_FORK, 0, ctgid, 0, 0);
 	return 0;
 }
 
@@ -603,7 +647,7 @@ int free_enter(struct pt_regs *ctx)
 		return 0; /* free(NULL) is nothing */
 	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
 		return 0; /* part of a realloc the return probe reports */
-	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0);
+	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0, 0);
 	return 0;
 }
 
@@ -634,6 +678,103 @@ int pyfree_enter(struct pt_regs *ctx)
 	st.ptr = addr;
 	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
 		count_lost(0);
-	emit_small(MT_EV_FREE, MT_FN_PYMALLOC_FREE, addr, 0);
+	emit_small(MT_EV_FREE, MT_FN_PYMALLOC_FREE, addr, 0, 0);
+	return 0;
+}
+
+/* <linux/mman.h>, which vmlinux.h does not carry */
+#define MT_PROT_NONE	 0x0
+#define MT_MAP_TYPE	 0x0f
+#define MT_MAP_PRIVATE	 0x02
+#define MT_MAP_FIXED	 0x10
+#define MT_MAP_ANONYMOUS 0x20
+#define MT_MAP_STACK	 0x20000
+#define MT_PAGE_MASK	 4095ull
+
+static __always_inline int mmap_traced(__u32 tgid)
+{
+	return mmap_targets && bpf_map_lookup_elem(&mmaptrace, &tgid);
+}
+
+static __always_inline __u64 user_sp(void)
+{
+	struct pt_regs *regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+
+	return PT_REGS_SP(regs);
+}
+
+/*
+ * mmap of a traced target. Counted as an allocation (at exit, with the
+ * address): anonymous, private, accessible (not PROT_NONE, a reservation),
+ * not a thread stack (MAP_STACK: pthread_create's), and not made inside a
+ * traced allocator call (glibc malloc's own mmaps are its blocks, reported
+ * by malloc). A MAP_FIXED mapping replaces whatever was mapped there: that
+ * range is reported unmapped first.
+ */
+SEC("tracepoint/syscalls/sys_enter_mmap")
+int mmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), addr, len, prot, flags;
+	__u32 tid = (__u32)id;
+
+	if (!mmap_traced(id >> 32))
+		return 0;
+	addr = ctx->args[0];
+	len = (ctx->args[1] + MT_PAGE_MASK) & ~MT_PAGE_MASK;
+	prot = ctx->args[2];
+	flags = ctx->args[3];
+	if (!len || inside_allocator(tid, user_sp()))
+		return 0;
+	if ((flags & MT_MAP_FIXED) && !(addr & MT_PAGE_MASK))
+		emit_small(MT_EV_FREE, MT_FN_MMAP, addr, 0, len);
+	if (!(flags & MT_MAP_ANONYMOUS) || (flags & MT_MAP_TYPE) != MT_MAP_PRIVATE ||
+	    (flags & MT_MAP_STACK) || prot == MT_PROT_NONE)
+		return 0;
+	if (bpf_map_update_elem(&mmap_pending, &tid, &len, BPF_ANY))
+		count_lost(0);
+	return 0;
+}
+
+SEC("tracepoint/syscalls/sys_exit_mmap")
+int mmap_exit(struct trace_event_raw_sys_exit *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), *pending, len, addr = (__u64)ctx->ret;
+	__u32 tid = (__u32)id;
+
+	if (!mmap_targets)
+		return 0;
+	pending = bpf_map_lookup_elem(&mmap_pending, &tid);
+	if (!pending)
+		return 0;
+	len = *pending;
+	bpf_map_delete_elem(&mmap_pending, &tid);
+	if (addr >= (__u64)-4095)
+		return 0; /* failed: -errno */
+	if (!mmap_traced(id >> 32))
+		return 0; /* turned off (detach) since the entry */
+	emit_alloc(ctx, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), MT_EV_ALLOC,
+		   MT_FN_MMAP, addr, 0, len);
+	return 0;
+}
+
+/*
+ * munmap of a traced target, reported at entry (before another thread can
+ * be given the range by mmap) as a release of [addr, addr + len): the daemon
+ * matches it against the mmap blocks it holds, whole or in part.
+ */
+SEC("tracepoint/syscalls/sys_enter_munmap")
+int munmap_enter(struct trace_event_raw_sys_enter *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid(), addr, len;
+
+	if (!mmap_traced(id >> 32))
+		return 0;
+	addr = ctx->args[0];
+	len = (ctx->args[1] + MT_PAGE_MASK) & ~MT_PAGE_MASK;
+	if (!len || (addr & MT_PAGE_MASK))
+		return 0; /* the call fails with EINVAL */
+	if (inside_allocator((__u32)id, user_sp()))
+		return 0;
+	emit_small(MT_EV_FREE, MT_FN_MMAP, addr, 0, len);
 	return 0;
 }

@@ -105,6 +105,11 @@ const struct heap_block *heap_find(const struct heap *h, uint32_t tgid, uint64_t
 	return s->addr ? s : NULL;
 }
 
+struct heap_block *heap_find_mut(struct heap *h, uint32_t tgid, uint64_t addr)
+{
+	return (struct heap_block *)heap_find(h, tgid, addr);
+}
+
 int heap_remove(struct heap *h, uint32_t tgid, uint64_t addr, struct heap_block *out)
 {
 	struct heap_block *s;

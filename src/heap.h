@@ -47,6 +47,9 @@ int heap_remove(struct heap *h, uint32_t tgid, uint64_t addr, struct heap_block 
 /* Look up without removing; NULL if not live. */
 const struct heap_block *heap_find(const struct heap *h, uint32_t tgid, uint64_t addr);
 
+/* The same, for changing the block's size or stack (never its key). */
+struct heap_block *heap_find_mut(struct heap *h, uint32_t tgid, uint64_t addr);
+
 /* Iterate: for (i = 0; (b = heap_next(h, &i));) ... */
 const struct heap_block *heap_next(const struct heap *h, size_t *pos);
 

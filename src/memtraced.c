@@ -295,9 +295,11 @@ static void python_frames_off(struct daemon *d, int pid)
 	uint32_t key = (uint32_t)pid;
 
 	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
+	probes_mmap_disable(d->skel, pid);
 }
 
-static void python_frames(struct daemon *d, int pid);
+static int python_frames(struct daemon *d, int pid);
+static void python_arenas(struct daemon *d, struct target *tg);
 static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index);
 static void target_matched(struct daemon *d, int pid);
 static void unmatch(struct daemon *d, struct target *tg);
@@ -542,7 +544,8 @@ static void target_resolve(struct daemon *d, int i)
 		free(tg->note);
 		tg->note = note;
 	}
-	python_frames(d, tg->pid);
+	if (python_frames(d, tg->pid))
+		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
@@ -642,8 +645,9 @@ static int pidfd_open(int pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
-/* Python frames for a CPython target: tell the BPF walker where they are. */
-static void python_frames(struct daemon *d, int pid)
+/* Python frames for a CPython target: tell the BPF walker where they are.
+ * 1 when they are on. */
+static int python_frames(struct daemon *d, int pid)
 {
 	struct mt_py_config pc;
 	char desc[4200], why[4300];
@@ -657,10 +661,44 @@ static void python_frames(struct daemon *d, int pid)
 		if (bpf_map__update_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc),
 					 BPF_ANY)) {
 			log_msg("pid %d: cannot enable Python frames: %s", pid, strerror(errno));
-			return;
+			return 0;
 		}
 		d->skel->bss->python_targets = 1;
 		log_msg("pid %d: %s: Python frames on", pid, desc);
+		return 1;
+	}
+	return 0;
+}
+
+#define ARENAS_NOTE                                                                                \
+	"pymalloc arenas traced: small objects are seen as the arenas (anonymous mmap, kind "      \
+	"mmap) that hold them, not one by one"
+
+/*
+ * Default mode, CPython target: pymalloc serves small objects from arenas it
+ * maps itself, outside malloc; trace those mmaps (docs/python.md). Not with
+ * --python-allocators, whose PyObject_Malloc events already count what the
+ * arenas hold.
+ */
+static void python_arenas(struct daemon *d, struct target *tg)
+{
+	char *note;
+	int rc;
+
+	if (d->python_allocators)
+		return;
+	rc = probes_mmap_enable(d->skel, tg->pid);
+	if (rc) {
+		log_msg("pid %d: cannot trace pymalloc arenas (mmap tracepoints): %s", tg->pid,
+			strerror(-rc));
+		return;
+	}
+	log_msg("pid %d: %s", tg->pid, ARENAS_NOTE);
+	if (tg->note && asprintf(&note, "%s; %s", tg->note, ARENAS_NOTE) >= 0) {
+		free(tg->note);
+		tg->note = note;
+	} else if (!tg->note) {
+		tg->note = xstrdup(ARENAS_NOTE);
 	}
 }
 
@@ -668,7 +706,7 @@ static void python_frames(struct daemon *d, int pid)
 static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = &d->targets[i];
-	int rc;
+	int rc, py = 0;
 
 	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
@@ -696,7 +734,7 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		tg->note = allocator_python_note(tg->pid);
 		if (tg->note)
 			log_msg("pid %d: %s", tg->pid, tg->note);
-		python_frames(d, tg->pid);
+		py = python_frames(d, tg->pid);
 	}
 	tg->attach_ns = time_monotonic_ns();
 	tg->space = (uint32_t)tg->pid;
@@ -712,6 +750,9 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->follow_forks, &tg->probes, err, errlen);
 	if (rc)
 		return -1;
+	/* after the allocator's probes: the mmaps malloc makes are its own */
+	if (py)
+		python_arenas(d, tg);
 	if (loop_add(d, tg->pidfd, TAG_PIDFD, (uint32_t)i)) {
 		snprintf(err, errlen, "epoll: %s", strerror(errno));
 		return -1;
@@ -737,13 +778,13 @@ static void target_exited(struct daemon *d, int i)
 	tg->pidfd = -1;
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
+	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	/* with --follow-forks its children may run on with copies of its
 	 * probes, which live as long as the originals: keep them until the
 	 * daemon stops */
 	if (!d->follow_forks)
 		probes_detach(&tg->probes);
 	probes_unwatch(d->skel, tg->pid);
-	python_frames_off(d, tg->pid);
 	unmatch(d, tg);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
@@ -975,9 +1016,9 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
 		snprintf(err, errlen, "pid %d is not traced", pid);
 		return -1;
 	}
+	python_frames_off(d, pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(&tg->probes);
 	probes_unwatch(d->skel, pid);
-	python_frames_off(d, pid);
 	daemon_consume(d); /* its events up to the detach */
 	tg = &d->targets[i - 1];
 	tracker_target_exec(&d->tracker, (uint32_t)pid); /* later events are not its */

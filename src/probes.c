@@ -425,3 +425,37 @@ void probes_detach(struct target_probes *tp)
 	}
 	tp->nlinks = 0;
 }
+
+int probes_mmap_enable(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t on = 1;
+
+	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
+	if (!skel->links.munmap_enter) {
+		skel->links.munmap_enter = bpf_program__attach(skel->progs.munmap_enter);
+		if (!skel->links.munmap_enter)
+			return -errno;
+	}
+	if (!skel->links.mmap_exit) {
+		skel->links.mmap_exit = bpf_program__attach(skel->progs.mmap_exit);
+		if (!skel->links.mmap_exit)
+			return -errno;
+	}
+	if (!skel->links.mmap_enter) {
+		skel->links.mmap_enter = bpf_program__attach(skel->progs.mmap_enter);
+		if (!skel->links.mmap_enter)
+			return -errno;
+	}
+	if (bpf_map__update_elem(skel->maps.mmaptrace, &key, sizeof(key), &on, sizeof(on), BPF_ANY))
+		return -errno;
+	skel->bss->mmap_targets = 1;
+	return 0;
+}
+
+void probes_mmap_disable(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(skel->maps.mmaptrace, &key, sizeof(key), 0);
+}

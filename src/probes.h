@@ -80,4 +80,12 @@ void probes_unwatch(struct memtrace_bpf *skel, int pid);
 /* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */
 uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
 
+/*
+ * Trace pid's anonymous mmaps made outside the allocator, and its munmaps
+ * (CPython targets in default mode: pymalloc's arenas). The syscall
+ * tracepoints are attached the first time. 0, or -errno.
+ */
+int probes_mmap_enable(struct memtrace_bpf *skel, int pid);
+void probes_mmap_disable(struct memtrace_bpf *skel, int pid);
+
 #endif

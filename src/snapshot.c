@@ -41,8 +41,12 @@ enum section {
 	SEC_KNOWN
 };
 
-/* Sections 16-23: size histogram, allocator mix, module build-ids. */
-enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_OWN_LAST = SEC_BUILD_IDS };
+/*
+ * Sections 16-23: size histogram, allocator mix, module build-ids, and the
+ * allocator kinds past the first 16 (funcs_ext: version 1 readers refuse more
+ * than 16 entries in funcs, and skip a section they do not know).
+ */
+enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_FUNCS_EXT, SEC_OWN_LAST = SEC_FUNCS_EXT };
 
 static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
@@ -645,8 +649,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, s->size_histogram[i]);
 	put_section(out, &body, (enum section)SEC_HISTOGRAM);
 
-	put_varint(&body, SNAP_MAX_FUNCS);
-	for (size_t i = 0; i < SNAP_MAX_FUNCS; i++) {
+	put_varint(&body, SNAP_FUNCS_SECTION1);
+	for (size_t i = 0; i < SNAP_FUNCS_SECTION1; i++) {
 		put_varint(&body, s->allocations_by_func[i]);
 		put_varint(&body, s->bytes_by_func[i]);
 	}
@@ -656,6 +660,13 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	for (size_t i = 0; i < 2 * e->nbuild_ids; i++)
 		put_varint(&body, e->build_ids[i]);
 	put_section(out, &body, (enum section)SEC_BUILD_IDS);
+
+	put_varint(&body, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1);
+	for (size_t i = SNAP_FUNCS_SECTION1; i < SNAP_MAX_FUNCS; i++) {
+		put_varint(&body, s->allocations_by_func[i]);
+		put_varint(&body, s->bytes_by_func[i]);
+	}
+	put_section(out, &body, (enum section)SEC_FUNCS_EXT);
 
 	put_varint(&body, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
@@ -1214,9 +1225,23 @@ static int dec_funcs(struct reader *r)
 	struct snapshot *s = r->d->s;
 	uint32_t n;
 
-	if (rd_count(r, 2, SNAP_MAX_FUNCS, &n))
+	if (rd_count(r, 2, SNAP_FUNCS_SECTION1, &n))
 		return -1;
 	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
+			return -1;
+	return 0;
+}
+
+/* Allocator kinds 16 and up (enum mt_func). */
+static int dec_funcs_ext(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1, &n))
+		return -1;
+	for (uint32_t i = SNAP_FUNCS_SECTION1; i < SNAP_FUNCS_SECTION1 + n; i++)
 		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
 			return -1;
 	return 0;
@@ -1284,12 +1309,14 @@ static int (*const own_section_decoders[])(struct reader *) = {
     [SEC_HISTOGRAM - SEC_HISTOGRAM] = dec_histogram,
     [SEC_FUNCS - SEC_HISTOGRAM] = dec_funcs,
     [SEC_BUILD_IDS - SEC_HISTOGRAM] = dec_build_ids,
+    [SEC_FUNCS_EXT - SEC_HISTOGRAM] = dec_funcs_ext,
 };
 
 static const char *const own_section_names[] = {
     [SEC_HISTOGRAM - SEC_HISTOGRAM] = "histogram",
     [SEC_FUNCS - SEC_HISTOGRAM] = "funcs",
     [SEC_BUILD_IDS - SEC_HISTOGRAM] = "build_ids",
+    [SEC_FUNCS_EXT - SEC_HISTOGRAM] = "funcs_ext",
 };
 
 static int dec_target_notes(struct reader *r)

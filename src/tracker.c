@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(MT_FN_COUNT <= SNAP_MAX_FUNCS, "the snapshot cannot carry every allocator kind");
+
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 {
 	memset(t, 0, sizeof(*t));
@@ -26,8 +28,10 @@ void tracker_destroy(struct tracker *t)
 {
 	uint32_t i;
 
-	for (i = 0; i < t->ntargets; i++)
+	for (i = 0; i < t->ntargets; i++) {
 		free(t->targets[i].parked);
+		free(t->targets[i].maps);
+	}
 	free(t->targets);
 	free(t->thread_seqs);
 	heap_destroy(&t->heap);
@@ -437,6 +441,148 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		on_alloc(t, tg, ev);
 }
 
+/*
+ * mmap blocks (MT_FN_MMAP, docs/python.md): the kernel maps and unmaps pages,
+ * not blocks, so a munmap may take a whole block, a part of one, or several.
+ * Each block's still-mapped pieces are kept per target; a munmap releases
+ * exactly the bytes it covers. Covering the last bytes of a block is its free
+ * (one call in frees); a part of a block only moves those bytes from live to
+ * freed (bytes_freed, no call in frees), so the invariants of tracker.h hold.
+ */
+static size_t maps_first_after(const struct tracker_target *tg, uint64_t addr)
+{
+	size_t lo = 0, hi = tg->nmaps;
+
+	/* the first piece ending above addr (pieces are sorted and disjoint) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tg->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int maps_insert(struct tracker_target *tg, size_t i, const struct tracker_mapping *m)
+{
+	if (tg->nmaps == tg->maps_cap) {
+		uint32_t cap = tg->maps_cap ? tg->maps_cap * 2 : 16;
+		struct tracker_mapping *v = realloc(tg->maps, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		tg->maps = v;
+		tg->maps_cap = cap;
+	}
+	memmove(&tg->maps[i + 1], &tg->maps[i], (tg->nmaps - i) * sizeof(*m));
+	tg->maps[i] = *m;
+	tg->nmaps++;
+	return 0;
+}
+
+static void maps_remove(struct tracker_target *tg, size_t i)
+{
+	memmove(&tg->maps[i], &tg->maps[i + 1], (tg->nmaps - i - 1) * sizeof(tg->maps[0]));
+	tg->nmaps--;
+}
+
+/* n of a block's bytes were unmapped, not all of them. */
+static void account_shrink(struct tracker *t, struct tracker_target *tg, struct heap_block *b,
+			   uint64_t n)
+{
+	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+
+	peak_touch(t, s);
+	s->t.bytes_freed += n;
+	s->t.live_bytes -= n;
+	tg->c.bytes_freed += n;
+	tg->c.live_bytes -= n;
+	t->totals.bytes_freed += n;
+	t->totals.live_bytes -= n;
+	b->size -= n;
+}
+
+/* The block at addr leaves the heap whole (missed: its munmap was not seen). */
+static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64_t addr,
+			    uint32_t tid, int missed)
+{
+	struct heap_block b;
+
+	for (size_t i = 0; i < tg->nmaps;) {
+		if (tg->maps[i].block == addr)
+			maps_remove(tg, i);
+		else
+			i++;
+	}
+	if (heap_remove(&t->heap, tg->space, addr, &b))
+		account_release(t, tg, &b, missed, tid);
+}
+
+/* munmap(start, end - start) by thread tid: release what it covers. */
+static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t start, uint64_t end,
+		      uint32_t tid)
+{
+	size_t i = maps_first_after(tg, start);
+
+	while (i < tg->nmaps && tg->maps[i].start < end) {
+		struct tracker_mapping m = tg->maps[i];
+		uint64_t lo = m.start > start ? m.start : start;
+		uint64_t hi = m.end < end ? m.end : end;
+		struct heap_block *b = heap_find_mut(&t->heap, tg->space, m.block);
+
+		if (lo == m.start && hi == m.end) {
+			maps_remove(tg, i);
+		} else if (lo == m.start) {
+			tg->maps[i++].start = hi;
+		} else if (hi == m.end) {
+			tg->maps[i++].end = lo;
+		} else {
+			/* a hole in the middle: two pieces remain */
+			struct tracker_mapping tail = {.start = hi, .end = m.end, .block = m.block};
+
+			if (maps_insert(tg, i + 1, &tail)) {
+				/* cannot keep the tail apart: the block goes whole */
+				mmap_block_drop(t, tg, m.block, tid, 0);
+				i = maps_first_after(tg, start);
+				continue;
+			}
+			tg->maps[i].end = lo;
+			i += 2;
+		}
+		if (!b)
+			continue;
+		if (hi - lo < b->size)
+			account_shrink(t, tg, b, hi - lo);
+		else
+			release_addr(t, tg, m.block, tid);
+	}
+}
+
+/* An mmap block: whatever we held in its range was unmapped unseen. */
+static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	uint64_t end = ev->addr + ev->size;
+	struct tracker_mapping m = {.start = ev->addr, .end = end, .block = ev->addr};
+	size_t i;
+
+	if (end < ev->addr) {
+		t->events_malformed++;
+		return;
+	}
+	for (i = maps_first_after(tg, ev->addr); i < tg->nmaps && tg->maps[i].start < end;
+	     i = maps_first_after(tg, ev->addr))
+		mmap_block_drop(t, tg, tg->maps[i].block, ev->tid, 1);
+	on_alloc(t, tg, ev);
+	if (!ev->size || !heap_find(&t->heap, tg->space, ev->addr))
+		return; /* not held live (--max-live-blocks) */
+	if (maps_insert(tg, maps_first_after(tg, ev->addr), &m)) {
+		/* out of memory: without its piece, its munmap could not find it */
+		mmap_block_drop(t, tg, ev->addr, ev->tid, 1);
+	}
+}
+
 void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < t->ntargets; i++) {
@@ -481,10 +627,18 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	}
 	switch (ev->kind) {
 	case MT_EV_ALLOC:
-		on_alloc(t, tg, ev);
+		if (ev->func == MT_FN_MMAP)
+			on_mmap(t, tg, ev);
+		else
+			on_alloc(t, tg, ev);
 		break;
 	case MT_EV_FREE:
-		release_addr(t, tg, ev->addr, ev->tid);
+		if (ev->func == MT_FN_MMAP)
+			on_munmap(t, tg, ev->addr,
+				  ev->addr + ev->size < ev->addr ? UINT64_MAX : ev->addr + ev->size,
+				  ev->tid);
+		else
+			release_addr(t, tg, ev->addr, ev->tid);
 		break;
 	case MT_EV_REALLOC_ENTER:
 		on_realloc_enter(t, tg, ev);

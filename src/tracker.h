@@ -28,6 +28,16 @@ struct tracker_parked {
 	struct heap_block block;
 };
 
+/*
+ * A part of a traced mmap block (MT_FN_MMAP) that is still mapped: [start,
+ * end), page-aligned. A block is one piece until a munmap takes part of it;
+ * the sizes of a block's pieces always add up to its heap size.
+ */
+struct tracker_mapping {
+	uint64_t start, end;
+	uint64_t block; /* the block's address: its heap key */
+};
+
 struct tracker_target {
 	uint32_t tgid;
 	/*
@@ -44,6 +54,9 @@ struct tracker_target {
 	uint32_t nparked;
 	uint32_t parked_cap;
 	int ended; /* executed a new program (or detached): its events no longer count */
+	struct tracker_mapping *maps; /* sorted by start, never overlapping */
+	uint32_t nmaps;
+	uint32_t maps_cap;
 };
 
 /* Keys of retired generations: above any pid (pid_max is at most 2^22). */

@@ -149,6 +149,7 @@ static const char *const mt_func_names[MT_FN_COUNT] = {
     [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
     [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
     [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
+    [MT_FN_MMAP] = "mmap",
 };
 
 const char *mt_func_name(unsigned func)

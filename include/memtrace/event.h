@@ -34,6 +34,11 @@ enum mt_func {
 	MT_FN_PYMALLOC_CALLOC,
 	MT_FN_PYMALLOC_REALLOC,
 	MT_FN_PYMALLOC_FREE,
+	/* Anonymous private mmap made outside any allocator call (pymalloc's
+	 * arenas in a CPython target), from the syscall tracepoints; its
+	 * munmap is an MT_EV_FREE with this func and size = length unmapped.
+	 * Enabled per target (the "mmaptrace" map). */
+	MT_FN_MMAP,
 	MT_FN_COUNT
 };
 
@@ -45,7 +50,7 @@ enum mt_func {
  */
 enum mt_event_kind {
 	MT_EV_ALLOC = 1,	 /* addr = new block, size = requested bytes */
-	MT_EV_FREE = 2,		 /* addr = block released */
+	MT_EV_FREE = 2,		 /* addr = block released (MT_FN_MMAP: a range, size bytes) */
 	MT_EV_REALLOC_ENTER = 3, /* old_addr = block being reallocated */
 	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
 	MT_EV_EXEC = 5,		 /* a target executed a new program (sched_process_exec) */

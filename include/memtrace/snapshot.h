@@ -141,7 +141,10 @@ struct snap_options {
 
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
 #define SNAP_HISTOGRAM_BINS 65
-#define SNAP_MAX_FUNCS	    16
+/* Allocator kinds a snapshot can carry (enum mt_func): the funcs section
+ * holds the first 16, funcs_ext the rest (docs/snapshot-format.md). */
+#define SNAP_MAX_FUNCS	    32
+#define SNAP_FUNCS_SECTION1 16
 
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */

@@ -79,6 +79,9 @@ def check_pyalloc(r, python, tag):
             else mix.get(kind, 0)
         if got < least:
             raise Fail(f"stats allocator_mix {kind}: {got}, at least {least} expected: {mix}")
+    # arenas are not traced with --python-allocators: PyObject_Malloc counts what they hold
+    if "mmap" in mix:
+        raise Fail(f"mmap in the allocator mix with --python-allocators: {mix['mmap']}")
     daemon.send_signal(signal.SIGTERM)
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
@@ -428,6 +431,178 @@ def test_threads(r):
                 raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
 
 
+PYARENAS = os.path.join(HERE, "pyarenas.py")
+
+
+def marker_line(path, marker):
+    with open(path) as f:
+        lines = [i + 1 for i, l in enumerate(f) if marker in l]
+    if len(lines) != 1:
+        raise Fail(f"{marker} is on {len(lines)} lines of {path}")
+    return lines[0]
+
+
+def arena_stats(path):
+    """Arenas pymalloc reports in a sys._debugmallocstats() dump: total allocated,
+    reclaimed, current, and the arena size."""
+    with open(path) as f:
+        text = f.read()
+    got = {}
+    for key in ("allocated total", "reclaimed", "allocated current"):
+        m = re.search(r"^# arenas " + key + r"\s*=\s*([\d,]+)$", text, re.M)
+        if not m:
+            raise Fail(f"no \"# arenas {key}\" in {os.path.basename(path)}")
+        got[key] = int(m.group(1).replace(",", ""))
+    m = re.search(r"^(\d+) arenas \* (\d+) bytes/arena", text, re.M)
+    if not m or int(m.group(1)) != got["allocated current"]:
+        raise Fail(f"no arena size line in {os.path.basename(path)}")
+    got["size"] = int(m.group(2))
+    return got
+
+
+def line_row(text, path, line):
+    """(size text, count) of `report --by line` for path:line, or None."""
+    for l in text.splitlines():
+        if l.startswith(f"{path}:{line}: "):
+            m = re.search(r"count=(\d+)", l)
+            return l, int(m.group(1))
+    return None
+
+
+def arena_lines(entries, path):
+    """python_lines() of the stacks whose innermost native frame is libc's mmap (the
+    arenas) and of the others (malloc & co.)."""
+    def is_mmap(e):
+        f = e["frames"][0] if e["frames"] else {}
+        return "mmap" in (f.get("function") or "")
+    return (python_lines([e for e in entries if is_mmap(e)], path),
+            python_lines([e for e in entries if not is_mmap(e)], path))
+
+
+def check_arenas(r, python, tag):
+    signal_file = os.path.join(r.tmp, f"go-{tag}")
+    prefix = os.path.join(r.tmp, f"mallocstats-{tag}")
+    out = os.path.join(r.tmp, f"pyarenas-{tag}.out")
+    sock = os.path.join(r.tmp, f"arenas-{tag}.sock")
+    objects = marker_line(PYARENAS, "LINE_OBJECTS")
+    big = marker_line(PYARENAS, "LINE_BIG")
+    target = r.spawn([python, PYARENAS, signal_file, prefix], "target", f"pyarenas-{tag}.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--pid", str(target.pid), sock=sock, tag=f"d-{tag}")
+    saved_sock, r.sock = r.sock, sock
+    try:
+        t = r.wait_state("attached", daemon=daemon)
+        if "pymalloc arenas traced" not in (t.get("note") or ""):
+            raise Fail(f"status note does not say arenas are traced: {t.get('note')!r}")
+        with open(signal_file, "w"):
+            pass
+        r.wait_line(out, "built", target)
+        time.sleep(0.5)
+        before, built = arena_stats(prefix + ".before"), arena_stats(prefix + ".built")
+        size = built["size"]
+        if size != 1 << 20:
+            raise Fail(f"arena size {size}, 1 MiB expected on 3.10+")
+        if built["reclaimed"] != before["reclaimed"]:
+            raise Fail("pymalloc freed arenas while the objects were built")
+        new = built["allocated total"] - before["allocated total"]
+        if new < 10:
+            raise Fail(f"only {new} new arenas for 200000 tuples")
+        # every arena pymalloc mapped for the line, as mmap blocks of that line; the
+        # rest of the line is malloc (pymalloc's table of arenas grows by realloc)
+        entries = r.report("--top", "0")
+        maps, others = arena_lines(entries, PYARENAS)
+        if maps.get(objects) != (new * size, new) or set(maps) != {objects}:
+            raise Fail(f"mmap blocks by line: {maps}; pymalloc mapped {new} arenas of "
+                       f"{size} bytes at line {objects}")
+        rest = others.get(objects, (0, 0))
+        if rest[0] > 64 << 10:
+            raise Fail(f"line {objects} holds {rest} (bytes, blocks) besides its arenas")
+        # the 8 MiB bytearray: one malloc (glibc maps it inside malloc), not also an mmap
+        if others.get(big) != ((8 << 20) + 1, 1):
+            raise Fail(f"line {big} holds {others.get(big)} (bytes, blocks), expected "
+                       f"({(8 << 20) + 1}, 1)")
+        rc, text, err = r.ctl("report", "--by", "line", "--top", "0")
+        row = line_row(text, PYARENAS, objects)
+        if rc != 0 or not row or row[1] != new + rest[1]:
+            raise Fail(f"report --by line for line {objects}: {row}, {new} arenas and "
+                       f"{rest[1]} other blocks expected")
+        mix = r.ctl_json("stats", "--json").get("allocator_mix") or {}
+        # every arena mapped since the attach (the interpreter's own ones too, if any)
+        if mix.get("mmap", {}).get("allocations", 0) < new:
+            raise Fail(f"allocator_mix has {mix.get('mmap')} mmap, at least {new} expected")
+        with open(signal_file + ".2", "w"):
+            pass
+        r.wait_line(out, "dropped", target)
+        time.sleep(0.5)
+        dropped = arena_stats(prefix + ".dropped")
+        freed = dropped["reclaimed"] - built["reclaimed"]
+        if freed < new // 2:
+            raise Fail(f"pymalloc freed {freed} of the {new} arenas: nothing to check")
+        # the line's arenas still mapped: what pymalloc has now less what it had before
+        # (those it keeps: they hold the interpreter's own objects)
+        still = dropped["allocated current"] - before["allocated current"]
+        maps, _ = arena_lines(r.report("--top", "0"), PYARENAS)
+        if maps.get(objects, (0, 0)) != (still * size, still):
+            raise Fail(f"after the drop line {objects} holds {maps.get(objects)} (bytes, "
+                       f"blocks) of arenas; pymalloc freed {freed} and has {still} of the "
+                       f"line's")
+        with open(signal_file + ".3", "w"):
+            pass
+        r.wait_exit(target, "pyarenas.py")
+    finally:
+        r.sock = saved_sock
+        daemon.send_signal(signal.SIGTERM)
+        if r.wait_exit(daemon, "memtraced") != 0:
+            raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    print(f"  {tag}: {new} arenas at line {objects}, {freed} freed, {still} left", flush=True)
+
+
+def test_arenas(r):
+    """Default mode: pymalloc's arenas (mmap outside malloc) are allocations of the Python
+    line that filled them: exactly the arenas pymalloc reports, and their munmap frees
+    them; Debian's python3.11 (pymalloc inlined) and pyenv 3.12."""
+    pythons = [("debian", "/usr/bin/python3.11"), ("3.12", pyenv_python("3.12"))]
+    for tag, python in pythons:
+        if not python or not os.access(python, os.X_OK):
+            print(f"SKIP {r.name}.{tag}: no such CPython", flush=True)
+            continue
+        with r.part(tag):
+            check_arenas(r, python, tag)
+
+
+def test_arenas_native(r):
+    """A native target's own anonymous mmaps are not traced (only CPython targets have
+    their arenas traced): its 8 mmaps of 1 MiB add nothing, its 4 MiB malloc counts once,
+    as malloc."""
+    prog = os.path.join(r.build, "tests", "anonmap")
+    signal_file = os.path.join(r.tmp, "go-native")
+    out = os.path.join(r.tmp, "anonmap.out")
+    target = r.spawn([prog, signal_file], "target", "anonmap.out")
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--pid", str(target.pid), tag="d-native")
+    t = r.wait_state("attached", daemon=daemon)
+    if t.get("note") is not None:
+        raise Fail(f"a note for a native target: {t.get('note')!r}")
+    with open(signal_file, "w"):
+        pass
+    r.wait_line(out, "done", target)
+    time.sleep(0.5)
+    stats = r.ctl_json("stats", "--json")
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    mix = stats.get("allocator_mix") or {}
+    if "mmap" in mix:
+        raise Fail(f"mmap in the allocator mix of a native target: {mix['mmap']}")
+    big = [e for e in entries if e["live_bytes"] >= 1 << 20]
+    if [(e["live_bytes"], e["live_allocations"]) for e in big] != [(4 << 20, 1)]:
+        raise Fail(f"stacks holding 1 MiB or more: "
+                   f"{[(e['live_bytes'], e['live_allocations']) for e in big]}")
+    r.wait_exit(target, "anonmap")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+
+
 TESTS = [
     ("python_threads", test_threads),
     ("python_default_debian", test_default_debian),
@@ -435,4 +610,6 @@ TESTS = [
     ("python_tracemalloc", test_tracemalloc),
     ("python_allocators", test_python_allocators),
     ("python_inlined_note", test_inlined_note),
+    ("python_arenas", test_arenas),
+    ("python_arenas_native", test_arenas_native),
 ]

@@ -7,6 +7,7 @@
  */
 #include "unit.h"
 
+#include "memtrace/event.h"
 #include "memtrace/snapshot.h"
 #include "util.h"
 
@@ -942,6 +943,95 @@ TEST(test_select)
 	snapshot_free(&s);
 }
 
+/*
+ * A snapshot written by the encoder before the allocator mix grew past 16
+ * kinds (funcs section only, at most 16 entries): malloc 7 calls / 700 bytes,
+ * pymalloc_realloc 2 / 64, pymalloc_free 3 / 470, pid 42 "python3 x.py".
+ */
+/* (a string literal: sizeof counts its NUL) */
+static const uint8_t old_funcs16_blob[] =
+    "\x4d\x54\x53\x4e\x41\x50\x0d\x0a\x01\x00\x00\x00\x00\x00\x00\x00"
+    "\xd4\x00\x00\x00\x00\x00\x00\x00\x6c\x00\x00\x00\x00\x00\x00\x00"
+    "\x6e\x08\x0d\x98\x78\x01\x63\x14\x61\x62\x35\xd0\x33\xd4\x33\xe0"
+    "\x29\xa8\x2c\xc9\xc8\xcf\x33\x56\xa8\xd0\x2b\xa8\x64\xe2\x65\x6c"
+    "\x68\x58\xb1\xf1\xf1\xfc\xe7\xa7\xc5\x19\x18\x18\x98\x05\xf9\x79"
+    "\x18\x2e\x71\x02\x59\x70\xc0\xc2\xc9\x01\x63\xb3\x4a\x32\x6a\x31"
+    "\x32\x32\x30\x31\x30\x60\xa8\x62\x63\x64\x60\x67\x64\x10\x70\x72"
+    "\x84\xaa\xe5\x81\xe9\x21\x99\x16\x54\x16\x60\xdf\xc3\x8a\x5b\x1b"
+    "\x93\x03\xf3\x35\x66\x21\x46\x06\x09\xa0\x33\x00\x56\xf3\x10\xb5";
+
+/* Sections of an encoded snapshot's payload: the body of tag, or NULL. */
+static const uint8_t *find_section(const uint8_t *p, size_t len, uint64_t want, size_t *out_len)
+{
+	size_t i = 0;
+
+	while (i < len) {
+		uint64_t v[2] = {0, 0};
+
+		for (int k = 0; k < 2; k++) {
+			for (int shift = 0; i < len; shift += 7) {
+				v[k] |= (uint64_t)(p[i] & 0x7f) << shift;
+				if (!(p[i++] & 0x80))
+					break;
+			}
+		}
+		if (v[0] == want) {
+			*out_len = v[1];
+			return p + i;
+		}
+		i += v[1];
+	}
+	return NULL;
+}
+
+TEST(test_funcs_compat)
+{
+	struct snapshot s, d;
+	char err[256];
+	uint8_t *bytes, *payload;
+	size_t len, flen;
+	uLongf plen;
+	const uint8_t *funcs;
+
+	CHECK(snapshot_decode(old_funcs16_blob, sizeof(old_funcs16_blob) - 1, &s, err,
+			      sizeof(err)) == 0);
+	CHECK_STR(s.tracer_version, "0.1.0");
+	CHECK_EQ_U64(s.ntargets, 1);
+	CHECK_EQ_U64(s.targets[0].pid, 42);
+	CHECK_STR(s.targets[0].command, "python3 x.py");
+	CHECK_EQ_U64(s.allocations_by_func[MT_FN_MALLOC], 7);
+	CHECK_EQ_U64(s.bytes_by_func[MT_FN_MALLOC], 700);
+	CHECK_EQ_U64(s.allocations_by_func[MT_FN_PYMALLOC_REALLOC], 2);
+	CHECK_EQ_U64(s.bytes_by_func[MT_FN_PYMALLOC_REALLOC], 64);
+	CHECK_EQ_U64(s.allocations_by_func[MT_FN_PYMALLOC_FREE], 3);
+	CHECK_EQ_U64(s.bytes_by_func[MT_FN_PYMALLOC_FREE], 470);
+	for (int i = 16; i < SNAP_MAX_FUNCS; i++)
+		CHECK_EQ_U64(s.allocations_by_func[i] + s.bytes_by_func[i], 0);
+
+	/* kinds past 16 travel in funcs_ext; funcs keeps 16 entries, which a
+	 * version 1 reader of before this change accepts */
+	s.allocations_by_func[MT_FN_MMAP] = 5;
+	s.bytes_by_func[MT_FN_MMAP] = 5 << 20;
+	s.allocations_by_func[SNAP_MAX_FUNCS - 1] = 1;
+	CHECK(snapshot_encode(&s, &bytes, &len) == 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(!memcmp(d.allocations_by_func, s.allocations_by_func, sizeof(s.allocations_by_func)));
+	CHECK(!memcmp(d.bytes_by_func, s.bytes_by_func, sizeof(s.bytes_by_func)));
+	CHECK_EQ_U64(d.bytes_by_func[MT_FN_MMAP], 5 << 20);
+	snapshot_free(&d);
+	CHECK_EQ_U64(bytes[8], 1); /* still version 1 */
+	plen = (uLongf)(bytes[16] | bytes[17] << 8 | bytes[18] << 16 | (uLongf)bytes[19] << 24);
+	payload = xmalloc(plen);
+	CHECK(uncompress(payload, &plen, bytes + HEADER_SIZE, len - HEADER_SIZE) == Z_OK);
+	funcs = find_section(payload, plen, 17, &flen);
+	CHECK(funcs && flen > 0 && funcs[0] == 16);
+	funcs = find_section(payload, plen, 19, &flen);
+	CHECK(funcs && flen > 0 && funcs[0] == SNAP_MAX_FUNCS - 16);
+	free(payload);
+	free(bytes);
+	snapshot_free(&s);
+}
+
 TEST(test_names)
 {
 	struct snapshot s = {0};
@@ -980,5 +1070,6 @@ int main(void)
 	RUN(test_mutated_payloads);
 	RUN(test_select);
 	RUN(test_names);
+	RUN(test_funcs_compat);
 	return UNIT_DONE();
 }

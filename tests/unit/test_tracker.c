@@ -474,6 +474,106 @@ TEST(generations_after_exec)
 	tracker_destroy(&t);
 }
 
+static void mmap_call(struct tracker *t, uint64_t addr, uint64_t size, uint64_t site)
+{
+	send(t, MT_EV_ALLOC, MT_FN_MMAP, TID, addr, 0, size, site);
+}
+
+static void munmap_call(struct tracker *t, uint64_t addr, uint64_t size)
+{
+	send(t, MT_EV_FREE, MT_FN_MMAP, TID, addr, 0, size, 0);
+}
+
+static void check_bytes(struct tracker *t)
+{
+	const struct mt_counters *c = &t->totals;
+	uint64_t heap_bytes = 0, maps_bytes = 0;
+	const struct heap_block *b;
+	const struct tracker_target *tg = tracker_find_target(t, PID);
+
+	for (size_t i = 0; (b = heap_next(&t->heap, &i));)
+		heap_bytes += b->size;
+	CHECK_EQ_U64(c->live_bytes, heap_bytes);
+	CHECK_EQ_U64(c->live_bytes, c->bytes_allocated - c->bytes_freed - c->missed_free_bytes);
+	for (uint32_t i = 0; i < tg->nmaps; i++) {
+		CHECK(tg->maps[i].start < tg->maps[i].end);
+		if (i)
+			CHECK(tg->maps[i - 1].end <= tg->maps[i].start);
+		maps_bytes += tg->maps[i].end - tg->maps[i].start;
+	}
+	/* every test block but the 100-byte malloc one is an mmap block */
+	CHECK_EQ_U64(maps_bytes + 100, heap_bytes);
+	check_invariants(t);
+}
+
+/* mmap blocks: whole, partial, several at once, unknown ranges, unseen munmaps. */
+TEST(mmap_blocks)
+{
+	struct tracker t;
+	const struct stack_entry *s;
+	const uint64_t A = 0x7f0000000000, M = 1 << 20;
+
+	setup(&t);
+	mmap_call(&t, A, M, 0x500);
+	mmap_call(&t, A + M, M, 0x500);
+	mmap_call(&t, A + 4 * M, M, 0x600);
+	alloc(&t, 0x1000, 100, 0x700); /* a malloc block is never touched by munmap */
+	CHECK_EQ_U64(t.totals.live_bytes, 3 * M + 100);
+	CHECK_EQ_U64(t.allocations_by_func[MT_FN_MMAP], 3);
+	CHECK_EQ_U64(t.bytes_by_func[MT_FN_MMAP], 3 * M);
+	check_bytes(&t);
+
+	/* whole block: one free */
+	munmap_call(&t, A, M);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.bytes_freed, M);
+	CHECK_EQ_U64(t.totals.live_bytes, 2 * M + 100);
+	check_bytes(&t);
+
+	/* the head of a block: bytes freed, no call in frees, block stays live */
+	munmap_call(&t, A + M, 4096);
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.bytes_freed, M + 4096);
+	CHECK_EQ_U64(t.totals.live_allocations, 3);
+	CHECK_EQ_U64(heap_find(&t.heap, PID, A + M)->size, M - 4096);
+	/* a hole in the middle, then the tail */
+	munmap_call(&t, A + M + 8192, 4096);
+	munmap_call(&t, A + 2 * M - 4096, 4096);
+	CHECK_EQ_U64(heap_find(&t.heap, PID, A + M)->size, M - 3 * 4096);
+	CHECK_EQ_U64(tracker_find_target(&t, PID)->nmaps, 3); /* 2 pieces + the third block */
+	s = site_stack(&t, 0x500);
+	CHECK_EQ_U64(s->t.live_bytes, M - 3 * 4096);
+	CHECK_EQ_U64(s->t.bytes_freed, M + 3 * 4096);
+	CHECK_EQ_U64(s->t.frees, 1);
+	check_bytes(&t);
+	/* unmapping the hole again changes nothing; nor does a range we never saved */
+	munmap_call(&t, A + M + 8192, 4096);
+	munmap_call(&t, A + 8 * M, 16 * M);
+	munmap_call(&t, 0x1000 & ~4095ull, 4096);
+	CHECK_EQ_U64(t.totals.bytes_freed, M + 3 * 4096);
+	CHECK_EQ_U64(t.totals.unknown_frees, 0);
+	CHECK(heap_find(&t.heap, PID, 0x1000) != NULL);
+	check_bytes(&t);
+
+	/* one munmap over the rest of both blocks: two frees, all bytes */
+	munmap_call(&t, A, 8 * M);
+	CHECK_EQ_U64(t.totals.frees, 3);
+	CHECK_EQ_U64(t.totals.bytes_freed, 3 * M);
+	CHECK_EQ_U64(t.totals.live_bytes, 100);
+	CHECK_EQ_U64(tracker_find_target(&t, PID)->nmaps, 0);
+	check_bytes(&t);
+
+	/* a new mapping over one we still hold: its munmap was not seen */
+	mmap_call(&t, A, 2 * M, 0x500);
+	munmap_call(&t, A, 4096);
+	mmap_call(&t, A + M, M, 0x600);
+	CHECK_EQ_U64(t.totals.missed_frees, 1);
+	CHECK_EQ_U64(t.totals.missed_free_bytes, 2 * M - 4096);
+	CHECK_EQ_U64(t.totals.live_bytes, 100 + M);
+	check_bytes(&t);
+	tracker_destroy(&t);
+}
+
 int main(void)
 {
 	RUN(heap_insert_find_remove);
@@ -490,5 +590,6 @@ int main(void)
 	RUN(exec_stops_counting);
 	RUN(generations_after_exec);
 	RUN(python_frame_words);
+	RUN(mmap_blocks);
 	return UNIT_DONE();
 }
