@@ -459,6 +459,12 @@ int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char 
 	if (!ts.nfound)
 		goto out; /* DWARF without CPython's types: as good as none */
 	rc = -1;
+	for (int k = 0; k < ts.n; k++) {
+		if (!ts.found[k]) {
+			snprintf(err, errlen, "the DWARF has no definition of %s", ts.name[k]);
+			goto out;
+		}
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
 		uint64_t v = 0;
 		Dwarf_Word size;
@@ -468,10 +474,8 @@ int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char 
 			continue;
 		for (k = 0; k < ts.n && strcmp(ts.name[k], specs[i].type); k++)
 			;
-		if (k == ts.n || !ts.found[k]) {
-			snprintf(err, errlen, "the DWARF has no definition of %s", specs[i].type);
-			goto out;
-		}
+		if (k == ts.n)
+			goto member_fail; /* more types than MAX_TYPES: not reached */
 		if (!specs[i].member) {
 			Dwarf_Attribute a;
 
