@@ -37,6 +37,34 @@ def pyenv_python(version):
     return max(found)[1] if found else None
 
 
+def debug_file_of(path):
+    """The separate debug file of an ELF file by build-id under /usr/lib/debug, or None."""
+    r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]{2})([0-9a-f]+)", r.stdout)
+    if not m:
+        return None
+    f = f"/usr/lib/debug/.build-id/{m.group(1)}/{m.group(2)}.debug"
+    return f if os.path.exists(f) else None
+
+
+def check_offsets_source(log_path, pid, minor, want):
+    """The daemon's "Python frames on" line names where the offsets came from, and no
+    source disagreed with another (every CPython here is a release build the table
+    was read from)."""
+    with open(log_path, errors="replace") as f:
+        log = f.read()
+    m = re.search(rf"pid {pid}: CPython 3\.{minor} \((\S+)\), offsets from (.+): "
+                  r"Python frames on$", log, re.M)
+    if not m:
+        raise Fail(f"no 'Python frames on' line for pid {pid}: {one_line(log)[:300]}")
+    if m.group(2) != want:
+        raise Fail(f"offsets from {m.group(2)!r}, expected {want!r}")
+    bad = [l for l in log.splitlines()
+           if "differ" in l or "not used" in l or "cannot read _Py_DebugOffsets" in l]
+    if bad:
+        raise Fail(f"offset sources disagree: {bad[0][:300]}")
+
+
 def parse_events(path):
     events = []
     with open(path, errors="replace") as f:
@@ -326,6 +354,12 @@ def test_default_debian(r):
     names = [f["function"] for f in frames if f.get("file") == script]
     if names[-1] != "<module>":
         raise Fail(f"Python frames of the bytearray stack: {names}")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    # Debian's python3.11 is stripped: the table, unless its debug file is installed
+    check_offsets_source(r.daemon_logs[-1], target.pid, 11,
+                         "DWARF" if debug_file_of(python) else "the built-in table for 3.11")
 
 
 def test_running_server(r):
@@ -426,6 +460,9 @@ def test_threads(r):
             daemon.send_signal(signal.SIGTERM)
             if r.wait_exit(daemon, "memtraced") != 0:
                 raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+            # pyenv builds carry DWARF; 3.13 also _Py_DebugOffsets, which wins
+            check_offsets_source(r.daemon_logs[-1], target.pid, v.split(".")[1],
+                                 "_Py_DebugOffsets" if v == "3.13" else "DWARF")
 
 
 TESTS = [
