@@ -215,7 +215,7 @@ static int choose_layout(int pid, const char *path, const char *shown, struct el
 	next = *l;
 	r = pyoffsets_from_dwarf(path, minor, &next, err, sizeof(err));
 	if (r == 0) {
-		if (pyoffsets_diff(l, &next, diff, sizeof(diff))) {
+		if (pyoffsets_diff(&next, l, diff, sizeof(diff))) {
 			add_note(
 			    note, notelen,
 			    "DWARF of %s differs from the built-in table for 3.%d (DWARF/table: "
@@ -243,7 +243,7 @@ static int choose_layout(int pid, const char *path, const char *shown, struct el
 		add_note(note, notelen, "%s: _Py_DebugOffsets not used: %s", shown, err);
 		return 0;
 	}
-	if (pyoffsets_diff(l, &next, diff, sizeof(diff))) {
+	if (pyoffsets_diff(&next, l, diff, sizeof(diff))) {
 		add_note(note, notelen,
 			 "_Py_DebugOffsets of %s differ from %s (_Py_DebugOffsets/%s: %s): using "
 			 "_Py_DebugOffsets",
