@@ -142,7 +142,9 @@ e2e: all $(E2E_PROGS)
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
-# Figures for docs/performance.md (root, real BPF; takes a few minutes).
+# Figures for docs/performance.md (root, real BPF; takes a few minutes): native
+# allocations, then a Python workload (tests/bench/pybench.py). bench-python
+# rewrites only the Python section.
 bench: deps
 	$(MAKE) all $(O)/tests/allocbench
 	python3 tests/bench/bench.py --build $(O)
