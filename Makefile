@@ -33,7 +33,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
 DAEMON_SRCS += src/notify.c src/metrics_http.c
-DAEMON_SRCS += src/pyinline.c src/pystacks.c
+DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c
 
@@ -142,7 +142,9 @@ e2e: all $(E2E_PROGS)
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
-# Figures for docs/performance.md (root, real BPF; takes a few minutes).
+# Figures for docs/performance.md (root, real BPF; takes a few minutes): native
+# allocations, then a Python workload (tests/bench/pybench.py). bench-python
+# rewrites only the Python section.
 bench: deps
 	$(MAKE) all $(O)/tests/allocbench
 	python3 tests/bench/bench.py --build $(O)
@@ -156,13 +158,14 @@ bench-python: all
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
 FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
 FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
 FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/util.c
+FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/util.c
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)

@@ -658,6 +658,8 @@ static int python_frames(struct daemon *d, int pid)
 	if (rc < 0) {
 		log_msg("pid %d: %s", pid, why);
 	} else if (rc == 0) {
+		if (why[0]) /* the offsets' sources disagree, or one could not be used */
+			log_msg("pid %d: %s", pid, why);
 		if (bpf_map__update_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc),
 					 BPF_ANY)) {
 			log_msg("pid %d: cannot enable Python frames: %s", pid, strerror(errno));

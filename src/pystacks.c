@@ -1,15 +1,15 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Python frames (see pystacks.h). The offsets are those of CPython's release
- * builds on x86-64, read from the debug info of pyenv's builds with gdb
- * (`ptype/o struct _ts` and the like; docs/python.md lists them) and checked
- * by the end-to-end tests, which compare the lines reported with the lines
- * the scripts allocate from.
+ * Python frames (see pystacks.h). The offsets come from src/pyoffsets.c:
+ * 3.13's _Py_DebugOffsets, else the interpreter's DWARF, else a table of
+ * release builds; the end-to-end tests compare the lines reported with the
+ * lines the scripts allocate from.
  */
 #include "pystacks.h"
 
 #include <fcntl.h>
 #include <gelf.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -19,24 +19,8 @@
 #include "allocator.h"
 #include "elfsym.h"
 #include "procmaps.h"
+#include "pyoffsets.h"
 #include "util.h"
-
-struct py_layout {
-	uint32_t minor;
-	uint32_t runtime_interp_head; /* _PyRuntime.interpreters.head */
-	struct mt_py_config pc;	      /* interp_head filled at attach */
-	uint32_t co_filename, co_name, co_qualname, co_firstlineno, co_linetable;
-	uint32_t ascii_size;   /* sizeof(PyASCIIObject): compact ASCII data follows */
-	uint32_t compact_size; /* sizeof(PyCompactUnicodeObject) */
-};
-
-static const struct py_layout layouts[] = {
-    /* 3.10: PyFrameObject chain (f_back, f_code, f_lasti); no co_qualname */
-    {10, 32, {0, 10, 8, 8, 176, 24, ~0u, 32, 24, 96, 0, 0}, 104, 112, 112, 40, 120, 48, 72},
-    {11, 40, {0, 11, 16, 8, 152, 56, 8, 32, 48, 56, 68, 184}, 112, 120, 128, 72, 136, 48, 72},
-    {12, 40, {0, 12, 72, 8, 136, 56, 0, 0, 8, 56, 70, 192}, 112, 120, 128, 68, 136, 40, 56},
-    {13, 632, {0, 13, 7344, 8, 152, 72, ~0u, 0, 8, 56, 70, 200}, 112, 120, 128, 68, 136, 40, 56},
-};
 
 struct code_info {
 	int pid;
@@ -49,7 +33,7 @@ struct code_info {
 
 struct py_pid {
 	int pid;
-	const struct py_layout *l;
+	struct py_layout l;
 };
 
 struct pystacks {
@@ -158,16 +142,131 @@ static int load_bias(int pid, const char *path, struct elf_module *m, uint64_t *
 	return rc;
 }
 
+static int read_mem(int pid, uint64_t addr, void *buf, size_t len)
+{
+	struct iovec local = {.iov_base = buf, .iov_len = len};
+	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
+
+	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
+}
+
+static int read_ptr(int pid, uint64_t addr, uint64_t *v)
+{
+	return read_mem(pid, addr, v, sizeof(*v));
+}
+
+/* Append one clause to a "; "-separated line. */
+__attribute__((format(printf, 3, 4))) static void add_note(char *buf, size_t len, const char *fmt,
+							   ...)
+{
+	size_t used = strlen(buf);
+	va_list ap;
+
+	if (used && used + 2 < len) {
+		memcpy(buf + used, "; ", 3);
+		used += 2;
+	}
+	va_start(ap, fmt);
+	vsnprintf(buf + used, len - used, fmt, ap);
+	va_end(ap);
+}
+
+/*
+ * 3.13's _Py_DebugOffsets: the first bytes of _PyRuntime, read from the
+ * process (what runs), else from the file (it is statically initialised).
+ */
+static int read_debug_offsets(int pid, const char *path, struct elf_module *m, uint64_t runtime,
+			      uint64_t bias, uint8_t *buf, size_t len)
+{
+	uint64_t off;
+	int fd, ok;
+
+	if (!read_mem(pid, runtime + bias, buf, len))
+		return 0;
+	if (elfmod_vaddr_to_offset(m, runtime, &off))
+		return -1;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ok = pread(fd, buf, len, (off_t)off) == (ssize_t)len;
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The offsets for 3.minor: the built-in table, replaced by the file's DWARF
+ * when it has some, replaced by _Py_DebugOffsets on 3.13. Each source is
+ * checked against the one it replaces; disagreements go into note. Returns
+ * 0 with the source's name in *source, or -1 with a reason in why.
+ */
+static int choose_layout(int pid, const char *path, const char *shown, struct elf_module *m,
+			 int minor, uint64_t runtime, uint64_t bias, struct py_layout *l,
+			 const char **source, char *note, size_t notelen, char *why, size_t whylen)
+{
+	static char table_name[64];
+	struct py_layout next;
+	char err[256], diff[1024];
+	uint8_t blob[PY_DEBUG_OFFSETS_313_SIZE];
+	int r;
+
+	*l = *pyoffsets_table(minor);
+	snprintf(table_name, sizeof(table_name), "the built-in table for 3.%d", minor);
+	*source = table_name;
+	next = *l;
+	r = pyoffsets_from_dwarf(path, minor, &next, err, sizeof(err));
+	if (r == 0) {
+		if (pyoffsets_diff(&next, l, diff, sizeof(diff))) {
+			add_note(
+			    note, notelen,
+			    "DWARF of %s differs from the built-in table for 3.%d (DWARF/table: "
+			    "%s): using DWARF",
+			    shown, minor, diff);
+		}
+		*l = next;
+		*source = "DWARF";
+	} else if (r < 0) {
+		add_note(note, notelen, "DWARF of %s not used: %s", shown, err);
+	}
+	if (minor < 13)
+		return 0;
+	next = *l;
+	if (read_debug_offsets(pid, path, m, runtime, bias, blob, sizeof(blob))) {
+		add_note(note, notelen, "cannot read _Py_DebugOffsets of %s", shown);
+		return 0;
+	}
+	r = pyoffsets_from_debug(blob, sizeof(blob), minor, &next, err, sizeof(err));
+	if (r == -2) {
+		snprintf(why, whylen, "%s is %s: no Python frames", shown, err);
+		return -1;
+	}
+	if (r < 0) {
+		add_note(note, notelen, "%s: _Py_DebugOffsets not used: %s", shown, err);
+		return 0;
+	}
+	if (pyoffsets_diff(&next, l, diff, sizeof(diff))) {
+		add_note(note, notelen,
+			 "_Py_DebugOffsets of %s differ from %s (_Py_DebugOffsets/%s: %s): using "
+			 "_Py_DebugOffsets",
+			 shown, *source == table_name ? "the built-in table" : "DWARF",
+			 *source == table_name ? "table" : "DWARF", diff);
+	}
+	*l = next;
+	*source = "_Py_DebugOffsets";
+	return 0;
+}
+
 int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char *desc,
 		    size_t desclen, char *why, size_t whylen)
 {
-	char **paths = NULL, err[256], prefix[64];
-	const struct py_layout *l = NULL;
+	char **paths = NULL, err[256], prefix[64], real[4096];
+	struct py_layout l;
 	struct elf_module *m = NULL;
 	uint64_t runtime = 0, bias;
-	const char *shown = NULL;
+	const char *shown = NULL, *source;
 	int n, i, minor = -1, rc = 1;
 
+	if (whylen)
+		why[0] = 0;
 	n = allocator_search_order(pid, &paths);
 	for (i = 0; i < n && !runtime; i++) {
 		runtime = dynsym_value(paths[i], "_PyRuntime");
@@ -187,12 +286,8 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 	}
 	if (!runtime)
 		goto out;
-	for (size_t k = 0; k < ARRAY_SIZE(layouts); k++) {
-		if ((int)layouts[k].minor == minor)
-			l = &layouts[k];
-	}
 	rc = -1;
-	if (!l) {
+	if (!pyoffsets_table(minor)) {
 		snprintf(why, whylen,
 			 "%s is a CPython without a frame layout memtrace knows (3.10-3.13 are "
 			 "supported): no Python frames",
@@ -201,29 +296,28 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 	}
 	/* the executable is /proc/PID/exe: its maps name the real path */
 	if (!strncmp(paths[i], "/proc/", 6) && strstr(paths[i], "/exe")) {
-		char real[4096];
 		ssize_t k = readlink(paths[i], real, sizeof(real) - 1);
 
-		if (k <= 0)
+		if (k <= 0) {
+			snprintf(why, whylen, "cannot read the executable of pid %d", pid);
 			goto out;
+		}
 		real[k] = 0;
-		shown = NULL;
-		if (load_bias(pid, real, m, &bias))
-			goto bias_fail;
-		snprintf(desc, desclen, "CPython 3.%d (%s)", minor, real);
-	} else {
-		if (load_bias(pid, shown, m, &bias))
-			goto bias_fail;
-		snprintf(desc, desclen, "CPython 3.%d (%s)", minor, shown);
+		shown = real;
 	}
-	*pc = l->pc;
-	pc->interp_head = runtime + bias + l->runtime_interp_head;
+	if (load_bias(pid, shown, m, &bias)) {
+		snprintf(why, whylen, "cannot find where CPython is loaded in pid %d", pid);
+		goto out;
+	}
+	if (choose_layout(pid, paths[i], shown, m, minor, runtime, bias, &l, &source, why, whylen,
+			  why, whylen))
+		goto out;
+	snprintf(desc, desclen, "CPython 3.%d (%s), offsets from %s", minor, shown, source);
+	*pc = l.pc;
+	pc->interp_head = runtime + bias + l.runtime_interp_head;
 	ps->pids = xrealloc(ps->pids, (ps->npids + 1) * sizeof(*ps->pids));
 	ps->pids[ps->npids++] = (struct py_pid){pid, l};
 	rc = 0;
-	goto out;
-bias_fail:
-	snprintf(why, whylen, "cannot find where CPython is loaded in pid %d", pid);
 out:
 	if (m)
 		elfmod_close(m);
@@ -233,19 +327,6 @@ out:
 	return rc;
 }
 
-static int read_mem(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-
-	return process_vm_readv(pid, &local, 1, &remote, 1, 0) == (ssize_t)len ? 0 : -1;
-}
-
-static int read_ptr(int pid, uint64_t addr, uint64_t *v)
-{
-	return read_mem(pid, addr, v, sizeof(*v));
-}
-
 /* A str object's text (compact ASCII or Latin-1 shown as '?' past 0x7f). */
 static char *read_str(int pid, const struct py_layout *l, uint64_t obj)
 {
@@ -253,8 +334,8 @@ static char *read_str(int pid, const struct py_layout *l, uint64_t obj)
 	uint32_t state;
 	char *s;
 
-	if (!obj || read_ptr(pid, obj + 16, &length) || read_mem(pid, obj + 32, &state, 4) ||
-	    length > 4096)
+	if (!obj || read_ptr(pid, obj + l->str_length, &length) ||
+	    read_mem(pid, obj + l->str_state, &state, 4) || length > 4096)
 		return NULL;
 	/* state: interned:2, kind:3, compact:1, ascii:1 */
 	if (!(state >> 5 & 1) || (state >> 2 & 7) != 1)
@@ -276,7 +357,7 @@ static const struct py_layout *layout_of(struct pystacks *ps, int pid)
 {
 	for (size_t i = ps->npids; i-- > 0;) {
 		if (ps->pids[i].pid == pid)
-			return ps->pids[i].l;
+			return &ps->pids[i].l;
 	}
 	return NULL;
 }

@@ -1,11 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Python frames of CPython targets (3.10 to 3.13): where the BPF walker
- * finds them (struct mt_py_config, from a table of per-version offsets of
- * release builds, see docs/python.md), and turning the frame words it emits
- * (MT_PY_WORD) into function, file and line. Code objects are read from the
- * target's memory (process_vm_readv, nothing in it changes) when a stack is
- * first seen, and cached per (pid, code address).
+ * finds them (struct mt_py_config, from 3.13's _Py_DebugOffsets, the
+ * interpreter's DWARF or a table of release builds: src/pyoffsets.h), and turning the frame words
+ * it emits (MT_PY_WORD) into function, file and line. Code objects are read from the target's
+ * memory (process_vm_readv, nothing in it changes) when a stack is first seen, and cached per (pid,
+ * code address).
  */
 #ifndef MEMTRACE_PYSTACKS_H
 #define MEMTRACE_PYSTACKS_H
@@ -22,10 +22,13 @@ struct pystacks *pystacks_new(void);
 void pystacks_free(struct pystacks *ps);
 
 /*
- * If pid is a CPython this knows, fill *pc and remember the pid's version;
- * *desc gets "CPython 3.12 (PATH)". Returns 0, 1 when pid is not a CPython
- * (no loaded object exports _PyRuntime), or -1 with a reason in why (a
- * version without a table).
+ * If pid is a CPython this knows, fill *pc and remember the pid's layout;
+ * *desc gets "CPython 3.12 (PATH), offsets from DWARF" (or "from
+ * _Py_DebugOffsets", "from the built-in table for 3.12"). Returns 0, with in
+ * why a line to log when not empty (sources that disagree, or one that could
+ * not be used); 1 when pid is not a CPython (no loaded object exports
+ * _PyRuntime); or -1 with a reason in why (a version without a table, a
+ * free-threaded build).
  */
 int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char *desc,
 		    size_t desclen, char *why, size_t whylen);

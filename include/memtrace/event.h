@@ -94,7 +94,8 @@ struct mt_event {
 /*
  * Where a CPython target keeps its thread states and frames (per tgid, in
  * the "pyconf" map; set by the daemon for Python targets only). Offsets are
- * of the interpreter version at hand (src/pystacks.c).
+ * of the interpreter at hand (src/pyoffsets.c: _Py_DebugOffsets, DWARF or
+ * a table).
  */
 struct mt_py_config {
 	__u64 interp_head; /* address of _PyRuntime.interpreters.head */

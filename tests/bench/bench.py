@@ -2,9 +2,11 @@
 """make bench: what tracing costs the target, per malloc+free pair, and whether
 the daemon keeps up. Runs tests/bench/allocbench untraced and traced with each
 stack walker at several call depths, checks the daemon counted every call with
-no event lost, and writes the table to docs/performance.md.
+no event lost, then a Python workload (tests/bench/pybench.py: untraced,
+tracemalloc, memtrace's two modes), and writes both tables to
+docs/performance.md.
 
-    python3 tests/bench/bench.py --build DIR [--pairs N] [--out FILE]
+    python3 tests/bench/bench.py --build DIR [--pairs N] [--py-n N] [--out FILE]
 """
 
 import argparse
@@ -16,6 +18,8 @@ import subprocess
 import sys
 import tempfile
 import time
+
+import pybench
 
 
 def prog_stats(pairs):
@@ -83,6 +87,8 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--pairs", type=int, default=20000)
     ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--py-n", type=int, default=20000,
+                    help="iterations of the Python workload")
     ap.add_argument("--out", default="docs/performance.md")
     args = ap.parse_args()
     if os.geteuid() != 0:
@@ -90,6 +96,7 @@ def main():
         return 1
     configs = [("untraced", None), ("fp walker", ["--stack-walker", "fp"]),
                ("kernel walker", ["--stack-walker", "kernel"])]
+    load = os.getloadavg()[0]
     rows = []
     problems = []
     subprocess.run(["sysctl", "-q", "-w", "kernel.bpf_stats_enabled=1"], check=False)
@@ -121,7 +128,8 @@ def main():
         "",
         "Written by `make bench` (tests/bench/bench.py); do not edit by hand.",
         "",
-        f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs. "
+        f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs "
+        f"(shared with other work, load average {load:.1f} when the run began). "
         f"Each figure is the median of {args.repeat} runs of {args.pairs} `malloc(64)`+`free` "
         "pairs made at the given call depth (frames above the allocation).",
         "",
@@ -148,6 +156,7 @@ def main():
         if not problems else "Problems seen: " + "; ".join(problems),
         "",
     ]
+    lines += pybench.measure(args.build, args.py_n)
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print(f"bench: wrote {args.out}")

@@ -37,6 +37,34 @@ def pyenv_python(version):
     return max(found)[1] if found else None
 
 
+def debug_file_of(path):
+    """The separate debug file of an ELF file by build-id under /usr/lib/debug, or None."""
+    r = subprocess.run(["readelf", "-n", path], capture_output=True, text=True)
+    m = re.search(r"Build ID: ([0-9a-f]{2})([0-9a-f]+)", r.stdout)
+    if not m:
+        return None
+    f = f"/usr/lib/debug/.build-id/{m.group(1)}/{m.group(2)}.debug"
+    return f if os.path.exists(f) else None
+
+
+def check_offsets_source(log_path, pid, minor, want):
+    """The daemon's "Python frames on" line names where the offsets came from, and no
+    source disagreed with another (every CPython here is a release build the table
+    was read from)."""
+    with open(log_path, errors="replace") as f:
+        log = f.read()
+    m = re.search(rf"pid {pid}: CPython 3\.{minor} \((\S+)\), offsets from (.+): "
+                  r"Python frames on$", log, re.M)
+    if not m:
+        raise Fail(f"no 'Python frames on' line for pid {pid}: {one_line(log)[:300]}")
+    if m.group(2) != want:
+        raise Fail(f"offsets from {m.group(2)!r}, expected {want!r}")
+    bad = [l for l in log.splitlines()
+           if "differ" in l or "not used" in l or "cannot read _Py_DebugOffsets" in l]
+    if bad:
+        raise Fail(f"offset sources disagree: {bad[0][:300]}")
+
+
 def parse_events(path):
     events = []
     with open(path, errors="replace") as f:
@@ -329,6 +357,12 @@ def test_default_debian(r):
     names = [f["function"] for f in frames if f.get("file") == script]
     if names[-1] != "<module>":
         raise Fail(f"Python frames of the bytearray stack: {names}")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    # Debian's python3.11 is stripped: the table, unless its debug file is installed
+    check_offsets_source(r.daemon_logs[-1], target.pid, 11,
+                         "DWARF" if debug_file_of(python) else "the built-in table for 3.11")
 
 
 def test_running_server(r):
@@ -397,6 +431,35 @@ while os.path.exists(sys.argv[1]):
 """
 
 
+def check_threads(r, python, v, tag, want_source, env=None):
+    """THREADS_SCRIPT attached: each worker's lines exactly, and the offsets' source."""
+    script = os.path.join(r.tmp, f"threads{tag}.py")
+    with open(script, "w") as f:
+        f.write(THREADS_SCRIPT)
+    signal_file = os.path.join(r.tmp, f"go{tag}")
+    out = os.path.join(r.tmp, f"threads{tag}.out")
+    target = r.spawn([python, script, signal_file], "target", f"threads{tag}.out",
+                     env=dict(os.environ, **(env or {})))
+    r.wait_line(out, "ready", target)
+    daemon = r.start_daemon("--pid", str(target.pid), tag=f"d-threads{tag}")
+    r.wait_state("attached", daemon=daemon)
+    with open(signal_file, "w"):
+        pass
+    r.wait_line(out, "done", target)
+    time.sleep(0.5)
+    entries = r.report("--top", "0")
+    os.unlink(signal_file)
+    lines = python_lines(entries, script)
+    want = {4: (20 * 600001, 20), 6: (20 * 700001, 20)}
+    got = {k: lines.get(k) for k in want}
+    if got != want:
+        raise Fail(f"per line (bytes, blocks): {got}, expected {want}")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+    check_offsets_source(r.daemon_logs[-1], target.pid, v.split(".")[1], want_source)
+
+
 def test_threads(r):
     """Allocations from other threads get their own thread's Python stack (the
     thread state is found by pthread_self, not by who holds the GIL)."""
@@ -406,29 +469,34 @@ def test_threads(r):
             print(f"SKIP {r.name}.{v}: no pyenv CPython {v}", flush=True)
             continue
         with r.part(v):
-            script = os.path.join(r.tmp, f"threads{v}.py")
-            with open(script, "w") as f:
-                f.write(THREADS_SCRIPT)
-            signal_file = os.path.join(r.tmp, f"go{v}")
-            out = os.path.join(r.tmp, f"threads{v}.out")
-            target = r.spawn([python, script, signal_file], "target", f"threads{v}.out")
-            r.wait_line(out, "ready", target)
-            daemon = r.start_daemon("--pid", str(target.pid), tag=f"d-threads{v}")
-            r.wait_state("attached", daemon=daemon)
-            with open(signal_file, "w"):
-                pass
-            r.wait_line(out, "done", target)
-            time.sleep(0.5)
-            entries = r.report("--top", "0")
-            os.unlink(signal_file)
-            lines = python_lines(entries, script)
-            want = {4: (20 * 600001, 20), 6: (20 * 700001, 20)}
-            got = {k: lines.get(k) for k in want}
-            if got != want:
-                raise Fail(f"per line (bytes, blocks): {got}, expected {want}")
-            daemon.send_signal(signal.SIGTERM)
-            if r.wait_exit(daemon, "memtraced") != 0:
-                raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
+            # pyenv builds carry DWARF; 3.13 also _Py_DebugOffsets, which wins
+            check_threads(r, python, v, v, "_Py_DebugOffsets" if v == "3.13" else "DWARF")
+
+
+def test_stripped(r):
+    """The same pyenv interpreters with their libpython stripped of debug info (a copy,
+    loaded through LD_LIBRARY_PATH: their RUNPATH yields to it): the built-in table
+    on 3.10-3.12, _Py_DebugOffsets on 3.13, and the same exact lines."""
+    strip = shutil.which("strip")
+    if not strip:
+        print(f"SKIP {r.name}: no strip (binutils)", flush=True)
+        return
+    for v in ("3.10", "3.11", "3.12", "3.13"):
+        python = pyenv_python(v)
+        lib = python and os.path.join(os.path.dirname(os.path.dirname(python)), "lib",
+                                      f"libpython{v}.so.1.0")
+        if not python or not os.path.exists(lib):
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} with a shared libpython",
+                  flush=True)
+            continue
+        with r.part(v):
+            libdir = os.path.join(r.tmp, f"stripped{v}")
+            os.makedirs(libdir, exist_ok=True)
+            subprocess.run([strip, "--strip-debug", "-o",
+                            os.path.join(libdir, os.path.basename(lib)), lib], check=True)
+            check_threads(r, python, v, f"stripped{v}",
+                          "_Py_DebugOffsets" if v == "3.13" else
+                          f"the built-in table for {v}", env={"LD_LIBRARY_PATH": libdir})
 
 
 PYARENAS = os.path.join(HERE, "pyarenas.py")
@@ -605,6 +673,7 @@ def test_arenas_native(r):
 
 TESTS = [
     ("python_threads", test_threads),
+    ("python_stripped", test_stripped),
     ("python_default_debian", test_default_debian),
     ("python_running_server", test_running_server),
     ("python_tracemalloc", test_tracemalloc),
