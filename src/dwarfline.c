@@ -54,6 +54,15 @@ struct dwarf_lines *dwarf_lines_open(int fd, const char *path)
 	return d;
 }
 
+struct Dwarf *dwarf_lines_dwarf(struct dwarf_lines *d, uint64_t *bias)
+{
+	Dwarf_Addr b = 0;
+	Dwarf *dw = dwfl_module_getdwarf(d->mod, &b);
+
+	*bias = b;
+	return dw;
+}
+
 void dwarf_lines_close(struct dwarf_lines *d)
 {
 	if (!d)

@@ -17,6 +17,11 @@ struct dwarf_lines;
 struct dwarf_lines *dwarf_lines_open(int fd, const char *path);
 void dwarf_lines_close(struct dwarf_lines *d);
 
+/* The module's DWARF (libdw's Dwarf, from the file or its separate debug
+ * file), with its load bias in *bias; NULL when it has none. Owned by d. */
+struct Dwarf;
+struct Dwarf *dwarf_lines_dwarf(struct dwarf_lines *d, uint64_t *bias);
+
 /*
  * File and line of the instruction at ELF virtual address vaddr. Returns 0
  * with *file (owned by d, valid until close) and *line, or -1 if unknown.

@@ -3,19 +3,19 @@
  * Offsets of CPython's structures (see pyoffsets.h): the built-in table, read
  * once from the DWARF of pyenv's release builds, CPython 3.13's
  * _Py_DebugOffsets, and the interpreter's own DWARF read at attach through
- * libdwfl (which finds separate debug files as src/dwarfline.c does).
+ * libdw, through src/dwarfline.c (which finds separate debug files).
  */
 #include "pyoffsets.h"
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <elfutils/libdwfl.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "dwarfline.h"
 #include "util.h"
 
 static const struct py_layout layouts[] = {
@@ -404,23 +404,13 @@ static int path_offset(Dwarf_Die st, const char *path, uint64_t *out)
 	return 0;
 }
 
-static char *debuginfo_path;
-
-static const Dwfl_Callbacks callbacks = {
-    .find_elf = dwfl_build_id_find_elf,
-    .find_debuginfo = dwfl_standard_find_debuginfo,
-    .section_address = dwfl_offline_section_address,
-    .debuginfo_path = &debuginfo_path,
-};
-
 int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char *err, size_t errlen)
 {
 	struct type_set ts = {0};
 	struct py_layout out = *l;
-	Dwfl_Module *mod;
-	Dwarf_Addr bias;
+	struct dwarf_lines *dl;
+	uint64_t bias;
 	Dwarf *dw, *alt;
-	Dwfl *dwfl;
 	int fd, rc = 1;
 
 	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
@@ -438,18 +428,11 @@ int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return 1;
-	dwfl = dwfl_begin(&callbacks);
-	if (!dwfl) {
-		close(fd);
+	dl = dwarf_lines_open(fd, path); /* the debug file search of file:line lookups */
+	close(fd);
+	if (!dl)
 		return 1;
-	}
-	mod = dwfl_report_elf(dwfl, path, path, fd, 0, true); /* takes fd */
-	if (!mod) {
-		close(fd);
-		goto out;
-	}
-	dwfl_report_end(dwfl, NULL, NULL);
-	dw = dwfl_module_getdwarf(mod, &bias);
+	dw = dwarf_lines_dwarf(dl, &bias);
 	if (!dw)
 		goto out;
 	scan(dw, &ts);
@@ -500,6 +483,6 @@ int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char 
 	*l = out;
 	rc = 0;
 out:
-	dwfl_end(dwfl);
+	dwarf_lines_close(dl);
 	return rc;
 }
