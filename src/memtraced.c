@@ -1005,25 +1005,21 @@ int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen)
 	return 0;
 }
 
-int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
+/* Stop tracing entry i: probes off (events until now still drain), state detached. */
+static void detach_probes(struct daemon *d, int i)
 {
-	struct target *tg = NULL;
-	int i;
+	struct target *tg = &d->targets[i];
 
-	for (i = 0; i < d->ntargets && !tg; i++) {
-		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED)
-			tg = &d->targets[i];
-	}
-	if (!tg) {
-		snprintf(err, errlen, "pid %d is not traced", pid);
-		return -1;
-	}
-	python_frames_off(d, pid); /* first: mmaps then are malloc's own until the end */
+	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(&tg->probes);
-	probes_unwatch(d->skel, pid);
-	daemon_consume(d); /* its events up to the detach */
-	tg = &d->targets[i - 1];
-	tracker_target_exec(&d->tracker, (uint32_t)pid); /* later events are not its */
+	probes_unwatch(d->skel, tg->pid);
+}
+
+static void detach_finish(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+
+	tracker_target_exec(&d->tracker, (uint32_t)tg->pid); /* later events are not its */
 	tg->resolve_pending = 0;
 	unmatch(d, tg);
 	epoll_ctl(d->epfd, EPOLL_CTL_DEL, tg->pidfd, NULL);
@@ -1031,7 +1027,56 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
 	tg->pidfd = -1;
 	tg->state = SNAP_TARGET_DETACHED;
 	tg->end_ns = time_monotonic_ns();
-	log_msg("detached from pid %d (%s); its data stays readable", pid, tg->command);
+	log_msg("detached from pid %d (%s); its data stays readable", tg->pid, tg->command);
+}
+
+int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen)
+{
+	char *gone;
+	int i, k, n, more;
+
+	for (i = 0; i < d->ntargets; i++) {
+		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED)
+			break;
+	}
+	if (i == d->ntargets) {
+		snprintf(err, errlen, "pid %d is not traced", pid);
+		return -1;
+	}
+	/* with --follow-forks its descendants run on copies of its probes,
+	 * which go with them: they are detached too */
+	gone = xcalloc((size_t)d->ntargets, 1);
+	gone[i] = 1;
+	detach_probes(d, i);
+	do {
+		more = 0;
+		for (k = 0; k < d->ntargets; k++) {
+			struct target *c = &d->targets[k];
+
+			if (!gone[k] && c->state == SNAP_TARGET_ATTACHED && c->parent >= 0 &&
+			    gone[c->parent]) {
+				gone[k] = more = 1;
+				detach_probes(d, k);
+			}
+		}
+	} while (more);
+	n = d->ntargets;
+	daemon_consume(d); /* their events up to the detach (may add entries) */
+	for (k = 0; k < n; k++) {
+		if (gone[k] && d->targets[k].state == SNAP_TARGET_ATTACHED)
+			detach_finish(d, k);
+	}
+	/* children forked while it was being detached */
+	for (k = n; k < d->ntargets; k++) {
+		struct target *c = &d->targets[k];
+
+		if (c->state == SNAP_TARGET_ATTACHED && c->parent >= 0 &&
+		    d->targets[c->parent].state == SNAP_TARGET_DETACHED) {
+			detach_probes(d, k);
+			detach_finish(d, k);
+		}
+	}
+	free(gone);
 	return 0;
 }
 

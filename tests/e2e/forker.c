@@ -4,7 +4,8 @@
  * then allocates a known amount itself and forks three children that each allocate their own
  * known amount from site_child. Every process prints one line with exactly what it did:
  * "expect PID {json}" (write(2): nothing else calls the allocator after the fork).
- * With --exec-child PROG ARGS..., the first child executes PROG instead.
+ * With --exec-child PROG ARGS..., the first child executes PROG instead; with --hold, the
+ * children wait to be killed after their line, and the parent for SIGUSR1 before it waits.
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -82,6 +83,7 @@ SITE static void site_parent(struct tally *t)
 int main(int argc, char **argv)
 {
 	char **exec_argv = argc > 2 && !strcmp(argv[1], "--exec-child") ? &argv[2] : NULL;
+	int hold = argc > 1 && !strcmp(argv[1], "--hold");
 	struct tally parent = {0};
 	pid_t pids[CHILDREN];
 	sigset_t set;
@@ -107,9 +109,13 @@ int main(int argc, char **argv)
 			}
 			site_child(i, &t);
 			say(&t);
+			while (hold)
+				pause();
 			_exit(0);
 		}
 	}
+	if (hold)
+		sigwait(&set, &sig);
 	for (int i = 0; i < CHILDREN; i++) {
 		int st;
 

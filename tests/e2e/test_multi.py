@@ -205,6 +205,45 @@ def test_follow_forks_exec(r):
     stop_daemon_clean(r, daemon)
 
 
+def test_follow_forks_detach(r):
+    """--follow-forks, then detach the parent while its children run: the children ran on
+    copies of its probes, so they are detached with it, and every entry says so."""
+    prog = os.path.join(r.build, "tests", "forker")
+    out = os.path.join(r.tmp, "forker.out")
+    parent = r.spawn([prog, "--hold"], "target", "forker.out")
+    r.wait_line(out, "ready ", parent)
+    daemon = r.start_daemon("--follow-forks", "--pid", str(parent.pid))
+    r.wait_state("attached", parent.pid, daemon)
+    parent.send_signal(signal.SIGUSR1)
+    end = deadline_after()
+    while True:
+        with open(out) as f:
+            kids = [int(line.split()[1]) for line in f if line.startswith("expect ")]
+        st = r.ctl_json("status", "--json")
+        if len(kids) == 3 and len(st["targets"]) == 4:
+            break
+        if time.monotonic() > end:
+            raise Fail(f"{len(kids)} children reported, {len(st['targets'])} targets")
+        time.sleep(POLL)
+    try:
+        rc, _, err = r.ctl("detach", str(parent.pid))
+        if rc:
+            raise Fail(f"detach exited {rc}: {one_line(err)}")
+        st = r.ctl_json("status", "--json")
+        states = {t["pid"]: t["state"] for t in st["targets"]}
+        if states != {p: "detached" for p in [parent.pid] + kids}:
+            raise Fail(f"states after detaching the parent: {states}")
+    finally:
+        for k in kids:
+            try:
+                os.kill(k, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        parent.send_signal(signal.SIGUSR1)
+        r.wait_exit(parent, "forker")
+    stop_daemon_clean(r, daemon)
+
+
 def test_no_follow_forks(r):
     """Without --follow-forks the children are not traced: one target, the parent's totals."""
     expect, parent, daemon = run_forker(r)
@@ -267,4 +306,5 @@ def test_comm(r):
 
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
          ("follow_forks_exec", test_follow_forks_exec),
+         ("follow_forks_detach", test_follow_forks_detach),
          ("no_follow_forks", test_no_follow_forks), ("comm", test_comm)]
