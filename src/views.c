@@ -81,6 +81,17 @@ static void json_group_row(struct json_writer *w, const struct group_row *r, int
 	json_end_object(w);
 }
 
+/* "entries": the first n rows of t. */
+static void json_group_rows(struct json_writer *w, const struct group_table *t, size_t n, int by,
+			    int full)
+{
+	json_key(w, "entries");
+	json_begin_array(w);
+	for (size_t k = 0; k < n; k++)
+		json_group_row(w, &t->rows[k], by, full);
+	json_end_array(w);
+}
+
 static void finish_json(struct buf *out)
 {
 	buf_put(out, "\n", 1);
@@ -275,14 +286,7 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		json_bool(&w, t.cumulative);
 		json_kv_u64(&w, "groups_total", n);
 		json_kv_u64(&w, "groups_peak_live_bytes", sum);
-		json_key(&w, "entries");
-		json_begin_array(&w);
-		for (size_t k = 0; k < shown; k++) {
-			const struct group_row *r = &t.rows[k];
-
-			json_group_row(&w, r, o->by, 0);
-		}
-		json_end_array(&w);
+		json_group_rows(&w, &t, shown, o->by, 0);
 		json_end_object(&w);
 		finish_json(out);
 		group_free(&t);
@@ -644,14 +648,7 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 		json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
 		json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
 		json_kv_u64(&w, "groups_total", n);
-		json_key(&w, "entries");
-		json_begin_array(&w);
-		for (size_t k = 0; k < shown; k++) {
-			const struct group_row *r = &t.rows[k];
-
-			json_group_row(&w, r, o->by, 1);
-		}
-		json_end_array(&w);
+		json_group_rows(&w, &t, shown, o->by, 1);
 		json_end_object(&w);
 		finish_json(out);
 		group_free(&t);
