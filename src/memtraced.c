@@ -466,7 +466,9 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	parent = &d->targets[p];
 	c = &d->targets[j];
 	c->parent = p;
-	c->command = target_read_command(child);
+	/* the child runs the parent's program until it executes another (an exec
+	 * event follows then); /proc may be gone already if it exited at once */
+	c->command = parent->command ? xstrdup(parent->command) : target_read_command(child);
 	c->alloc.path = parent->alloc.path ? xstrdup(parent->alloc.path) : NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
