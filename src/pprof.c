@@ -15,6 +15,7 @@
  */
 #include "render.h"
 #include "outputs.h"
+#include "strtab.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -79,75 +80,6 @@ static void pb_message(struct buf *b, unsigned field, struct buf *tmp)
 
 /* ---- tables: strings, functions, locations, mappings --------------------- */
 
-struct table {
-	uint64_t *hashes;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots, count;
-};
-
-static uint64_t hash_mix(uint64_t h, uint64_t v)
-{
-	h ^= v + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-	return h * 0xff51afd7ed558ccdull;
-}
-
-static uint64_t hash_str(uint64_t h, const char *s)
-{
-	for (; s && *s; s++)
-		h = (h ^ (uint8_t)*s) * 0x100000001b3ull;
-	return hash_mix(h, s ? 1 : 0);
-}
-
-static void table_grow(struct table *t)
-{
-	size_t nslots = t->nslots ? t->nslots * 2 : 1024;
-	uint32_t *slots = xcalloc(nslots, sizeof(*slots));
-
-	for (size_t i = 0; i < t->count; i++) {
-		size_t pos = t->hashes[i] & (nslots - 1);
-
-		while (slots[pos])
-			pos = (pos + 1) & (nslots - 1);
-		slots[pos] = (uint32_t)i + 1;
-	}
-	free(t->slots);
-	t->slots = slots;
-	t->nslots = nslots;
-}
-
-/*
- * Find the entry with this hash for which eq(arg, index) holds; else make
- * room and return the new entry's index with *is_new set. Entries live in the
- * caller's arrays, indexed like t->hashes.
- */
-static size_t table_find(struct table *t, uint64_t hash, int (*eq)(const void *, size_t),
-			 const void *arg, int *is_new)
-{
-	size_t pos;
-
-	if ((t->count + 1) * 2 > t->nslots)
-		table_grow(t);
-	for (pos = hash & (t->nslots - 1); t->slots[pos]; pos = (pos + 1) & (t->nslots - 1)) {
-		size_t i = t->slots[pos] - 1;
-
-		if (t->hashes[i] == hash && eq(arg, i)) {
-			*is_new = 0;
-			return i;
-		}
-	}
-	t->hashes = xrealloc(t->hashes, (t->count + 1) * sizeof(*t->hashes));
-	t->hashes[t->count] = hash;
-	t->slots[pos] = (uint32_t)t->count + 1;
-	*is_new = 1;
-	return t->count++;
-}
-
-static void table_free(struct table *t)
-{
-	free(t->hashes);
-	free(t->slots);
-}
-
 struct function {
 	uint64_t name, file; /* string table indices */
 };
@@ -167,42 +99,24 @@ struct mapping {
 };
 
 struct pprof {
-	struct buf strings; /* the string_table field, encoded as we go */
-	char **strs;	    /* copies */
-	struct table str_index;
+	struct strtab strings; /* the string_table field, in this order */
 	struct function *functions;
-	struct table func_index;
+	struct hash_index func_index;
 	struct location *locations;
-	struct table loc_index;
+	struct hash_index loc_index;
 	struct mapping *mappings;
 	size_t nmappings;
 	/* the key being looked up */
-	const char *key_str;
 	struct function key_func;
 	uint32_t key_pid;
 	uint64_t key_address;
 };
 
-static int str_eq(const void *arg, size_t i)
-{
-	const struct pprof *p = arg;
-
-	return !strcmp(p->strs[i], p->key_str);
-}
-
 static uint64_t intern(struct pprof *p, const char *s)
 {
-	int is_new;
-	size_t i;
-
-	p->key_str = s ? s : "";
-	i = table_find(&p->str_index, hash_str(0, p->key_str), str_eq, p, &is_new);
-	if (is_new) {
-		p->strs = xrealloc(p->strs, (i + 1) * sizeof(*p->strs));
-		p->strs[i] = xstrdup(p->key_str);
-		pb_bytes(&p->strings, PROFILE_STRING_TABLE, p->key_str, strlen(p->key_str));
-	}
-	return i;
+	if (!s)
+		s = "";
+	return strtab_intern(&p->strings, s, strlen(s));
 }
 
 static int func_eq(const void *arg, size_t i)
@@ -222,8 +136,8 @@ static uint64_t function_id(struct pprof *p, const struct snap_frame *f, struct 
 	buf_put(tmp, "", 1);
 	p->key_func.name = intern(p, (const char *)tmp->data);
 	p->key_func.file = intern(p, f->file ? f->file : f->module);
-	i = table_find(&p->func_index, hash_mix(p->key_func.name, p->key_func.file), func_eq, p,
-		       &is_new);
+	i = hash_index_find(&p->func_index, hash_mix(p->key_func.name, p->key_func.file), func_eq,
+			    p, &is_new);
 	if (is_new) {
 		p->functions = xrealloc(p->functions, (i + 1) * sizeof(*p->functions));
 		p->functions[i] = p->key_func;
@@ -279,7 +193,7 @@ static uint64_t location_id(struct pprof *p, uint32_t pid, const struct snap_fra
 
 	p->key_pid = pid;
 	p->key_address = f->address;
-	i = table_find(&p->loc_index, hash_mix(pid, f->address), loc_eq, p, &is_new);
+	i = hash_index_find(&p->loc_index, hash_mix(pid, f->address), loc_eq, p, &is_new);
 	if (is_new) {
 		p->locations = xrealloc(p->locations, (i + 1) * sizeof(*p->locations));
 		p->locations[i] = (struct location){
@@ -412,7 +326,8 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 	pb_uint(&body, PROFILE_COMMENT, intern(&p, comment));
 	pb_uint(&body, PROFILE_DEFAULT_SAMPLE_TYPE, intern(&p, "inuse_space"));
 	/* the string table last: every string is interned by now */
-	buf_put(&body, p.strings.data, p.strings.len);
+	for (size_t i = 0; i < strtab_count(&p.strings); i++)
+		pb_bytes(&body, PROFILE_STRING_TABLE, p.strings.strs[i], p.strings.lens[i]);
 
 	rc = gzip(&body, out);
 	if (rc)
@@ -423,15 +338,11 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 	buf_free(&sub);
 	buf_free(&tmp);
 	buf_free(&packed);
-	buf_free(&p.strings);
-	for (size_t i = 0; i < p.str_index.count; i++)
-		free(p.strs[i]);
-	free(p.strs);
-	table_free(&p.str_index);
+	strtab_free(&p.strings);
 	free(p.functions);
-	table_free(&p.func_index);
+	hash_index_free(&p.func_index);
 	free(p.locations);
-	table_free(&p.loc_index);
+	hash_index_free(&p.loc_index);
 	free(p.mappings);
 	return rc;
 }
