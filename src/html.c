@@ -11,10 +11,9 @@
  */
 #include "render.h"
 #include "outputs.h"
+#include "strtab.h"
 
 #include <inttypes.h>
-#include <stdlib.h>
-#include <string.h>
 
 extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
     html_report_js[], html_report_css[];
@@ -53,64 +52,12 @@ static void put_html_text(struct buf *out, const char *s)
 	}
 }
 
-/* Frame names, each once: stacks refer to them by index (a big heap repeats
- * the same few thousand names in every stack). */
-struct names {
-	char **v;
-	size_t n, cap;
-	uint32_t *slots; /* index + 1 */
-	size_t nslots;
-};
-
-static uint64_t name_hash(const char *s, size_t len)
-{
-	uint64_t h = 0xcbf29ce484222325ull;
-
-	for (size_t i = 0; i < len; i++)
-		h = (h ^ (uint8_t)s[i]) * 0x100000001b3ull;
-	return h;
-}
-
-static uint32_t name_index(struct names *t, const char *s, size_t len)
-{
-	size_t pos;
-
-	if ((t->n + 1) * 2 > t->nslots) {
-		size_t nslots = t->nslots ? t->nslots * 2 : 4096;
-		uint32_t *slots = xcalloc(nslots, sizeof(*slots));
-
-		for (size_t i = 0; i < t->n; i++) {
-			pos = name_hash(t->v[i], strlen(t->v[i])) & (nslots - 1);
-			while (slots[pos])
-				pos = (pos + 1) & (nslots - 1);
-			slots[pos] = (uint32_t)i + 1;
-		}
-		free(t->slots);
-		t->slots = slots;
-		t->nslots = nslots;
-	}
-	for (pos = name_hash(s, len) & (t->nslots - 1); t->slots[pos];
-	     pos = (pos + 1) & (t->nslots - 1)) {
-		const char *c = t->v[t->slots[pos] - 1];
-
-		if (!strncmp(c, s, len) && !c[len])
-			return t->slots[pos] - 1;
-	}
-	if (t->n == t->cap) {
-		t->cap = t->cap ? 2 * t->cap : 1024;
-		t->v = xrealloc(t->v, t->cap * sizeof(*t->v));
-	}
-	t->v[t->n] = xmalloc(len + 1);
-	memcpy(t->v[t->n], s, len);
-	t->v[t->n][len] = '\0';
-	t->slots[pos] = (uint32_t)t->n + 1;
-	return (uint32_t)t->n++;
-}
-
 static void json_data(struct json_writer *w, const struct snapshot *s, const struct render_opts *o)
 {
 	struct buf name = {0};
-	struct names names = {0};
+	/* frame names, each once: stacks refer to them by index (a big heap
+	 * repeats the same few thousand names in every stack) */
+	struct strtab names = {0};
 
 	json_begin_object(w);
 	json_kv_string(w, "tracer_version", s->tracer_version);
@@ -151,7 +98,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		for (uint32_t j = st->nframes; j-- > 0;) {
 			name.len = 0;
 			view_frame_name(&name, &st->frames[j]);
-			json_u64(w, name_index(&names, (const char *)name.data, name.len));
+			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
 		}
 		json_end_array(w);
 		json_key(w, "site");
@@ -182,14 +129,11 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_end_array(w);
 	json_key(w, "names");
 	json_begin_array(w);
-	for (size_t i = 0; i < names.n; i++) {
-		json_string(w, names.v[i]);
-		free(names.v[i]);
-	}
+	for (size_t i = 0; i < strtab_count(&names); i++)
+		json_string(w, names.strs[i]);
 	json_end_array(w);
 	json_end_object(w);
-	free(names.v);
-	free(names.slots);
+	strtab_free(&names);
 	buf_free(&name);
 }
 
