@@ -33,7 +33,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
 DAEMON_SRCS += src/notify.c src/metrics_http.c
-DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c
+DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c src/strtab.c
 
@@ -52,6 +52,8 @@ DEB_PACKAGES += python3.11
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
+# interposing allocators (tests/e2e/test_interpose.py)
+DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
@@ -164,7 +166,7 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
 FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
 FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
-FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/util.c
+FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/elfjump.c src/util.c
 FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/dwarfline.c src/util.c
 
 .SECONDEXPANSION:

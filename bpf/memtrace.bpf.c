@@ -331,7 +331,7 @@ static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
 static __always_inline int is_realloc(__u32 func)
 {
 	return func == MT_FN_REALLOC || func == MT_FN_REALLOCARRAY ||
-	       func == MT_FN_PYMALLOC_REALLOC;
+	       func == MT_FN_PYMALLOC_REALLOC || func == MT_FN_RALLOCX;
 }
 
 /*
@@ -451,6 +451,7 @@ int alloc_enter(struct pt_regs *ctx)
 		break;
 	case MT_FN_REALLOC:
 	case MT_FN_PYMALLOC_REALLOC:
+	case MT_FN_RALLOCX:
 		st.ptr = a1;
 		st.size = a2;
 		break;
@@ -462,7 +463,7 @@ int alloc_enter(struct pt_regs *ctx)
 	case MT_FN_MEMALIGN:
 		st.size = a2;
 		break;
-	default: /* malloc, valloc, pvalloc */
+	default: /* malloc, valloc, pvalloc, mallocx */
 		st.size = a1;
 		break;
 	}
@@ -492,8 +493,8 @@ int alloc_return(struct pt_regs *ctx)
 	}
 	st = *in;
 	bpf_map_delete_elem(&inflight, &tid);
-	if (st.func == MT_FN_PYMALLOC_FREE)
-		return 0; /* reported at entry (pyfree_enter) */
+	if (st.func == MT_FN_PYMALLOC_FREE || st.func == MT_FN_DELETE)
+		return 0; /* reported at entry (outer_free_enter) */
 
 	addr = PT_REGS_RC(ctx);
 	if (st.func == MT_FN_POSIX_MEMALIGN) {
@@ -647,19 +648,21 @@ int free_enter(struct pt_regs *ctx)
 		return 0; /* free(NULL) is nothing */
 	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
 		return 0; /* part of a realloc the return probe reports */
-	emit_small(MT_EV_FREE, MT_FN_FREE, addr, 0, 0);
+	/* free, or jemalloc's sdallocx/dallocx */
+	emit_small(MT_EV_FREE, (__u8)bpf_get_attach_cookie(ctx), addr, 0, 0);
 	return 0;
 }
 
 /*
- * PyObject_Free/PyMem_Free: reported at entry like free, but it also marks
- * the thread as inside the allocator until its return probe (alloc_return),
- * so the libc free that pymalloc hands a large block on to is not reported a
- * second time. Nested in another allocator call (PyObject_Realloc), it only
- * bumps the depth: the outer call reports.
+ * PyObject_Free/PyMem_Free, and operator delete of an interposing allocator:
+ * reported at entry like free, but it also marks the thread as inside the
+ * allocator until its return probe (alloc_return), so the free it may hand
+ * the block on to (pymalloc's large blocks; a delete that calls free) is
+ * not reported a second time. Nested in another allocator call
+ * (PyObject_Realloc), it only bumps the depth: the outer call reports.
  */
 SEC("uprobe")
-int pyfree_enter(struct pt_regs *ctx)
+int outer_free_enter(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 addr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx);
@@ -671,14 +674,14 @@ int pyfree_enter(struct pt_regs *ctx)
 		return 0;
 	}
 	if (!addr)
-		return 0; /* PyObject_Free(NULL) is nothing */
-	st.func = MT_FN_PYMALLOC_FREE;
+		return 0; /* PyObject_Free(NULL), delete nullptr: nothing */
+	st.func = (__u32)bpf_get_attach_cookie(ctx);
 	st.sp = sp;
 	st.depth = 1;
 	st.ptr = addr;
 	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
 		count_lost(0);
-	emit_small(MT_EV_FREE, MT_FN_PYMALLOC_FREE, addr, 0, 0);
+	emit_small(MT_EV_FREE, (__u8)st.func, addr, 0, 0);
 	return 0;
 }
 

@@ -17,6 +17,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "elfjump.h"
 #include "elfsym.h"
 #include "procmaps.h"
 #include "pyinline.h"
@@ -48,6 +49,30 @@ static const struct probe_symbol cxx_new_symbols[] = {
     {"_ZnamRKSt9nothrow_t", MT_FN_NEW_ARRAY},
     {"_ZnamSt11align_val_t", MT_FN_NEW_ARRAY},
     {"_ZnamSt11align_val_tRKSt9nothrow_t", MT_FN_NEW_ARRAY},
+};
+
+/* Every operator delete variant (plain, nothrow, aligned, sized). */
+static const char *const cxx_delete_symbols[] = {
+    "_ZdlPv",
+    "_ZdlPvm",
+    "_ZdlPvRKSt9nothrow_t",
+    "_ZdlPvSt11align_val_t",
+    "_ZdlPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdlPvmSt11align_val_t",
+    "_ZdaPv",
+    "_ZdaPvm",
+    "_ZdaPvRKSt9nothrow_t",
+    "_ZdaPvSt11align_val_t",
+    "_ZdaPvSt11align_val_tRKSt9nothrow_t",
+    "_ZdaPvmSt11align_val_t",
+};
+
+/* jemalloc's own API, probed where the allocator exports it. */
+static const struct probe_symbol jemalloc_symbols[] = {
+    {"mallocx", MT_FN_MALLOCX},
+    {"rallocx", MT_FN_RALLOCX},
+    {"sdallocx", MT_FN_DALLOCX},
+    {"dallocx", MT_FN_DALLOCX},
 };
 
 const char *allocator_func_name(int func)
@@ -307,6 +332,9 @@ static void fill_probes(struct allocator *a, const struct elf_module *mod, int d
 
 	for (f = 0; f < MT_FN_NEW; f++)
 		add_probe(a, mod, mt_func_name((unsigned)f), f, 0, dynamic_only);
+	for (f = 0; f < (int)ARRAY_SIZE(jemalloc_symbols); f++)
+		add_probe(a, mod, jemalloc_symbols[f].name, jemalloc_symbols[f].func, 0,
+			  dynamic_only);
 }
 
 /*
@@ -345,11 +373,58 @@ static int probe_first_exporter(struct allocator *a, int pid, char **paths, int 
 	return a->nprobes - before;
 }
 
-/* operator new from the first object in search order that defines it. */
+/*
+ * operator delete where operator new was found. libstdc++'s and libc++'s
+ * call free, which is probed; an allocator that interposes them (jemalloc,
+ * tcmalloc) frees in its sized deletes without calling free, so those are
+ * probed, each as a free reported at entry that marks the thread as inside
+ * the allocator (the free it may call is not counted again). A delete that
+ * is only a jump to free (jemalloc's unsized ones) needs no probe of its
+ * own, nor one at free's own address (tcmalloc's).
+ */
+static void fill_delete_probes(struct allocator *a)
+{
+	const char *base = strrchr(a->cxx_path, '/') ? strrchr(a->cxx_path, '/') + 1 : a->cxx_path;
+	int same = a->open_path && !strcmp(a->open_path, a->cxx_open_path);
+	uint64_t vaddr, off, free_vaddr;
+	struct elf_module *mod;
+	char why[256];
+	int ifunc;
+
+	if (!strncmp(base, "libstdc++.so", 12) || !strncmp(base, "libc++.so", 9))
+		return;
+	mod = elfmod_open(a->cxx_open_path, why, sizeof(why));
+	if (!mod)
+		return;
+	if (elfmod_find_function(mod, "free", 1, &free_vaddr, NULL))
+		free_vaddr = 0;
+	for (size_t i = 0; i < ARRAY_SIZE(cxx_delete_symbols); i++) {
+		int dup = 0;
+
+		if (a->nprobes == (int)ARRAY_SIZE(a->probes))
+			break;
+		if (elfmod_find_function(mod, cxx_delete_symbols[i], 1, &vaddr, &ifunc) || ifunc ||
+		    elfmod_vaddr_to_offset(mod, vaddr, &off) ||
+		    elf_is_jump_to(a->cxx_open_path, vaddr, "free", free_vaddr))
+			continue;
+		for (int k = 0; k < a->nprobes; k++) {
+			dup |= (a->probes[k].object == 1 || (same && a->probes[k].object == 0)) &&
+			       a->probes[k].offset == off;
+		}
+		if (dup)
+			continue;
+		a->probes[a->nprobes++] =
+		    (struct alloc_probe){.func = MT_FN_DELETE, .object = 1, .offset = off};
+	}
+	elfmod_close(mod);
+}
+
+/* operator new (and delete) from the first object in search order that defines it. */
 static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
 {
-	probe_first_exporter(a, pid, paths, n, "_Znwm", cxx_new_symbols,
-			     ARRAY_SIZE(cxx_new_symbols), 1, &a->cxx_open_path, &a->cxx_path);
+	if (probe_first_exporter(a, pid, paths, n, "_Znwm", cxx_new_symbols,
+				 ARRAY_SIZE(cxx_new_symbols), 1, &a->cxx_open_path, &a->cxx_path))
+		fill_delete_probes(a);
 }
 
 /* The allocator: the first object of paths (search order) defining malloc and free. */

@@ -36,7 +36,7 @@ struct allocator {
 	 * that defines it (the executable, or libpythonX.Y.so) */
 	char *py_path;
 	char *py_open_path;
-	struct alloc_probe probes[32];
+	struct alloc_probe probes[64];
 	int nprobes;
 	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
 };

@@ -150,6 +150,10 @@ static const char *const mt_func_names[MT_FN_COUNT] = {
     [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
     [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
     [MT_FN_MMAP] = "mmap",
+    [MT_FN_DELETE] = "operator delete",
+    [MT_FN_MALLOCX] = "mallocx",
+    [MT_FN_RALLOCX] = "rallocx",
+    [MT_FN_DALLOCX] = "dallocx",
 };
 
 const char *mt_func_name(unsigned func)

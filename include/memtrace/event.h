@@ -39,6 +39,16 @@ enum mt_func {
 	 * munmap is an MT_EV_FREE with this func and size = length unmapped.
 	 * Enabled per target (the "mmaptrace" map). */
 	MT_FN_MMAP,
+	/* C++ operator delete, every variant, where an allocator that
+	 * interposes (jemalloc, tcmalloc) frees without calling its free:
+	 * reported at entry, and like pymalloc_free it marks the thread as
+	 * inside the allocator until it returns */
+	MT_FN_DELETE,
+	/* jemalloc's non-standard API: mallocx (an allocation), rallocx (a
+	 * realloc), sdallocx and dallocx (frees) */
+	MT_FN_MALLOCX,
+	MT_FN_RALLOCX,
+	MT_FN_DALLOCX,
 	MT_FN_COUNT
 };
 

@@ -1,16 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * libFuzzer target: the ELF reader (src/elfsym.c), which opens every module
- * a target maps, and the DWARF line reader (src/dwarfline.c) on the same
- * bytes. Files in a traced process are whatever its owner put there.
+ * a target maps, the DWARF line reader (src/dwarfline.c) and the thunk
+ * detector (src/elfjump.c) on the same bytes. Files in a traced process are whatever its owner put
+ * there.
  */
 #include <stdint.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <stdio.h>
+
 #include "dwarfline.h"
+#include "elfjump.h"
 #include "elfsym.h"
+
+/* Functions whose start elf_is_jump_to decodes (besides fixed addresses). */
+static uint64_t jump_vaddrs[4];
 
 static void probe_lookups(struct elf_module *m)
 {
@@ -28,6 +35,10 @@ static void probe_lookups(struct elf_module *m)
 	}
 	elfmod_find_function(m, "malloc", 1, &vaddr, &ifunc);
 	elfmod_find_function(m, "free", 0, &vaddr, &ifunc);
+	if (!elfmod_find_function(m, "_ZdlPv", 1, &vaddr, &ifunc))
+		jump_vaddrs[1] = vaddr;
+	jump_vaddrs[2] = elfmod_find_function(m, "_ZdlPvm", 1, &vaddr, &ifunc) ? 0 : vaddr;
+	jump_vaddrs[3] = elfmod_find_function(m, "free", 1, &vaddr, &ifunc) ? 0 : vaddr;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -38,6 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	char err[256];
 	int fd, line;
 
+	jump_vaddrs[0] = 0x1000;
+	jump_vaddrs[1] = 0x401000;
+	jump_vaddrs[2] = jump_vaddrs[3] = 0;
 	m = elfmod_open_mem(data, size, "fuzz.elf", err, sizeof(err));
 	if (m) {
 		probe_lookups(m);
@@ -48,6 +62,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (fd < 0)
 		return 0;
 	if (write(fd, data, size) == (ssize_t)size) {
+		char path[64];
+
+		snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+		for (size_t i = 0; i < 3; i++)
+			elf_is_jump_to(path, jump_vaddrs[i], "free", jump_vaddrs[3]);
 		d = dwarf_lines_open(fd, "/nonexistent/fuzz.elf");
 		if (d) {
 			dwarf_lines_lookup(d, 0x1000, &file, &line);

@@ -1,0 +1,87 @@
+#!/usr/bin/env python3
+"""End-to-end tests of allocators that interpose malloc (LD_PRELOAD): jemalloc and
+tcmalloc serve C++'s sized and aligned deletes without calling their free, and
+jemalloc has an API of its own (mallocx, rallocx, sdallocx, dallocx). A C++ program
+(tests/e2e/interpose.cc) hands blocks back every one of those ways from named sites;
+each site's counts must be exact, with glibc as the control."""
+
+from harness import *  # noqa: F401,F403
+from test_faults import stop_daemon_clean
+
+LIBDIR = "/usr/lib/x86_64-linux-gnu"
+PRELOADS = {"glibc": None,
+            "jemalloc": os.path.join(LIBDIR, "libjemalloc.so.2"),
+            "tcmalloc": os.path.join(LIBDIR, "libtcmalloc_minimal.so.4")}
+KEYS = ("allocations", "frees", "bytes_allocated", "bytes_freed")
+
+
+def site_of(entry):
+    """The innermost site_* function of a stack (std::allocator's allocate may be a
+    frame of its own above it)."""
+    for f in entry.get("frames") or []:
+        name = f.get("function") or ""
+        if name.startswith("site_"):
+            return name.split("(")[0]
+    return None
+
+
+def run_interposed(r, name, preload):
+    prog = os.path.join(r.build, "tests", "interpose")
+    env = dict(os.environ)
+    if preload:
+        env["LD_PRELOAD"] = preload
+    out = os.path.join(r.tmp, f"interpose-{name}.out")
+    target = r.spawn([prog], "target", os.path.basename(out), env=env)
+    r.wait_line(out, "ready ", target)
+    daemon = r.start_daemon("--pid", str(target.pid), tag=f"memtraced-{name}")
+    st = r.ctl_json("status", "--json")
+    alloc = st["targets"][0].get("allocator") or ""
+    if preload and os.path.basename(preload) not in alloc:
+        raise Fail(f"{name}: the daemon probes {alloc!r}, not {os.path.basename(preload)}")
+    target.send_signal(signal.SIGUSR1)
+    rc = r.wait_exit(target, "interpose")
+    if rc != 0:
+        raise Fail(f"{name}: interpose exited with status {rc}")
+    expect = r.read_expect(out)
+    want_sites = {"site_new_sized", "site_new_array", "site_allocator", "site_aligned",
+                  "site_nothrow"} | ({"site_mallocx", "site_rallocx"} if name == "jemalloc"
+                                     else set())
+    if set(expect["sites"]) != want_sites:
+        raise Fail(f"{name}: the program ran sites {sorted(expect['sites'])}")
+    r.wait_state("exited", target.pid, daemon)
+    rep = r.ctl_json("report", "--top", "0", "--sort", "allocated", "--format", "json")
+    got = {}
+    for e in rep["entries"]:
+        site = site_of(e)
+        if site:
+            acc = got.setdefault(site, dict.fromkeys(KEYS, 0))
+            for k in KEYS:
+                acc[k] += e[k]
+    bad = [f"{site}: " + ", ".join(f"{k}={got.get(site, {}).get(k)} (expected {v})"
+                                   for k, v in want.items() if got.get(site, {}).get(k) != v)
+           for site, want in expect["sites"].items()
+           if any(got.get(site, {}).get(k) != v for k, v in want.items())]
+    if bad:
+        raise Fail(f"{name}: " + "; ".join(bad))
+    stats = r.ctl_json("stats", "--json")
+    if stats["events_lost"] or stats["unknown_frees"] or stats.get("missed_frees"):
+        raise Fail(f"{name}: events_lost {stats['events_lost']}, unknown_frees "
+                   f"{stats['unknown_frees']}, missed_frees {stats.get('missed_frees')}")
+    mix = stats["allocator_mix"]
+    if name == "jemalloc" and (mix.get("mallocx", {}).get("allocations") != 40 or
+                               mix.get("rallocx", {}).get("allocations") != 40):
+        raise Fail(f"jemalloc: allocator_mix {mix}: expected 40 mallocx and 40 rallocx")
+    stop_daemon_clean(r, daemon)
+
+
+def make_test(name):
+    def test(r):
+        preload = PRELOADS[name]
+        if preload and not os.path.exists(preload):
+            raise Fail(f"{preload} is missing (make deps installs it)")
+        run_interposed(r, name, preload)
+    test.__doc__ = f"C++ deletes and jemalloc's API exact per site, {name}."
+    return test
+
+
+TESTS = [(f"interpose.{name}", make_test(name)) for name in PRELOADS]
