@@ -398,14 +398,6 @@ static void target_execed(struct daemon *d, int i)
 	log_msg("pid %d executed a new program (%s): the data from before the exec stays "
 		"readable; tracing the new program",
 		pid, nt->command);
-	if (nt->parent >= 0) {
-		/* measured, not understood: docs/reliability.md, "Known gaps" */
-		nt->note =
-		    xstrdup("a forked child that executed a new program is traced through the "
-			    "probes it inherited, and the kernel may take some out of the new "
-			    "program when other followed processes exit: counts may be low");
-		log_msg("pid %d: %s", pid, nt->note);
-	}
 }
 
 /* The new program of target i is not traced: say why, keep its data. */
@@ -492,6 +484,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 				     BPF_ANY);
 		pystacks_fork(d->py, (int)ptgid, child);
 	}
+	symbolizer_fork(d->sym, (int)ptgid, child);
 	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
 }
 

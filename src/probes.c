@@ -106,7 +106,7 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 	return 0;
 }
 
-enum { PROG_FREE, PROG_RETURN, PROG_PYFREE, PROG_ENTRY, PROG_COUNT };
+enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_COUNT };
 
 /*
  * --follow-forks. A uprobe made through perf's uprobe PMU (what libbpf
@@ -114,8 +114,18 @@ enum { PROG_FREE, PROG_RETURN, PROG_PYFREE, PROG_ENTRY, PROG_COUNT };
  * the daemon's memory. A uprobe defined in tracefs and opened as a
  * tracepoint perf event with attr.inherit is: the kernel copies the event
  * into each child in copy_process() and keeps the breakpoints dup_mmap()
- * copied, so a child is traced from its first instruction. The BPF program
- * hangs off the tracefs event, so it runs for the children's copies too.
+ * copied, so a child is traced from its first instruction.
+ *
+ * The BPF program is not attached to that inherited event but to a second,
+ * not inherited, perf event of the same tracefs event on the same process
+ * (the anchor). A tracefs event runs the programs of its one program array
+ * on every hit, whichever perf event put them there, so the children's
+ * hits run it too. Attached to the inherited event, each child's copy
+ * would hold the program as well, and freeing the copy when that child
+ * exits removes the program from the shared array
+ * (perf_event_free_bpf_prog): measured here, every followed process went
+ * untraced once the first one exited.
+ *
  * Events are named memtrace_<daemon pid>/p<n> and removed at detach; a
  * daemon killed leaves them behind unused, and the next one removes them.
  */
@@ -165,6 +175,18 @@ static void tracefs_remove(uint32_t n)
 	tracefs_write(line);
 }
 
+/* Close the inherited perf event and remove the tracefs event (the anchor
+ * went with its link before). */
+static void tracefs_release(struct tracefs_probe *t)
+{
+	if (t->inherit_fd)
+		close(t->inherit_fd - 1);
+	if (t->id)
+		tracefs_remove(t->id);
+	t->id = 0;
+	t->inherit_fd = 0;
+}
+
 /* Remove the events of daemons that are gone (killed: never cleaned up). */
 static void tracefs_remove_stale(void)
 {
@@ -193,7 +215,7 @@ static void tracefs_remove_stale(void)
 
 static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, const char *path,
 					 uint64_t offset, int retprobe, uint64_t cookie,
-					 uint32_t *id_out)
+					 struct tracefs_probe *out)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
 	static uint32_t next;
@@ -201,7 +223,7 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	char line[PATH_MAX + 128], idpath[160], idtext[32];
 	struct bpf_link *link;
 	uint32_t n = ++next;
-	int fd, rc, pfd;
+	int fd, rc, pfd, ifd;
 	ssize_t len;
 
 	if (!tracefs_dir()) {
@@ -239,22 +261,23 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	attr.config = strtoull(idtext, NULL, 10);
 	attr.sample_period = 1;
 	attr.inherit = 1;
-	pfd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	if (pfd < 0) {
-		rc = errno;
-		tracefs_remove(n);
-		errno = rc;
-		return NULL;
-	}
-	link = bpf_program__attach_perf_event_opts(prog, pfd, &opts);
+	ifd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	attr.inherit = 0; /* the anchor */
+	pfd = ifd < 0 ? -1
+		      : (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	link = pfd < 0 ? NULL : bpf_program__attach_perf_event_opts(prog, pfd, &opts);
 	if (!link) {
 		rc = errno;
-		close(pfd);
+		if (pfd >= 0)
+			close(pfd);
+		if (ifd >= 0)
+			close(ifd);
 		tracefs_remove(n);
 		errno = rc;
 		return NULL;
 	}
-	*id_out = n;
+	out->id = n;
+	out->inherit_fd = ifd + 1;
 	return link;
 }
 
@@ -266,7 +289,7 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	struct bpf_program *progs[PROG_COUNT] = {
 	    [PROG_FREE] = skel->progs.free_enter,
 	    [PROG_RETURN] = skel->progs.alloc_return,
-	    [PROG_PYFREE] = skel->progs.pyfree_enter,
+	    [PROG_OUTER_FREE] = skel->progs.outer_free_enter,
 	    [PROG_ENTRY] = skel->progs.alloc_enter,
 	};
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which],
@@ -285,7 +308,7 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 			tp->tracefs[tp->nlinks] = old->tracefs[i];
 			tp->links[tp->nlinks++] = old->links[i];
 			old->links[i] = NULL;
-			old->tracefs[i] = 0;
+			memset(&old->tracefs[i], 0, sizeof(old->tracefs[i]));
 			return 0;
 		}
 	}
@@ -294,7 +317,7 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 		if (inherited->links[i] && !memcmp(&inherited->keys[i], &key, sizeof(key)))
 			return 0;
 	}
-	tp->tracefs[tp->nlinks] = 0;
+	memset(&tp->tracefs[tp->nlinks], 0, sizeof(tp->tracefs[tp->nlinks]));
 	if (follow)
 		link = attach_inherited(progs[which], pid, path, offset, retprobe[which],
 					(uint64_t)func, &tp->tracefs[tp->nlinks]);
@@ -323,8 +346,7 @@ static void undo_attach(struct target_probes *tp, struct target_probes *old)
 			old->tracefs[k] = tp->tracefs[i];
 		} else {
 			bpf_link__destroy(tp->links[i]);
-			if (tp->tracefs[i])
-				tracefs_remove(tp->tracefs[i]);
+			tracefs_release(&tp->tracefs[i]);
 		}
 	}
 	tp->nlinks = 0;
@@ -348,11 +370,12 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 		for (i = 0; i < a->nprobes && !rc; i++) {
 			const struct alloc_probe *p = &a->probes[i];
 			const char *path = allocator_probe_open_path(a, p);
-			int is_free = p->func == MT_FN_FREE;
-			/* PyObject_Free emits at entry like free, and has a return
-			 * probe so that the free pymalloc hands on to libc inside it
-			 * is not counted again */
-			int is_pyfree = p->func == MT_FN_PYMALLOC_FREE;
+			int is_free = p->func == MT_FN_FREE || p->func == MT_FN_DALLOCX;
+			/* PyObject_Free and an interposer's operator delete emit
+			 * at entry like free, and have a return probe so that a
+			 * free they call is not counted again */
+			int is_outer_free =
+			    p->func == MT_FN_PYMALLOC_FREE || p->func == MT_FN_DELETE;
 
 			if (pass == 0 && is_free)
 				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func, tp,
@@ -360,9 +383,9 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 			else if (pass == 1 && !is_free)
 				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
 						tp, old, inherited, follow);
-			else if (pass == 2 && is_pyfree)
-				rc = attach_one(skel, PROG_PYFREE, pid, path, p->offset, p->func,
-						tp, old, inherited, follow);
+			else if (pass == 2 && is_outer_free)
+				rc = attach_one(skel, PROG_OUTER_FREE, pid, path, p->offset,
+						p->func, tp, old, inherited, follow);
 			else if (pass == 2 && !is_free)
 				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func, tp,
 						old, inherited, follow);
@@ -420,8 +443,8 @@ void probes_detach(struct target_probes *tp)
 	/* entry probes first (attached last), so no entry outlives its return */
 	for (i = tp->nlinks - 1; i >= 0; i--) {
 		bpf_link__destroy(tp->links[i]); /* NULL: moved, nothing to do */
-		if (tp->links[i] && tp->tracefs[i])
-			tracefs_remove(tp->tracefs[i]); /* its perf event is closed now */
+		if (tp->links[i])		 /* the anchor is closed now */
+			tracefs_release(&tp->tracefs[i]);
 	}
 	tp->nlinks = 0;
 }

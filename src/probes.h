@@ -44,9 +44,12 @@ struct probe_key {
 };
 
 struct target_probes {
-	struct bpf_link *links[64]; /* 2 per probe, at most; NULL once moved */
-	struct probe_key keys[64];
-	uint32_t tracefs[64]; /* --follow-forks: its tracefs event (memtrace_PID/pN), or 0 */
+	struct bpf_link *links[128]; /* 2 per probe, at most; NULL once moved */
+	struct probe_key keys[128];
+	struct tracefs_probe {
+		uint32_t id;	/* its tracefs event, memtrace_PID/p<id>; 0: none */
+		int inherit_fd; /* the inherited perf event of it, fd + 1 */
+	} tracefs[128];		/* --follow-forks */
 	int nlinks;
 };
 

@@ -388,6 +388,30 @@ void symbolizer_forget(struct symbolizer *s, int pid)
 	s->npids--;
 }
 
+void symbolizer_fork(struct symbolizer *s, int parent, int child)
+{
+	struct pid_maps *p, *c;
+	struct proc_maps copy = {0};
+	struct module **mods;
+
+	pid_refresh(pid_get(s, parent, 1));
+	p = pid_get(s, parent, 0);
+	if (!p->maps.n || child == parent)
+		return;
+	copy.v = xcalloc(p->maps.n, sizeof(*copy.v));
+	for (size_t i = 0; i < p->maps.n; i++) {
+		copy.v[i] = p->maps.v[i];
+		copy.v[i].path = p->maps.v[i].path ? xstrdup(p->maps.v[i].path) : NULL;
+	}
+	copy.n = p->maps.n;
+	mods = xcalloc(copy.n, sizeof(*mods));
+	memcpy(mods, p->modules, copy.n * sizeof(*mods));
+	c = pid_get(s, child, 1); /* p may move: not used past here */
+	pid_maps_free(c);
+	c->maps = copy;
+	c->modules = mods;
+}
+
 void symbolizer_rename(struct symbolizer *s, int pid, int key)
 {
 	struct pid_maps moved;

@@ -62,6 +62,14 @@ size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct sn
  */
 void symbolizer_rename(struct symbolizer *s, int pid, int key);
 
+/*
+ * child was forked by parent: it starts with the parent's maps (read now if
+ * the parent is alive), so that its stacks resolve even when it has exited
+ * before the daemon could read /proc/CHILD/maps. A later address outside
+ * them re-reads the child's own.
+ */
+void symbolizer_fork(struct symbolizer *s, int parent, int child);
+
 /* Drop a pid's maps; opened modules stay cached. */
 void symbolizer_forget(struct symbolizer *s, int pid);
 

@@ -5,7 +5,9 @@
  * known amount from site_child. Every process prints one line with exactly what it did:
  * "expect PID {json}" (write(2): nothing else calls the allocator after the fork).
  * With --exec-child PROG ARGS..., the first child executes PROG instead; with --hold, the
- * children wait to be killed after their line, and the parent for SIGUSR1 before it waits.
+ * children wait to be killed after their line, and the parent for SIGUSR1 before it waits;
+ * with --late, the first child allocates only once its siblings have exited (SIGUSR2 from
+ * the parent after it reaped them).
  */
 #define _GNU_SOURCE
 #include <signal.h>
@@ -84,6 +86,7 @@ int main(int argc, char **argv)
 {
 	char **exec_argv = argc > 2 && !strcmp(argv[1], "--exec-child") ? &argv[2] : NULL;
 	int hold = argc > 1 && !strcmp(argv[1], "--hold");
+	int late = argc > 1 && !strcmp(argv[1], "--late");
 	struct tally parent = {0};
 	pid_t pids[CHILDREN];
 	sigset_t set;
@@ -91,6 +94,7 @@ int main(int argc, char **argv)
 
 	sigemptyset(&set);
 	sigaddset(&set, SIGUSR1);
+	sigaddset(&set, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &set, NULL);
 	printf("ready %d\n", (int)getpid());
 	fflush(stdout);
@@ -107,6 +111,13 @@ int main(int argc, char **argv)
 				execv(exec_argv[0], exec_argv);
 				_exit(127);
 			}
+			if (i == 0 && late) {
+				sigset_t usr2;
+
+				sigemptyset(&usr2);
+				sigaddset(&usr2, SIGUSR2);
+				sigwait(&usr2, &sig);
+			}
 			site_child(i, &t);
 			say(&t);
 			while (hold)
@@ -116,11 +127,13 @@ int main(int argc, char **argv)
 	}
 	if (hold)
 		sigwait(&set, &sig);
-	for (int i = 0; i < CHILDREN; i++) {
+	for (int i = late ? 1 : 0, n = 0; n < CHILDREN; n++, i = (i + 1) % CHILDREN) {
 		int st;
 
 		if (waitpid(pids[i], &st, 0) != pids[i] || !WIFEXITED(st) || WEXITSTATUS(st))
 			return 1;
+		if (late && i == CHILDREN - 1)
+			kill(pids[0], SIGUSR2); /* its siblings are gone */
 	}
 	say(&parent);
 	return 0;

@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 /* Functions to find by address; not static, so they are in .symtab and .dynsym alike. */
@@ -244,6 +245,38 @@ TEST(symbolize_return_address)
 	symbolizer_forget(s, getpid());
 
 	elfmod_close(m);
+	symbolizer_free(s);
+}
+
+/* A forked child reaped before its maps were read resolves through the
+ * parent's; a pid never forked resolves nothing. */
+TEST(symbolize_forked_child)
+{
+	struct symbolizer *s = symbolizer_new();
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_callee + 1;
+	struct snap_frame f;
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(0);
+	CHECK(child > 0);
+	if (child <= 0) {
+		symbolizer_free(s);
+		return;
+	}
+	waitpid(child, NULL, 0); /* gone: /proc/CHILD/maps no longer exists */
+	symbolizer_note(s, child, &addr, 1);
+	symbolizer_frame(s, child, addr, &f);
+	CHECK(f.function == NULL);
+	frame_free(&f);
+	symbolizer_forget(s, child);
+
+	symbolizer_fork(s, getpid(), child);
+	symbolizer_note(s, child, &addr, 1);
+	symbolizer_frame(s, child, addr, &f);
+	CHECK_STR(f.function, "symbolize_test_callee");
+	CHECK_STR(f.module, exe_path);
+	frame_free(&f);
 	symbolizer_free(s);
 }
 
@@ -762,6 +795,7 @@ int main(void)
 	RUN(symbolize_no_mapping);
 	RUN(symbolize_not_elf);
 	RUN(symbolize_deleted_copy);
+	RUN(symbolize_forked_child);
 	RUN(elf_refuses_bad_files);
 	RUN(elf_mutations);
 	rmdir(tmpdir);
