@@ -88,6 +88,18 @@ struct {
 
 volatile __u32 mmap_targets;
 
+/*
+ * Whole-host mode: the processes exec_match stopped that the daemon has not
+ * continued yet. The daemon's keeper process holds this map too and
+ * continues them if the daemon dies first (src/memtraced.c, keeper).
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u8);
+} stopped SEC(".maps");
+
 /* An mmap between its entry and exit tracepoints: the length, page-rounded. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
@@ -560,6 +572,7 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 {
 	struct mt_target_watch w = {.follow = cfg.match_follow};
 	struct mt_event *ev;
+	__u8 one = 1;
 
 	if (!exec_matches(bprm))
 		return;
@@ -579,6 +592,7 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 		count_lost(MT_EV_MATCH);
 		return;
 	}
+	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
 	bpf_send_signal(19 /* SIGSTOP */);
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->kind = MT_EV_MATCH;

@@ -25,6 +25,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon.h"
+#include "keeper.h"
 #include "notify.h"
 #include "pystacks.h"
 #include "memtrace.skel.h"
@@ -879,6 +880,7 @@ static void target_matched(struct daemon *d, int pid)
 {
 	char err[512];
 	int i, live = 0, known = 0;
+	uint32_t key;
 
 	for (i = 0; i < d->ntargets; i++) {
 		live += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
@@ -907,6 +909,8 @@ static void target_matched(struct daemon *d, int pid)
 	}
 	if (kill(pid, SIGCONT) && errno != ESRCH)
 		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
+	key = (uint32_t)pid; /* the keeper need not continue it */
+	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
 }
 
 /*
@@ -1231,6 +1235,11 @@ int main(int argc, char **argv)
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
+	/* never closed: the keeper continues stopped matches when it reads EOF */
+	if ((o.match_comm || o.match_exe) && keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {
+		snprintf(err, sizeof(err), "cannot start the keeper process: %s", strerror(errno));
+		goto fail;
+	}
 	d.rb = ring_buffer__new(probes_ringbuf_fd(d.skel), handle_ringbuf_event, &d, NULL);
 	if (!d.rb) {
 		snprintf(err, sizeof(err), "cannot map the ring buffer: %s", strerror(errno));

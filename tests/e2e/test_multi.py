@@ -313,8 +313,41 @@ def test_comm(r):
     stop_daemon_clean(r, daemon)
 
 
+def proc_state(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
+def test_comm_daemon_killed(r):
+    """--comm stops a new match at its exec until its probes are placed. A daemon killed in
+    that window (here: frozen with SIGSTOP, then SIGKILLed) must not leave the match stopped:
+    the keeper process continues it, and it runs to the end unharmed."""
+    name = f"mk{os.getpid() % 100000}x{int(time.time()) % 10000}"
+    prog = os.path.join(r.tmp, name)
+    shutil.copy(r.pattern, prog)
+    daemon = r.start_daemon("--comm", name)
+    daemon.send_signal(signal.SIGSTOP)  # it cannot continue what BPF stops now
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    p = r.spawn([prog, "--no-wait", "--expect-file", expect_file], "target", "pattern.out")
+    end = deadline_after()
+    while proc_state(p.pid) != "T":
+        if time.monotonic() > end or p.poll() is not None:
+            raise Fail(f"the match was not stopped at its exec (state {proc_state(p.pid)})")
+        time.sleep(POLL)
+    daemon.kill()
+    r.wait_exit(daemon, "memtraced after SIGKILL")
+    rc = r.wait_exit(p, "the stopped match after the daemon was killed")
+    if rc != 0:
+        raise Fail(f"the match exited with status {rc}")
+    r.read_expect(expect_file)  # its own checks passed
+    with open(r.daemon_logs[-1], errors="replace") as f:
+        if "continued 1 stopped process" not in f.read():
+            raise Fail("the keeper did not say it continued the match")
+
+
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
          ("follow_forks_late", test_follow_forks_late),
          ("follow_forks_exec", test_follow_forks_exec),
          ("follow_forks_detach", test_follow_forks_detach),
-         ("no_follow_forks", test_no_follow_forks), ("comm", test_comm)]
+         ("no_follow_forks", test_no_follow_forks), ("comm", test_comm),
+         ("comm_daemon_killed", test_comm_daemon_killed)]
