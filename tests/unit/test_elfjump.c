@@ -64,59 +64,58 @@ static const char *const libstdcxx_paths[] = {
     "/lib/x86_64-linux-gnu/libstdc++.so.6",
 };
 
+/* The address of each of n exported functions of path; 0 (checked) if any is missing. */
+static int find_all(const char *path, const char *const *names, uint64_t *vaddrs, size_t n)
+{
+	struct elf_module *m = elfmod_open(path, NULL, 0);
+	int ok = m != NULL;
+
+	CHECK(m != NULL);
+	for (size_t i = 0; ok && i < n; i++) {
+		ok = !elfmod_find_function(m, names[i], 1, &vaddrs[i], NULL);
+		CHECK(ok);
+	}
+	elfmod_close(m);
+	return ok;
+}
+
 TEST(libstdcxx_deletes)
 {
+	static const char *const names[] = {"_ZdlPv", "_ZdlPvm", "_Znwm"};
 	const char *path = NULL;
-	struct elf_module *m;
-	uint64_t del, sized, nw;
-	char err[256];
+	uint64_t v[3];
 
 	for (size_t i = 0; i < sizeof(libstdcxx_paths) / sizeof(*libstdcxx_paths); i++) {
 		if (!access(libstdcxx_paths[i], R_OK))
 			path = libstdcxx_paths[i];
 	}
 	CHECK(path != NULL); /* g++ is a build dependency */
-	if (!path)
+	if (!path || !find_all(path, names, v, 3))
 		return;
-	m = elfmod_open(path, err, sizeof(err));
-	CHECK(m != NULL);
-	if (!m)
-		return;
-	CHECK(!elfmod_find_function(m, "_ZdlPv", 1, &del, NULL));
-	CHECK(!elfmod_find_function(m, "_ZdlPvm", 1, &sized, NULL));
-	CHECK(!elfmod_find_function(m, "_Znwm", 1, &nw, NULL));
 	/* libstdc++ defines no free: only the PLT can lead there */
-	CHECK(elf_is_jump_to(path, del, "free", 0));
-	CHECK(!elf_is_jump_to(path, sized, "free", 0)); /* to _ZdlPv@plt */
-	CHECK(elf_is_jump_to(path, sized, "_ZdlPv", 0));
-	CHECK(!elf_is_jump_to(path, nw, "malloc", 0));
-	CHECK(!elf_is_jump_to("/nonexistent/lib.so", del, "free", 0));
-	elfmod_close(m);
+	CHECK(elf_is_jump_to(path, v[0], "free", 0));
+	CHECK(!elf_is_jump_to(path, v[1], "free", 0)); /* to _ZdlPv@plt */
+	CHECK(elf_is_jump_to(path, v[1], "_ZdlPv", 0));
+	CHECK(!elf_is_jump_to(path, v[2], "malloc", 0));
+	CHECK(!elf_is_jump_to("/nonexistent/lib.so", v[0], "free", 0));
 }
 
 /* jemalloc (make deps installs it for the interposer tests): its unsized
  * deletes are `jmp free@plt`, its sized ones free by themselves */
 TEST(jemalloc_deletes)
 {
+	static const char *const names[] = {"_ZdlPv", "_ZdlPvm", "free"};
 	const char *path = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
-	struct elf_module *m;
-	uint64_t del, sized, fr;
-	char err[256];
+	uint64_t v[3];
 
 	if (access(path, R_OK)) {
 		printf("test_elfjump: %s absent, jemalloc case not run\n", path);
 		return;
 	}
-	m = elfmod_open(path, err, sizeof(err));
-	CHECK(m != NULL);
-	if (!m)
+	if (!find_all(path, names, v, 3))
 		return;
-	CHECK(!elfmod_find_function(m, "_ZdlPv", 1, &del, NULL));
-	CHECK(!elfmod_find_function(m, "_ZdlPvm", 1, &sized, NULL));
-	CHECK(!elfmod_find_function(m, "free", 1, &fr, NULL));
-	CHECK(elf_is_jump_to(path, del, "free", fr));
-	CHECK(!elf_is_jump_to(path, sized, "free", fr));
-	elfmod_close(m);
+	CHECK(elf_is_jump_to(path, v[0], "free", v[2]));
+	CHECK(!elf_is_jump_to(path, v[1], "free", v[2]));
 }
 
 int main(void)
