@@ -54,7 +54,7 @@ DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # interposing allocators (tests/e2e/test_interpose.py)
-DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4
+DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
-"""End-to-end tests of allocators that interpose malloc (LD_PRELOAD): jemalloc and
-tcmalloc serve C++'s sized and aligned deletes without calling their free, and
+"""End-to-end tests of allocators that interpose malloc (LD_PRELOAD): jemalloc,
+tcmalloc and mimalloc serve C++'s sized and aligned deletes without calling their free, and
 jemalloc has an API of its own (mallocx, rallocx, sdallocx, dallocx). A C++ program
 (tests/e2e/interpose.cc) hands blocks back every one of those ways from named sites;
 each site's counts must be exact, with glibc as the control."""
@@ -11,7 +11,8 @@ from test_faults import stop_daemon_clean
 LIBDIR = "/usr/lib/x86_64-linux-gnu"
 PRELOADS = {"glibc": None,
             "jemalloc": os.path.join(LIBDIR, "libjemalloc.so.2"),
-            "tcmalloc": os.path.join(LIBDIR, "libtcmalloc_minimal.so.4")}
+            "tcmalloc": os.path.join(LIBDIR, "libtcmalloc_minimal.so.4"),
+            "mimalloc": os.path.join(LIBDIR, "libmimalloc.so.2")}
 KEYS = ("allocations", "frees", "bytes_allocated", "bytes_freed")
 
 
