@@ -145,11 +145,14 @@ e2e: all $(E2E_PROGS)
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
+$(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
+	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
 # Figures for docs/performance.md (root, real BPF; takes a few minutes): native
 # allocations, then a Python workload (tests/bench/pybench.py). bench-python
 # rewrites only the Python section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/cxxbench
 	python3 tests/bench/bench.py --build $(O)
 
 bench-python: all
@@ -207,10 +210,10 @@ demo: deps-build
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/fuzz/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
 
 clean:
 	rm -rf build

@@ -343,7 +343,7 @@ static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
 static __always_inline int is_realloc(__u32 func)
 {
 	return func == MT_FN_REALLOC || func == MT_FN_REALLOCARRAY ||
-	       func == MT_FN_PYMALLOC_REALLOC || func == MT_FN_RALLOCX;
+	       func == MT_FN_PYMALLOC_REALLOC || func == MT_FN_RALLOCX || func == MT_FN_XALLOCX;
 }
 
 /*
@@ -464,6 +464,7 @@ int alloc_enter(struct pt_regs *ctx)
 	case MT_FN_REALLOC:
 	case MT_FN_PYMALLOC_REALLOC:
 	case MT_FN_RALLOCX:
+	case MT_FN_XALLOCX:
 		st.ptr = a1;
 		st.size = a2;
 		break;
@@ -509,6 +510,8 @@ int alloc_return(struct pt_regs *ctx)
 		return 0; /* reported at entry (outer_free_enter) */
 
 	addr = PT_REGS_RC(ctx);
+	if (st.func == MT_FN_XALLOCX) /* the usable size: enough is success, in place */
+		addr = addr >= st.size ? st.ptr : 0;
 	if (st.func == MT_FN_POSIX_MEMALIGN) {
 		if ((int)addr != 0)
 			return 0;

@@ -69,10 +69,8 @@ static const char *const cxx_delete_symbols[] = {
 
 /* jemalloc's own API, probed where the allocator exports it. */
 static const struct probe_symbol jemalloc_symbols[] = {
-    {"mallocx", MT_FN_MALLOCX},
-    {"rallocx", MT_FN_RALLOCX},
-    {"sdallocx", MT_FN_DALLOCX},
-    {"dallocx", MT_FN_DALLOCX},
+    {"mallocx", MT_FN_MALLOCX}, {"rallocx", MT_FN_RALLOCX}, {"sdallocx", MT_FN_DALLOCX},
+    {"dallocx", MT_FN_DALLOCX}, {"xallocx", MT_FN_XALLOCX},
 };
 
 const char *allocator_func_name(int func)

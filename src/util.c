@@ -154,6 +154,7 @@ static const char *const mt_func_names[MT_FN_COUNT] = {
     [MT_FN_MALLOCX] = "mallocx",
     [MT_FN_RALLOCX] = "rallocx",
     [MT_FN_DALLOCX] = "dallocx",
+    [MT_FN_XALLOCX] = "xallocx",
 };
 
 const char *mt_func_name(unsigned func)

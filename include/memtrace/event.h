@@ -45,10 +45,13 @@ enum mt_func {
 	 * inside the allocator until it returns */
 	MT_FN_DELETE,
 	/* jemalloc's non-standard API: mallocx (an allocation), rallocx (a
-	 * realloc), sdallocx and dallocx (frees) */
+	 * realloc), sdallocx and dallocx (frees), xallocx (a realloc in place:
+	 * it returns the block's usable size; at least the size asked for is
+	 * success, reported as a realloc to the same address of that size) */
 	MT_FN_MALLOCX,
 	MT_FN_RALLOCX,
 	MT_FN_DALLOCX,
+	MT_FN_XALLOCX,
 	MT_FN_COUNT
 };
 

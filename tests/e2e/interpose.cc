@@ -131,6 +131,9 @@ typedef void *(*mallocx_fn)(size_t, int);
 typedef void *(*rallocx_fn)(void *, size_t, int);
 typedef void (*sdallocx_fn)(void *, size_t, int);
 typedef void (*dallocx_fn)(void *, int);
+typedef size_t (*xallocx_fn)(void *, size_t, size_t, int);
+
+static const char *error; /* the program's own check failed */
 
 SITE static void site_mallocx(mallocx_fn mallocx, void **blocks, Tally *t)
 {
@@ -149,16 +152,39 @@ SITE static void site_rallocx(rallocx_fn rallocx, void **blocks, Tally *old, Tal
 	}
 }
 
+/* Grow the 10 kept 900-byte blocks in place: to 905 (jemalloc's size class
+ * holds it: success, a realloc to the same address) and to 1 MiB (fails:
+ * the block keeps its size). Both outcomes must occur. */
+SITE static void site_xallocx(xallocx_fn xallocx, void **keep, Tally *old, Tally *t)
+{
+	int grown = 0, kept = 0;
+
+	for (int i = 0; i < 10; i++) {
+		size_t want = i < 5 ? 905 : 1 << 20;
+
+		if (xallocx(keep[i], want, 0, 0) >= want) {
+			freed(old, 900);
+			alloc(t, want);
+			grown++;
+		} else {
+			kept++;
+		}
+	}
+	if (!grown || !kept)
+		error = "xallocx: expected both a success and a failure";
+}
+
 static void jemalloc_api(void **keep)
 {
 	mallocx_fn mallocx = (mallocx_fn)dlsym(RTLD_DEFAULT, "mallocx");
 	rallocx_fn rallocx = (rallocx_fn)dlsym(RTLD_DEFAULT, "rallocx");
 	sdallocx_fn sdallocx = (sdallocx_fn)dlsym(RTLD_DEFAULT, "sdallocx");
 	dallocx_fn dallocx = (dallocx_fn)dlsym(RTLD_DEFAULT, "dallocx");
+	xallocx_fn xallocx = (xallocx_fn)dlsym(RTLD_DEFAULT, "xallocx");
 	void *blocks[40];
 	Tally *m, *r;
 
-	if (!mallocx || !rallocx || !sdallocx || !dallocx)
+	if (!mallocx || !rallocx || !sdallocx || !dallocx || !xallocx)
 		return;
 	m = tally("site_mallocx");
 	r = tally("site_rallocx");
@@ -175,6 +201,7 @@ static void jemalloc_api(void **keep)
 			keep[i - 30] = blocks[i];
 		}
 	}
+	site_xallocx(xallocx, keep, r, tally("site_xallocx"));
 }
 
 static volatile sig_atomic_t go;
@@ -208,7 +235,9 @@ int main()
 	site_aligned();
 	site_nothrow();
 	jemalloc_api(keep_x);
-	len = (size_t)snprintf(line, sizeof(line), "expect {\"ok\": true, \"sites\": {");
+	len = (size_t)snprintf(line, sizeof(line),
+			       "expect {\"ok\": %s, \"error\": \"%s\", \"sites\": {",
+			       error ? "false" : "true", error ? error : "");
 	for (int i = 0; i < ntallies; i++) {
 		const Tally *t = &tallies[i];
 

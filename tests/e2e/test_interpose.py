@@ -45,7 +45,8 @@ def run_interposed(r, name, preload):
         raise Fail(f"{name}: interpose exited with status {rc}")
     expect = r.read_expect(out)
     want_sites = {"site_new_sized", "site_new_array", "site_allocator", "site_aligned",
-                  "site_nothrow"} | ({"site_mallocx", "site_rallocx"} if name == "jemalloc"
+                  "site_nothrow"} | ({"site_mallocx", "site_rallocx", "site_xallocx"}
+                                     if name == "jemalloc"
                                      else set())
     if set(expect["sites"]) != want_sites:
         raise Fail(f"{name}: the program ran sites {sorted(expect['sites'])}")
@@ -70,8 +71,11 @@ def run_interposed(r, name, preload):
                    f"{stats['unknown_frees']}, missed_frees {stats.get('missed_frees')}")
     mix = stats["allocator_mix"]
     if name == "jemalloc" and (mix.get("mallocx", {}).get("allocations") != 40 or
-                               mix.get("rallocx", {}).get("allocations") != 40):
-        raise Fail(f"jemalloc: allocator_mix {mix}: expected 40 mallocx and 40 rallocx")
+                               mix.get("rallocx", {}).get("allocations") != 40 or
+                               mix.get("xallocx", {}).get("allocations") !=
+                               expect["sites"]["site_xallocx"]["allocations"]):
+        raise Fail(f"jemalloc: allocator_mix {mix}: expected 40 mallocx, 40 rallocx and "
+                   f"{expect['sites']['site_xallocx']['allocations']} xallocx")
     stop_daemon_clean(r, daemon)
 
 
