@@ -8,6 +8,7 @@
  */
 #include <errno.h>
 #include <getopt.h>
+#include <linux/capability.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -303,6 +304,18 @@ static int python_frames(struct daemon *d, int pid);
 static void python_arenas(struct daemon *d, struct target *tg);
 static int loop_add(struct daemon *d, int fd, uint32_t tag, uint32_t index);
 static void target_matched(struct daemon *d, int pid);
+
+/* Is CAP_KILL effective? (Root without it cannot SIGCONT other users' processes.) */
+static int have_cap_kill(void)
+{
+	struct __user_cap_header_struct hdr = {.version = _LINUX_CAPABILITY_VERSION_3};
+	struct __user_cap_data_struct data[2] = {{0}};
+
+	if (syscall(SYS_capget, &hdr, data))
+		return 1; /* cannot tell: let kill() say */
+	return (data[CAP_KILL / 32].effective >> (CAP_KILL % 32)) & 1;
+}
+
 static void unmatch(struct daemon *d, struct target *tg);
 static int pidfd_open(int pid);
 
@@ -1175,6 +1188,11 @@ int main(int argc, char **argv)
 	d.follow_forks = o.follow_forks;
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
+		return 1;
+	}
+	if ((o.match_comm || o.match_exe) && !have_cap_kill()) {
+		log_msg("--comm/--exe need CAP_KILL: a match of another user could not be "
+			"continued after its stop at exec (docs/packaging.md)");
 		return 1;
 	}
 	if (o.pid && (rc = target_check_pid(o.pid))) {

@@ -267,6 +267,40 @@ def test_unit_capabilities(r):
         if "cannot" in log:
             raise Fail(f"memtraced logged a failure with the unit's capabilities: "
                        f"{one_line(log)[:300]}")
+    # --comm with the unit's set: a match of user nobody, in a session of its own, is stopped
+    # at its exec and must be continued (SIGCONT to another user's process needs CAP_KILL)
+    name = f"mc{os.getpid() % 100000}x{int(time.time()) % 10000}"
+    pub = tempfile.mkdtemp(prefix="memtrace-comm-")
+    try:
+        os.chmod(pub, 0o755)
+        prog = os.path.join(pub, name)
+        shutil.copy(r.pattern, prog)
+        os.chmod(prog, 0o755)
+        with r.part("comm"):
+            daemon = r.spawn([*bounded(caps), r.memtraced, "--socket", r.sock, "--comm", name],
+                             "daemon", "memtraced-comm.out")
+            r.wait_daemon(daemon, r.sock)
+            p = r.spawn(["setpriv", "--reuid", "nobody", "--regid", "nogroup",
+                         "--clear-groups", prog, "--no-wait"], "target", "comm-pattern.out")
+            rc = r.wait_exit(p, "a match of user nobody under the unit's capabilities")
+            if rc != 0:
+                raise Fail(f"the match exited with status {rc}")
+            expect = r.read_expect(os.path.join(r.tmp, "comm-pattern.out"))
+            r.wait_state("exited", p.pid, daemon)
+            got = [t["counters"]["allocations"] for t in r.ctl_json("stats", "--json")["targets"]
+                   if t["pid"] == p.pid]
+            if not got or got[0] < expect["allocations"]:
+                raise Fail(f"the match was traced for {got} allocations, it made "
+                           f"{expect['allocations']}")
+            daemon.send_signal(signal.SIGTERM)
+            r.wait_exit(daemon, "memtraced")
+        with r.part("comm_no_kill"):
+            rc, _, err = sh([*bounded([c for c in caps if c != "CAP_KILL"]), r.memtraced,
+                             "--socket", os.path.join(r.tmp, "nokill.sock"), "--comm", name])
+            if rc == 0 or "CAP_KILL" not in err or len(err.strip().splitlines()) != 1:
+                raise Fail(f"without CAP_KILL, --comm exited {rc}: {one_line(err)[:200]}")
+    finally:
+        shutil.rmtree(pub, ignore_errors=True)
 
 
 def package_state(name):
