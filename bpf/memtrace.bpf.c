@@ -133,15 +133,15 @@ static __always_inline __u64 wakeup_flag(void)
 }
 
 /* A stack-less event (free, realloc entry): fixed size, reserved in place. */
-static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
+static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_event *ev;
 
 	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
 	if (!ev) {
-		count_lost(kind);
-		return;
+		count_lost(MT_LOST_SLOT(kind));
+		return -1;
 	}
 	ev->kind = kind;
 	ev->func = func;
@@ -156,6 +156,7 @@ static __always_inline void emit_small(__u8 kind, __u8 func, __u64 addr, __u64 o
 	ev->old_addr = old_addr;
 	ev->size = size;
 	bpf_ringbuf_submit(ev, wakeup_flag());
+	return 0;
 }
 
 /* A thread's stack is at most this far above its stack pointer. */
@@ -539,6 +540,25 @@ int alloc_return(struct pt_regs *ctx)
 volatile __s32 matched;
 
 /*
+ * Stop the current process (SIGSTOP) for the daemon, recorded in "stopped"
+ * so that the keeper continues it if the daemon dies first; cont_current
+ * undoes it when the daemon cannot be told.
+ */
+static __always_inline void stop_current(__u32 tgid)
+{
+	__u8 one = 1;
+
+	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
+	bpf_send_signal(19 /* SIGSTOP */);
+}
+
+static __always_inline void cont_current(__u32 tgid)
+{
+	bpf_send_signal(18 /* SIGCONT */);
+	bpf_map_delete_elem(&stopped, &tgid);
+}
+
+/*
  * Whole-host mode: does the program just executed match --comm or --exe?
  * Its comm is already the new program's name here.
  */
@@ -575,7 +595,6 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 {
 	struct mt_target_watch w = {.follow = cfg.match_follow};
 	struct mt_event *ev;
-	__u8 one = 1;
 
 	if (!exec_matches(bprm))
 		return;
@@ -595,8 +614,7 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 		count_lost(MT_EV_MATCH);
 		return;
 	}
-	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
-	bpf_send_signal(19 /* SIGSTOP */);
+	stop_current(tgid);
 	__builtin_memset(ev, 0, sizeof(*ev));
 	ev->kind = MT_EV_MATCH;
 	ev->tgid = tgid;
@@ -618,7 +636,30 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	__sync_fetch_and_add(&w->execs, 1);
-	emit_small(MT_EV_EXEC, 0, 0, 0, 0);
+	/* stopped until the daemon has placed a probe on the new program's
+	 * ld.so (ldso_state), so that it resolves the allocator the linker
+	 * binds before any of it runs; addr = 1 says so */
+	stop_current(tgid);
+	if (emit_small(MT_EV_EXEC, 0, 1, 0, 0))
+		cont_current(tgid); /* the daemon will not hear of it */
+	return 0;
+}
+
+/*
+ * ld.so's _dl_debug_state, probed for a target that executed a new program
+ * until its libraries are all mapped: stop there (before relocation and the
+ * libraries' constructors) for the daemon to resolve the allocator.
+ */
+SEC("uprobe")
+int ldso_state(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stop_current(tgid);
+	if (emit_small(MT_EV_LDSO, 0, 0, 0, 0))
+		cont_current(tgid);
 	return 0;
 }
 

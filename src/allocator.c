@@ -255,23 +255,28 @@ int allocator_search_order(int pid, char ***paths)
 	return order_from_maps(pid, paths);
 }
 
+/* pid's ld.so: its load address and the path the daemon opens it by; -1 if none. */
+static int find_ldso(int pid, uint64_t *base, char **path)
+{
+	struct proc_maps m;
+	const struct map_entry *e;
+
+	if (read_auxv(pid, AT_BASE, base) || !*base || procmaps_read(pid, &m))
+		return -1;
+	e = procmaps_find(&m, *base);
+	*path = e && e->path ? open_path_of(pid, e->path) : NULL;
+	procmaps_free(&m);
+	return *path ? 0 : -1;
+}
+
 uint64_t allocator_ldso_symbol(int pid, const char *name)
 {
 	uint64_t base, vaddr;
-	struct proc_maps m;
-	const struct map_entry *e;
 	struct elf_module *mod;
 	char err[256], *path;
 
-	if (read_auxv(pid, AT_BASE, &base) || !base || procmaps_read(pid, &m))
+	if (find_ldso(pid, &base, &path))
 		return 0;
-	e = procmaps_find(&m, base);
-	if (!e || !e->path) {
-		procmaps_free(&m);
-		return 0;
-	}
-	path = open_path_of(pid, e->path);
-	procmaps_free(&m);
 	mod = elfmod_open(path, err, sizeof(err));
 	free(path);
 	if (!mod)
@@ -280,6 +285,27 @@ uint64_t allocator_ldso_symbol(int pid, const char *name)
 		vaddr = 0;
 	elfmod_close(mod);
 	return vaddr ? base + vaddr : 0;
+}
+
+int allocator_ldso_probe(int pid, char **open_path, uint64_t *offset)
+{
+	uint64_t base, vaddr;
+	struct elf_module *mod;
+	char err[256], *path;
+	int rc = -1;
+
+	if (find_ldso(pid, &base, &path))
+		return -1;
+	mod = elfmod_open(path, err, sizeof(err));
+	if (mod && !elfmod_find_function(mod, "_dl_debug_state", 1, &vaddr, NULL) &&
+	    !elfmod_vaddr_to_offset(mod, vaddr, offset)) {
+		*open_path = path;
+		path = NULL;
+		rc = 0;
+	}
+	elfmod_close(mod);
+	free(path);
+	return rc;
 }
 
 /* The display name of an open path: strip "/proc/PID/root", resolve exe. */

@@ -95,6 +95,14 @@ int allocator_search_order(int pid, char ***paths);
  * through AT_BASE in /proc/PID/auxv. 0 if there is no ld.so (static). */
 uint64_t allocator_ldso_symbol(int pid, const char *name);
 
+/*
+ * Where to probe ld.so's _dl_debug_state in pid (which the linker calls
+ * after it mapped or unmapped objects): the file as the daemon opens it
+ * (caller frees) and the function's offset in it. -1: no ld.so (a static
+ * program) or no such symbol.
+ */
+int allocator_ldso_probe(int pid, char **open_path, uint64_t *offset);
+
 /* r_state of the target's r_debug (0 = consistent, 1 = adding objects,
  * 2 = deleting), or -1 when the dynamic linker has not published it. */
 int allocator_linker_state(int pid);

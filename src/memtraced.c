@@ -319,6 +319,23 @@ static int have_cap_kill(void)
 static void unmatch(struct daemon *d, struct target *tg);
 static int pidfd_open(int pid);
 
+/* Continue a process the BPF programs stopped (exec, ld.so, --comm match). */
+static void continue_stopped(struct daemon *d, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	if (kill(pid, SIGCONT) && errno != ESRCH)
+		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
+	/* the keeper need not continue it */
+	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
+}
+
+static void ldso_release(struct target *tg)
+{
+	bpf_link__destroy(tg->ldso_link); /* NULL: nothing */
+	tg->ldso_link = NULL;
+}
+
 /*
  * pid starts a new generation (an exec, or attached again): whatever the
  * tracker, the symbolizer and the Python reader keep under pid moves to a
@@ -420,6 +437,7 @@ static void target_give_up(struct daemon *d, int i, const char *why)
 	struct target *tg = &d->targets[i];
 
 	probes_detach(&tg->probes);
+	ldso_release(tg);
 	tg->resolve_pending = 0;
 	tg->state = SNAP_TARGET_DETACHED;
 	tg->end_ns = time_monotonic_ns();
@@ -547,6 +565,7 @@ static void target_resolve(struct daemon *d, int i)
 	allocator_free(&tg->alloc);
 	tg->alloc = a;
 	tg->resolve_pending = 0;
+	ldso_release(tg);
 	free(tg->command);
 	tg->command = target_read_command(tg->pid);
 	if ((note = allocator_python_note(tg->pid))) {
@@ -560,14 +579,69 @@ static void target_resolve(struct daemon *d, int i)
 		(unsigned long long)(now - tg->attach_ns) / 1000);
 }
 
-static void target_exec_event(struct daemon *d, uint32_t tgid)
+/* The newest entry of pid waiting for its new program's allocator, or -1. */
+static int pending_entry(struct daemon *d, int pid)
 {
-	int n = d->ntargets; /* target_execed appends */
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED &&
+		    d->targets[i].resolve_pending)
+			return i;
+	}
+	return -1;
+}
 
-	for (int i = 0; i < n; i++) {
+/*
+ * The new program of entry i reached ld.so's _dl_debug_state, stopped there
+ * (or is stopped at its exec, for a static program): once the linker's map
+ * is complete, resolve its allocator now, before its libraries' code runs.
+ */
+static void resolve_held(struct daemon *d, int i)
+{
+	if (allocator_linker_state(d->targets[i].pid) > 0)
+		return; /* still adding objects: the next report will do */
+	target_resolve(d, i);
+	if (!d->targets[i].resolve_pending)
+		ldso_release(&d->targets[i]);
+}
+
+/*
+ * A target executed a new program, stopped at its first instruction when
+ * stopped is set (the exec tracepoint). Hold it in its ld.so until the
+ * libraries are mapped (MT_EV_LDSO): an allocator the new program preloads
+ * (jemalloc in LD_PRELOAD, say) is then probed before it is first called.
+ */
+static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
+{
+	int n = d->ntargets, i; /* target_execed appends */
+	char *path = NULL;
+	uint64_t off;
+
+	for (i = 0; i < n; i++) {
 		if (d->targets[i].pid == (int)tgid)
 			target_execed(d, i);
 	}
+	i = pending_entry(d, (int)tgid);
+	if (i >= 0 && stopped && !allocator_ldso_probe((int)tgid, &path, &off)) {
+		d->targets[i].ldso_link = probes_attach_ldso(d->skel, (int)tgid, path, off);
+		if (!d->targets[i].ldso_link)
+			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
+				"once ld.so is done",
+				(int)tgid, strerror(errno));
+	} else if (i >= 0 && stopped) {
+		resolve_held(d, i); /* a static program: all there is is mapped */
+	}
+	free(path);
+	if (stopped)
+		continue_stopped(d, (int)tgid);
+}
+
+static void target_ldso_event(struct daemon *d, uint32_t tgid)
+{
+	int i = pending_entry(d, (int)tgid);
+
+	if (i >= 0 && d->targets[i].ldso_link)
+		resolve_held(d, i);
+	continue_stopped(d, (int)tgid);
 }
 
 /*
@@ -612,7 +686,9 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 			(unsigned long long)ev->size, ev->nframes);
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
-		target_exec_event(d, ev->tgid);
+		target_exec_event(d, ev->tgid, ev->addr == 1);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
+		target_ldso_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
 		target_forked(d, ev->tgid, (int)ev->addr);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
@@ -795,6 +871,7 @@ static void target_exited(struct daemon *d, int i)
 	 * daemon stops */
 	if (!d->follow_forks)
 		probes_detach(&tg->probes);
+	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
 	unmatch(d, tg);
 	tg->state = SNAP_TARGET_EXITED;
@@ -817,6 +894,7 @@ static void daemon_cleanup(struct daemon *d)
 		struct target *tg = &d->targets[i];
 
 		probes_detach(&tg->probes);
+		ldso_release(tg);
 		if (tg->pidfd >= 0)
 			close(tg->pidfd);
 		allocator_free(&tg->alloc);
@@ -893,7 +971,6 @@ static void target_matched(struct daemon *d, int pid)
 {
 	char err[512];
 	int i, live = 0, known = 0;
-	uint32_t key;
 
 	for (i = 0; i < d->ntargets; i++) {
 		live += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
@@ -920,10 +997,7 @@ static void target_matched(struct daemon *d, int pid)
 				d->targets[i].command);
 		}
 	}
-	if (kill(pid, SIGCONT) && errno != ESRCH)
-		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
-	key = (uint32_t)pid; /* the keeper need not continue it */
-	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
+	continue_stopped(d, pid);
 }
 
 /*
@@ -1024,6 +1098,7 @@ static void detach_probes(struct daemon *d, int i)
 
 	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(&tg->probes);
+	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
 }
 

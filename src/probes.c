@@ -449,6 +449,14 @@ void probes_detach(struct target_probes *tp)
 	tp->nlinks = 0;
 }
 
+struct bpf_link *probes_attach_ldso(struct memtrace_bpf *skel, int pid, const char *path,
+				    uint64_t offset)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+	return bpf_program__attach_uprobe_opts(skel->progs.ldso_state, pid, path, offset, &opts);
+}
+
 int probes_mmap_enable(struct memtrace_bpf *skel, int pid)
 {
 	uint32_t key = (uint32_t)pid;

@@ -89,6 +89,14 @@ uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
  * tracepoints are attached the first time. 0, or -errno.
  */
 int probes_mmap_enable(struct memtrace_bpf *skel, int pid);
+
+/*
+ * The probe on ld.so's _dl_debug_state (path, offset: allocator_ldso_probe)
+ * that stops pid each time its linker reports (MT_EV_LDSO), until the
+ * daemon destroys the link. NULL with errno on failure.
+ */
+struct bpf_link *probes_attach_ldso(struct memtrace_bpf *skel, int pid, const char *path,
+				    uint64_t offset);
 void probes_mmap_disable(struct memtrace_bpf *skel, int pid);
 
 #endif

@@ -25,13 +25,14 @@ struct target {
 	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
 	struct allocator alloc;
 	struct target_probes probes;
-	uint64_t attach_ns;  /* CLOCK_MONOTONIC when tracing began */
-	uint64_t end_ns;     /* when it exited, or 0 */
-	uint64_t execs_seen; /* the exec tracepoint's count when this entry began */
-	int resolve_pending; /* executed a new program: its allocator is not resolved yet */
-	int parent;	     /* --follow-forks: the entry whose probes it inherited, or -1 */
-	int matched;	     /* started by a program matching --comm/--exe (counts in the cap) */
-	int at_exec;	     /* stopped right after exec: its libraries are not mapped yet */
+	uint64_t attach_ns;	    /* CLOCK_MONOTONIC when tracing began */
+	uint64_t end_ns;	    /* when it exited, or 0 */
+	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
+	int resolve_pending;	    /* executed a new program: its allocator is not resolved yet */
+	struct bpf_link *ldso_link; /* meanwhile: the probe that stops it in its ld.so */
+	int parent;		    /* --follow-forks: the entry whose probes it inherited, or -1 */
+	int matched; /* started by a program matching --comm/--exe (counts in the cap) */
+	int at_exec; /* stopped right after exec: its libraries are not mapped yet */
 };
 
 /* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */

@@ -51,7 +51,14 @@ def run_interposed(r, name, preload):
     if set(expect["sites"]) != want_sites:
         raise Fail(f"{name}: the program ran sites {sorted(expect['sites'])}")
     r.wait_state("exited", target.pid, daemon)
-    rep = r.ctl_json("report", "--top", "0", "--sort", "allocated", "--format", "json")
+    check_interposed(r, name, expect, target.pid)
+    stop_daemon_clean(r, daemon)
+
+
+def check_interposed(r, name, expect, pid):
+    """Every site of interpose exact, nothing lost or unknown, the allocator mix."""
+    rep = r.ctl_json("report", "--pid", str(pid), "--top", "0", "--sort", "allocated",
+                     "--format", "json")
     got = {}
     for e in rep["entries"]:
         site = site_of(e)
@@ -76,6 +83,35 @@ def run_interposed(r, name, preload):
                                expect["sites"]["site_xallocx"]["allocations"]):
         raise Fail(f"jemalloc: allocator_mix {mix}: expected 40 mallocx, 40 rallocx and "
                    f"{expect['sites']['site_xallocx']['allocations']} xallocx")
+
+
+def test_exec_preload(r):
+    """memtraced -- env LD_PRELOAD=libjemalloc.so.2 interpose: the target executes a new
+    program that preloads jemalloc. The exec tracepoint stops it, a probe on its ld.so's
+    _dl_debug_state stops it again once its libraries are mapped, and the daemon probes
+    jemalloc before any of it runs: every site exact."""
+    preload = PRELOADS["jemalloc"]
+    if not os.path.exists(preload):
+        raise Fail(f"{preload} is missing (make deps installs it)")
+    prog = os.path.join(r.build, "tests", "interpose")
+    out = os.path.join(r.tmp, "memtraced-exec.out")
+    daemon = r.start_daemon("--", "env", f"LD_PRELOAD={preload}", prog, tag="memtraced-exec")
+    # "ready" comes from main: held in ld.so before, the new program is resolved by now
+    pid = int(r.wait_line(out, "ready ", daemon))
+    os.kill(pid, signal.SIGUSR1)
+    expect = r.read_expect(out)
+    end = deadline_after()
+    while True:  # the new program's entry: exited
+        st = r.ctl_json("status", "--json")
+        gens = [t for t in st["targets"] if t["pid"] == pid]
+        if len(gens) == 2 and gens[-1]["state"] == "exited":
+            break
+        if time.monotonic() > end:
+            raise Fail(f"entries of pid {pid}: {[(t['state'], t.get('allocator')) for t in gens]}")
+        time.sleep(POLL)
+    if "libjemalloc" not in (gens[-1].get("allocator") or ""):
+        raise Fail(f"the new program's allocator is {gens[-1].get('allocator')!r}")
+    check_interposed(r, "jemalloc", expect, pid)
     stop_daemon_clean(r, daemon)
 
 
@@ -89,4 +125,5 @@ def make_test(name):
     return test
 
 
-TESTS = [(f"interpose.{name}", make_test(name)) for name in PRELOADS]
+TESTS = [(f"interpose.{name}", make_test(name)) for name in PRELOADS] + \
+    [("interpose_exec_preload", test_exec_preload)]
