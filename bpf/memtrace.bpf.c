@@ -636,6 +636,10 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	__sync_fetch_and_add(&w->execs, 1);
+	if (!cfg.hold_exec) {
+		emit_small(MT_EV_EXEC, 0, 0, 0, 0);
+		return 0;
+	}
 	/* stopped until the daemon has placed a probe on the new program's
 	 * ld.so (ldso_state), so that it resolves the allocator the linker
 	 * binds before any of it runs; addr = 1 says so */

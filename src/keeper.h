@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Whole-host mode stops each new match at its exec (SIGSTOP from BPF) until
- * the daemon has placed its probes. A daemon killed in that window would
- * leave the process stopped for good; the keeper is a small process forked
- * at start that holds only the BPF map of stopped pids and a pipe from the
- * daemon. When the pipe closes (the daemon exited or was killed), it sends
- * SIGCONT to every pid still in the map, then exits.
+ * The BPF programs stop a process (SIGSTOP) until the daemon has placed its
+ * probes: a --comm/--exe match at its exec, a target's new program at its
+ * exec and in its ld.so. A daemon killed in that window would leave the
+ * process stopped for good; the keeper is a small process forked at start
+ * that holds only the BPF map of stopped pids and a pipe from the daemon.
+ * When the pipe closes (the daemon exited or was killed), it sends SIGCONT
+ * to every pid still in the map, then exits.
  */
 #ifndef MEMTRACE_KEEPER_H
 #define MEMTRACE_KEEPER_H

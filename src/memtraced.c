@@ -1311,6 +1311,9 @@ int main(int argc, char **argv)
 	bo.match_comm = o.match_comm;
 	bo.match_follow = (uint32_t)o.follow_forks;
 	bo.max_matches = (uint32_t)o.max_targets;
+	/* without CAP_KILL another user's process could not be continued:
+	 * then a new program's allocator is resolved after it started */
+	bo.hold_exec = (uint32_t)have_cap_kill();
 	d.max_targets = (int)o.max_targets;
 	if (o.match_exe) {
 		struct stat st;
@@ -1328,8 +1331,9 @@ int main(int argc, char **argv)
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
-	/* never closed: the keeper continues stopped matches when it reads EOF */
-	if ((o.match_comm || o.match_exe) && keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {
+	/* never closed: the keeper continues what the BPF programs stopped (a
+	 * --comm match, a target's new program) when it reads EOF */
+	if (keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {
 		snprintf(err, sizeof(err), "cannot start the keeper process: %s", strerror(errno));
 		goto fail;
 	}

@@ -53,6 +53,7 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	skel->rodata->cfg.match_ino = o->match_ino;
 	skel->rodata->cfg.match_follow = o->match_follow;
 	skel->rodata->cfg.max_matches = o->max_matches;
+	skel->rodata->cfg.hold_exec = o->hold_exec;
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);

@@ -25,6 +25,7 @@ struct bpf_options {
 	uint64_t match_ino;
 	uint32_t match_follow;
 	uint32_t max_matches;
+	uint32_t hold_exec; /* stop targets at exec until their allocator is resolved */
 };
 
 /* Open, configure and load the BPF object. NULL with a reason in err. */

@@ -169,6 +169,9 @@ struct mt_bpf_config {
 	__u64 match_ino;
 	__u32 match_follow; /* matched targets follow their forks */
 	__u32 max_matches;  /* matched targets alive at once, at most */
+	__u32 hold_exec;    /* stop a target at its exec until resolved (the
+			     * daemon can continue it: CAP_KILL) */
+	__u32 pad;
 };
 
 #endif

@@ -345,9 +345,40 @@ def test_comm_daemon_killed(r):
             raise Fail("the keeper did not say it continued the match")
 
 
+def test_exec_daemon_killed(r):
+    """A traced process that executes a new program is stopped at the exec until the daemon
+    has resolved the new allocator. A daemon killed meanwhile (frozen, then SIGKILLed) must
+    not leave it stopped: the keeper continues it, and the new program runs to the end."""
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    script = f'trap "exec {r.pattern} --no-wait --expect-file {expect_file}" USR1; ' \
+             'echo ready $$; while :; do sleep 0.05; done'
+    sh_proc = r.spawn(["sh", "-c", script], "target", "sh.out")
+    r.wait_line(os.path.join(r.tmp, "sh.out"), "ready ", sh_proc)
+    daemon = r.start_daemon("--pid", str(sh_proc.pid))
+    r.wait_state("attached", sh_proc.pid, daemon)
+    daemon.send_signal(signal.SIGSTOP)
+    sh_proc.send_signal(signal.SIGUSR1)
+    end = deadline_after()
+    while proc_state(sh_proc.pid) != "T":
+        if time.monotonic() > end or sh_proc.poll() is not None:
+            raise Fail(f"the new program was not stopped at its exec "
+                       f"(state {proc_state(sh_proc.pid)})")
+        time.sleep(POLL)
+    daemon.kill()
+    r.wait_exit(daemon, "memtraced after SIGKILL")
+    rc = r.wait_exit(sh_proc, "the process stopped at its exec after the daemon was killed")
+    if rc != 0:
+        raise Fail(f"the new program exited with status {rc}")
+    r.read_expect(expect_file)  # its own checks passed
+    with open(r.daemon_logs[-1], errors="replace") as f:
+        if "continued 1 stopped process" not in f.read():
+            raise Fail("the keeper did not say it continued the process")
+
+
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
          ("follow_forks_late", test_follow_forks_late),
          ("follow_forks_exec", test_follow_forks_exec),
          ("follow_forks_detach", test_follow_forks_detach),
          ("no_follow_forks", test_no_follow_forks), ("comm", test_comm),
-         ("comm_daemon_killed", test_comm_daemon_killed)]
+         ("comm_daemon_killed", test_comm_daemon_killed),
+         ("exec_daemon_killed", test_exec_daemon_killed)]
