@@ -155,7 +155,9 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->addr = addr;
 	ev->old_addr = old_addr;
 	ev->size = size;
-	bpf_ringbuf_submit(ev, wakeup_flag());
+	/* a process may be stopped waiting for the daemon (exec, ld.so): wake it
+	 * for those now, not at its next timer tick */
+	bpf_ringbuf_submit(ev, kind >= MT_EV_EXEC ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
 	return 0;
 }
 
