@@ -329,20 +329,27 @@ def test_comm_daemon_killed(r):
     daemon.send_signal(signal.SIGSTOP)  # it cannot continue what BPF stops now
     expect_file = os.path.join(r.tmp, "expect.txt")
     p = r.spawn([prog, "--no-wait", "--expect-file", expect_file], "target", "pattern.out")
+    kill_while_stopped(r, daemon, p, expect_file)
+
+
+def kill_while_stopped(r, daemon, proc, expect_file):
+    """proc is about to be stopped for the frozen daemon: once it is, SIGKILL the daemon;
+    the keeper must continue proc, which then runs pattern to the end."""
     end = deadline_after()
-    while proc_state(p.pid) != "T":
-        if time.monotonic() > end or p.poll() is not None:
-            raise Fail(f"the match was not stopped at its exec (state {proc_state(p.pid)})")
+    while proc_state(proc.pid) != "T":
+        if time.monotonic() > end or proc.poll() is not None:
+            raise Fail(f"pid {proc.pid} was not stopped at its exec "
+                       f"(state {proc_state(proc.pid)})")
         time.sleep(POLL)
     daemon.kill()
     r.wait_exit(daemon, "memtraced after SIGKILL")
-    rc = r.wait_exit(p, "the stopped match after the daemon was killed")
+    rc = r.wait_exit(proc, "the stopped process after the daemon was killed")
     if rc != 0:
-        raise Fail(f"the match exited with status {rc}")
+        raise Fail(f"the stopped process exited with status {rc}")
     r.read_expect(expect_file)  # its own checks passed
     with open(r.daemon_logs[-1], errors="replace") as f:
         if "continued 1 stopped process" not in f.read():
-            raise Fail("the keeper did not say it continued the match")
+            raise Fail("the keeper did not say it continued the process")
 
 
 def test_exec_daemon_killed(r):
@@ -358,21 +365,7 @@ def test_exec_daemon_killed(r):
     r.wait_state("attached", sh_proc.pid, daemon)
     daemon.send_signal(signal.SIGSTOP)
     sh_proc.send_signal(signal.SIGUSR1)
-    end = deadline_after()
-    while proc_state(sh_proc.pid) != "T":
-        if time.monotonic() > end or sh_proc.poll() is not None:
-            raise Fail(f"the new program was not stopped at its exec "
-                       f"(state {proc_state(sh_proc.pid)})")
-        time.sleep(POLL)
-    daemon.kill()
-    r.wait_exit(daemon, "memtraced after SIGKILL")
-    rc = r.wait_exit(sh_proc, "the process stopped at its exec after the daemon was killed")
-    if rc != 0:
-        raise Fail(f"the new program exited with status {rc}")
-    r.read_expect(expect_file)  # its own checks passed
-    with open(r.daemon_logs[-1], errors="replace") as f:
-        if "continued 1 stopped process" not in f.read():
-            raise Fail("the keeper did not say it continued the process")
+    kill_while_stopped(r, daemon, sh_proc, expect_file)
 
 
 TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
