@@ -415,7 +415,7 @@ TEST(exec_stops_counting)
 	send(&t, MT_EV_EXEC, 0, TID, 0, 0, 0, 0);
 	CHECK_EQ_U64(t.events_foreign, 0);
 	send(&t, MT_EV_LDSO, 0, TID, 0, 0, 0, 0); /* the daemon's business, not an error */
-	alloc(&t, 0x1000, 30, 0xb); /* the new program reuses the address */
+	alloc(&t, 0x1000, 30, 0xb);		  /* the new program reuses the address */
 	release(&t, 0x2000);
 	CHECK_EQ_U64(t.events_foreign, 2);
 	CHECK_EQ_U64(t.events_malformed, 0);
