@@ -28,20 +28,18 @@ endif
 
 ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
-COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
-DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
-	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
-	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
-DAEMON_SRCS += src/notify.c src/metrics_http.c
-DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
-	       src/keeper.c
-CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
-CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c src/strtab.c
+# Each program is built from its folders (docs/design.md): src/common/ for
+# both, src/daemon/ for memtraced, src/ctl/ for memtracectl. No file lists.
+COMMON_SRCS := $(wildcard src/common/*.c)
+DAEMON_SRCS := $(wildcard src/daemon/*.c src/daemon/*/*.c)
+CLIENT_SRCS := $(wildcard src/ctl/*.c src/ctl/*/*.c)
+SRC_HDRS    := $(wildcard src/*/*.h src/*/*/*.h include/memtrace/*.h)
 
-COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
-DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
-CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/%.o)
+COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/obj/%.o)
+DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/obj/%.o)
+CLIENT_OBJS := $(CLIENT_SRCS:src/%.c=$(O)/obj/%.o)
 CLIENT_OBJS += $(O)/html_assets.o
+MAIN_OBJS   := $(O)/obj/daemon/main.o $(O)/obj/ctl/main.o
 
 # What building (and the demo) needs; the HTML report's libraries come from
 # npm at build time (Node.js and npm from Debian when the machine has none).
@@ -78,29 +76,30 @@ $(O)/memtrace.bpf.o: bpf/memtrace.bpf.c include/memtrace/event.h $(O)/vmlinux.h 
 $(O)/memtrace.skel.h: $(O)/memtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name memtrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(O)/memtraced.o $(O)/probes.o: $(O)/memtrace.skel.h
+$(O)/obj/daemon/main.o $(O)/obj/daemon/attach/probes.o: $(O)/memtrace.skel.h
 
-$(O)/%.o: src/%.c $(wildcard src/*.h include/memtrace/*.h) | $(O)
+$(O)/obj/%.o: src/%.c $(SRC_HDRS) | $(O)
+	@mkdir -p $(dir $@)
 	$(CC) $(CFLAGS) -c $< -o $@
 
 $(O)/memtraced: $(DAEMON_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
-# The HTML report's libraries come from the npm registry (src/html/package-lock.json pins them)
+# The HTML report's libraries come from the npm registry (src/ctl/render/html/package-lock.json pins them)
 # and are compiled into memtracectl as byte arrays: the report needs no network.
 HTML_NPM := $(O)/npm/node_modules
 HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.min.js \
 	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
 	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
-	       html_report_js=src/html/report.js html_report_css=src/html/report.css
+	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css
 
-$(O)/npm/.installed: src/html/package.json src/html/package-lock.json | $(O)
-	mkdir -p $(O)/npm && cp src/html/package.json src/html/package-lock.json $(O)/npm/
+$(O)/npm/.installed: src/ctl/render/html/package.json src/ctl/render/html/package-lock.json | $(O)
+	mkdir -p $(O)/npm && cp src/ctl/render/html/package.json src/ctl/render/html/package-lock.json $(O)/npm/
 	cd $(O)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-$(O)/html_assets.c: $(O)/npm/.installed src/html/embed.py src/html/report.js src/html/report.css
-	python3 src/html/embed.py $@ $(HTML_ASSETS)
+$(O)/html_assets.c: $(O)/npm/.installed src/ctl/render/html/embed.py src/ctl/render/html/report.js src/ctl/render/html/report.css
+	python3 src/ctl/render/html/embed.py $@ $(HTML_ASSETS)
 
 $(O)/html_assets.o: $(O)/html_assets.c
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -111,8 +110,7 @@ $(O)/memtracectl: $(CLIENT_OBJS) $(COMMON_OBJS)
 # ---- tests -----------------------------------------------------------------
 
 UNIT_TESTS := $(patsubst tests/unit/%.c,$(O)/tests/%,$(wildcard tests/unit/test_*.c))
-UNIT_LIB_OBJS := $(filter-out $(O)/memtraced.o $(O)/memtracectl.o,$(DAEMON_OBJS) \
-		 $(COMMON_OBJS) $(CLIENT_OBJS))
+UNIT_LIB_OBJS := $(filter-out $(MAIN_OBJS),$(DAEMON_OBJS) $(COMMON_OBJS) $(CLIENT_OBJS))
 
 # An archive, so each test links only the objects it uses.
 $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
@@ -167,14 +165,15 @@ FUZZ_SECONDS ?= 60
 FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
-FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
-FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
-FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
-FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/elfjump.c src/util.c
-FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/dwarfline.c src/util.c
+FUZZ_SRCS_proto    := $(COMMON_SRCS)
+FUZZ_SRCS_snapshot := $(COMMON_SRCS)
+FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c $(COMMON_SRCS)
+FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
+			attach/elfjump.c) $(COMMON_SRCS)
+FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c $(COMMON_SRCS)
 
 .SECONDEXPANSION:
-$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)
+$(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)
 	@mkdir -p $(O)/fuzz
 	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
 
@@ -209,11 +208,15 @@ demo: deps-build
 	$(MAKE) all $(O)/tests/demo
 	@tests/demo.sh $(O)
 
+FORMAT_FILES := $(COMMON_SRCS) $(DAEMON_SRCS) $(CLIENT_SRCS) $(SRC_HDRS) \
+		$(wildcard bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c \
+		tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
+
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
+	clang-format -i $(FORMAT_FILES)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
+	clang-format --dry-run --Werror $(FORMAT_FILES)
 
 clean:
 	rm -rf build

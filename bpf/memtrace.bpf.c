@@ -91,7 +91,7 @@ volatile __u32 mmap_targets;
 /*
  * Whole-host mode: the processes exec_match stopped that the daemon has not
  * continued yet. The daemon's keeper process holds this map too and
- * continues them if the daemon dies first (src/memtraced.c, keeper).
+ * continues them if the daemon dies first (src/daemon/main.c, keeper).
  */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);

@@ -14,7 +14,7 @@
 /* Deepest user stack an event carries; --stack-depth may lower it. */
 #define MT_MAX_FRAMES 127
 
-/* Allocator entry points, in the order of the probe table in src/probes.c. */
+/* Allocator entry points, in the order of the probe table in src/daemon/attach/probes.c. */
 enum mt_func {
 	MT_FN_MALLOC = 0,
 	MT_FN_CALLOC,
@@ -109,7 +109,7 @@ struct mt_event {
 /*
  * Where a CPython target keeps its thread states and frames (per tgid, in
  * the "pyconf" map; set by the daemon for Python targets only). Offsets are
- * of the interpreter at hand (src/pyoffsets.c: _Py_DebugOffsets, DWARF or
+ * of the interpreter at hand (src/daemon/symbols/pyoffsets.c: _Py_DebugOffsets, DWARF or
  * a table).
  */
 struct mt_py_config {

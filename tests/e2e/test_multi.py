@@ -173,7 +173,7 @@ def test_follow_forks(r, late=False):
 def test_follow_forks_late(r):
     """--follow-forks, and the first child allocates only after its two siblings have
     exited: still exact (the BPF programs hang off perf events that no child holds a copy
-    of, so a child's exit cannot take them away: src/probes.c)."""
+    of, so a child's exit cannot take them away: src/daemon/attach/probes.c)."""
     test_follow_forks(r, late=True)
 
 

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the ELF reader (src/elfsym.c), which opens every module
- * a target maps, the DWARF line reader (src/dwarfline.c) and the thunk
- * detector (src/elfjump.c) on the same bytes. Files in a traced process are whatever its owner put
- * there.
+ * libFuzzer target: the ELF reader (src/daemon/symbols/elfsym.c), which opens every module
+ * a target maps, the DWARF line reader (src/daemon/symbols/dwarfline.c) and the thunk
+ * detector (src/daemon/attach/elfjump.c) on the same bytes. Files in a traced process are whatever
+ * its owner put there.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -12,9 +12,9 @@
 
 #include <stdio.h>
 
-#include "dwarfline.h"
-#include "elfjump.h"
-#include "elfsym.h"
+#include "daemon/symbols/dwarfline.h"
+#include "daemon/attach/elfjump.h"
+#include "daemon/symbols/elfsym.h"
 
 /* Functions whose start elf_is_jump_to decodes (besides fixed addresses). */
 static uint64_t jump_vaddrs[4];

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the /proc/PID/maps parser (src/procmaps.c). The kernel
+ * libFuzzer target: the /proc/PID/maps parser (src/daemon/proc/procmaps.c). The kernel
  * writes that text, but a path in it is whatever the target named its files.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "procmaps.h"
+#include "daemon/proc/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

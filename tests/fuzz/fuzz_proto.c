@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the request line parser (src/proto.c), which reads bytes
+ * libFuzzer target: the request line parser (src/common/proto.c), which reads bytes
  * from any client of the socket. A line that parses must format back into a
  * line that parses to the same request.
  */
@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "proto.h"
+#include "common/proto.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

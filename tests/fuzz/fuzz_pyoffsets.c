@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the _Py_DebugOffsets parser (src/pyoffsets.c). Its bytes
+ * libFuzzer target: the _Py_DebugOffsets parser (src/daemon/symbols/pyoffsets.c). Its bytes
  * come from the target's memory, which the target can write.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
-#include "pyoffsets.h"
+#include "daemon/symbols/pyoffsets.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {

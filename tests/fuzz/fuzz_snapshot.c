@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the snapshot decoder (src/snapshot.c), which reads files
+ * libFuzzer target: the snapshot decoder (src/common/snapshot.c), which reads files
  * given to `memtracectl --from` and the daemon's replies. A snapshot that
  * decodes must re-encode and decode again; on error the reason is one line.
  *

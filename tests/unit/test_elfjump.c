@@ -7,8 +7,8 @@
  * to another delete (not to free), and operator new is no jump at all;
  * jemalloc's, where installed.
  */
-#include "elfjump.h"
-#include "elfsym.h"
+#include "daemon/attach/elfjump.h"
+#include "daemon/symbols/elfsym.h"
 #include "unit.h"
 
 #include <unistd.h>

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of grouping (src/group.c): keys per frame, sums per row, cumulative
+ * Tests of grouping (src/ctl/view/group.c): keys per frame, sums per row, cumulative
  * mode counting a recursive stack once, lookup, ordering, and tracemalloc's
  * size and line formats.
  */
 #include "unit.h"
 
-#include "group.h"
+#include "ctl/view/group.h"
 
 #include <stdlib.h>
 

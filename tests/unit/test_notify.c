@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of notify_ready (src/notify.c): the READY=1 datagram reaches a socket
+ * Tests of notify_ready (src/daemon/serve/notify.c): the READY=1 datagram reaches a socket
  * named by a path or by an abstract name ('@'), nothing is sent without
  * $NOTIFY_SOCKET, a bad value is refused, and the variable is always cleared.
  */
@@ -11,7 +11,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "notify.h"
+#include "daemon/serve/notify.h"
 #include "unit.h"
 
 /* A datagram socket bound to name (a path, or "@abstract"); -1 on failure. */

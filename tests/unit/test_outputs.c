@@ -7,9 +7,9 @@
 #include "unit.h"
 
 #include "memtrace/event.h"
-#include "render.h"
-#include "tracker.h"
-#include "outputs.h"
+#include "ctl/render/render.h"
+#include "daemon/core/tracker.h"
+#include "ctl/view/outputs.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -4,9 +4,9 @@
  * lookups at the edges of mappings, malformed listings refused, random
  * mutations survived, and the live maps of this process.
  */
-#include "procmaps.h"
+#include "daemon/proc/procmaps.h"
 #include "unit.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -7,7 +7,7 @@
 #include "unit.h"
 
 #include "memtrace/snapshot.h"
-#include "proto.h"
+#include "common/proto.h"
 
 #include <stdlib.h>
 

@@ -7,7 +7,7 @@
  */
 #include "unit.h"
 
-#include "pyinline.h"
+#include "daemon/symbols/pyinline.h"
 
 #include <string.h>
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of CPython offsets (src/pyoffsets.c): parsing 3.13's _Py_DebugOffsets
+ * Tests of CPython offsets (src/daemon/symbols/pyoffsets.c): parsing 3.13's _Py_DebugOffsets
  * from crafted bytes (the values are those of pyenv's 3.13.0, read from its
  * .PyRuntime section), refused when the cookie, version or length is wrong,
  * for a free-threaded build or an offset outside its structure; and the
@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pyoffsets.h"
+#include "daemon/symbols/pyoffsets.h"
 
 /* pyenv CPython 3.13.0's _Py_DebugOffsets, words 1..72 (0 is the cookie) */
 static const uint64_t do313[PY_DEBUG_OFFSETS_313_SIZE / 8] = {

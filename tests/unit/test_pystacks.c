@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of CPython line tables (src/pystacks.c), 3.11+ and 3.10: the line of every
+ * Tests of CPython line tables (src/daemon/symbols/pystacks.c), 3.11+ and 3.10: the line of every
  * instruction of a real function's code object, as CPython 3.12's
  * co_lines() reports it (the vectors below were printed by it), including
  * multi-line expressions, a long-form entry, instructions without a line and
@@ -8,7 +8,7 @@
  */
 #include "unit.h"
 
-#include "pystacks.h"
+#include "daemon/symbols/pystacks.h"
 
 /*
  * def f(n):                     # line 1

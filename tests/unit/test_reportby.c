@@ -5,9 +5,9 @@
  */
 #include "unit.h"
 
-#include "group.h"
-#include "render.h"
-#include "views.h"
+#include "ctl/view/group.h"
+#include "ctl/render/render.h"
+#include "ctl/view/views.h"
 
 #include <stdlib.h>
 

@@ -9,7 +9,7 @@
 
 #include "memtrace/event.h"
 #include "memtrace/snapshot.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <stdlib.h>

@@ -5,11 +5,11 @@
  * malloc found by name and by address, unmapped and non-ELF mappings given
  * no name, and broken ELF files refused without crashing.
  */
-#include "elfsym.h"
-#include "procmaps.h"
-#include "symbolize.h"
+#include "daemon/symbols/elfsym.h"
+#include "daemon/proc/procmaps.h"
+#include "daemon/symbols/symbolize.h"
 #include "unit.h"
-#include "util.h"
+#include "common/util.h"
 
 #include <dlfcn.h>
 #include <elf.h>

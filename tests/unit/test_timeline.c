@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of the memory-over-time series (src/timeline.c: sampling interval,
+ * Tests of the memory-over-time series (src/daemon/core/timeline.c: sampling interval,
  * bounded size, merging keeps exact samples and the newest one), of
  * tracker_reset_peak (a new peak window whose per-stack values still sum to
  * the peak) and of temporary allocations (freed before N more allocations
@@ -8,8 +8,8 @@
  */
 #include <stdlib.h>
 
-#include "timeline.h"
-#include "tracker.h"
+#include "daemon/core/timeline.h"
+#include "daemon/core/tracker.h"
 #include "unit.h"
 
 #define PID 100

@@ -6,9 +6,9 @@
  */
 #include <stdlib.h>
 
-#include "heap.h"
-#include "stacks.h"
-#include "tracker.h"
+#include "daemon/core/heap.h"
+#include "daemon/core/stacks.h"
+#include "daemon/core/tracker.h"
 #include "unit.h"
 
 #define PID 100

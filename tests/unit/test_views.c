@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of the views (src/views.c) on hand-made snapshots: diff order and
+ * Tests of the views (src/ctl/view/views.c) on hand-made snapshots: diff order and
  * new/vanished groups, peak sums and their warning, leaks by age, the
  * timeline's rates, and watch's growth between refreshes. Text is compared
  * line by line; JSON through the numbers scripts read.
  */
 #include "unit.h"
 
-#include "views.h"
+#include "ctl/view/views.h"
 
 #include <stdlib.h>
 

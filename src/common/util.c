@@ -1,0 +1,163 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Small helpers every program uses; see util.h.
+ */
+#include "common/util.h"
+#include "memtrace/event.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+const char *util_progname = "memtrace";
+
+void log_msg(const char *fmt, ...)
+{
+	char line[1024];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "%s: %s\n", util_progname, line);
+}
+
+static uint64_t clock_ns(clockid_t id)
+{
+	struct timespec ts;
+
+	clock_gettime(id, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t time_monotonic_ns(void)
+{
+	return clock_ns(CLOCK_MONOTONIC);
+}
+
+uint64_t time_realtime_ns(void)
+{
+	return clock_ns(CLOCK_REALTIME);
+}
+
+static void *check_alloc(void *p)
+{
+	if (!p) {
+		log_msg("out of memory");
+		abort();
+	}
+	return p;
+}
+
+void *xmalloc(size_t n)
+{
+	return check_alloc(malloc(n ? n : 1));
+}
+
+void *xcalloc(size_t n, size_t size)
+{
+	return check_alloc(calloc(n ? n : 1, size ? size : 1));
+}
+
+void *xrealloc(void *p, size_t n)
+{
+	return check_alloc(realloc(p, n ? n : 1));
+}
+
+char *xstrdup(const char *s)
+{
+	return check_alloc(strdup(s));
+}
+
+void buf_reserve(struct buf *b, size_t extra)
+{
+	size_t cap;
+
+	if (b->len + extra <= b->cap)
+		return;
+	cap = b->cap ? b->cap : 256;
+	while (cap < b->len + extra)
+		cap *= 2;
+	b->data = xrealloc(b->data, cap);
+	b->cap = cap;
+}
+
+void buf_put(struct buf *b, const void *p, size_t n)
+{
+	buf_reserve(b, n);
+	if (n)
+		memcpy(b->data + b->len, p, n);
+	b->len += n;
+}
+
+void buf_printf(struct buf *b, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(NULL, 0, fmt, ap);
+	va_end(ap);
+	if (n < 0)
+		return;
+	buf_reserve(b, (size_t)n + 1);
+	va_start(ap, fmt);
+	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+	va_end(ap);
+	b->len += (size_t)n;
+}
+
+void buf_free(struct buf *b)
+{
+	free(b->data);
+	b->data = NULL;
+	b->len = b->cap = 0;
+}
+
+int parse_u64(const char *s, uint64_t max, uint64_t *out)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!s || *s < '0' || *s > '9')
+		return -1;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+/* One name per allocator entry point, shared by the daemon and the client. */
+static const char *const mt_func_names[MT_FN_COUNT] = {
+    [MT_FN_MALLOC] = "malloc",
+    [MT_FN_CALLOC] = "calloc",
+    [MT_FN_REALLOC] = "realloc",
+    [MT_FN_REALLOCARRAY] = "reallocarray",
+    [MT_FN_FREE] = "free",
+    [MT_FN_POSIX_MEMALIGN] = "posix_memalign",
+    [MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
+    [MT_FN_MEMALIGN] = "memalign",
+    [MT_FN_VALLOC] = "valloc",
+    [MT_FN_PVALLOC] = "pvalloc",
+    [MT_FN_NEW] = "operator new",
+    [MT_FN_NEW_ARRAY] = "operator new[]",
+    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
+    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
+    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
+    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
+    [MT_FN_MMAP] = "mmap",
+    [MT_FN_DELETE] = "operator delete",
+    [MT_FN_MALLOCX] = "mallocx",
+    [MT_FN_RALLOCX] = "rallocx",
+    [MT_FN_DALLOCX] = "dallocx",
+    [MT_FN_XALLOCX] = "xallocx",
+};
+
+const char *mt_func_name(unsigned func)
+{
+	return func < MT_FN_COUNT ? mt_func_names[func] : NULL;
+}

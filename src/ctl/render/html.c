@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * `report --format html`: one self-contained page. The snapshot goes in as
+ * JSON; the flame graph is drawn by d3-flame-graph (with d3-selection), both
+ * from the npm registry, embedded at build time (src/ctl/render/html/embed.py writes
+ * them into $(O)/html_assets.c); src/ctl/render/html/report.js builds the page: totals,
+ * a flame graph of live, peak or allocated bytes (click to zoom, search),
+ * memory over time from the snapshot's timeline, and the top stacks. A
+ * Content-Security-Policy forbids every network request, so the page works
+ * offline and leaks nothing.
+ */
+#include "ctl/render/render.h"
+#include "ctl/view/outputs.h"
+#include "ctl/render/strtab.h"
+
+#include <inttypes.h>
+
+extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
+    html_report_js[], html_report_css[];
+extern const size_t html_d3_selection_js_len, html_flamegraph_js_len, html_flamegraph_css_len,
+    html_report_js_len, html_report_css_len;
+
+/* Copy JSON into a <script> element: '<' only occurs in strings, where \u003c
+ * means the same and cannot close the element. */
+static void put_script_json(struct buf *out, const struct buf *json)
+{
+	size_t run = 0;
+
+	for (size_t i = 0; i < json->len; i++) {
+		if (json->data[i] != '<') {
+			run++;
+			continue;
+		}
+		buf_put(out, json->data + i - run, run);
+		buf_printf(out, "\\u003c");
+		run = 0;
+	}
+	buf_put(out, json->data + json->len - run, run);
+}
+
+static void put_html_text(struct buf *out, const char *s)
+{
+	for (; s && *s; s++) {
+		if (*s == '<')
+			buf_printf(out, "&lt;");
+		else if (*s == '>')
+			buf_printf(out, "&gt;");
+		else if (*s == '&')
+			buf_printf(out, "&amp;");
+		else if ((unsigned char)*s >= 0x20)
+			buf_put(out, s, 1);
+	}
+}
+
+static void json_data(struct json_writer *w, const struct snapshot *s, const struct render_opts *o)
+{
+	struct buf name = {0};
+	/* frame names, each once: stacks refer to them by index (a big heap
+	 * repeats the same few thousand names in every stack) */
+	struct strtab names = {0};
+
+	json_begin_object(w);
+	json_kv_string(w, "tracer_version", s->tracer_version);
+	json_kv_u64(w, "created_unix_ns", s->created_unix_ns);
+	json_kv_string(w, "sample", view_sample_name(o->sample));
+	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
+	json_key(w, "totals");
+	json_begin_object(w);
+	json_kv_u64(w, "allocations", s->totals.allocations);
+	json_kv_u64(w, "frees", s->totals.frees);
+	json_kv_u64(w, "bytes_allocated", s->totals.bytes_allocated);
+	json_kv_u64(w, "bytes_freed", s->totals.bytes_freed);
+	json_kv_u64(w, "live_allocations", s->totals.live_allocations);
+	json_kv_u64(w, "live_bytes", s->totals.live_bytes);
+	json_kv_u64(w, "peak_live_bytes", s->totals.peak_live_bytes);
+	json_kv_double(w, "peak_time", (double)s->totals.peak_time_ns / 1e9);
+	json_kv_u64(w, "unknown_frees", s->totals.unknown_frees);
+	json_end_object(w);
+	json_key(w, "targets");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		json_begin_object(w);
+		json_kv_u64(w, "pid", s->targets[i].pid);
+		json_kv_string(w, "command", s->targets[i].command);
+		json_kv_string(w, "state", snap_target_state_name(s->targets[i].state));
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_key(w, "stacks");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+
+		json_begin_object(w);
+		json_kv_u64(w, "pid", st->pid);
+		json_key(w, "frames"); /* indices into names, root first */
+		json_begin_array(w);
+		for (uint32_t j = st->nframes; j-- > 0;) {
+			name.len = 0;
+			view_frame_name(&name, &st->frames[j]);
+			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
+		}
+		json_end_array(w);
+		json_key(w, "site");
+		if (st->nframes && st->frames[0].file) {
+			name.len = 0;
+			buf_printf(&name, "%s:%" PRId64, st->frames[0].file, st->frames[0].line);
+			json_string_len(w, (const char *)name.data, name.len);
+		} else {
+			json_null(w);
+		}
+		json_kv_u64(w, "live", st->live_bytes);
+		json_kv_u64(w, "peak", st->peak_live_bytes);
+		json_kv_u64(w, "allocated", st->bytes_allocated);
+		json_kv_u64(w, "count", st->allocations);
+		json_kv_u64(w, "live_allocations", st->live_allocations);
+		json_end_object(w);
+	}
+	json_end_array(w);
+	json_key(w, "timeline"); /* [seconds, live_bytes, live_allocations] */
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		json_begin_array(w);
+		json_double(w, (double)s->timeline[i].time_ns / 1e9);
+		json_u64(w, s->timeline[i].live_bytes);
+		json_u64(w, s->timeline[i].live_allocations);
+		json_end_array(w);
+	}
+	json_end_array(w);
+	json_key(w, "names");
+	json_begin_array(w);
+	for (size_t i = 0; i < strtab_count(&names); i++)
+		json_string(w, names.strs[i]);
+	json_end_array(w);
+	json_end_object(w);
+	strtab_free(&names);
+	buf_free(&name);
+}
+
+void render_html(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+{
+	struct json_writer w;
+	struct buf json = {0};
+
+	buf_printf(out,
+		   "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
+		   "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; "
+		   "script-src 'unsafe-inline'; style-src 'unsafe-inline'; img-src data:\">\n"
+		   "<meta name=\"generator\" content=\"memtrace ");
+	put_html_text(out, s->tracer_version);
+	buf_printf(out, "\">\n<title>memtrace report");
+	if (s->ntargets && s->targets[0].command) {
+		buf_printf(out, ": ");
+		put_html_text(out, s->targets[0].command);
+	}
+	buf_printf(out, "</title>\n<style>\n");
+	buf_put(out, html_flamegraph_css, html_flamegraph_css_len);
+	buf_put(out, html_report_css, html_report_css_len);
+	buf_printf(out, "</style>\n</head>\n<body>\n<main id=\"report\">"
+			"<noscript>This report needs JavaScript.</noscript></main>\n"
+			"<script type=\"application/json\" id=\"memtrace-data\">");
+	json_init(&w, &json, 0);
+	json_data(&w, s, o);
+	put_script_json(out, &json);
+	buf_free(&json);
+	buf_printf(out, "</script>\n<script>\n");
+	buf_put(out, html_d3_selection_js, html_d3_selection_js_len);
+	buf_printf(out, "\n</script>\n<script>\n");
+	buf_put(out, html_flamegraph_js, html_flamegraph_js_len);
+	buf_printf(out, "\n</script>\n<script>\n");
+	buf_put(out, html_report_js, html_report_js_len);
+	buf_printf(out, "\n</script>\n</body>\n</html>\n");
+}

@@ -1,0 +1,493 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * BPF object lifetime and uprobe attachment (see probes.h). One entry and one
+ * return program serve every allocator function; the function is passed as
+ * the BPF cookie of each attachment.
+ */
+#include "daemon/attach/probes.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <stdlib.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <unistd.h>
+#include <linux/perf_event.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <bpf/bpf.h>
+#include <bpf/libbpf.h>
+
+#include "memtrace.skel.h"
+#include "common/util.h"
+
+static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
+{
+	if (level == LIBBPF_WARN && getenv("MEMTRACE_DEBUG"))
+		return vfprintf(stderr, fmt, ap);
+	return 0;
+}
+
+struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen)
+{
+	struct memtrace_bpf *skel;
+	int rc;
+
+	libbpf_set_print(libbpf_quiet);
+	skel = memtrace_bpf__open();
+	if (!skel) {
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	skel->rodata->cfg.stack_depth = o->stack_depth;
+	skel->rodata->cfg.stack_walker = o->stack_walker;
+	/* wake the consumer when a quarter of the buffer is queued */
+	skel->rodata->cfg.wakeup_bytes = o->ring_buffer_bytes / 4;
+	if (o->match_comm)
+		strncpy(skel->rodata->cfg.match_comm, o->match_comm,
+			sizeof(skel->rodata->cfg.match_comm) - 1);
+	skel->rodata->cfg.match_dev = o->match_dev;
+	skel->rodata->cfg.match_ino = o->match_ino;
+	skel->rodata->cfg.match_follow = o->match_follow;
+	skel->rodata->cfg.max_matches = o->max_matches;
+	skel->rodata->cfg.hold_exec = o->hold_exec;
+	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
+	if (!rc)
+		rc = memtrace_bpf__load(skel);
+	if (rc) {
+		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-rc),
+			 rc == -EPERM ? " (memtraced needs root: CAP_BPF and CAP_PERFMON)" : "");
+		memtrace_bpf__destroy(skel);
+		return NULL;
+	}
+	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
+	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
+	if (skel->links.on_exec)
+		skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
+	if (!skel->links.on_exec || !skel->links.on_fork) {
+		snprintf(err, errlen, "cannot attach to the sched_process_%s raw tracepoint: %s",
+			 skel->links.on_exec ? "fork" : "exec", strerror(errno));
+		memtrace_bpf__destroy(skel);
+		return NULL;
+	}
+	return skel;
+}
+
+void probes_unload(struct memtrace_bpf *skel)
+{
+	memtrace_bpf__destroy(skel);
+}
+
+int probes_ringbuf_fd(struct memtrace_bpf *skel)
+{
+	return bpf_map__fd(skel->maps.events);
+}
+
+int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
+{
+	int ncpus = libbpf_num_possible_cpus(), slot, cpu;
+	uint64_t *values;
+
+	if (ncpus <= 0)
+		return -1;
+	values = xcalloc((size_t)ncpus, sizeof(*values));
+	for (slot = 0; slot < nslots; slot++) {
+		uint32_t key = (uint32_t)slot;
+
+		lost[slot] = 0;
+		if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.lost), &key, values))
+			continue;
+		for (cpu = 0; cpu < ncpus; cpu++)
+			lost[slot] += values[cpu];
+	}
+	free(values);
+	return 0;
+}
+
+enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_COUNT };
+
+/*
+ * --follow-forks. A uprobe made through perf's uprobe PMU (what libbpf
+ * does) is not inherited by children: the copy would need the path from
+ * the daemon's memory. A uprobe defined in tracefs and opened as a
+ * tracepoint perf event with attr.inherit is: the kernel copies the event
+ * into each child in copy_process() and keeps the breakpoints dup_mmap()
+ * copied, so a child is traced from its first instruction.
+ *
+ * The BPF program is not attached to that inherited event but to a second,
+ * not inherited, perf event of the same tracefs event on the same process
+ * (the anchor). A tracefs event runs the programs of its one program array
+ * on every hit, whichever perf event put them there, so the children's
+ * hits run it too. Attached to the inherited event, each child's copy
+ * would hold the program as well, and freeing the copy when that child
+ * exits removes the program from the shared array
+ * (perf_event_free_bpf_prog): measured here, every followed process went
+ * untraced once the first one exited.
+ *
+ * Events are named memtrace_<daemon pid>/p<n> and removed at detach; a
+ * daemon killed leaves them behind unused, and the next one removes them.
+ */
+static const char *tracefs_dir(void)
+{
+	static const char *const dirs[] = {"/sys/kernel/tracing", "/sys/kernel/debug/tracing"};
+	static char found[64];
+	char path[128];
+
+	if (found[0])
+		return found;
+	for (int pass = 0; pass < 2; pass++) {
+		for (size_t i = 0; i < ARRAY_SIZE(dirs); i++) {
+			snprintf(path, sizeof(path), "%s/uprobe_events", dirs[i]);
+			if (access(path, W_OK) == 0) {
+				snprintf(found, sizeof(found), "%s", dirs[i]);
+				return found;
+			}
+		}
+		/* not mounted: mount it where the kernel provides the mount point */
+		if (mount("nodev", dirs[0], "tracefs", 0, NULL) && errno != EBUSY)
+			break;
+	}
+	return NULL;
+}
+
+static int tracefs_write(const char *line)
+{
+	char path[128];
+	int fd, rc = 0;
+
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir());
+	fd = open(path, O_WRONLY | O_APPEND | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, line, strlen(line)) < 0)
+		rc = -errno;
+	close(fd);
+	return rc;
+}
+
+static void tracefs_remove(uint32_t n)
+{
+	char line[64];
+
+	snprintf(line, sizeof(line), "-:memtrace_%d/p%u\n", (int)getpid(), n);
+	tracefs_write(line);
+}
+
+/* Close the inherited perf event and remove the tracefs event (the anchor
+ * went with its link before). */
+static void tracefs_release(struct tracefs_probe *t)
+{
+	if (t->inherit_fd)
+		close(t->inherit_fd - 1);
+	if (t->id)
+		tracefs_remove(t->id);
+	t->id = 0;
+	t->inherit_fd = 0;
+}
+
+/* Remove the events of daemons that are gone (killed: never cleaned up). */
+static void tracefs_remove_stale(void)
+{
+	char path[128], line[4096];
+	FILE *f;
+
+	if (!tracefs_dir())
+		return;
+	snprintf(path, sizeof(path), "%s/uprobe_events", tracefs_dir());
+	f = fopen(path, "re");
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		int pid;
+		char name[64], cmd[80];
+
+		if (sscanf(line, "%*c:memtrace_%d/%63s", &pid, name) != 2 || pid == getpid())
+			continue;
+		if (kill(pid, 0) == 0 || errno != ESRCH)
+			continue; /* that daemon is alive */
+		snprintf(cmd, sizeof(cmd), "-:memtrace_%d/%s\n", pid, name);
+		tracefs_write(cmd);
+	}
+	fclose(f);
+}
+
+static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, const char *path,
+					 uint64_t offset, int retprobe, uint64_t cookie,
+					 struct tracefs_probe *out)
+{
+	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
+	static uint32_t next;
+	struct perf_event_attr attr = {0};
+	char line[PATH_MAX + 128], idpath[160], idtext[32];
+	struct bpf_link *link;
+	uint32_t n = ++next;
+	int fd, rc, pfd, ifd;
+	ssize_t len;
+
+	if (!tracefs_dir()) {
+		errno = ENOTSUP;
+		return NULL;
+	}
+	if (n == 1)
+		tracefs_remove_stale();
+	if (strpbrk(path, " \t\n")) {
+		errno = EINVAL; /* tracefs splits its lines on blanks */
+		return NULL;
+	}
+	snprintf(line, sizeof(line), "%c:memtrace_%d/p%u %s:0x%llx\n", retprobe ? 'r' : 'p',
+		 (int)getpid(), n, path, (unsigned long long)offset);
+	rc = tracefs_write(line);
+	if (rc) {
+		errno = -rc;
+		return NULL;
+	}
+	snprintf(idpath, sizeof(idpath), "%s/events/memtrace_%d/p%u/id", tracefs_dir(),
+		 (int)getpid(), n);
+	fd = open(idpath, O_RDONLY | O_CLOEXEC);
+	len = fd < 0 ? -1 : read(fd, idtext, sizeof(idtext) - 1);
+	rc = errno;
+	if (fd >= 0)
+		close(fd);
+	if (len <= 0) {
+		tracefs_remove(n);
+		errno = len < 0 ? rc : EIO;
+		return NULL;
+	}
+	idtext[len] = 0;
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = strtoull(idtext, NULL, 10);
+	attr.sample_period = 1;
+	attr.inherit = 1;
+	ifd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	attr.inherit = 0; /* the anchor */
+	pfd = ifd < 0 ? -1
+		      : (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	link = pfd < 0 ? NULL : bpf_program__attach_perf_event_opts(prog, pfd, &opts);
+	if (!link) {
+		rc = errno;
+		if (pfd >= 0)
+			close(pfd);
+		if (ifd >= 0)
+			close(ifd);
+		tracefs_remove(n);
+		errno = rc;
+		return NULL;
+	}
+	out->id = n;
+	out->inherit_fd = ifd + 1;
+	return link;
+}
+
+static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
+		      uint64_t offset, int func, struct target_probes *tp,
+		      struct target_probes *old, const struct target_probes *inherited, int follow)
+{
+	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
+	struct bpf_program *progs[PROG_COUNT] = {
+	    [PROG_FREE] = skel->progs.free_enter,
+	    [PROG_RETURN] = skel->progs.alloc_return,
+	    [PROG_OUTER_FREE] = skel->progs.outer_free_enter,
+	    [PROG_ENTRY] = skel->progs.alloc_enter,
+	};
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which],
+		    .bpf_cookie = (uint64_t)func);
+	struct probe_key key = {.offset = offset, .func = func, .prog = which};
+	struct bpf_link *link;
+	struct stat st;
+
+	if (stat(path, &st) == 0) {
+		key.dev = st.st_dev;
+		key.ino = st.st_ino;
+	}
+	for (int i = 0; old && key.ino && i < old->nlinks; i++) {
+		if (old->links[i] && !memcmp(&old->keys[i], &key, sizeof(key))) {
+			tp->keys[tp->nlinks] = key;
+			tp->tracefs[tp->nlinks] = old->tracefs[i];
+			tp->links[tp->nlinks++] = old->links[i];
+			old->links[i] = NULL;
+			memset(&old->tracefs[i], 0, sizeof(old->tracefs[i]));
+			return 0;
+		}
+	}
+	/* a forked child's copy of its parent's probe covers it already */
+	for (int i = 0; inherited && key.ino && i < inherited->nlinks; i++) {
+		if (inherited->links[i] && !memcmp(&inherited->keys[i], &key, sizeof(key)))
+			return 0;
+	}
+	memset(&tp->tracefs[tp->nlinks], 0, sizeof(tp->tracefs[tp->nlinks]));
+	if (follow)
+		link = attach_inherited(progs[which], pid, path, offset, retprobe[which],
+					(uint64_t)func, &tp->tracefs[tp->nlinks]);
+	else
+		link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
+	if (!link)
+		return -errno;
+	tp->keys[tp->nlinks] = key;
+	tp->links[tp->nlinks++] = link;
+	return 0;
+}
+
+/* Put the links tp took from old back where they were; detach the rest. */
+static void undo_attach(struct target_probes *tp, struct target_probes *old)
+{
+	for (int i = tp->nlinks - 1; i >= 0; i--) {
+		int k;
+
+		for (k = 0; old && k < old->nlinks; k++) {
+			if (!old->links[k] &&
+			    !memcmp(&old->keys[k], &tp->keys[i], sizeof(tp->keys[i])))
+				break;
+		}
+		if (old && k < old->nlinks) {
+			old->links[k] = tp->links[i];
+			old->tracefs[k] = tp->tracefs[i];
+		} else {
+			bpf_link__destroy(tp->links[i]);
+			tracefs_release(&tp->tracefs[i]);
+		}
+	}
+	tp->nlinks = 0;
+}
+
+int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+		  struct target_probes *tp, char *err, size_t errlen)
+{
+	return probes_attach_keeping(skel, pid, a, follow, tp, NULL, NULL, err, errlen);
+}
+
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+			  struct target_probes *tp, struct target_probes *old,
+			  const struct target_probes *inherited, char *err, size_t errlen)
+{
+	int pass, i, rc = 0;
+
+	memset(tp, 0, sizeof(*tp));
+	/* pass 0: free; 1: return probes; 2: entry probes */
+	for (pass = 0; pass < 3 && !rc; pass++) {
+		for (i = 0; i < a->nprobes && !rc; i++) {
+			const struct alloc_probe *p = &a->probes[i];
+			const char *path = allocator_probe_open_path(a, p);
+			int is_free = p->func == MT_FN_FREE || p->func == MT_FN_DALLOCX;
+			/* PyObject_Free and an interposer's operator delete emit
+			 * at entry like free, and have a return probe so that a
+			 * free they call is not counted again */
+			int is_outer_free =
+			    p->func == MT_FN_PYMALLOC_FREE || p->func == MT_FN_DELETE;
+
+			if (pass == 0 && is_free)
+				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func, tp,
+						old, inherited, follow);
+			else if (pass == 1 && !is_free)
+				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
+						tp, old, inherited, follow);
+			else if (pass == 2 && is_outer_free)
+				rc = attach_one(skel, PROG_OUTER_FREE, pid, path, p->offset,
+						p->func, tp, old, inherited, follow);
+			else if (pass == 2 && !is_free)
+				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func, tp,
+						old, inherited, follow);
+			if (rc)
+				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
+					 allocator_func_name(p->func), allocator_probe_path(a, p),
+					 strerror(-rc));
+		}
+	}
+	if (rc)
+		undo_attach(tp, old);
+	return rc ? -1 : 0;
+}
+
+int probes_count(const struct target_probes *tp)
+{
+	int n = 0;
+
+	for (int i = 0; i < tp->nlinks; i++)
+		n += tp->links[i] != NULL;
+	return n;
+}
+
+void probes_unwatch(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &key);
+}
+
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow)
+{
+	struct mt_target_watch w = {.follow = (uint32_t)follow};
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid)
+{
+	struct mt_target_watch w;
+	uint32_t key = (uint32_t)pid;
+
+	if (bpf_map_lookup_elem(bpf_map__fd(skel->maps.targets), &key, &w))
+		return 0;
+	return w.execs;
+}
+
+void probes_detach(struct target_probes *tp)
+{
+	int i;
+
+	/* entry probes first (attached last), so no entry outlives its return */
+	for (i = tp->nlinks - 1; i >= 0; i--) {
+		bpf_link__destroy(tp->links[i]); /* NULL: moved, nothing to do */
+		if (tp->links[i])		 /* the anchor is closed now */
+			tracefs_release(&tp->tracefs[i]);
+	}
+	tp->nlinks = 0;
+}
+
+struct bpf_link *probes_attach_ldso(struct memtrace_bpf *skel, int pid, const char *path,
+				    uint64_t offset)
+{
+	LIBBPF_OPTS(bpf_uprobe_opts, opts);
+
+	return bpf_program__attach_uprobe_opts(skel->progs.ldso_state, pid, path, offset, &opts);
+}
+
+int probes_mmap_enable(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+	uint8_t on = 1;
+
+	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
+	if (!skel->links.munmap_enter) {
+		skel->links.munmap_enter = bpf_program__attach(skel->progs.munmap_enter);
+		if (!skel->links.munmap_enter)
+			return -errno;
+	}
+	if (!skel->links.mmap_exit) {
+		skel->links.mmap_exit = bpf_program__attach(skel->progs.mmap_exit);
+		if (!skel->links.mmap_exit)
+			return -errno;
+	}
+	if (!skel->links.mmap_enter) {
+		skel->links.mmap_enter = bpf_program__attach(skel->progs.mmap_enter);
+		if (!skel->links.mmap_enter)
+			return -errno;
+	}
+	if (bpf_map__update_elem(skel->maps.mmaptrace, &key, sizeof(key), &on, sizeof(on), BPF_ANY))
+		return -errno;
+	skel->bss->mmap_targets = 1;
+	return 0;
+}
+
+void probes_mmap_disable(struct memtrace_bpf *skel, int pid)
+{
+	uint32_t key = (uint32_t)pid;
+
+	bpf_map__delete_elem(skel->maps.mmaptrace, &key, sizeof(key), 0);
+}

@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Loading the BPF object and attaching its programs to one target's
+ * allocator. The uprobes are attached with the target's pid, so no other
+ * process takes the breakpoints.
+ */
+#ifndef MEMTRACE_PROBES_H
+#define MEMTRACE_PROBES_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/attach/allocator.h"
+
+struct memtrace_bpf;
+struct bpf_link;
+
+struct bpf_options {
+	uint32_t stack_depth;
+	uint32_t stack_walker;	    /* enum mt_stack_walker */
+	uint64_t ring_buffer_bytes; /* power of two, >= page size */
+	/* whole-host mode: match executed programs by comm or by file */
+	const char *match_comm; /* NULL: none */
+	uint64_t match_dev;	/* kernel dev_t of --exe; 0: none */
+	uint64_t match_ino;
+	uint32_t match_follow;
+	uint32_t max_matches;
+	uint32_t hold_exec; /* stop targets at exec until their allocator is resolved */
+};
+
+/* Open, configure and load the BPF object. NULL with a reason in err. */
+struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen);
+void probes_unload(struct memtrace_bpf *skel);
+int probes_ringbuf_fd(struct memtrace_bpf *skel);
+
+/* Events lost, summed over CPUs, by slot (0: inflight table full, then kind). */
+int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
+
+/* What one link probes: the same key in a new program is the same probe. */
+struct probe_key {
+	uint64_t dev, ino; /* the probed file */
+	uint64_t offset;
+	int func;
+	int prog; /* which BPF program (entry, return, free, ...) */
+};
+
+struct target_probes {
+	struct bpf_link *links[128]; /* 2 per probe, at most; NULL once moved */
+	struct probe_key keys[128];
+	struct tracefs_probe {
+		uint32_t id;	/* its tracefs event, memtrace_PID/p<id>; 0: none */
+		int inherit_fd; /* the inherited perf event of it, fd + 1 */
+	} tracefs[128];		/* --follow-forks */
+	int nlinks;
+};
+
+/*
+ * Attach every probe of a to pid. Order matters: free first, then the return
+ * probes, then the entry probes, so that an entry is never seen without its
+ * return. Returns 0, or -1 with a reason in err (nothing left attached).
+ */
+int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+		  struct target_probes *tp, char *err, size_t errlen);
+void probes_detach(struct target_probes *tp);
+
+/*
+ * Probes for a new program in pid (after an exec): like probes_attach(),
+ * but a probe that old already has (same file, offset, function and
+ * program: the new program maps the same library) is moved from old into
+ * tp instead of attached again, so no call is missed or counted twice.
+ * The caller detaches what stays in old. Returns 0, or -1 with a reason
+ * in err (then tp holds nothing and old is as it was).
+ */
+int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
+			  struct target_probes *tp, struct target_probes *old,
+			  const struct target_probes *inherited, char *err, size_t errlen);
+/* Probes that are live (not moved away). */
+int probes_count(const struct target_probes *tp);
+
+/* Report pid's execs (the "targets" map), and with follow its forks; 0, or -errno. */
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow);
+/* Stop watching pid for exec (after detach). */
+void probes_unwatch(struct memtrace_bpf *skel, int pid);
+/* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */
+uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
+
+/*
+ * Trace pid's anonymous mmaps made outside the allocator, and its munmaps
+ * (CPython targets in default mode: pymalloc's arenas). The syscall
+ * tracepoints are attached the first time. 0, or -errno.
+ */
+int probes_mmap_enable(struct memtrace_bpf *skel, int pid);
+
+/*
+ * The probe on ld.so's _dl_debug_state (path, offset: allocator_ldso_probe)
+ * that stops pid each time its linker reports (MT_EV_LDSO), until the
+ * daemon destroys the link. NULL with errno on failure.
+ */
+struct bpf_link *probes_attach_ldso(struct memtrace_bpf *skel, int pid, const char *path,
+				    uint64_t offset);
+void probes_mmap_disable(struct memtrace_bpf *skel, int pid);
+
+#endif

@@ -1,0 +1,658 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Event accounting (see tracker.h and docs/metrics.md). Every event is O(1):
+ * one heap table operation, one stack lookup, and the peak epoch check that
+ * lets "live at peak" be reported per stack without an event log.
+ */
+#include "daemon/core/tracker.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(MT_FN_COUNT <= SNAP_MAX_FUNCS, "the snapshot cannot carry every allocator kind");
+
+int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
+{
+	memset(t, 0, sizeof(*t));
+	if (heap_init(&t->heap, max_live_blocks))
+		return -1;
+	if (stacks_init(&t->stacks, max_stacks)) {
+		heap_destroy(&t->heap);
+		return -1;
+	}
+	t->temporary_threshold = 1;
+	return 0;
+}
+
+void tracker_destroy(struct tracker *t)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ntargets; i++) {
+		free(t->targets[i].parked);
+		free(t->targets[i].maps);
+	}
+	free(t->targets);
+	free(t->thread_seqs);
+	heap_destroy(&t->heap);
+	stacks_destroy(&t->stacks);
+	memset(t, 0, sizeof(*t));
+}
+
+struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
+{
+	uint32_t i = t->last_found;
+
+	/* events come in runs from one process: try the last one found first */
+	if (i < t->ntargets && t->targets[i].tgid == tgid && !t->targets[i].ended)
+		return &t->targets[i];
+	for (i = t->ntargets; i-- > 0;) {
+		if (t->targets[i].tgid == tgid && !t->targets[i].ended) {
+			t->last_found = i;
+			return &t->targets[i];
+		}
+	}
+	return NULL;
+}
+
+struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space)
+{
+	uint32_t i;
+
+	for (i = 0; i < t->ntargets; i++) {
+		if (t->targets[i].space == space)
+			return &t->targets[i];
+	}
+	return NULL;
+}
+
+uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
+{
+	uint32_t i;
+
+	if (!(space & TRACKER_RETIRED))
+		return space;
+	for (i = 0; i < t->ntargets; i++) {
+		if (t->targets[i].space == space)
+			return t->targets[i].tgid;
+	}
+	return 0;
+}
+
+uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_space(t, tgid);
+	struct heap_block *moved = NULL, b;
+	const struct heap_block *hb;
+	size_t n = 0, cap = 0, pos = 0, k;
+	uint32_t key, i;
+
+	if (!tg)
+		return 0;
+	key = TRACKER_RETIRED | ++t->retired;
+	tg->space = key;
+	/* Stacks keep their index slot: a lookup compares the whole key, so
+	 * the old key's slot position is never matched again. */
+	for (i = 0; i < t->stacks.count; i++) {
+		if (t->stacks.v[i].tgid == tgid)
+			t->stacks.v[i].tgid = key;
+	}
+	/* Blocks are hashed by key: take them out, then put them back. */
+	while ((hb = heap_next(&t->heap, &pos))) {
+		if (hb->tgid != tgid)
+			continue;
+		if (n == cap) {
+			struct heap_block *v;
+
+			cap = cap ? cap * 2 : 256;
+			v = realloc(moved, cap * sizeof(*v));
+			if (!v)
+				break; /* the rest stay under tgid: freed by nothing */
+			moved = v;
+		}
+		moved[n++] = *hb;
+	}
+	for (k = 0; k < n; k++) {
+		heap_remove(&t->heap, tgid, moved[k].addr, &b);
+		b.tgid = key;
+		heap_insert(&t->heap, &b, NULL);
+	}
+	free(moved);
+	return key;
+}
+
+struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns)
+{
+	struct tracker_target *tg, *v;
+	int is_new;
+	uint32_t empty;
+
+	if (tracker_find_target(t, tgid))
+		return NULL;
+	tracker_retire(t, tgid);
+	/* The empty stack is interned first so it always exists. */
+	empty = stack_intern(&t->stacks, tgid, NULL, 0, &is_new);
+	if (empty == STACK_NONE)
+		return NULL;
+	v = realloc(t->targets, (t->ntargets + 1) * sizeof(*v));
+	if (!v)
+		return NULL;
+	t->targets = v;
+	tg = &t->targets[t->ntargets++];
+	memset(tg, 0, sizeof(*tg));
+	tg->tgid = tgid;
+	tg->space = tgid;
+	tg->start_ns = start_ns;
+	tg->empty_stack = empty;
+	if (t->ntargets == 1)
+		t->start_ns = start_ns;
+	return tg;
+}
+
+uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
+{
+	return s->t.peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
+}
+
+#define THREADS_MIN_CAPACITY 64
+
+static size_t thread_slot(const uint64_t *v, size_t mask, uint32_t tid)
+{
+	size_t i = (tid * 0x9e3779b97f4a7c15ull) >> 20 & mask;
+
+	while (v[i] && (uint32_t)(v[i] >> 32) != tid)
+		i = (i + 1) & mask;
+	return i;
+}
+
+/*
+ * Count one allocation in thread tid; returns the count, or 0 when the
+ * table cannot grow (that block is then never temporary). Threads are never
+ * removed: 8 bytes per thread ever seen.
+ */
+static uint32_t thread_count_alloc(struct tracker *t, uint32_t tid)
+{
+	size_t i;
+
+	if (!tid)
+		return 0;
+	if (t->thread_seqs && (t->nthreads + 1) * 4 > (t->thread_mask + 1) * 3) {
+		size_t cap = (t->thread_mask + 1) * 2;
+		uint64_t *v = calloc(cap, sizeof(*v));
+
+		if (!v)
+			return 0;
+		for (size_t k = 0; k <= t->thread_mask; k++)
+			if (t->thread_seqs[k])
+				v[thread_slot(v, cap - 1, (uint32_t)(t->thread_seqs[k] >> 32))] =
+				    t->thread_seqs[k];
+		free(t->thread_seqs);
+		t->thread_seqs = v;
+		t->thread_mask = cap - 1;
+	}
+	if (!t->thread_seqs) {
+		t->thread_seqs = calloc(THREADS_MIN_CAPACITY, sizeof(*t->thread_seqs));
+		if (!t->thread_seqs)
+			return 0;
+		t->thread_mask = THREADS_MIN_CAPACITY - 1;
+	}
+	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
+	if (!t->thread_seqs[i]) {
+		t->thread_seqs[i] = (uint64_t)tid << 32;
+		t->nthreads++;
+	}
+	/* the count wraps; differences of counts stay right */
+	t->thread_seqs[i] = (uint64_t)tid << 32 | (uint32_t)(t->thread_seqs[i] + 1);
+	if (!(uint32_t)t->thread_seqs[i])
+		t->thread_seqs[i] = (uint64_t)tid << 32 | 1;
+	return (uint32_t)t->thread_seqs[i];
+}
+
+/*
+ * Was b freed by thread tid before temporary_threshold further allocations
+ * of its own thread? (heaptrack's temporary allocation for a threshold of 1.)
+ */
+static int is_temporary(const struct tracker *t, const struct heap_block *b, uint32_t tid)
+{
+	size_t i;
+
+	if (!t->temporary_threshold || !b->seq || b->tid != tid || !t->thread_seqs)
+		return 0;
+	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
+	return (uint32_t)t->thread_seqs[i] - b->seq < t->temporary_threshold;
+}
+
+/* Before a stack's live bytes change: if a peak was set since it last changed,
+ * its current value is its value at that peak. */
+static void peak_touch(struct tracker *t, struct stack_entry *s)
+{
+	if (s->t.peak_epoch != t->peak_epoch) {
+		s->t.peak_live_bytes = s->t.live_bytes;
+		s->t.peak_epoch = t->peak_epoch;
+	}
+}
+
+static uint64_t since(uint64_t now, uint64_t start)
+{
+	return now > start ? now - start : 0;
+}
+
+static void count_alloc(struct mt_counters *c, uint64_t size, uint64_t rel_ns)
+{
+	c->allocations++;
+	c->bytes_allocated += size;
+	c->live_allocations++;
+	c->live_bytes += size;
+	if (c->live_bytes > c->peak_live_bytes) {
+		c->peak_live_bytes = c->live_bytes;
+		c->peak_time_ns = rel_ns;
+	}
+}
+
+static void count_release(struct mt_counters *c, uint64_t size, int missed, int temporary)
+{
+	if (temporary) {
+		c->temporary_allocations++;
+		c->temporary_bytes += size;
+	}
+	if (missed) {
+		c->missed_frees++;
+		c->missed_free_bytes += size;
+	} else {
+		c->frees++;
+		c->bytes_freed += size;
+	}
+	c->live_allocations--;
+	c->live_bytes -= size;
+}
+
+static void account_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
+			  uint32_t stack)
+{
+	struct stack_entry *s = stack_get(&t->stacks, stack);
+	uint64_t old_peak = t->totals.peak_live_bytes;
+
+	peak_touch(t, s);
+	s->t.allocations++;
+	s->t.bytes_allocated += ev->size;
+	s->t.live_allocations++;
+	s->t.live_bytes += ev->size;
+	count_alloc(&tg->c, ev->size, since(ev->time_ns, tg->start_ns));
+	count_alloc(&t->totals, ev->size, since(ev->time_ns, t->start_ns));
+	if (t->totals.peak_live_bytes != old_peak)
+		t->peak_epoch++;
+}
+
+static void account_release(struct tracker *t, struct tracker_target *tg,
+			    const struct heap_block *b, int missed, uint32_t tid)
+{
+	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+	int temporary = !missed && is_temporary(t, b, tid);
+
+	peak_touch(t, s);
+	if (missed) {
+		/* a stack's frees count only calls that were seen */
+	} else {
+		s->t.frees++;
+		s->t.bytes_freed += b->size;
+	}
+	if (temporary) {
+		s->t.temporary_allocations++;
+		s->t.temporary_bytes += b->size;
+	}
+	s->t.live_allocations--;
+	s->t.live_bytes -= b->size;
+	count_release(&tg->c, b->size, missed, temporary);
+	count_release(&t->totals, b->size, missed, temporary);
+}
+
+static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	struct heap_block b, old;
+	uint32_t stack;
+	int is_new, r;
+
+	/* Python frame words (MT_PY_WORD) follow the native frames */
+	stack = stack_intern(&t->stacks, tg->space, (const uint64_t *)ev->frames,
+			     (uint32_t)ev->nframes + ev->npyframes, &is_new);
+	if (stack == STACK_NONE) {
+		stack = tg->empty_stack;
+		tg->c.stackless_allocations++;
+		t->totals.stackless_allocations++;
+	} else if (is_new) {
+		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, tg->space,
+					(const uint64_t *)ev->frames,
+					(uint32_t)ev->nframes + ev->npyframes);
+	}
+
+	t->size_histogram[tracker_size_bin(ev->size)]++;
+	if (ev->func < SNAP_MAX_FUNCS) {
+		t->allocations_by_func[ev->func]++;
+		t->bytes_by_func[ev->func] += ev->size;
+	}
+
+	b.addr = ev->addr;
+	b.size = ev->size;
+	b.time_ns = ev->time_ns;
+	b.tgid = tg->space;
+	b.stack = stack;
+	b.tid = ev->tid;
+	b.seq = thread_count_alloc(t, ev->tid);
+	r = heap_insert(&t->heap, &b, &old);
+	if (r == HEAP_FULL) {
+		/* counted as an allocation, never as live: its free will be an
+		 * unknown free */
+		tg->c.allocations++;
+		tg->c.bytes_allocated += ev->size;
+		tg->c.untracked_allocations++;
+		t->totals.allocations++;
+		t->totals.bytes_allocated += ev->size;
+		t->totals.untracked_allocations++;
+		return;
+	}
+	if (r == HEAP_REPLACED)
+		account_release(t, tg, &old, 1, ev->tid);
+	account_alloc(t, tg, ev, stack);
+}
+
+static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
+{
+	tg->c.unknown_frees++;
+	t->totals.unknown_frees++;
+}
+
+static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t tid)
+{
+	struct heap_block b;
+
+	if (heap_remove(&t->heap, tg->space, addr, &b))
+		account_release(t, tg, &b, 0, tid);
+	else
+		count_unknown_free(tg, t);
+}
+
+static struct tracker_parked *parked_find(struct tracker_target *tg, uint32_t tid)
+{
+	uint32_t i;
+
+	for (i = 0; i < tg->nparked; i++) {
+		if (tg->parked[i].tid == tid)
+			return &tg->parked[i];
+	}
+	return NULL;
+}
+
+static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
+			     const struct mt_event *ev)
+{
+	struct tracker_parked *p = parked_find(tg, ev->tid);
+
+	if (p) {
+		/* the return of this thread's previous realloc was lost: we do
+		 * not know its outcome, so the old block stays live */
+		if (p->known)
+			heap_insert(&t->heap, &p->block, NULL);
+	} else {
+		if (tg->nparked == tg->parked_cap) {
+			uint32_t cap = tg->parked_cap ? tg->parked_cap * 2 : 8;
+			struct tracker_parked *v = realloc(tg->parked, cap * sizeof(*v));
+
+			if (!v)
+				return; /* the return event falls back to the heap */
+			tg->parked = v;
+			tg->parked_cap = cap;
+		}
+		p = &tg->parked[tg->nparked++];
+	}
+	p->tid = ev->tid;
+	p->old_addr = ev->old_addr;
+	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
+}
+
+static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	struct tracker_parked *p = parked_find(tg, ev->tid);
+	struct heap_block old;
+	int known;
+
+	if (p && p->old_addr == ev->old_addr) {
+		known = p->known;
+		old = p->block;
+		*p = tg->parked[--tg->nparked];
+	} else {
+		/* entry event lost: the old block is still on the heap */
+		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
+	}
+	if (!ev->addr && ev->size) {
+		/* failed: the old block is untouched and stays live */
+		if (known)
+			heap_insert(&t->heap, &old, NULL);
+		return;
+	}
+	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
+	if (known)
+		account_release(t, tg, &old, 0, ev->tid);
+	else
+		count_unknown_free(tg, t);
+	/* ... and one allocation of the new one, even at the same address */
+	if (ev->addr)
+		on_alloc(t, tg, ev);
+}
+
+/*
+ * mmap blocks (MT_FN_MMAP, docs/python.md): the kernel maps and unmaps pages,
+ * not blocks, so a munmap may take a whole block, a part of one, or several.
+ * Each block's still-mapped pieces are kept per target; a munmap releases
+ * exactly the bytes it covers. Covering the last bytes of a block is its free
+ * (one call in frees); a part of a block only moves those bytes from live to
+ * freed (bytes_freed, no call in frees), so the invariants of tracker.h hold.
+ */
+static size_t maps_first_after(const struct tracker_target *tg, uint64_t addr)
+{
+	size_t lo = 0, hi = tg->nmaps;
+
+	/* the first piece ending above addr (pieces are sorted and disjoint) */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (tg->maps[mid].end <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static int maps_insert(struct tracker_target *tg, size_t i, const struct tracker_mapping *m)
+{
+	if (tg->nmaps == tg->maps_cap) {
+		uint32_t cap = tg->maps_cap ? tg->maps_cap * 2 : 16;
+		struct tracker_mapping *v = realloc(tg->maps, cap * sizeof(*v));
+
+		if (!v)
+			return -1;
+		tg->maps = v;
+		tg->maps_cap = cap;
+	}
+	memmove(&tg->maps[i + 1], &tg->maps[i], (tg->nmaps - i) * sizeof(*m));
+	tg->maps[i] = *m;
+	tg->nmaps++;
+	return 0;
+}
+
+static void maps_remove(struct tracker_target *tg, size_t i)
+{
+	memmove(&tg->maps[i], &tg->maps[i + 1], (tg->nmaps - i - 1) * sizeof(tg->maps[0]));
+	tg->nmaps--;
+}
+
+/* n of a block's bytes were unmapped, not all of them. */
+static void account_shrink(struct tracker *t, struct tracker_target *tg, struct heap_block *b,
+			   uint64_t n)
+{
+	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+
+	peak_touch(t, s);
+	s->t.bytes_freed += n;
+	s->t.live_bytes -= n;
+	tg->c.bytes_freed += n;
+	tg->c.live_bytes -= n;
+	t->totals.bytes_freed += n;
+	t->totals.live_bytes -= n;
+	b->size -= n;
+}
+
+/* The block at addr leaves the heap whole (missed: its munmap was not seen). */
+static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64_t addr,
+			    uint32_t tid, int missed)
+{
+	struct heap_block b;
+
+	for (size_t i = 0; i < tg->nmaps;) {
+		if (tg->maps[i].block == addr)
+			maps_remove(tg, i);
+		else
+			i++;
+	}
+	if (heap_remove(&t->heap, tg->space, addr, &b))
+		account_release(t, tg, &b, missed, tid);
+}
+
+/* munmap(start, end - start) by thread tid: release what it covers. */
+static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t start, uint64_t end,
+		      uint32_t tid)
+{
+	size_t i = maps_first_after(tg, start);
+
+	while (i < tg->nmaps && tg->maps[i].start < end) {
+		struct tracker_mapping m = tg->maps[i];
+		uint64_t lo = m.start > start ? m.start : start;
+		uint64_t hi = m.end < end ? m.end : end;
+		struct heap_block *b = heap_find_mut(&t->heap, tg->space, m.block);
+
+		if (lo == m.start && hi == m.end) {
+			maps_remove(tg, i);
+		} else if (lo == m.start) {
+			tg->maps[i++].start = hi;
+		} else if (hi == m.end) {
+			tg->maps[i++].end = lo;
+		} else {
+			/* a hole in the middle: two pieces remain */
+			struct tracker_mapping tail = {.start = hi, .end = m.end, .block = m.block};
+
+			if (maps_insert(tg, i + 1, &tail)) {
+				/* cannot keep the tail apart: the block goes whole */
+				mmap_block_drop(t, tg, m.block, tid, 0);
+				i = maps_first_after(tg, start);
+				continue;
+			}
+			tg->maps[i].end = lo;
+			i += 2;
+		}
+		if (!b)
+			continue;
+		if (hi - lo < b->size)
+			account_shrink(t, tg, b, hi - lo);
+		else
+			release_addr(t, tg, m.block, tid);
+	}
+}
+
+/* An mmap block: whatever we held in its range was unmapped unseen. */
+static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	uint64_t end = ev->addr + ev->size;
+	struct tracker_mapping m = {.start = ev->addr, .end = end, .block = ev->addr};
+	size_t i;
+
+	if (end < ev->addr) {
+		t->events_malformed++;
+		return;
+	}
+	for (i = maps_first_after(tg, ev->addr); i < tg->nmaps && tg->maps[i].start < end;
+	     i = maps_first_after(tg, ev->addr))
+		mmap_block_drop(t, tg, tg->maps[i].block, ev->tid, 1);
+	on_alloc(t, tg, ev);
+	if (!ev->size || !heap_find(&t->heap, tg->space, ev->addr))
+		return; /* not held live (--max-live-blocks) */
+	if (maps_insert(tg, maps_first_after(tg, ev->addr), &m)) {
+		/* out of memory: without its piece, its munmap could not find it */
+		mmap_block_drop(t, tg, ev->addr, ev->tid, 1);
+	}
+}
+
+void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
+{
+	for (uint32_t i = 0; i < t->ntargets; i++) {
+		struct tracker_target *tg = &t->targets[i];
+
+		tg->c.peak_live_bytes = tg->c.live_bytes;
+		tg->c.peak_time_ns = since(now_ns, tg->start_ns);
+	}
+	t->totals.peak_live_bytes = t->totals.live_bytes;
+	t->totals.peak_time_ns = since(now_ns, t->start_ns);
+	/* stacks on an older epoch report their current value: now the peak's */
+	t->peak_epoch++;
+}
+
+int tracker_target_exec(struct tracker *t, uint32_t tgid)
+{
+	struct tracker_target *tg = tracker_find_target(t, tgid);
+
+	if (!tg)
+		return -1;
+	tg->ended = 1;
+	return 0;
+}
+
+void tracker_event(struct tracker *t, const void *data, size_t len)
+{
+	const struct mt_event *ev = data;
+	struct tracker_target *tg;
+
+	t->events_received++;
+	if (len < sizeof(*ev) ||
+	    len < sizeof(*ev) + ((size_t)ev->nframes + ev->npyframes) * sizeof(uint64_t)) {
+		t->events_malformed++;
+		return;
+	}
+	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO)
+		return; /* a process to attach to or to resolve: the daemon's business */
+	tg = tracker_find_target(t, ev->tgid);
+	if (!tg) {
+		t->events_foreign++;
+		return;
+	}
+	switch (ev->kind) {
+	case MT_EV_ALLOC:
+		if (ev->func == MT_FN_MMAP)
+			on_mmap(t, tg, ev);
+		else
+			on_alloc(t, tg, ev);
+		break;
+	case MT_EV_FREE:
+		if (ev->func == MT_FN_MMAP)
+			on_munmap(t, tg, ev->addr,
+				  ev->addr + ev->size < ev->addr ? UINT64_MAX : ev->addr + ev->size,
+				  ev->tid);
+		else
+			release_addr(t, tg, ev->addr, ev->tid);
+		break;
+	case MT_EV_REALLOC_ENTER:
+		on_realloc_enter(t, tg, ev);
+		break;
+	case MT_EV_REALLOC:
+		on_realloc(t, tg, ev);
+		break;
+	case MT_EV_EXEC:
+		tg->ended = 1;
+		break;
+	case MT_EV_FORK:
+		break; /* the daemon adds the child */
+	default:
+		t->events_malformed++;
+		break;
+	}
+}

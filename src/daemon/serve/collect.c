@@ -1,0 +1,440 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Building a snapshot from the daemon's state for one request: counters and
+ * targets always, then the stacks the request selects (one pid or all, sorted
+ * by one key, the top N), symbolized only for what is sent. A report of the
+ * top 10 on a heap of millions of blocks symbolizes ten stacks.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "daemon/daemon.h"
+#include "daemon/symbols/pystacks.h"
+#include "daemon/symbols/symbolize.h"
+#include "common/util.h"
+
+struct sort_ctx {
+	const struct tracker *t;
+	int key;
+};
+
+static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s, int key)
+{
+	switch (key) {
+	case SNAP_SORT_ALLOCATED:
+		return s->t.bytes_allocated;
+	case SNAP_SORT_COUNT:
+		return s->t.allocations;
+	case SNAP_SORT_PEAK:
+		return tracker_stack_peak_bytes(t, s);
+	case SNAP_SORT_TEMPORARY:
+		return s->t.temporary_allocations;
+	default:
+		return s->t.live_bytes;
+	}
+}
+
+static struct sort_ctx *sort_ctx; /* qsort has no context argument */
+
+static int cmp_stacks(const void *a, const void *b)
+{
+	const struct stack_entry *x = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)a);
+	const struct stack_entry *y = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)b);
+	uint64_t vx = sort_value(sort_ctx->t, x, sort_ctx->key);
+	uint64_t vy = sort_value(sort_ctx->t, y, sort_ctx->key);
+
+	if (vx != vy)
+		return vx > vy ? -1 : 1;
+	if (x->t.allocations != y->t.allocations)
+		return x->t.allocations > y->t.allocations ? -1 : 1;
+	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+}
+
+static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
+{
+	if (out->nframes == *cap) {
+		*cap *= 2;
+		out->frames = xrealloc(out->frames, *cap * sizeof(*out->frames));
+	}
+	out->frames[out->nframes++] = *f;
+}
+
+/* The interpreter loop: one native frame per run, which ran Python frames. */
+static int is_eval_loop(const struct snap_frame *f)
+{
+	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
+			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
+}
+
+/*
+ * A stack with Python frame words: native frames, each run of the
+ * interpreter loop replaced by the Python frames it was running (up to the
+ * word marked MT_PY_GROUP_END). Python frames left over (native frames cut
+ * short: a module without frame pointers) follow the native ones.
+ */
+static void fill_merged(struct daemon *d, const struct stack_entry *s, const uint64_t *frames,
+			struct snap_stack *out, uint32_t *cap)
+{
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1], f;
+	uint32_t nat = 0, py, i;
+	size_t k, n;
+
+	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
+		nat++;
+	py = nat;
+	for (i = 0; i < nat; i++) {
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
+			for (k = 0; k < n; k++) {
+				free(one[k].function);
+				free(one[k].module);
+				free(one[k].file);
+				free(one[k].build_id);
+			}
+			do {
+				pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+				push_frame(out, cap, &f);
+			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
+			continue;
+		}
+		for (k = 0; k < n; k++)
+			push_frame(out, cap, &one[k]);
+	}
+	for (; py < s->nframes; py++) {
+		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+		push_frame(out, cap, &f);
+	}
+}
+
+/* Functions that start a program or a thread: a stack that reaches one is whole. */
+static const char *const root_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "__libc_start_main_impl",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "__clone_internal",
+};
+
+/* Is this frame where stacks begin: a root function, or inside libc (whose
+ * thread and program start functions may be nameless without debug info)? */
+static int is_root_frame(const struct snap_frame *f)
+{
+	const char *base;
+	size_t i;
+
+	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(f->function, root_functions[i]))
+			return 1;
+	}
+	if (!f->module)
+		return 0;
+	base = strrchr(f->module, '/');
+	base = base ? base + 1 : f->module;
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+}
+
+/*
+ * Whether a stack is whole is decided by where it ends, not only by how the
+ * walk ended: a chain that reached a root is whole even if the root's own
+ * frame pointer is junk (libc is built without frame pointers), and one that
+ * ended with a zero frame pointer anywhere else was cut short (code built
+ * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ */
+static void check_stack_end(struct daemon *d, uint32_t idx)
+{
+	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	struct snap_frame f;
+	uint32_t k;
+
+	if (e->end_checked || !e->nframes ||
+	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+		return;
+	e->end_checked = 1;
+	/* the last native frame: Python frame words follow the native ones */
+	for (k = e->nframes; k > 1 && (stack_frames(&d->tracker.stacks, idx)[k - 1] & MT_PY_WORD);
+	     k--)
+		;
+	symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&d->tracker.stacks, idx)[k - 1], &f);
+	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
+}
+
+static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
+{
+	const struct tracker *t = &d->tracker;
+	const struct stack_entry *s = stack_get(&t->stacks, idx);
+	const uint64_t *frames = stack_frames(&t->stacks, idx);
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	uint32_t i, cap = s->nframes ? s->nframes : 1;
+	size_t k, n;
+
+	out->pid = tracker_space_pid(&d->tracker, s->tgid);
+	out->nframes = 0;
+	out->frames = xcalloc(cap, sizeof(*out->frames));
+	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
+		;
+	if (i < s->nframes) {
+		fill_merged(d, s, frames, out, &cap);
+		i = s->nframes;
+	} else {
+		i = 0;
+	}
+	for (; i < s->nframes; i++) {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		if (out->nframes + n > cap) {
+			cap = (out->nframes + (uint32_t)n) * 2;
+			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
+		}
+		for (k = 0; k < n; k++)
+			out->frames[out->nframes++] = one[k];
+	}
+	out->allocations = s->t.allocations;
+	out->bytes_allocated = s->t.bytes_allocated;
+	out->frees = s->t.frees;
+	out->bytes_freed = s->t.bytes_freed;
+	out->live_allocations = s->t.live_allocations;
+	out->live_bytes = s->t.live_bytes;
+	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	out->temporary_allocations = s->t.temporary_allocations;
+	out->temporary_bytes = s->t.temporary_bytes;
+	out->stack_end = s->stack_end;
+}
+
+/*
+ * Which modules cut stacks short: every stack (of pid, or all) whose
+ * frame-pointer chain broke, counted under the module of its last frame.
+ */
+static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
+{
+	const struct tracker *t = &d->tracker;
+	struct snap_truncation *v = NULL;
+	uint32_t n = 0, i, k;
+
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, i);
+		struct snap_frame f;
+		const char *module;
+
+		if (!pid || tracker_space_pid(t, e->tgid) == pid)
+			check_stack_end(d, i);
+		if (e->stack_end != MT_STACK_BROKEN || !e->nframes ||
+		    (pid && tracker_space_pid(t, e->tgid) != pid))
+			continue;
+		/* the last native frame: Python frame words follow the native ones */
+		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
+		     k--)
+			;
+		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
+		module = f.module ? f.module : "(no module)";
+		for (k = 0; k < n && strcmp(v[k].module, module); k++)
+			;
+		if (k == n) {
+			v = xrealloc(v, (n + 1) * sizeof(*v));
+			memset(&v[n], 0, sizeof(v[n]));
+			v[n++].module = xstrdup(module);
+		}
+		v[k].stacks++;
+		v[k].allocations += e->t.allocations;
+		free(f.function);
+		free(f.module);
+		free(f.file);
+		free(f.build_id);
+	}
+	/* most allocations first: a handful of modules, insertion sort */
+	for (i = 1; i < n; i++) {
+		for (k = i; k > 0 && v[k].allocations > v[k - 1].allocations; k--) {
+			struct snap_truncation tmp = v[k];
+
+			v[k] = v[k - 1];
+			v[k - 1] = tmp;
+		}
+	}
+	out->truncations = v;
+	out->ntruncations = n;
+}
+
+/*
+ * The counters of every generation of pid (before and after an exec, or
+ * attached again): sums, and the highest of their peaks.
+ */
+static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters *out)
+{
+	memset(out, 0, sizeof(*out));
+	for (uint32_t i = 0; i < t->ntargets; i++) {
+		const struct mt_counters *c = &t->targets[i].c;
+
+		if (t->targets[i].tgid != pid)
+			continue;
+		out->allocations += c->allocations;
+		out->frees += c->frees;
+		out->bytes_allocated += c->bytes_allocated;
+		out->bytes_freed += c->bytes_freed;
+		out->live_allocations += c->live_allocations;
+		out->live_bytes += c->live_bytes;
+		if (c->peak_live_bytes > out->peak_live_bytes) {
+			out->peak_live_bytes = c->peak_live_bytes;
+			out->peak_time_ns = c->peak_time_ns;
+		}
+		out->unknown_frees += c->unknown_frees;
+		out->missed_frees += c->missed_frees;
+		out->missed_free_bytes += c->missed_free_bytes;
+		out->untracked_allocations += c->untracked_allocations;
+		out->stackless_allocations += c->stackless_allocations;
+		out->temporary_allocations += c->temporary_allocations;
+		out->temporary_bytes += c->temporary_bytes;
+	}
+}
+
+static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
+{
+	const struct tracker_target *tt = tracker_find_space(&d->tracker, tg->space);
+	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
+
+	out->pid = (uint32_t)tg->pid;
+	out->state = (uint32_t)tg->state;
+	out->exit_status = tg->exit_status;
+	out->probes = (uint32_t)tg->probes.nlinks;
+	out->command = xstrdup(tg->command);
+	out->allocator = tg->alloc.path ? xstrdup(tg->alloc.path) : NULL;
+	out->note = tg->note ? xstrdup(tg->note) : NULL;
+	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
+	if (tt)
+		out->counters = tt->c;
+}
+
+/*
+ * One walk of the live heap for the stacks the snapshot holds (sel[0..n) are
+ * their indices in the daemon's stack table): the blocks at least
+ * r->older_than_ns old (blocks=1), and each stack's oldest live block
+ * (ages=1).
+ */
+static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
+			   uint32_t n, struct snapshot *s)
+{
+	const struct tracker *t = &d->tracker;
+	uint64_t now = time_monotonic_ns();
+	const struct heap_block *b;
+	uint32_t *where;
+	size_t pos = 0, cap = 0;
+
+	s->has_blocks = r->blocks;
+	s->has_ages = r->ages;
+	s->blocks_older_than_ns = r->older_than_ns;
+	if (!t->stacks.count)
+		return;
+	where = xmalloc((size_t)t->stacks.count * sizeof(*where));
+	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
+	for (uint32_t i = 0; i < n; i++)
+		where[sel[i]] = i;
+	while ((b = heap_next(&t->heap, &pos))) {
+		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+		struct snap_stack *st;
+
+		if (b->stack >= t->stacks.count || where[b->stack] == UINT32_MAX)
+			continue;
+		st = &s->stacks[where[b->stack]];
+		if (age > st->oldest_live_age_ns)
+			st->oldest_live_age_ns = age;
+		if (!r->blocks || age < r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+			continue;
+		if (s->nblocks == cap) {
+			cap = cap ? cap * 2 : 1024;
+			s->blocks = xrealloc(s->blocks, cap * sizeof(*s->blocks));
+		}
+		s->blocks[s->nblocks++] = (struct snap_block){
+		    .address = b->addr, .size = b->size, .age_ns = age, .stack = where[b->stack]};
+	}
+	free(where);
+}
+
+int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
+		     size_t errlen)
+{
+	const struct tracker *t = &d->tracker;
+	int have_pid = 0;
+	struct sort_ctx ctx = {.t = t, .key = r->sort};
+	uint64_t lost[MT_LOST_SLOTS];
+	uint32_t *sel = NULL, nsel = 0, i, n;
+	int k;
+
+	memset(s, 0, sizeof(*s));
+	if (r->pid) {
+		for (i = 0; i < t->ntargets; i++)
+			have_pid |= t->targets[i].tgid == r->pid;
+		if (!have_pid) {
+			snprintf(err, errlen, "pid %u is not traced", r->pid);
+			return -1;
+		}
+	}
+	s->version = SNAPSHOT_VERSION;
+	s->tracer_version = xstrdup(MEMTRACE_VERSION);
+	s->created_unix_ns = time_realtime_ns();
+	s->uptime_ns = time_monotonic_ns() - d->start_ns;
+	s->events_received = t->events_received;
+	if (!probes_read_lost(d->skel, lost, MT_LOST_SLOTS)) {
+		for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
+			s->events_lost[k] = lost[k];
+	}
+	s->totals = t->totals;
+	if (r->pid)
+		pid_totals(t, r->pid, &s->totals);
+	/* kept for all targets together */
+	memcpy(s->size_histogram, t->size_histogram, sizeof(s->size_histogram));
+	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
+	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
+
+	s->targets = xcalloc((size_t)d->ntargets, sizeof(*s->targets));
+	for (k = 0; k < d->ntargets; k++) {
+		if (!r->pid || (uint32_t)d->targets[k].pid == r->pid)
+			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
+	}
+
+	if (t->ntargets) {
+		uint64_t traced = time_monotonic_ns() - t->start_ns;
+
+		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
+		s->options = d->options;
+	}
+	if (d->timeline.npoints) {
+		s->ntimeline = d->timeline.npoints;
+		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
+		memcpy(s->timeline, d->timeline.points, s->ntimeline * sizeof(*s->timeline));
+		s->timeline_interval_ns = d->timeline.interval_ns;
+	}
+
+	fill_truncations(d, r->pid, s);
+	if (!r->stacks)
+		return 0;
+	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
+	for (i = 0; i < t->stacks.count; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, i);
+
+		if (r->pid && tracker_space_pid(t, e->tgid) != r->pid)
+			continue;
+		if (!sort_value(t, e, r->sort))
+			continue;
+		sel[nsel++] = i;
+	}
+	s->stacks_total = nsel;
+	sort_ctx = &ctx;
+	qsort(sel, nsel, sizeof(*sel), cmp_stacks);
+	n = r->top && r->top < nsel ? r->top : nsel;
+	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
+	for (i = 0; i < n; i++)
+		fill_stack(d, sel[i], &s->stacks[i]);
+	s->nstacks = n;
+	if (r->blocks || r->ages)
+		collect_blocks(d, r, sel, n, s);
+	free(sel);
+	return 0;
+}
