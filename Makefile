@@ -134,8 +134,9 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
-unit: $(UNIT_TESTS)
+unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/run-unit.sh $(UNIT_TESTS)
+	@tests/golden/run.sh $(O)
 
 e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O)

@@ -1,0 +1,114 @@
+#!/bin/sh
+# The golden test: memtracectl renders the committed snapshot files
+# (tests/golden/*.mts) in every view and format, and each output must equal
+# the committed one byte for byte (tests/golden/expected/; pprof and HTML by
+# their SHA-256, text over 64 KiB stored gzip-compressed). A refactoring of the
+# client or the codec that changes one byte of output fails here.
+#
+#   tests/golden/run.sh BUILD_DIR            compare (no root needed)
+#   tests/golden/run.sh BUILD_DIR --update   rewrite the expected outputs
+set -u
+ctl=$1/memtracectl
+update=${2:-}
+here=$(cd "$(dirname "$0")" && pwd)
+exp=$here/expected
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/memtrace-golden.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+passed=0
+failed=0
+[ "$update" = --update ] && mkdir -p "$exp"
+
+# check NAME KIND SNAPSHOT ARGS...: KIND is text (compared as is) or hash
+check() {
+	name=$1 kind=$2 file=$3
+	shift 3
+	if ! "$ctl" --from "$here/$file" "$@" >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAIL golden.$name: memtracectl $*: $(head -c 300 "$tmp/err")"
+		failed=$((failed + 1))
+		return
+	fi
+	[ "$kind" = hash ] && sha256sum <"$tmp/out" | cut -d' ' -f1 >"$tmp/out.h" && mv "$tmp/out.h" "$tmp/out"
+	compare "$name"
+}
+
+# compare NAME: $tmp/out against the expected output NAME (or NAME.gz)
+compare() {
+	name=$1
+	rm -f "$tmp/want"
+	if [ -f "$exp/$name.gz" ]; then
+		gzip -dc "$exp/$name.gz" >"$tmp/want"
+	elif [ -f "$exp/$name" ]; then
+		cp "$exp/$name" "$tmp/want"
+	fi
+	if [ "$update" = --update ]; then
+		rm -f "$exp/$name" "$exp/$name.gz"
+		if [ "$(wc -c <"$tmp/out")" -gt 65536 ]; then
+			gzip -9n <"$tmp/out" >"$exp/$name.gz"
+		else
+			cp "$tmp/out" "$exp/$name"
+		fi
+	elif [ -f "$tmp/want" ] && cmp -s "$tmp/out" "$tmp/want"; then
+		passed=$((passed + 1))
+	else
+		echo "FAIL golden.$name: the output differs from tests/golden/expected/$name:"
+		diff "$tmp/want" "$tmp/out" 2>&1 | head -10 | sed 's/^/    | /'
+		failed=$((failed + 1))
+	fi
+}
+
+# diff NAME ARGS...: memtracectl diff of the two demo snapshots
+check_diff() {
+	name=$1
+	shift
+	if ! "$ctl" diff "$here/demo-1.mts" "$here/demo-2.mts" "$@" >"$tmp/out" 2>"$tmp/err"; then
+		echo "FAIL golden.$name: memtracectl diff $*: $(head -c 300 "$tmp/err")"
+		failed=$((failed + 1))
+		return
+	fi
+	compare "$name"
+}
+
+for snap in demo-2 python; do
+	f=$snap.mts
+	check $snap.status text $f status
+	check $snap.status.json text $f status --json
+	check $snap.stats text $f stats
+	check $snap.stats.json text $f stats --json
+	check $snap.report text $f report
+	check $snap.report.all.json text $f report --top 0 --format json
+	for sort in allocated count peak temporary; do
+		check $snap.report.$sort text $f report --sort $sort --top 5
+	done
+	check $snap.report.oldest text $f report --oldest --top 5
+	for by in function file line module stack; do
+		check $snap.report.by-$by text $f report --by $by --top 20
+		[ $by = stack ] || check $snap.report.by-$by.cumulative text $f report --by $by --cumulative --top 20
+	done
+	check $snap.report.by-line.json text $f report --by line --format json
+	for sample in live allocated count peak; do
+		check $snap.folded.$sample text $f report --format folded --sample $sample
+		check $snap.html.$sample hash $f report --format html --sample $sample
+	done
+	check $snap.pprof hash $f report --format pprof
+	check $snap.pprof.peak hash $f report --format pprof --peak
+	check $snap.peak text $f peak
+	check $snap.peak.by-line text $f peak --by line --top 5
+	check $snap.peak.json text $f peak --format json
+	check $snap.leaks text $f leaks
+	check $snap.leaks.1s text $f leaks --older-than 1s --top 3
+	check $snap.leaks.json text $f leaks --format json
+	check $snap.timeline text $f timeline
+	check $snap.timeline.json text $f timeline --json
+done
+for by in function line stack; do
+	check_diff diff.by-$by --by $by
+	check_diff diff.by-$by.json --by $by --format json
+done
+check_diff diff.cumulative --by function --cumulative --top 0
+
+if [ "$update" = --update ]; then
+	echo "golden: expected outputs rewritten in tests/golden/expected/"
+	exit 0
+fi
+echo "golden: $passed passed, $failed failed"
+[ "$failed" -eq 0 ]
