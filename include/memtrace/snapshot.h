@@ -12,6 +12,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memtrace/counters.h"
+
 #define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
 /* Decoder limits: every length from outside is checked against these. */
@@ -25,25 +27,6 @@
 #define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
 #define SNAPSHOT_MAX_TIMELINE	(1u << 20) /* points of the memory-over-time series */
 #define SNAPSHOT_MAX_BLOCKS	(1u << 28) /* live blocks in the block list */
-
-/* Counters as named in docs/metrics.md; one set per target and one total. */
-struct mt_counters {
-	uint64_t allocations;
-	uint64_t frees;
-	uint64_t bytes_allocated;
-	uint64_t bytes_freed;
-	uint64_t live_allocations;
-	uint64_t live_bytes;
-	uint64_t peak_live_bytes;
-	uint64_t peak_time_ns; /* since tracing began; valid when peak_live_bytes > 0 */
-	uint64_t unknown_frees;
-	uint64_t missed_frees;		/* an address allocated again while live */
-	uint64_t missed_free_bytes;	/* live bytes dropped by missed_frees */
-	uint64_t untracked_allocations; /* heap or stack table full */
-	uint64_t stackless_allocations; /* stack table full: kept under an empty stack */
-	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
-	uint64_t temporary_bytes;
-};
 
 enum snap_target_state {
 	SNAP_TARGET_ATTACHING = 0,
@@ -81,17 +64,9 @@ struct snap_stack {
 	uint32_t pid;
 	uint32_t nframes;
 	struct snap_frame *frames; /* innermost first */
-	uint64_t allocations;
-	uint64_t bytes_allocated;
-	uint64_t frees;
-	uint64_t bytes_freed;
-	uint64_t live_allocations;
-	uint64_t live_bytes;
-	uint64_t peak_live_bytes;	/* this stack's live bytes at the moment of the peak */
-	uint64_t temporary_allocations; /* section 10: freed before N more allocations */
-	uint64_t temporary_bytes;	/* in their thread (memtraced --temporary-threshold) */
-	uint64_t oldest_live_age_ns;	/* section 12: age of its oldest live block */
-	uint32_t stack_end;		/* enum mt_stack_end: why its frames stop */
+	struct mt_stack_counters t;
+	uint64_t oldest_live_age_ns; /* section 12: age of its oldest live block */
+	uint32_t stack_end;	     /* enum mt_stack_end: why its frames stop */
 };
 
 /* Stacks whose frame-pointer chain broke, by the module of their last frame:
@@ -100,16 +75,6 @@ struct snap_truncation {
 	char *module;
 	uint64_t stacks;
 	uint64_t allocations;
-};
-
-/* Sort keys for the stacks a request selects (the report's --sort). */
-enum snap_sort {
-	SNAP_SORT_LIVE = 0,  /* live_bytes */
-	SNAP_SORT_ALLOCATED, /* bytes_allocated */
-	SNAP_SORT_COUNT,     /* allocations */
-	SNAP_SORT_PEAK,	     /* peak_live_bytes */
-	SNAP_SORT_TEMPORARY, /* temporary_allocations */
-	SNAP_SORT_KEY_COUNT
 };
 
 /* Memory over time: one point per sampling interval (older points merged). */
@@ -139,22 +104,14 @@ struct snap_options {
 	uint64_t temporary_threshold;
 };
 
-/* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
-#define SNAP_HISTOGRAM_BINS 65
-/* Allocator kinds a snapshot can carry (enum mt_func): the funcs section
- * holds the first 16, funcs_ext the rest (docs/snapshot-format.md). */
-#define SNAP_MAX_FUNCS	    32
-#define SNAP_FUNCS_SECTION1 16
-
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
 	uint64_t created_unix_ns; /* wall clock when taken */
 	uint64_t uptime_ns;	  /* daemon uptime when taken */
 	uint64_t events_received;
-	uint64_t events_lost[8]; /* [0]: calls not traced (in-flight table full); then by
-				  * enum mt_event_kind */
-	uint64_t stacks_total;	 /* stacks in the daemon; nstacks may be fewer */
+	uint64_t events_lost[MT_LOST_KIND_COUNT]; /* by MT_LOST_KINDS slot */
+	uint64_t stacks_total;			  /* stacks in the daemon; nstacks may be fewer */
 	struct mt_counters totals;
 	uint32_t ntargets;
 	struct snap_target *targets;
@@ -210,11 +167,6 @@ uint64_t snapshot_events_lost(const struct snapshot *s);
 
 /* "attaching", "attached", "exited", "detached", "execed"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);
-
-/* "live", "allocated", "count", "peak", "temporary"; NULL for a bad key. */
-const char *snap_sort_name(int sort);
-/* enum snap_sort for a name, or -1. */
-int snap_sort_from_name(const char *name);
 
 /*
  * Keep the stacks of pid (0 = all) whose sort key is not zero, ordered by

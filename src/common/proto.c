@@ -19,7 +19,7 @@ void proto_request_init(struct proto_request *r)
 	memset(r, 0, sizeof(*r)); /* padding too: requests compare with memcmp */
 	r->command = PROTO_CMD_SNAPSHOT;
 	r->top = 0;
-	r->sort = SNAP_SORT_LIVE;
+	r->sort = MT_SORT_LIVE;
 	r->pid = 0;
 	r->stacks = 1;
 	r->blocks = 0;
@@ -93,7 +93,7 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 	*seen |= 1u << k;
 
 	if (k == KEY_SORT) {
-		int sort = snap_sort_from_name(value);
+		int sort = mt_sort_from_name(value);
 
 		if (sort < 0)
 			return request_error(err, errlen,
@@ -172,7 +172,7 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 
 int proto_request_format(const struct proto_request *r, char *buf, size_t buflen)
 {
-	const char *sort = snap_sort_name(r->sort);
+	const char *sort = mt_sort_name(r->sort);
 	int n;
 
 	char extra[80] = "";

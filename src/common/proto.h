@@ -35,7 +35,7 @@ enum proto_command {
 struct proto_request {
 	int command;		/* enum proto_command */
 	uint32_t top;		/* stacks to include; 0 = all */
-	int sort;		/* enum snap_sort */
+	int sort;		/* enum mt_sort */
 	uint32_t pid;		/* 0 = every target */
 	int stacks;		/* 0 = counters and targets only */
 	int blocks;		/* 1 = the live block list too (blocks=1) */

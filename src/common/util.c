@@ -3,7 +3,6 @@
  * Small helpers every program uses; see util.h.
  */
 #include "common/util.h"
-#include "memtrace/event.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -129,35 +128,4 @@ int parse_u64(const char *s, uint64_t max, uint64_t *out)
 		return -1;
 	*out = v;
 	return 0;
-}
-
-/* One name per allocator entry point, shared by the daemon and the client. */
-static const char *const mt_func_names[MT_FN_COUNT] = {
-    [MT_FN_MALLOC] = "malloc",
-    [MT_FN_CALLOC] = "calloc",
-    [MT_FN_REALLOC] = "realloc",
-    [MT_FN_REALLOCARRAY] = "reallocarray",
-    [MT_FN_FREE] = "free",
-    [MT_FN_POSIX_MEMALIGN] = "posix_memalign",
-    [MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
-    [MT_FN_MEMALIGN] = "memalign",
-    [MT_FN_VALLOC] = "valloc",
-    [MT_FN_PVALLOC] = "pvalloc",
-    [MT_FN_NEW] = "operator new",
-    [MT_FN_NEW_ARRAY] = "operator new[]",
-    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
-    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
-    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
-    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
-    [MT_FN_MMAP] = "mmap",
-    [MT_FN_DELETE] = "operator delete",
-    [MT_FN_MALLOCX] = "mallocx",
-    [MT_FN_RALLOCX] = "rallocx",
-    [MT_FN_DALLOCX] = "dallocx",
-    [MT_FN_XALLOCX] = "xallocx",
-};
-
-const char *mt_func_name(unsigned func)
-{
-	return func < MT_FN_COUNT ? mt_func_names[func] : NULL;
 }

@@ -42,7 +42,4 @@ void buf_free(struct buf *b);
 /* Parse a decimal unsigned integer in [0, max]; returns 0 or -1. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);
 
-/* The name of an enum mt_func ("malloc", "operator new"), or NULL. */
-const char *mt_func_name(unsigned func);
-
 #endif

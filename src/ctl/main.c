@@ -126,18 +126,18 @@ static const struct {
 	int blocks; /* whether it asks for the live block list */
 	int nargs;  /* positional arguments after the command */
 } commands[CMD_COUNT] = {
-    [CMD_STATUS] = {"status", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 0},
-    [CMD_STATS] = {"stats", render_stats, NULL, 1, SNAP_SORT_ALLOCATED, 0, 0},
-    [CMD_REPORT] = {"report", render_report, NULL, 1, SNAP_SORT_LIVE, 0, 0},
-    [CMD_SNAPSHOT] = {"snapshot", NULL, NULL, 1, SNAP_SORT_COUNT, 1, 0},
-    [CMD_DIFF] = {"diff", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 2},
-    [CMD_PEAK] = {"peak", NULL, render_peak, 1, SNAP_SORT_PEAK, 0, 0},
-    [CMD_LEAKS] = {"leaks", NULL, render_leaks, 1, SNAP_SORT_LIVE, 1, 0},
-    [CMD_TIMELINE] = {"timeline", NULL, render_timeline, 0, SNAP_SORT_LIVE, 0, 0},
-    [CMD_WATCH] = {"watch", NULL, NULL, 1, SNAP_SORT_LIVE, 0, 0},
-    [CMD_RESET_PEAK] = {"reset-peak", render_stats, NULL, 0, SNAP_SORT_LIVE, 0, 0},
-    [CMD_ATTACH] = {"attach", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 1},
-    [CMD_DETACH] = {"detach", render_status, NULL, 0, SNAP_SORT_LIVE, 0, 1},
+    [CMD_STATUS] = {"status", render_status, NULL, 0, MT_SORT_LIVE, 0, 0},
+    [CMD_STATS] = {"stats", render_stats, NULL, 1, MT_SORT_ALLOCATED, 0, 0},
+    [CMD_REPORT] = {"report", render_report, NULL, 1, MT_SORT_LIVE, 0, 0},
+    [CMD_SNAPSHOT] = {"snapshot", NULL, NULL, 1, MT_SORT_COUNT, 1, 0},
+    [CMD_DIFF] = {"diff", NULL, NULL, 1, MT_SORT_LIVE, 0, 2},
+    [CMD_PEAK] = {"peak", NULL, render_peak, 1, MT_SORT_PEAK, 0, 0},
+    [CMD_LEAKS] = {"leaks", NULL, render_leaks, 1, MT_SORT_LIVE, 1, 0},
+    [CMD_TIMELINE] = {"timeline", NULL, render_timeline, 0, MT_SORT_LIVE, 0, 0},
+    [CMD_WATCH] = {"watch", NULL, NULL, 1, MT_SORT_LIVE, 0, 0},
+    [CMD_RESET_PEAK] = {"reset-peak", render_stats, NULL, 0, MT_SORT_LIVE, 0, 0},
+    [CMD_ATTACH] = {"attach", render_status, NULL, 0, MT_SORT_LIVE, 0, 1},
+    [CMD_DETACH] = {"detach", render_status, NULL, 0, MT_SORT_LIVE, 0, 1},
 };
 
 struct args {
@@ -149,7 +149,7 @@ struct args {
 	struct render_opts render;
 	struct view_opts view;
 	int grouped;	      /* report --by / --cumulative */
-	int group_sort;	      /* the rows' order (enum snap_sort) */
+	int group_sort;	      /* the rows' order (enum mt_sort) */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
 	uint64_t interval_ns; /* watch */
@@ -290,8 +290,8 @@ static int set_option(struct args *a, int opt, const char *value)
 			    value);
 		break;
 	case OPT_SAMPLE:
-		a->render.sample = view_sample_from_name(value);
-		if (a->render.sample < 0)
+		a->render.sample = mt_sort_from_name(value);
+		if (a->render.sample < 0 || a->render.sample == MT_SORT_TEMPORARY)
 			return usage_error("bad --sample '%s' (expected live, allocated, count or "
 					   "peak)",
 					   value);
@@ -312,7 +312,7 @@ static int set_option(struct args *a, int opt, const char *value)
 		a->view.top = (uint32_t)v;
 		break;
 	case OPT_SORT:
-		a->request.sort = snap_sort_from_name(value);
+		a->request.sort = mt_sort_from_name(value);
 		if (a->request.sort < 0)
 			return usage_error("bad --sort '%s' (expected live, allocated, count, "
 					   "peak or temporary)",
@@ -394,11 +394,11 @@ static int profile_options(struct args *a)
 	if (!(a->given & (1u << OPT_TOP)))
 		a->request.top = 0;
 	if (f == RENDER_PPROF)
-		a->request.sort = a->render.peak ? SNAP_SORT_PEAK : SNAP_SORT_ALLOCATED;
+		a->request.sort = a->render.peak ? MT_SORT_PEAK : MT_SORT_ALLOCATED;
 	else if (f == RENDER_HTML) /* the page switches between samples itself */
-		a->request.sort = SNAP_SORT_ALLOCATED;
+		a->request.sort = MT_SORT_ALLOCATED;
 	else
-		a->request.sort = view_sample_sort(a->render.sample);
+		a->request.sort = a->render.sample;
 	return 0;
 }
 
@@ -523,7 +523,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		a->request.top = 0;
 		/* every stack that allocated, so rows hold all their calls */
 		a->group_sort = a->request.sort;
-		a->request.sort = SNAP_SORT_COUNT;
+		a->request.sort = MT_SORT_COUNT;
 	}
 	a->request.blocks = commands[a->command].blocks;
 	if (a->command == CMD_SNAPSHOT)
@@ -535,7 +535,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 	a->view.pretty = 1;
 	if (a->command == CMD_STATS) { /* every stack, for the top sites */
 		a->request.top = 0;
-		a->request.sort = SNAP_SORT_ALLOCATED;
+		a->request.sort = MT_SORT_ALLOCATED;
 	}
 	if (profile_options(a))
 		return -1;

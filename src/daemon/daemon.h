@@ -22,6 +22,12 @@ struct ring_buffer;
 struct client;
 struct metrics_http;
 
+/* Whether each stack really ends at a root (collect.c): verdict + 1, 0 = not checked. */
+struct stack_ends {
+	uint8_t *verdicts;
+	uint32_t cap;
+};
+
 struct daemon {
 	struct tracker tracker;
 	struct target *targets;
@@ -50,6 +56,7 @@ struct daemon {
 	int follow_forks;	      /* --follow-forks: children become targets */
 	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
 	struct pystacks *py;	      /* Python frames of CPython targets */
+	struct stack_ends stack_ends;
 };
 
 /* Start or stop tracing a process at run time (memtracectl attach/detach).

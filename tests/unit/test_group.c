@@ -30,43 +30,43 @@ static struct snap_stack stacks[] = {
     {.pid = 1,
      .nframes = 2,
      .frames = s0,
-     .allocations = 10,
-     .bytes_allocated = 1000,
-     .frees = 4,
-     .bytes_freed = 400,
-     .live_allocations = 6,
-     .live_bytes = 600,
-     .peak_live_bytes = 700},
+     .t.allocations = 10,
+     .t.bytes_allocated = 1000,
+     .t.frees = 4,
+     .t.bytes_freed = 400,
+     .t.live_allocations = 6,
+     .t.live_bytes = 600,
+     .t.peak_live_bytes = 700},
     {.pid = 1,
      .nframes = 2,
      .frames = s1,
-     .allocations = 3,
-     .bytes_allocated = 300,
-     .live_allocations = 3,
-     .live_bytes = 300,
-     .peak_live_bytes = 300},
+     .t.allocations = 3,
+     .t.bytes_allocated = 300,
+     .t.live_allocations = 3,
+     .t.live_bytes = 300,
+     .t.peak_live_bytes = 300},
     {.pid = 1,
      .nframes = 3,
      .frames = s2,
-     .allocations = 1,
-     .bytes_allocated = 50,
-     .live_allocations = 1,
-     .live_bytes = 50},
+     .t.allocations = 1,
+     .t.bytes_allocated = 50,
+     .t.live_allocations = 1,
+     .t.live_bytes = 50},
     {.pid = 1,
      .nframes = 1,
      .frames = s3,
-     .allocations = 2,
-     .bytes_allocated = 2048,
-     .live_allocations = 2,
-     .live_bytes = 2048,
-     .peak_live_bytes = 4096},
+     .t.allocations = 2,
+     .t.bytes_allocated = 2048,
+     .t.live_allocations = 2,
+     .t.live_bytes = 2048,
+     .t.peak_live_bytes = 4096},
     {.pid = 1,
      .nframes = 0,
      .frames = NULL,
-     .allocations = 1,
-     .bytes_allocated = 7,
-     .live_allocations = 1,
-     .live_bytes = 7},
+     .t.allocations = 1,
+     .t.bytes_allocated = 7,
+     .t.live_allocations = 1,
+     .t.live_bytes = 7},
 };
 
 static struct snapshot snap = {.nstacks = 5, .stacks = stacks};
@@ -123,10 +123,10 @@ TEST(by_function)
 	r = group_find(&t, "(no stack)");
 	CHECK(r && r->t.live_bytes == 7);
 	CHECK(group_find(&t, "main") == NULL);
-	group_sort(&t, SNAP_SORT_LIVE);
+	group_sort(&t, MT_SORT_LIVE);
 	CHECK_STR(t.rows[0].key, "/lib/libx.so+0x1000");
 	CHECK_STR(t.rows[1].key, "alloc_a");
-	group_sort(&t, SNAP_SORT_COUNT);
+	group_sort(&t, MT_SORT_COUNT);
 	CHECK_STR(t.rows[0].key, "alloc_a");
 	group_free(&t);
 }
@@ -186,7 +186,7 @@ TEST(empty)
 	group_snapshot(&none, GROUP_MODULE, 0, &t);
 	CHECK_EQ_U64(t.nrows, 0);
 	CHECK(group_find(&t, "x") == NULL);
-	group_sort(&t, SNAP_SORT_PEAK);
+	group_sort(&t, MT_SORT_PEAK);
 	group_free(&t);
 }
 
@@ -227,9 +227,9 @@ static struct snap_frame py1[] = {
     {0, 0, "make_bytes", NULL, "app.py", 8, 0},
     {0, 0, "<module>", NULL, "app.py", 19, 0}};
 static struct snap_stack py_stacks[] = {
-    {.pid = 2, .nframes = 3, .frames = py0, .live_allocations = 5, .live_bytes = 5000},
-    {.pid = 2, .nframes = 3, .frames = py1, .live_allocations = 1, .live_bytes = 80},
-    {.pid = 2, .nframes = 2, .frames = s0, .live_allocations = 1, .live_bytes = 7}};
+    {.pid = 2, .nframes = 3, .frames = py0, .t.live_allocations = 5, .t.live_bytes = 5000},
+    {.pid = 2, .nframes = 3, .frames = py1, .t.live_allocations = 1, .t.live_bytes = 80},
+    {.pid = 2, .nframes = 2, .frames = s0, .t.live_allocations = 1, .t.live_bytes = 7}};
 static struct snapshot py_snap = {.nstacks = 3, .stacks = py_stacks};
 
 TEST(python_frames_first)

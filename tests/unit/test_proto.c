@@ -42,7 +42,7 @@ TEST(test_defaults)
 	proto_request_init(&r);
 	CHECK_EQ_U64(r.command, PROTO_CMD_SNAPSHOT);
 	CHECK_EQ_U64(r.top, 0);
-	CHECK_EQ_U64(r.sort, SNAP_SORT_LIVE);
+	CHECK_EQ_U64(r.sort, MT_SORT_LIVE);
 	CHECK_EQ_U64(r.pid, 0);
 	CHECK_EQ_U64(r.stacks, 1);
 }
@@ -62,7 +62,7 @@ TEST(test_valid_lines)
 	      0);
 	CHECK_EQ_U64(r.command, PROTO_CMD_SNAPSHOT);
 	CHECK_EQ_U64(r.top, 10);
-	CHECK_EQ_U64(r.sort, SNAP_SORT_ALLOCATED);
+	CHECK_EQ_U64(r.sort, MT_SORT_ALLOCATED);
 	CHECK_EQ_U64(r.pid, 1234);
 	CHECK_EQ_U64(r.stacks, 0);
 
@@ -70,11 +70,11 @@ TEST(test_valid_lines)
 	CHECK(parse("snapshot  pid=4194304 sort=peak   top=1000000 ", &r, err, sizeof(err)) == 0);
 	CHECK_EQ_U64(r.top, 1000000);
 	CHECK_EQ_U64(r.pid, 4194304);
-	CHECK_EQ_U64(r.sort, SNAP_SORT_PEAK);
+	CHECK_EQ_U64(r.sort, MT_SORT_PEAK);
 	CHECK(parse("snapshot sort=count", &r, err, sizeof(err)) == 0);
-	CHECK_EQ_U64(r.sort, SNAP_SORT_COUNT);
+	CHECK_EQ_U64(r.sort, MT_SORT_COUNT);
 	CHECK(parse("snapshot sort=live top=0 pid=0 stacks=1", &r, err, sizeof(err)) == 0);
-	CHECK_EQ_U64(r.sort, SNAP_SORT_LIVE);
+	CHECK_EQ_U64(r.sort, MT_SORT_LIVE);
 }
 
 TEST(test_longest_line)
@@ -154,7 +154,7 @@ TEST(test_format)
 
 	proto_request_init(&r);
 	r.top = 10;
-	r.sort = SNAP_SORT_PEAK;
+	r.sort = MT_SORT_PEAK;
 	r.pid = 77;
 	r.stacks = 0;
 	n = proto_request_format(&r, line, sizeof(line));
@@ -164,9 +164,9 @@ TEST(test_format)
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 
 	CHECK(proto_request_format(&r, line, 10) == -1);
-	r.sort = SNAP_SORT_KEY_COUNT;
+	r.sort = MT_SORT_KEY_COUNT;
 	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
-	r.sort = SNAP_SORT_LIVE;
+	r.sort = MT_SORT_LIVE;
 	r.top = PROTO_MAX_TOP + 1;
 	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
 	r.top = 0;

@@ -45,21 +45,21 @@ static struct snap_stack known_stacks[] = {
 	.pid = 1234,
 	.nframes = 4,
 	.frames = known_frames,
-	.allocations = 32,
-	.bytes_allocated = 2097152,
-	.frees = 16,
-	.bytes_freed = 1048576,
-	.live_allocations = 16,
-	.live_bytes = 1048576,
-	.peak_live_bytes = 1572864,
+	.t.allocations = 32,
+	.t.bytes_allocated = 2097152,
+	.t.frees = 16,
+	.t.bytes_freed = 1048576,
+	.t.live_allocations = 16,
+	.t.live_bytes = 1048576,
+	.t.peak_live_bytes = 1572864,
     },
     {
 	.pid = 77,
-	.allocations = 1,
-	.bytes_allocated = 100,
-	.live_allocations = 1,
-	.live_bytes = 100,
-	.peak_live_bytes = 100,
+	.t.allocations = 1,
+	.t.bytes_allocated = 100,
+	.t.live_allocations = 1,
+	.t.live_bytes = 100,
+	.t.peak_live_bytes = 100,
     },
 };
 
@@ -325,7 +325,7 @@ TEST(test_report_text)
 	build_known(&s, 1);
 	s.nstacks = 1;
 	o.pid = 1234;
-	o.sort = SNAP_SORT_PEAK;
+	o.sort = MT_SORT_PEAK;
 	out = render_str(render_report, &s, &o);
 	CHECK(has_line(out, "pid 1234: live 100.0 MiB in 32 blocks, peak 100.0 MiB, allocated "
 			    "3.0 MiB in 48 calls, freed 1.0 MiB in 16; 1 stacks shown"));

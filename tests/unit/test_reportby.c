@@ -23,24 +23,24 @@ static struct snap_stack stacks[] = {
     {.pid = 1,
      .nframes = 2,
      .frames = s0,
-     .allocations = 10,
-     .bytes_allocated = 20480,
-     .live_allocations = 4,
-     .live_bytes = 8192},
+     .t.allocations = 10,
+     .t.bytes_allocated = 20480,
+     .t.live_allocations = 4,
+     .t.live_bytes = 8192},
     {.pid = 1,
      .nframes = 2,
      .frames = s1,
-     .allocations = 100,
-     .bytes_allocated = 100000,
-     .live_allocations = 1,
-     .live_bytes = 100},
+     .t.allocations = 100,
+     .t.bytes_allocated = 100000,
+     .t.live_allocations = 1,
+     .t.live_bytes = 100},
     {.pid = 1,
      .nframes = 3,
      .frames = s2,
-     .allocations = 3,
-     .bytes_allocated = 300,
-     .live_allocations = 3,
-     .live_bytes = 300},
+     .t.allocations = 3,
+     .t.bytes_allocated = 300,
+     .t.live_allocations = 3,
+     .t.live_bytes = 300},
 };
 
 static char *grouped(int by, int cumulative, int sort)
@@ -58,7 +58,7 @@ static char *grouped(int by, int cumulative, int sort)
 
 TEST(by_function)
 {
-	char *out = grouped(GROUP_FUNCTION, 0, SNAP_SORT_LIVE);
+	char *out = grouped(GROUP_FUNCTION, 0, MT_SORT_LIVE);
 
 	CHECK_STR(out, "live 8592 B in 8 blocks; live by function, largest first (2 of 2 groups)\n"
 		       "alloc_a: size=8492 B, count=7, average=1213 B\n"
@@ -68,7 +68,7 @@ TEST(by_function)
 
 TEST(by_line_allocated)
 {
-	char *out = grouped(GROUP_LINE, 0, SNAP_SORT_ALLOCATED);
+	char *out = grouped(GROUP_LINE, 0, MT_SORT_ALLOCATED);
 
 	CHECK_STR(out, "live 8592 B in 8 blocks; allocated by line, largest first (3 of 3 groups)\n"
 		       "prog.c:20: size=97.7 KiB, count=100, average=1000 B\n"
@@ -79,7 +79,7 @@ TEST(by_line_allocated)
 
 TEST(cumulative)
 {
-	char *out = grouped(GROUP_FUNCTION, 1, SNAP_SORT_LIVE);
+	char *out = grouped(GROUP_FUNCTION, 1, MT_SORT_LIVE);
 
 	/* every stack counts once under each function it passes through */
 	CHECK_STR(out,

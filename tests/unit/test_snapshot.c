@@ -120,13 +120,13 @@ static void build_known(struct snapshot *s)
 			st->frames[j].file = maybe_dup(frames[j + i].file);
 			st->frames[j].line = frames[j + i].line;
 		}
-		st->allocations = 32 + i;
-		st->bytes_allocated = 2097152 + i;
-		st->frees = 16 + i;
-		st->bytes_freed = 1048576 + i;
-		st->live_allocations = 16;
-		st->live_bytes = 1048576 - i;
-		st->peak_live_bytes = 4000000 + i;
+		st->t.allocations = 32 + i;
+		st->t.bytes_allocated = 2097152 + i;
+		st->t.frees = 16 + i;
+		st->t.bytes_freed = 1048576 + i;
+		st->t.live_allocations = 16;
+		st->t.live_bytes = 1048576 - i;
+		st->t.peak_live_bytes = 4000000 + i;
 	}
 }
 
@@ -209,15 +209,15 @@ static void build_random(struct snapshot *s)
 			if (rng() % 10 == 0)
 				f->line = INT64_MIN;
 		}
-		st->allocations = random_u64();
-		st->bytes_allocated = random_u64();
-		st->frees = random_u64();
-		st->bytes_freed = random_u64();
-		st->live_allocations = random_u64();
-		st->live_bytes = random_u64();
-		st->peak_live_bytes = random_u64();
-		st->temporary_allocations = random_u64();
-		st->temporary_bytes = random_u64();
+		st->t.allocations = random_u64();
+		st->t.bytes_allocated = random_u64();
+		st->t.frees = random_u64();
+		st->t.bytes_freed = random_u64();
+		st->t.live_allocations = random_u64();
+		st->t.live_bytes = random_u64();
+		st->t.peak_live_bytes = random_u64();
+		st->t.temporary_allocations = random_u64();
+		st->t.temporary_bytes = random_u64();
 	}
 	s->has_ages = rng() % 2;
 	for (uint32_t i = 0; s->has_ages && i < s->nstacks; i++)
@@ -308,15 +308,15 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 			SAME(str_eq(f->file, g->file));
 			SAME(f->line == g->line);
 		}
-		SAME(x->allocations == y->allocations);
-		SAME(x->bytes_allocated == y->bytes_allocated);
-		SAME(x->frees == y->frees);
-		SAME(x->bytes_freed == y->bytes_freed);
-		SAME(x->live_allocations == y->live_allocations);
-		SAME(x->live_bytes == y->live_bytes);
-		SAME(x->peak_live_bytes == y->peak_live_bytes);
-		SAME(x->temporary_allocations == y->temporary_allocations);
-		SAME(x->temporary_bytes == y->temporary_bytes);
+		SAME(x->t.allocations == y->t.allocations);
+		SAME(x->t.bytes_allocated == y->t.bytes_allocated);
+		SAME(x->t.frees == y->t.frees);
+		SAME(x->t.bytes_freed == y->t.bytes_freed);
+		SAME(x->t.live_allocations == y->t.live_allocations);
+		SAME(x->t.live_bytes == y->t.live_bytes);
+		SAME(x->t.peak_live_bytes == y->t.peak_live_bytes);
+		SAME(x->t.temporary_allocations == y->t.temporary_allocations);
+		SAME(x->t.temporary_bytes == y->t.temporary_bytes);
 		SAME(x->oldest_live_age_ns == y->oldest_live_age_ns);
 	}
 	SAME(a->ntimeline == b->ntimeline);
@@ -729,7 +729,7 @@ TEST(test_minimal_payload)
 	CHECK_STR(s.stacks[0].frames[1].module, "bc");
 	CHECK(s.stacks[0].frames[1].file == NULL);
 	CHECK_EQ_U64(s.stacks[0].frames[1].line, 3);
-	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 6);
+	CHECK_EQ_U64(s.stacks[0].t.peak_live_bytes, 6);
 	snapshot_free(&s);
 
 	/* The block list: its stack indices are checked against the stacks. */
@@ -889,42 +889,54 @@ TEST(test_select)
 
 	build_known(&s);
 	/* live_bytes are 1048576 - i: already in order; peak is 4000000 + i. */
-	snapshot_select(&s, SNAP_SORT_PEAK, 2, 0);
+	snapshot_select(&s, MT_SORT_PEAK, 2, 0);
 	CHECK_EQ_U64(s.nstacks, 2);
-	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 4000003);
-	CHECK_EQ_U64(s.stacks[1].peak_live_bytes, 4000002);
+	CHECK_EQ_U64(s.stacks[0].t.peak_live_bytes, 4000003);
+	CHECK_EQ_U64(s.stacks[1].t.peak_live_bytes, 4000002);
 	snapshot_free(&s);
 
 	build_known(&s);
-	snapshot_select(&s, SNAP_SORT_LIVE, 0, 1000);
+	snapshot_select(&s, MT_SORT_LIVE, 0, 1000);
 	CHECK_EQ_U64(s.nstacks, 2);
 	CHECK_EQ_U64(s.stacks[0].pid, 1000);
 	CHECK_EQ_U64(s.stacks[1].pid, 1000);
-	CHECK_EQ_U64(s.stacks[0].live_bytes, 1048576);
-	CHECK_EQ_U64(s.stacks[1].live_bytes, 1048573);
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 1048576);
+	CHECK_EQ_U64(s.stacks[1].t.live_bytes, 1048573);
 	snapshot_free(&s);
 
 	build_known(&s);
-	snapshot_select(&s, SNAP_SORT_COUNT, 0, 4242);
+	snapshot_select(&s, MT_SORT_COUNT, 0, 4242);
 	CHECK_EQ_U64(s.nstacks, 0);
 	snapshot_free(&s);
 
 	/* Stacks with nothing to sort by are not shown. */
 	build_known(&s);
-	s.stacks[1].live_bytes = 0;
-	snapshot_select(&s, SNAP_SORT_LIVE, 0, 0);
+	s.stacks[1].t.live_bytes = 0;
+	snapshot_select(&s, MT_SORT_LIVE, 0, 0);
 	CHECK_EQ_U64(s.nstacks, 3);
-	CHECK_EQ_U64(s.stacks[1].live_bytes, 1048574);
+	CHECK_EQ_U64(s.stacks[1].t.live_bytes, 1048574);
 	snapshot_free(&s);
 
-	/* Ties keep their order. */
+	/* Ties go as the daemon orders them: more allocations first, then
+	 * the earlier stack (mt_rank_sort). */
 	build_known(&s);
 	for (uint32_t i = 0; i < s.nstacks; i++)
-		s.stacks[i].bytes_allocated = 5;
-	snapshot_select(&s, SNAP_SORT_ALLOCATED, 3, 0);
+		s.stacks[i].t.bytes_allocated = 5;
+	snapshot_select(&s, MT_SORT_ALLOCATED, 3, 0);
 	CHECK_EQ_U64(s.nstacks, 3);
 	for (uint32_t i = 0; i < s.nstacks; i++)
-		CHECK_EQ_U64(s.stacks[i].allocations, 32 + i);
+		CHECK_EQ_U64(s.stacks[i].t.allocations, 35 - i);
+	snapshot_free(&s);
+	build_known(&s);
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		s.stacks[i].t.bytes_allocated = 5;
+		s.stacks[i].t.allocations = 7;
+		s.stacks[i].t.frees = i;
+	}
+	snapshot_select(&s, MT_SORT_ALLOCATED, 3, 0);
+	CHECK_EQ_U64(s.nstacks, 3);
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		CHECK_EQ_U64(s.stacks[i].t.frees, i);
 	snapshot_free(&s);
 	/* The block list follows its stacks: dropped with them, renumbered. */
 	build_known(&s);
@@ -935,10 +947,10 @@ TEST(test_select)
 		s.blocks[i].stack = i;
 		s.blocks[i].size = 100 + i;
 	}
-	snapshot_select(&s, SNAP_SORT_PEAK, 2, 0); /* the last two, largest first */
+	snapshot_select(&s, MT_SORT_PEAK, 2, 0); /* the last two, largest first */
 	CHECK_EQ_U64(s.nblocks, 2);
 	for (uint32_t i = 0; i < s.nblocks; i++)
-		CHECK_EQ_U64(s.stacks[s.blocks[i].stack].peak_live_bytes,
+		CHECK_EQ_U64(s.stacks[s.blocks[i].stack].t.peak_live_bytes,
 			     4000000 + s.blocks[i].size - 100);
 	snapshot_free(&s);
 }
@@ -1042,13 +1054,13 @@ TEST(test_names)
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_DETACHED), "detached");
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_EXECED), "execed");
 	CHECK_STR(snap_target_state_name(SNAP_TARGET_STATE_COUNT), "unknown");
-	CHECK_STR(snap_sort_name(SNAP_SORT_LIVE), "live");
-	CHECK_STR(snap_sort_name(SNAP_SORT_PEAK), "peak");
-	CHECK(snap_sort_name(SNAP_SORT_KEY_COUNT) == NULL);
-	CHECK(snap_sort_name(-1) == NULL);
-	CHECK_EQ_U64(snap_sort_from_name("allocated"), SNAP_SORT_ALLOCATED);
-	CHECK_EQ_U64(snap_sort_from_name("count"), SNAP_SORT_COUNT);
-	CHECK(snap_sort_from_name("size") == -1);
+	CHECK_STR(mt_sort_name(MT_SORT_LIVE), "live");
+	CHECK_STR(mt_sort_name(MT_SORT_PEAK), "peak");
+	CHECK(mt_sort_name(MT_SORT_KEY_COUNT) == NULL);
+	CHECK(mt_sort_name(-1) == NULL);
+	CHECK_EQ_U64(mt_sort_from_name("allocated"), MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(mt_sort_from_name("count"), MT_SORT_COUNT);
+	CHECK(mt_sort_from_name("size") == -1);
 	s.events_lost[1] = 2;
 	s.events_lost[4] = 40;
 	CHECK_EQ_U64(snapshot_events_lost(&s), 42);

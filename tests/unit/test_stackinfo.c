@@ -21,9 +21,9 @@ static struct snapshot *make(void)
 	    {.pid = 7,
 	     .nframes = 3,
 	     .frames = frames,
-	     .allocations = 1,
+	     .t.allocations = 1,
 	     .stack_end = MT_STACK_BROKEN},
-	    {.pid = 7, .nframes = 1, .frames = &frames[2], .allocations = 2},
+	    {.pid = 7, .nframes = 1, .frames = &frames[2], .t.allocations = 2},
 	};
 	static struct snap_truncation tr[1] = {{"/lib/libnofp.so", 3, 40}};
 	static struct snapshot s;

@@ -16,7 +16,7 @@ void render_folded(struct buf *out, const struct snapshot *s, const struct rende
 {
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
-		uint64_t v = view_stack_value(st, o->sample);
+		uint64_t v = mt_sort_value(&st->t, o->sample);
 
 		if (!v)
 			continue;

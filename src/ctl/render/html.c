@@ -62,19 +62,20 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_begin_object(w);
 	json_kv_string(w, "tracer_version", s->tracer_version);
 	json_kv_u64(w, "created_unix_ns", s->created_unix_ns);
-	json_kv_string(w, "sample", view_sample_name(o->sample));
+	json_kv_string(w, "sample", mt_sort_name(o->sample));
 	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
 	json_key(w, "totals");
 	json_begin_object(w);
-	json_kv_u64(w, "allocations", s->totals.allocations);
-	json_kv_u64(w, "frees", s->totals.frees);
-	json_kv_u64(w, "bytes_allocated", s->totals.bytes_allocated);
-	json_kv_u64(w, "bytes_freed", s->totals.bytes_freed);
-	json_kv_u64(w, "live_allocations", s->totals.live_allocations);
-	json_kv_u64(w, "live_bytes", s->totals.live_bytes);
-	json_kv_u64(w, "peak_live_bytes", s->totals.peak_live_bytes);
-	json_kv_double(w, "peak_time", (double)s->totals.peak_time_ns / 1e9);
-	json_kv_u64(w, "unknown_frees", s->totals.unknown_frees);
+	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
+		const struct mt_counter_desc *m = &mt_counter_descs[i];
+
+		if (!m->summary)
+			continue;
+		if (m->unit == MT_UNIT_NS)
+			json_kv_double(w, m->name, (double)mt_counter_get(&s->totals, i) / 1e9);
+		else
+			json_kv_u64(w, m->name, mt_counter_get(&s->totals, i));
+	}
 	json_end_object(w);
 	json_key(w, "targets");
 	json_begin_array(w);
@@ -109,11 +110,11 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		} else {
 			json_null(w);
 		}
-		json_kv_u64(w, "live", st->live_bytes);
-		json_kv_u64(w, "peak", st->peak_live_bytes);
-		json_kv_u64(w, "allocated", st->bytes_allocated);
-		json_kv_u64(w, "count", st->allocations);
-		json_kv_u64(w, "live_allocations", st->live_allocations);
+		json_kv_u64(w, "live", st->t.live_bytes);
+		json_kv_u64(w, "peak", st->t.peak_live_bytes);
+		json_kv_u64(w, "allocated", st->t.bytes_allocated);
+		json_kv_u64(w, "count", st->t.allocations);
+		json_kv_u64(w, "live_allocations", st->t.live_allocations);
 		json_end_object(w);
 	}
 	json_end_array(w);

@@ -16,6 +16,7 @@
 #include "ctl/render/render.h"
 #include "ctl/view/outputs.h"
 #include "ctl/render/strtab.h"
+#include "common/varint.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -43,17 +44,9 @@ enum {
 
 static void pb_varint(struct buf *b, uint64_t v)
 {
-	uint8_t tmp[10];
-	size_t n = 0;
+	uint8_t tmp[VARINT_MAX_BYTES];
 
-	do {
-		tmp[n] = (uint8_t)(v & 0x7f);
-		v >>= 7;
-		if (v)
-			tmp[n] |= 0x80;
-		n++;
-	} while (v);
-	buf_put(b, tmp, n);
+	buf_put(b, tmp, varint_encode(tmp, v));
 }
 
 static void pb_uint(struct buf *b, unsigned field, uint64_t v)
@@ -256,11 +249,11 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
-		uint64_t values[4] = {st->allocations, st->bytes_allocated, st->live_allocations,
-				      st->live_bytes};
+		uint64_t values[4] = {st->t.allocations, st->t.bytes_allocated,
+				      st->t.live_allocations, st->t.live_bytes};
 		struct buf label = {0};
 
-		if (o->peak && !st->peak_live_bytes)
+		if (o->peak && !st->t.peak_live_bytes)
 			continue;
 		for (uint32_t j = 0; j < st->nframes; j++)
 			pb_varint(&packed, location_id(&p, st->pid, &st->frames[j], &tmp));
@@ -268,7 +261,7 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 			pb_bytes(&msg, 1, packed.data, packed.len);
 		packed.len = 0;
 		if (o->peak) {
-			pb_varint(&packed, st->peak_live_bytes);
+			pb_varint(&packed, st->t.peak_live_bytes);
 		} else {
 			for (int k = 0; k < 4; k++)
 				pb_varint(&packed, values[k]);

@@ -16,46 +16,8 @@
 #include <sys/wait.h>
 #include <time.h>
 
-enum metric_unit { UNIT_COUNT, UNIT_BYTES, UNIT_SECONDS };
-
-static const struct metric {
-	const char *name;
-	size_t offset; /* in struct mt_counters */
-	int unit;
-} counter_metrics[] = {
-    {"allocations", offsetof(struct mt_counters, allocations), UNIT_COUNT},
-    {"frees", offsetof(struct mt_counters, frees), UNIT_COUNT},
-    {"bytes_allocated", offsetof(struct mt_counters, bytes_allocated), UNIT_BYTES},
-    {"bytes_freed", offsetof(struct mt_counters, bytes_freed), UNIT_BYTES},
-    {"live_allocations", offsetof(struct mt_counters, live_allocations), UNIT_COUNT},
-    {"live_bytes", offsetof(struct mt_counters, live_bytes), UNIT_BYTES},
-    {"peak_live_bytes", offsetof(struct mt_counters, peak_live_bytes), UNIT_BYTES},
-    {"peak_time", offsetof(struct mt_counters, peak_time_ns), UNIT_SECONDS},
-    {"unknown_frees", offsetof(struct mt_counters, unknown_frees), UNIT_COUNT},
-    {"missed_frees", offsetof(struct mt_counters, missed_frees), UNIT_COUNT},
-    {"missed_free_bytes", offsetof(struct mt_counters, missed_free_bytes), UNIT_BYTES},
-    {"untracked_allocations", offsetof(struct mt_counters, untracked_allocations), UNIT_COUNT},
-    {"stackless_allocations", offsetof(struct mt_counters, stackless_allocations), UNIT_COUNT},
-    {"temporary_allocations", offsetof(struct mt_counters, temporary_allocations), UNIT_COUNT},
-    {"temporary_bytes", offsetof(struct mt_counters, temporary_bytes), UNIT_BYTES},
-};
-
-/* events_lost[] slots by enum mt_event_kind, as named in JSON and text. The
- * first LOST_KINDS_ALWAYS are always shown; later ones (exec) when not 0. */
-#define LOST_KINDS_ALWAYS 5
-static const char *const lost_kind_names[] = {NULL,	 "alloc", "free", "realloc_enter",
-					      "realloc", "exec",  "fork", "match"};
-
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
-
-static uint64_t metric_value(const struct mt_counters *c, const struct metric *m)
-{
-	uint64_t v;
-
-	memcpy(&v, (const char *)c + m->offset, sizeof(v));
-	return v;
-}
 
 static double ns_to_seconds(uint64_t ns)
 {
@@ -137,13 +99,13 @@ static const struct mt_counters *report_counters(const struct snapshot *s, uint3
 
 static void json_counters(struct json_writer *w, const struct mt_counters *c)
 {
-	for (size_t i = 0; i < ARRAY_SIZE(counter_metrics); i++) {
-		const struct metric *m = &counter_metrics[i];
+	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
+		const struct mt_counter_desc *m = &mt_counter_descs[i];
 
-		if (m->unit == UNIT_SECONDS)
-			json_kv_double(w, m->name, ns_to_seconds(metric_value(c, m)));
+		if (m->unit == MT_UNIT_NS)
+			json_kv_double(w, m->name, ns_to_seconds(mt_counter_get(c, i)));
 		else
-			json_kv_u64(w, m->name, metric_value(c, m));
+			json_kv_u64(w, m->name, mt_counter_get(c, i));
 	}
 }
 
@@ -153,9 +115,9 @@ static void json_events(struct json_writer *w, const struct snapshot *s)
 	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
 	json_key(w, "events_lost_by_kind");
 	json_begin_object(w);
-	for (size_t k = 1; k < ARRAY_SIZE(lost_kind_names); k++)
-		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
-			json_kv_u64(w, lost_kind_names[k], s->events_lost[k]);
+	for (unsigned k = 0; k < MT_LOST_KIND_COUNT; k++)
+		if (mt_lost_kind_always(k) || s->events_lost[k])
+			json_kv_u64(w, mt_lost_kind_name(k), s->events_lost[k]);
 	json_end_object(w);
 }
 
@@ -251,18 +213,18 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st, int o
 {
 	json_begin_object(w);
 	json_kv_u64(w, "pid", st->pid);
-	json_kv_u64(w, "live_bytes", st->live_bytes);
-	json_kv_u64(w, "live_allocations", st->live_allocations);
-	json_kv_u64(w, "allocations", st->allocations);
-	json_kv_u64(w, "bytes_allocated", st->bytes_allocated);
-	json_kv_u64(w, "frees", st->frees);
-	json_kv_u64(w, "bytes_freed", st->bytes_freed);
-	json_kv_u64(w, "peak_live_bytes", st->peak_live_bytes);
-	json_kv_u64(w, "temporary_allocations", st->temporary_allocations);
-	json_kv_u64(w, "temporary_bytes", st->temporary_bytes);
+	json_kv_u64(w, "live_bytes", st->t.live_bytes);
+	json_kv_u64(w, "live_allocations", st->t.live_allocations);
+	json_kv_u64(w, "allocations", st->t.allocations);
+	json_kv_u64(w, "bytes_allocated", st->t.bytes_allocated);
+	json_kv_u64(w, "frees", st->t.frees);
+	json_kv_u64(w, "bytes_freed", st->t.bytes_freed);
+	json_kv_u64(w, "peak_live_bytes", st->t.peak_live_bytes);
+	json_kv_u64(w, "temporary_allocations", st->t.temporary_allocations);
+	json_kv_u64(w, "temporary_bytes", st->t.temporary_bytes);
 	if (oldest) {
 		json_key(w, "oldest_live_age");
-		if (st->live_allocations)
+		if (st->t.live_allocations)
 			json_double(w, ns_to_seconds(st->oldest_live_age_ns));
 		else
 			json_null(w);
@@ -478,14 +440,14 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 	uint64_t lost = snapshot_events_lost(s);
 
 	(void)o;
-	for (size_t i = 0; i < ARRAY_SIZE(counter_metrics); i++) {
-		const struct metric *m = &counter_metrics[i];
-		uint64_t v = metric_value(c, m);
+	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
+		const struct mt_counter_desc *m = &mt_counter_descs[i];
+		uint64_t v = mt_counter_get(c, i);
 
 		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
-		if (m->unit == UNIT_SECONDS) {
+		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));
-		} else if (m->unit == UNIT_BYTES) {
+		} else if (m->unit == MT_UNIT_BYTES) {
 			render_bytes(human, sizeof(human), v);
 			buf_printf(b, "%" PRIu64 " (%s)\n", v, human);
 		} else {
@@ -494,10 +456,13 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 	}
 	buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "events_received", s->events_received);
 	buf_printf(b, "%-*s%" PRIu64, STATS_NAME_WIDTH, "events_lost", lost);
-	for (size_t k = 1; lost && k < ARRAY_SIZE(lost_kind_names); k++)
-		if (k < LOST_KINDS_ALWAYS || s->events_lost[k])
-			buf_printf(b, "%s%s %" PRIu64, k == 1 ? " (" : ", ", lost_kind_names[k],
-				   s->events_lost[k]);
+	for (unsigned k = 0, first = 1; lost && k < MT_LOST_KIND_COUNT; k++) {
+		if (!mt_lost_kind_always(k) && !s->events_lost[k])
+			continue;
+		buf_printf(b, "%s%s %" PRIu64, first ? " (" : ", ", mt_lost_kind_name(k),
+			   s->events_lost[k]);
+		first = 0;
+	}
 	buf_printf(b, "%s\n", lost ? ")" : "");
 	text_lost_warning(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {
@@ -574,24 +539,24 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		render_bytes(live, sizeof(live), st->live_bytes);
-		render_bytes(allocated, sizeof(allocated), st->bytes_allocated);
-		render_bytes(freed, sizeof(freed), st->bytes_freed);
+		render_bytes(live, sizeof(live), st->t.live_bytes);
+		render_bytes(allocated, sizeof(allocated), st->t.bytes_allocated);
+		render_bytes(freed, sizeof(freed), st->t.bytes_freed);
 		buf_printf(b,
 			   "\n#%" PRIu32 "  live %s in %" PRIu64
 			   " blocks  (allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 ")",
-			   i + 1, live, st->live_allocations, allocated, st->allocations, freed,
-			   st->frees);
-		if (o->sort == SNAP_SORT_PEAK) {
-			render_bytes(peak, sizeof(peak), st->peak_live_bytes);
+			   i + 1, live, st->t.live_allocations, allocated, st->t.allocations, freed,
+			   st->t.frees);
+		if (o->sort == MT_SORT_PEAK) {
+			render_bytes(peak, sizeof(peak), st->t.peak_live_bytes);
 			buf_printf(b, "  peak %s", peak);
 		}
-		if (o->sort == SNAP_SORT_TEMPORARY) {
-			render_bytes(peak, sizeof(peak), st->temporary_bytes);
-			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->temporary_allocations,
+		if (o->sort == MT_SORT_TEMPORARY) {
+			render_bytes(peak, sizeof(peak), st->t.temporary_bytes);
+			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->t.temporary_allocations,
 				   peak);
 		}
-		if (o->oldest && s->has_ages && st->live_allocations) {
+		if (o->oldest && s->has_ages && st->t.live_allocations) {
 			render_duration(peak, sizeof(peak), st->oldest_live_age_ns);
 			buf_printf(b, "  oldest %s", peak);
 		}

@@ -24,10 +24,10 @@ enum render_format {
 struct render_opts {
 	int format;   /* enum render_format */
 	int pretty;   /* JSON: newlines and two-space indentation */
-	int sort;     /* enum snap_sort the stacks are ordered by (text shows peak for PEAK) */
+	int sort;     /* enum mt_sort the stacks are ordered by (text shows peak for PEAK) */
 	uint32_t pid; /* the report is limited to this target; 0 = all */
 	int oldest;   /* report: each stack's oldest live block (snapshots with ages) */
-	int sample;   /* folded and html: enum view_sample of outputs.h */
+	int sample;   /* folded and html: enum mt_sort, not temporary */
 	int peak;     /* pprof: the profile of what was live at the peak */
 };
 

@@ -121,19 +121,6 @@ static int pair_cmp(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
-static void add_totals(struct group_totals *t, const struct snap_stack *st)
-{
-	t->live_bytes += st->live_bytes;
-	t->live_allocations += st->live_allocations;
-	t->allocations += st->allocations;
-	t->bytes_allocated += st->bytes_allocated;
-	t->frees += st->frees;
-	t->bytes_freed += st->bytes_freed;
-	t->peak_live_bytes += st->peak_live_bytes;
-	t->temporary_allocations += st->temporary_allocations;
-	t->temporary_bytes += st->temporary_bytes;
-}
-
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out)
 {
 	struct pair *pairs = NULL;
@@ -188,7 +175,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 			row->stack = &s->stacks[pairs[i].stack];
 		}
 		row->nstacks++;
-		add_totals(&row->t, &s->stacks[pairs[i].stack]);
+		mt_stack_counters_add(&row->t, &s->stacks[pairs[i].stack].t);
 	}
 	free(pairs);
 }
@@ -213,26 +200,10 @@ const struct group_row *group_find(const struct group_table *t, const char *key)
 
 static int sort_key; /* qsort has no context argument */
 
-static uint64_t row_value(const struct group_row *r, int sort)
-{
-	switch (sort) {
-	case SNAP_SORT_ALLOCATED:
-		return r->t.bytes_allocated;
-	case SNAP_SORT_COUNT:
-		return r->t.allocations;
-	case SNAP_SORT_PEAK:
-		return r->t.peak_live_bytes;
-	case SNAP_SORT_TEMPORARY:
-		return r->t.temporary_allocations;
-	default:
-		return r->t.live_bytes;
-	}
-}
-
 static int row_cmp(const void *a, const void *b)
 {
 	const struct group_row *x = a, *y = b;
-	uint64_t vx = row_value(x, sort_key), vy = row_value(y, sort_key);
+	uint64_t vx = mt_sort_value(&x->t, sort_key), vy = mt_sort_value(&y->t, sort_key);
 
 	if (vx != vy)
 		return vx > vy ? -1 : 1;

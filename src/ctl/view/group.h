@@ -24,24 +24,11 @@ enum group_by {
 	GROUP_BY_COUNT
 };
 
-/* The numbers of one row: sums over the stacks grouped into it. */
-struct group_totals {
-	uint64_t live_bytes;
-	uint64_t live_allocations;
-	uint64_t allocations;
-	uint64_t bytes_allocated;
-	uint64_t frees;
-	uint64_t bytes_freed;
-	uint64_t peak_live_bytes;
-	uint64_t temporary_allocations;
-	uint64_t temporary_bytes;
-};
-
 struct group_row {
 	char *key;			/* malloc'd; see group_frame_key() */
 	const struct snap_stack *stack; /* the first stack grouped here (for its frames) */
 	uint32_t nstacks;		/* stacks grouped into this row */
-	struct group_totals t;
+	struct mt_stack_counters t;	/* sums over the stacks grouped here */
 };
 
 struct group_table {
@@ -75,7 +62,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 const struct group_row *group_find(const struct group_table *t, const char *key);
 
 /*
- * Order rows by one enum snap_sort key, largest first (ties: more
+ * Order rows by one enum mt_sort key, largest first (ties: more
  * allocations first, then by key).
  */
 void group_sort(struct group_table *t, int sort);

@@ -16,59 +16,6 @@
 /* Sites shown by stats, by bytes and by count. */
 #define STATS_TOP_SITES 5
 
-static const char *const sample_names[SAMPLE_KEY_COUNT] = {
-    [SAMPLE_LIVE] = "live",
-    [SAMPLE_ALLOCATED] = "allocated",
-    [SAMPLE_COUNT] = "count",
-    [SAMPLE_PEAK] = "peak",
-};
-
-const char *view_sample_name(int sample)
-{
-	return sample >= 0 && sample < SAMPLE_KEY_COUNT ? sample_names[sample] : NULL;
-}
-
-int view_sample_from_name(const char *name)
-{
-	for (int i = 0; i < SAMPLE_KEY_COUNT; i++)
-		if (!strcmp(name, sample_names[i]))
-			return i;
-	return -1;
-}
-
-int view_sample_sort(int sample)
-{
-	switch (sample) {
-	case SAMPLE_ALLOCATED:
-		return SNAP_SORT_ALLOCATED;
-	case SAMPLE_COUNT:
-		return SNAP_SORT_COUNT;
-	case SAMPLE_PEAK:
-		return SNAP_SORT_PEAK;
-	default:
-		return SNAP_SORT_LIVE;
-	}
-}
-
-uint64_t view_stack_value(const struct snap_stack *st, int sample)
-{
-	switch (sample) {
-	case SAMPLE_ALLOCATED:
-		return st->bytes_allocated;
-	case SAMPLE_COUNT:
-		return st->allocations;
-	case SAMPLE_PEAK:
-		return st->peak_live_bytes;
-	default:
-		return st->live_bytes;
-	}
-}
-
-const char *view_func_name(unsigned func)
-{
-	return mt_func_name(func);
-}
-
 static void put_clean(struct buf *b, const char *s)
 {
 	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
@@ -142,10 +89,10 @@ size_t view_sites(const struct snapshot *s, struct view_site **out)
 		const struct snap_stack *st = &s->stacks[i];
 
 		v[i].frame = st->nframes ? &st->frames[0] : NULL;
-		v[i].allocations = st->allocations;
-		v[i].bytes_allocated = st->bytes_allocated;
-		v[i].live_allocations = st->live_allocations;
-		v[i].live_bytes = st->live_bytes;
+		v[i].allocations = st->t.allocations;
+		v[i].bytes_allocated = st->t.bytes_allocated;
+		v[i].live_allocations = st->t.live_allocations;
+		v[i].live_bytes = st->t.live_bytes;
 	}
 	qsort(v, s->nstacks, sizeof(*v), site_sort_cmp);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
@@ -247,10 +194,10 @@ void view_stats_text(struct buf *b, const struct snapshot *s)
 	buf_printf(b, "\nallocator_mix (by the function the program called)\n");
 	buf_printf(b, "  %-16s %12s  %s\n", "function", "allocations", "bytes_allocated");
 	for (unsigned f = 0; f < MT_FN_COUNT; f++) {
-		if (!s->allocations_by_func[f] || !view_func_name(f))
+		if (!s->allocations_by_func[f] || !mt_func_name(f))
 			continue;
 		render_bytes(human, sizeof(human), s->bytes_by_func[f]);
-		buf_printf(b, "  %-16s %12" PRIu64 "  %" PRIu64 " (%s)\n", view_func_name(f),
+		buf_printf(b, "  %-16s %12" PRIu64 "  %" PRIu64 " (%s)\n", mt_func_name(f),
 			   s->allocations_by_func[f], s->bytes_by_func[f], human);
 	}
 
@@ -318,9 +265,9 @@ void view_stats_json(struct json_writer *w, const struct snapshot *s)
 	json_key(w, "allocator_mix");
 	json_begin_object(w);
 	for (unsigned f = 0; f < MT_FN_COUNT; f++) {
-		if (!s->allocations_by_func[f] || !view_func_name(f))
+		if (!s->allocations_by_func[f] || !mt_func_name(f))
 			continue;
-		json_key(w, view_func_name(f));
+		json_key(w, mt_func_name(f));
 		json_begin_object(w);
 		json_kv_u64(w, "allocations", s->allocations_by_func[f]);
 		json_kv_u64(w, "bytes_allocated", s->bytes_by_func[f]);

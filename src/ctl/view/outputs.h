@@ -14,25 +14,6 @@
 #include "memtrace/snapshot.h"
 #include "common/util.h"
 
-/* What one stack contributes to a profile or flame graph (--sample). */
-enum view_sample {
-	SAMPLE_LIVE = 0,  /* live_bytes */
-	SAMPLE_ALLOCATED, /* bytes_allocated */
-	SAMPLE_COUNT,	  /* allocations */
-	SAMPLE_PEAK,	  /* peak_live_bytes */
-	SAMPLE_KEY_COUNT
-};
-
-/* "live", "allocated", "count", "peak" and back; -1 for a bad name. */
-const char *view_sample_name(int sample);
-int view_sample_from_name(const char *name);
-/* The enum snap_sort that asks the daemon for the stacks a sample needs. */
-int view_sample_sort(int sample);
-uint64_t view_stack_value(const struct snap_stack *st, int sample);
-
-/* The allocator function an enum mt_func names ("malloc", ...), or NULL. */
-const char *view_func_name(unsigned func);
-
 /*
  * One frame's name for folded stacks and flame graphs: the function, else
  * "module+0xOFFSET", else "0xADDRESS". Characters that would break a folded

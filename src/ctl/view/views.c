@@ -106,9 +106,9 @@ struct diff_row {
 	int64_t count_diff;
 };
 
-static const struct group_totals zero_totals;
+static const struct mt_stack_counters zero_totals;
 
-static const struct group_totals *totals_of(const struct group_row *r)
+static const struct mt_stack_counters *totals_of(const struct group_row *r)
 {
 	return r ? &r->t : &zero_totals;
 }
@@ -196,8 +196,8 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		json_begin_array(&w);
 		for (size_t k = 0; k < shown; k++) {
 			const struct diff_row *d = &rows[k];
-			const struct group_totals *now = totals_of(d->now),
-						  *was = totals_of(d->was);
+			const struct mt_stack_counters *now = totals_of(d->now),
+						       *was = totals_of(d->was);
 
 			json_begin_object(&w);
 			json_kv_string(&w, "key", (d->now ? d->now : d->was)->key);
@@ -263,7 +263,7 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 	char line[LINE_MAX_LEN], label[4096], sz[32], now[32];
 
 	group_snapshot(s, o->by, o->cumulative, &t);
-	group_sort(&t, SNAP_SORT_PEAK);
+	group_sort(&t, MT_SORT_PEAK);
 	while (n < t.nrows && t.rows[n].t.peak_live_bytes)
 		n++;
 	shown = o->top && o->top < n ? o->top : n;
@@ -624,12 +624,12 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 	struct group_table t;
 	size_t n = 0, shown;
 	char line[LINE_MAX_LEN], label[4096], sz[32];
-	int allocated = sort == SNAP_SORT_ALLOCATED || sort == SNAP_SORT_COUNT;
+	int allocated = sort == MT_SORT_ALLOCATED || sort == MT_SORT_COUNT;
 
 	group_snapshot(s, o->by, o->cumulative, &t);
 	group_sort(&t, sort);
 	for (n = 0; n < t.nrows; n++) {
-		const struct group_totals *g = &t.rows[n].t;
+		const struct mt_stack_counters *g = &t.rows[n].t;
 
 		if (!(allocated ? g->allocations : g->live_allocations))
 			break;
@@ -644,7 +644,7 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 		json_kv_string(&w, "by", group_by_name(o->by));
 		json_key(&w, "cumulative");
 		json_bool(&w, t.cumulative);
-		json_kv_string(&w, "sort", snap_sort_name(sort));
+		json_kv_string(&w, "sort", mt_sort_name(sort));
 		json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
 		json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
 		json_kv_u64(&w, "groups_total", n);

@@ -6,6 +6,7 @@
  * stopped or changed.
  */
 #include "daemon/attach/allocator.h"
+#include "memtrace/counters.h"
 
 #include <elf.h>
 #include <errno.h>
@@ -65,6 +66,20 @@ static const char *const cxx_delete_symbols[] = {
     "_ZdaPvSt11align_val_t",
     "_ZdaPvSt11align_val_tRKSt9nothrow_t",
     "_ZdaPvmSt11align_val_t",
+};
+
+/* The C allocator API, probed in the object that defines malloc. */
+static const struct probe_symbol c_symbols[] = {
+    {"malloc", MT_FN_MALLOC},
+    {"calloc", MT_FN_CALLOC},
+    {"realloc", MT_FN_REALLOC},
+    {"reallocarray", MT_FN_REALLOCARRAY},
+    {"free", MT_FN_FREE},
+    {"posix_memalign", MT_FN_POSIX_MEMALIGN},
+    {"aligned_alloc", MT_FN_ALIGNED_ALLOC},
+    {"memalign", MT_FN_MEMALIGN},
+    {"valloc", MT_FN_VALLOC},
+    {"pvalloc", MT_FN_PVALLOC},
 };
 
 /* jemalloc's own API, probed where the allocator exports it. */
@@ -352,11 +367,11 @@ static void add_probe(struct allocator *a, const struct elf_module *mod, const c
 
 static void fill_probes(struct allocator *a, const struct elf_module *mod, int dynamic_only)
 {
-	int f;
+	size_t f;
 
-	for (f = 0; f < MT_FN_NEW; f++)
-		add_probe(a, mod, mt_func_name((unsigned)f), f, 0, dynamic_only);
-	for (f = 0; f < (int)ARRAY_SIZE(jemalloc_symbols); f++)
+	for (f = 0; f < ARRAY_SIZE(c_symbols); f++)
+		add_probe(a, mod, c_symbols[f].name, c_symbols[f].func, 0, dynamic_only);
+	for (f = 0; f < ARRAY_SIZE(jemalloc_symbols); f++)
 		add_probe(a, mod, jemalloc_symbols[f].name, jemalloc_symbols[f].func, 0,
 			  dynamic_only);
 }

@@ -13,29 +13,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define STACK_NONE UINT32_MAX
+#include "memtrace/counters.h"
 
-struct stack_totals {
-	uint64_t allocations;
-	uint64_t bytes_allocated;
-	uint64_t frees;
-	uint64_t bytes_freed;
-	uint64_t live_allocations;
-	uint64_t live_bytes;
-	uint64_t peak_live_bytes; /* live_bytes when the global peak epoch was peak_epoch */
-	uint64_t peak_epoch;
-	uint64_t temporary_allocations; /* freed before N more allocations in their thread */
-	uint64_t temporary_bytes;
-};
+#define STACK_NONE UINT32_MAX
 
 struct stack_entry {
 	uint64_t hash;
 	uint64_t frames_off;
 	uint32_t tgid;
 	uint32_t nframes;
-	uint16_t stack_end;   /* enum mt_stack_end of the event that made it */
-	uint16_t end_checked; /* collect.c checked a "complete" end reaches a root */
-	struct stack_totals t;
+	uint32_t stack_end; /* enum mt_stack_end of the event that made it */
+	/* t.peak_live_bytes is its live bytes when the global peak epoch was
+	 * peak_epoch (see tracker_stack_peak_bytes) */
+	struct mt_stack_counters t;
+	uint64_t peak_epoch;
 };
 
 struct stack_table {

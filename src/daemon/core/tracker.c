@@ -151,7 +151,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
 {
-	return s->t.peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
+	return s->peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
 }
 
 #define THREADS_MIN_CAPACITY 64
@@ -226,9 +226,9 @@ static int is_temporary(const struct tracker *t, const struct heap_block *b, uin
  * its current value is its value at that peak. */
 static void peak_touch(struct tracker *t, struct stack_entry *s)
 {
-	if (s->t.peak_epoch != t->peak_epoch) {
+	if (s->peak_epoch != t->peak_epoch) {
 		s->t.peak_live_bytes = s->t.live_bytes;
-		s->t.peak_epoch = t->peak_epoch;
+		s->peak_epoch = t->peak_epoch;
 	}
 }
 

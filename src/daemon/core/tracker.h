@@ -18,7 +18,7 @@
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
 #include "memtrace/event.h"
-#include "memtrace/snapshot.h"
+#include "memtrace/counters.h"
 
 /* A realloc between its entry and return event: the old block, off the heap. */
 struct tracker_parked {

@@ -14,41 +14,13 @@
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
 
-struct sort_ctx {
-	const struct tracker *t;
-	int key;
-};
-
-static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s, int key)
+/* A stack's numbers, its value at the peak resolved (tracker_stack_peak_bytes). */
+static struct mt_stack_counters stack_counters(const struct tracker *t, const struct stack_entry *s)
 {
-	switch (key) {
-	case SNAP_SORT_ALLOCATED:
-		return s->t.bytes_allocated;
-	case SNAP_SORT_COUNT:
-		return s->t.allocations;
-	case SNAP_SORT_PEAK:
-		return tracker_stack_peak_bytes(t, s);
-	case SNAP_SORT_TEMPORARY:
-		return s->t.temporary_allocations;
-	default:
-		return s->t.live_bytes;
-	}
-}
+	struct mt_stack_counters c = s->t;
 
-static struct sort_ctx *sort_ctx; /* qsort has no context argument */
-
-static int cmp_stacks(const void *a, const void *b)
-{
-	const struct stack_entry *x = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)a);
-	const struct stack_entry *y = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)b);
-	uint64_t vx = sort_value(sort_ctx->t, x, sort_ctx->key);
-	uint64_t vy = sort_value(sort_ctx->t, y, sort_ctx->key);
-
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	if (x->t.allocations != y->t.allocations)
-		return x->t.allocations > y->t.allocations ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	c.peak_live_bytes = tracker_stack_peak_bytes(t, s);
+	return c;
 }
 
 static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
@@ -144,28 +116,41 @@ static int is_root_frame(const struct snap_frame *f)
  * walk ended: a chain that reached a root is whole even if the root's own
  * frame pointer is junk (libc is built without frame pointers), and one that
  * ended with a zero frame pointer anywhere else was cut short (code built
- * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ * without frame pointers often leaves %rbp at 0). Checked once per stack;
+ * the verdicts are the serving side's own cache (the core keeps what the
+ * walk said).
  */
-static void check_stack_end(struct daemon *d, uint32_t idx)
+static uint32_t stack_end(struct daemon *d, uint32_t idx)
 {
-	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	const struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
+	const uint64_t *frames = stack_frames(&d->tracker.stacks, idx);
+	struct stack_ends *c = &d->stack_ends;
 	struct snap_frame f;
 	uint32_t k;
 
-	if (e->end_checked || !e->nframes ||
-	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
-		return;
-	e->end_checked = 1;
+	if (!e->nframes || (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+		return e->stack_end;
+	if (idx >= c->cap) {
+		uint32_t ncap = c->cap ? c->cap : 1024;
+
+		while (ncap <= idx)
+			ncap *= 2;
+		c->verdicts = xrealloc(c->verdicts, ncap);
+		memset(c->verdicts + c->cap, 0, ncap - c->cap);
+		c->cap = ncap;
+	}
+	if (c->verdicts[idx])
+		return c->verdicts[idx] - 1u;
 	/* the last native frame: Python frame words follow the native ones */
-	for (k = e->nframes; k > 1 && (stack_frames(&d->tracker.stacks, idx)[k - 1] & MT_PY_WORD);
-	     k--)
+	for (k = e->nframes; k > 1 && (frames[k - 1] & MT_PY_WORD); k--)
 		;
-	symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&d->tracker.stacks, idx)[k - 1], &f);
-	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
+	symbolizer_frame(d->sym, (int)e->tgid, frames[k - 1], &f);
+	c->verdicts[idx] = 1 + (is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN);
 	free(f.function);
 	free(f.module);
 	free(f.file);
 	free(f.build_id);
+	return c->verdicts[idx] - 1u;
 }
 
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
@@ -198,16 +183,8 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 		for (k = 0; k < n; k++)
 			out->frames[out->nframes++] = one[k];
 	}
-	out->allocations = s->t.allocations;
-	out->bytes_allocated = s->t.bytes_allocated;
-	out->frees = s->t.frees;
-	out->bytes_freed = s->t.bytes_freed;
-	out->live_allocations = s->t.live_allocations;
-	out->live_bytes = s->t.live_bytes;
-	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
-	out->temporary_allocations = s->t.temporary_allocations;
-	out->temporary_bytes = s->t.temporary_bytes;
-	out->stack_end = s->stack_end;
+	out->t = stack_counters(t, s);
+	out->stack_end = stack_end(d, idx);
 }
 
 /*
@@ -225,10 +202,8 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		struct snap_frame f;
 		const char *module;
 
-		if (!pid || tracker_space_pid(t, e->tgid) == pid)
-			check_stack_end(d, i);
-		if (e->stack_end != MT_STACK_BROKEN || !e->nframes ||
-		    (pid && tracker_space_pid(t, e->tgid) != pid))
+		if (!e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid) ||
+		    stack_end(d, i) != MT_STACK_BROKEN)
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
@@ -271,27 +246,8 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 {
 	memset(out, 0, sizeof(*out));
 	for (uint32_t i = 0; i < t->ntargets; i++) {
-		const struct mt_counters *c = &t->targets[i].c;
-
-		if (t->targets[i].tgid != pid)
-			continue;
-		out->allocations += c->allocations;
-		out->frees += c->frees;
-		out->bytes_allocated += c->bytes_allocated;
-		out->bytes_freed += c->bytes_freed;
-		out->live_allocations += c->live_allocations;
-		out->live_bytes += c->live_bytes;
-		if (c->peak_live_bytes > out->peak_live_bytes) {
-			out->peak_live_bytes = c->peak_live_bytes;
-			out->peak_time_ns = c->peak_time_ns;
-		}
-		out->unknown_frees += c->unknown_frees;
-		out->missed_frees += c->missed_frees;
-		out->missed_free_bytes += c->missed_free_bytes;
-		out->untracked_allocations += c->untracked_allocations;
-		out->stackless_allocations += c->stackless_allocations;
-		out->temporary_allocations += c->temporary_allocations;
-		out->temporary_bytes += c->temporary_bytes;
+		if (t->targets[i].tgid == pid)
+			mt_counters_merge(out, &t->targets[i].c);
 	}
 }
 
@@ -362,9 +318,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 {
 	const struct tracker *t = &d->tracker;
 	int have_pid = 0;
-	struct sort_ctx ctx = {.t = t, .key = r->sort};
 	uint64_t lost[MT_LOST_SLOTS];
-	uint32_t *sel = NULL, nsel = 0, i, n;
+	struct mt_rank *rank;
+	uint32_t *sel = NULL, nrank = 0, i, n;
 	int k;
 
 	memset(s, 0, sizeof(*s));
@@ -415,20 +371,23 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
-	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
+	rank = xmalloc((size_t)(t->stacks.count ? t->stacks.count : 1) * sizeof(*rank));
 	for (i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *e = stack_get(&t->stacks, i);
+		struct mt_stack_counters c;
 
 		if (r->pid && tracker_space_pid(t, e->tgid) != r->pid)
 			continue;
-		if (!sort_value(t, e, r->sort))
-			continue;
-		sel[nsel++] = i;
+		c = stack_counters(t, e);
+		rank[nrank++] = (struct mt_rank){
+		    .value = mt_sort_value(&c, r->sort), .allocations = c.allocations, .index = i};
 	}
-	s->stacks_total = nsel;
-	sort_ctx = &ctx;
-	qsort(sel, nsel, sizeof(*sel), cmp_stacks);
-	n = r->top && r->top < nsel ? r->top : nsel;
+	s->stacks_total = (uint32_t)mt_rank_sort(rank, nrank);
+	n = r->top && r->top < s->stacks_total ? r->top : (uint32_t)s->stacks_total;
+	sel = xmalloc((size_t)(n ? n : 1) * sizeof(*sel));
+	for (i = 0; i < n; i++)
+		sel[i] = rank[i].index;
+	free(rank);
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	for (i = 0; i < n; i++)
 		fill_stack(d, sel[i], &s->stacks[i]);

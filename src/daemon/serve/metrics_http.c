@@ -222,52 +222,6 @@ static void put_label_value(struct buf *b, const char *s)
 	}
 }
 
-static const struct {
-	const char *name, *type, *help;
-	size_t offset; /* in struct mt_counters */
-	int seconds;   /* a nanosecond counter shown in seconds */
-} target_metrics[] = {
-    {"memtrace_allocations_total", "counter", "Calls that returned a block (docs/metrics.md).",
-     offsetof(struct mt_counters, allocations), 0},
-    {"memtrace_frees_total", "counter", "Calls that released a block seen allocated.",
-     offsetof(struct mt_counters, frees), 0},
-    {"memtrace_bytes_allocated_total", "counter", "Requested bytes of all allocations.",
-     offsetof(struct mt_counters, bytes_allocated), 0},
-    {"memtrace_bytes_freed_total", "counter", "Requested bytes of the blocks freed.",
-     offsetof(struct mt_counters, bytes_freed), 0},
-    {"memtrace_live_allocations", "gauge", "Blocks allocated since tracing began, not freed.",
-     offsetof(struct mt_counters, live_allocations), 0},
-    {"memtrace_live_bytes", "gauge", "Requested bytes of the live blocks.",
-     offsetof(struct mt_counters, live_bytes), 0},
-    {"memtrace_peak_live_bytes", "gauge", "The largest live_bytes seen since tracing began.",
-     offsetof(struct mt_counters, peak_live_bytes), 0},
-    {"memtrace_peak_time_seconds", "gauge",
-     "When peak_live_bytes was reached, since tracing "
-     "began.",
-     offsetof(struct mt_counters, peak_time_ns), 1},
-    {"memtrace_unknown_frees_total", "counter", "Frees of addresses never seen allocated.",
-     offsetof(struct mt_counters, unknown_frees), 0},
-    {"memtrace_missed_frees_total", "counter", "Addresses allocated again while still live.",
-     offsetof(struct mt_counters, missed_frees), 0},
-    {"memtrace_missed_free_bytes_total", "counter", "Live bytes dropped by missed frees.",
-     offsetof(struct mt_counters, missed_free_bytes), 0},
-    {"memtrace_untracked_allocations_total", "counter",
-     "Allocations not held as live "
-     "(--max-live-blocks reached).",
-     offsetof(struct mt_counters, untracked_allocations), 0},
-    {"memtrace_stackless_allocations_total", "counter",
-     "Allocations kept under an empty stack (--max-stacks reached).",
-     offsetof(struct mt_counters, stackless_allocations), 0},
-    {"memtrace_temporary_allocations_total", "counter",
-     "Blocks freed before N more allocations of their thread.",
-     offsetof(struct mt_counters, temporary_allocations), 0},
-    {"memtrace_temporary_bytes_total", "counter", "Requested bytes of the temporary blocks.",
-     offsetof(struct mt_counters, temporary_bytes), 0},
-};
-
-static const char *const lost_kinds[] = {"inflight_full", "alloc", "free", "realloc_enter",
-					 "realloc",	  "exec",  "fork", "match"};
-
 void metrics_render(struct daemon *d, struct buf *b)
 {
 	uint64_t lost[MT_LOST_SLOTS] = {0};
@@ -286,12 +240,14 @@ void metrics_render(struct daemon *d, struct buf *b)
 	probes_read_lost(d->skel, lost, MT_LOST_SLOTS);
 	buf_printf(b, "# HELP memtrace_events_lost_total Events the ring buffer could not take, "
 		      "by kind.\n# TYPE memtrace_events_lost_total counter\n");
-	for (size_t k = 0; k < MT_LOST_SLOTS && k < ARRAY_SIZE(lost_kinds); k++)
-		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n", lost_kinds[k],
-			   (unsigned long long)lost[k]);
-	for (size_t m = 0; m < ARRAY_SIZE(target_metrics); m++) {
-		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", target_metrics[m].name,
-			   target_metrics[m].help, target_metrics[m].name, target_metrics[m].type);
+	for (unsigned k = 0; k < MT_LOST_SLOTS && k < MT_LOST_KIND_COUNT; k++)
+		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
+			   mt_lost_kind_name(k), (unsigned long long)lost[k]);
+	for (size_t m = 0; m < MT_NCOUNTERS; m++) {
+		const struct mt_counter_desc *desc = &mt_counter_descs[m];
+
+		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus, desc->help,
+			   desc->prometheus, desc->prometheus_type);
 		for (int i = 0; i < d->ntargets; i++) {
 			const struct target *tg = &d->targets[i];
 			const struct tracker_target *tt =
@@ -302,11 +258,10 @@ void metrics_render(struct daemon *d, struct buf *b)
 				continue; /* one series per pid: its newest generation */
 
 			if (tt)
-				memcpy(&v, (const char *)&tt->c + target_metrics[m].offset,
-				       sizeof(v));
-			buf_printf(b, "%s{pid=\"%d\",command=\"", target_metrics[m].name, tg->pid);
+				v = mt_counter_get(&tt->c, m);
+			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg->pid);
 			put_label_value(b, tg->command);
-			if (target_metrics[m].seconds)
+			if (desc->unit == MT_UNIT_NS)
 				buf_printf(b, "\"} %.9f\n", (double)v / 1e9);
 			else
 				buf_printf(b, "\"} %llu\n", (unsigned long long)v);

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The tables and operations generated from include/memtrace/counters.h: the
+ * counter descriptions, per-process merging, sort keys and the one top-N
+ * selection that the daemon and the client share.
+ */
+#include "memtrace/counters.h"
+#include "memtrace/event.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+const struct mt_counter_desc mt_counter_descs[] = {
+#define MT_COUNTER_DESC(field, name, unit, merge, summary, prom, prom_type, help)                  \
+	{name, offsetof(struct mt_counters, field), unit, merge, summary, prom, prom_type, help},
+    MT_COUNTERS(MT_COUNTER_DESC)
+#undef MT_COUNTER_DESC
+};
+
+_Static_assert(sizeof(struct mt_counters) == MT_NCOUNTERS * sizeof(uint64_t),
+	       "every counter is in the table");
+
+void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c)
+{
+	/* which side holds the peak decides every MT_MERGE_AT_PEAK field */
+	int theirs = c->peak_live_bytes > out->peak_live_bytes;
+
+	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
+		uint64_t v = mt_counter_get(c, i);
+
+		switch (mt_counter_descs[i].merge) {
+		case MT_MERGE_SUM:
+			mt_counter_set(out, i, mt_counter_get(out, i) + v);
+			break;
+		case MT_MERGE_PEAK:
+		case MT_MERGE_AT_PEAK:
+			if (theirs)
+				mt_counter_set(out, i, v);
+			break;
+		}
+	}
+}
+
+void mt_stack_counters_add(struct mt_stack_counters *out, const struct mt_stack_counters *c)
+{
+#define MT_STACK_COUNTER_ADD(field, section) out->field += c->field;
+	MT_STACK_COUNTERS(MT_STACK_COUNTER_ADD)
+#undef MT_STACK_COUNTER_ADD
+}
+
+uint64_t mt_sort_value(const struct mt_stack_counters *c, int sort)
+{
+	switch (sort) {
+	case MT_SORT_LIVE:
+		return c->live_bytes;
+	case MT_SORT_ALLOCATED:
+		return c->bytes_allocated;
+	case MT_SORT_COUNT:
+		return c->allocations;
+	case MT_SORT_PEAK:
+		return c->peak_live_bytes;
+	case MT_SORT_TEMPORARY:
+		return c->temporary_allocations;
+	default:
+		return 0;
+	}
+}
+
+static const char *const sort_names[MT_SORT_KEY_COUNT] = {
+    [MT_SORT_LIVE] = "live", [MT_SORT_ALLOCATED] = "allocated", [MT_SORT_COUNT] = "count",
+    [MT_SORT_PEAK] = "peak", [MT_SORT_TEMPORARY] = "temporary",
+};
+
+const char *mt_sort_name(int sort)
+{
+	return sort >= 0 && sort < MT_SORT_KEY_COUNT ? sort_names[sort] : NULL;
+}
+
+int mt_sort_from_name(const char *name)
+{
+	for (int i = 0; i < MT_SORT_KEY_COUNT; i++)
+		if (!strcmp(name, sort_names[i]))
+			return i;
+	return -1;
+}
+
+static int rank_cmp(const void *a, const void *b)
+{
+	const struct mt_rank *x = a, *y = b;
+
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	if (x->allocations != y->allocations)
+		return x->allocations > y->allocations ? -1 : 1;
+	return x->index < y->index ? -1 : x->index > y->index;
+}
+
+size_t mt_rank_sort(struct mt_rank *r, size_t n)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].value)
+			r[kept++] = r[i];
+	qsort(r, kept, sizeof(*r), rank_cmp);
+	return kept;
+}
+
+static const struct {
+	const char *name;
+	int always;
+} lost_kinds[MT_LOST_KIND_COUNT] = {
+#define MT_LOST_KIND_ENTRY(slot, name, always) [slot] = {#name, always},
+    MT_LOST_KINDS(MT_LOST_KIND_ENTRY)
+#undef MT_LOST_KIND_ENTRY
+};
+
+const char *mt_lost_kind_name(unsigned slot)
+{
+	return slot < MT_LOST_KIND_COUNT ? lost_kinds[slot].name : NULL;
+}
+
+int mt_lost_kind_always(unsigned slot)
+{
+	return slot < MT_LOST_KIND_COUNT && lost_kinds[slot].always;
+}
+
+/* The allocator kinds of the allocator mix (allocations_by_func), by enum mt_func. */
+static const char *const mt_func_names[MT_FN_COUNT] = {
+    [MT_FN_MALLOC] = "malloc",
+    [MT_FN_CALLOC] = "calloc",
+    [MT_FN_REALLOC] = "realloc",
+    [MT_FN_REALLOCARRAY] = "reallocarray",
+    [MT_FN_FREE] = "free",
+    [MT_FN_POSIX_MEMALIGN] = "posix_memalign",
+    [MT_FN_ALIGNED_ALLOC] = "aligned_alloc",
+    [MT_FN_MEMALIGN] = "memalign",
+    [MT_FN_VALLOC] = "valloc",
+    [MT_FN_PVALLOC] = "pvalloc",
+    [MT_FN_NEW] = "operator new",
+    [MT_FN_NEW_ARRAY] = "operator new[]",
+    [MT_FN_PYMALLOC_MALLOC] = "pymalloc_malloc",
+    [MT_FN_PYMALLOC_CALLOC] = "pymalloc_calloc",
+    [MT_FN_PYMALLOC_REALLOC] = "pymalloc_realloc",
+    [MT_FN_PYMALLOC_FREE] = "pymalloc_free",
+    [MT_FN_MMAP] = "mmap",
+    [MT_FN_DELETE] = "operator delete",
+    [MT_FN_MALLOCX] = "mallocx",
+    [MT_FN_RALLOCX] = "rallocx",
+    [MT_FN_DALLOCX] = "dallocx",
+    [MT_FN_XALLOCX] = "xallocx",
+};
+
+const char *mt_func_name(unsigned func)
+{
+	return func < MT_FN_COUNT ? mt_func_names[func] : NULL;
+}

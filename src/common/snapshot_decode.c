@@ -1,0 +1,709 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The snapshot decoder: untrusted bytes (a socket, a file) to struct
+ * snapshot. It trusts nothing: every count is checked against the bytes left
+ * and SNAPSHOT_MAX_* before it allocates, and every failure frees what was
+ * built and says why in one line. Fuzzed (tests/fuzz/fuzz_snapshot.c).
+ */
+#include "memtrace/snapshot.h"
+#include "common/snapshot_wire.h"
+#include "common/util.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+struct decoder {
+	char *err;
+	size_t errlen;
+	struct snapshot *s;
+	char **strings; /* the string table, pointing into s->string_pool */
+	uint32_t nstrings;
+	struct snap_frame *frames; /* the frame table */
+	uint32_t nframes;
+};
+
+/* A bounded view of one section. */
+struct reader {
+	struct decoder *d;
+	const uint8_t *p, *end;
+	const char *section;
+};
+
+static int fail(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct decoder *d, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (!d->errlen)
+		return -1;
+	n = snprintf(d->err, d->errlen, "snapshot: ");
+	if (n >= 0 && (size_t)n < d->errlen) {
+		va_start(ap, fmt);
+		vsnprintf(d->err + n, d->errlen - (size_t)n, fmt, ap);
+		va_end(ap);
+	}
+	return -1;
+}
+
+static size_t left(const struct reader *r)
+{
+	return (size_t)(r->end - r->p);
+}
+
+static int rd_varint(struct reader *r, uint64_t *v)
+{
+	uint64_t x = 0;
+
+	for (unsigned shift = 0; shift < 64; shift += 7) {
+		uint8_t byte;
+
+		if (r->p == r->end)
+			return fail(r->d, "%s section: truncated", r->section);
+		byte = *r->p++;
+		if (shift == 63 && byte > 1)
+			break;
+		x |= (uint64_t)(byte & 0x7f) << shift;
+		if (!(byte & 0x80)) {
+			*v = x;
+			return 0;
+		}
+	}
+	return fail(r->d, "%s section: bad varint", r->section);
+}
+
+static int rd_u32(struct reader *r, uint32_t *v)
+{
+	uint64_t x;
+
+	if (rd_varint(r, &x))
+		return -1;
+	if (x > UINT32_MAX)
+		return fail(r->d, "%s section: value out of range", r->section);
+	*v = (uint32_t)x;
+	return 0;
+}
+
+static int rd_i64(struct reader *r, int64_t *v)
+{
+	uint64_t x;
+
+	if (rd_varint(r, &x))
+		return -1;
+	*v = unzigzag(x);
+	return 0;
+}
+
+static int rd_string(struct reader *r, char **s)
+{
+	uint64_t ref;
+
+	if (rd_varint(r, &ref))
+		return -1;
+	if (ref > r->d->nstrings)
+		return fail(r->d, "%s section: string index out of range", r->section);
+	*s = ref ? r->d->strings[ref - 1] : NULL;
+	return 0;
+}
+
+/* A count of entries each at least min_bytes long, at most max of them. */
+static int rd_count(struct reader *r, size_t min_bytes, uint32_t max, uint32_t *count)
+{
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n > max)
+		return fail(r->d, "%s section: %llu entries exceed the limit of %u", r->section,
+			    (unsigned long long)n, max);
+	if (n > left(r) / min_bytes)
+		return fail(r->d, "%s section: truncated", r->section);
+	*count = (uint32_t)n;
+	return 0;
+}
+
+static int rd_counters(struct reader *r, struct mt_counters *c)
+{
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	/* Each field is at least one byte, so the loop ends with the section. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < MT_NCOUNTERS)
+			mt_counter_set(c, i, v);
+	}
+	return 0;
+}
+
+static int dec_strings(struct reader *r)
+{
+	struct decoder *d = r->d;
+	char *pool;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	/* Each string gives its length byte to its NUL: the pool fits in the section. */
+	pool = d->s->string_pool = malloc(left(r) + 1);
+	d->strings = calloc(n ? n : 1, sizeof(*d->strings));
+	if (!pool || !d->strings)
+		return fail(d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t len;
+
+		if (rd_varint(r, &len))
+			return -1;
+		if (len > SNAPSHOT_MAX_STRING)
+			return fail(d, "strings section: string longer than %u bytes",
+				    SNAPSHOT_MAX_STRING);
+		if (len > left(r))
+			return fail(d, "strings section: truncated");
+		if (memchr(r->p, '\0', len))
+			return fail(d, "strings section: string contains a NUL byte");
+		memcpy(pool, r->p, len);
+		pool[len] = '\0';
+		d->strings[i] = pool;
+		pool += len + 1;
+		r->p += len;
+		d->nstrings = i + 1;
+	}
+	return 0;
+}
+
+static int dec_meta(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+
+	if (rd_string(r, &s->tracer_version) || rd_varint(r, &s->created_unix_ns) ||
+	    rd_varint(r, &s->uptime_ns) || rd_varint(r, &s->events_received) ||
+	    rd_varint(r, &s->stacks_total))
+		return -1;
+	return 0;
+}
+
+static int dec_totals(struct reader *r)
+{
+	return rd_counters(r, &r->d->s->totals);
+}
+
+static int dec_events_lost(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, ARRAY_SIZE(s->events_lost), &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->events_lost[i]))
+			return -1;
+	return 0;
+}
+
+static int dec_targets(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 8, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	s->targets = calloc(n ? n : 1, sizeof(*s->targets));
+	if (!s->targets)
+		return fail(r->d, "out of memory");
+	s->ntargets = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_target *t = &s->targets[i];
+		int64_t exit_status;
+
+		if (rd_u32(r, &t->pid) || rd_u32(r, &t->state) || rd_i64(r, &exit_status) ||
+		    rd_u32(r, &t->probes) || rd_string(r, &t->command) ||
+		    rd_string(r, &t->allocator) || rd_varint(r, &t->traced_ns) ||
+		    rd_counters(r, &t->counters))
+			return -1;
+		if (exit_status < INT32_MIN || exit_status > INT32_MAX)
+			return fail(r->d, "targets section: value out of range");
+		t->exit_status = (int32_t)exit_status;
+	}
+	return 0;
+}
+
+static int dec_frames(struct reader *r)
+{
+	struct decoder *d = r->d;
+	uint32_t n;
+
+	if (rd_count(r, 6, SNAPSHOT_MAX_FRAMES, &n))
+		return -1;
+	d->frames = calloc(n ? n : 1, sizeof(*d->frames));
+	if (!d->frames)
+		return fail(d, "out of memory");
+	d->nframes = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_frame *f = &d->frames[i];
+
+		if (rd_varint(r, &f->address) || rd_varint(r, &f->offset) ||
+		    rd_string(r, &f->function) || rd_string(r, &f->module) ||
+		    rd_string(r, &f->file) || rd_i64(r, &f->line))
+			return -1;
+	}
+	return 0;
+}
+
+static int dec_stacks(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint64_t refs = 0;
+	uint32_t n;
+
+	if (rd_count(r, 2 + SNAP_STACK_COUNTERS, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	s->stacks = calloc(n ? n : 1, sizeof(*s->stacks));
+	if (!s->stacks)
+		return fail(d, "out of memory");
+	s->nstacks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_stack *st = &s->stacks[i];
+		uint32_t nframes;
+
+		if (rd_u32(r, &st->pid) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &nframes))
+			return -1;
+		refs += nframes;
+		if (refs > SNAPSHOT_MAX_FRAME_REFS)
+			return fail(d, "stacks section: more than %u frames",
+				    SNAPSHOT_MAX_FRAME_REFS);
+		if (nframes) {
+			st->frames = malloc(nframes * sizeof(*st->frames));
+			if (!st->frames)
+				return fail(d, "out of memory");
+			st->nframes = nframes;
+		}
+		for (uint32_t j = 0; j < nframes; j++) {
+			uint64_t idx;
+
+			if (rd_varint(r, &idx))
+				return -1;
+			if (idx >= d->nframes)
+				return fail(d, "stacks section: frame index out of range");
+			st->frames[j] = d->frames[idx];
+		}
+#define RD_STACK_COUNTER(field, section)                                                           \
+	if (section == 0 && rd_varint(r, &st->t.field))                                            \
+		return -1;
+		MT_STACK_COUNTERS(RD_STACK_COUNTER)
+#undef RD_STACK_COUNTER
+	}
+	return 0;
+}
+
+static int dec_timeline(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->timeline_interval_ns) || rd_count(r, 5, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	s->timeline = calloc(n ? n : 1, sizeof(*s->timeline));
+	if (!s->timeline)
+		return fail(d, "out of memory");
+	s->ntimeline = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+
+		if (rd_varint(r, &p->time_ns) || rd_varint(r, &p->live_bytes) ||
+		    rd_varint(r, &p->live_allocations) || rd_varint(r, &p->allocations) ||
+		    rd_varint(r, &p->bytes_allocated))
+			return -1;
+	}
+	return 0;
+}
+
+static int dec_blocks(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n;
+
+	if (rd_varint(r, &s->blocks_older_than_ns) || rd_count(r, 4, SNAPSHOT_MAX_BLOCKS, &n))
+		return -1;
+	s->blocks = calloc(n ? n : 1, sizeof(*s->blocks));
+	if (!s->blocks)
+		return fail(d, "out of memory");
+	s->has_blocks = 1;
+	s->nblocks = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_block *b = &s->blocks[i];
+
+		if (rd_u32(r, &b->stack) || rd_varint(r, &b->address) || rd_varint(r, &b->size) ||
+		    rd_varint(r, &b->age_ns))
+			return -1;
+		if (b->stack >= s->nstacks)
+			return fail(d, "blocks section: stack index out of range");
+	}
+	return 0;
+}
+
+/*
+ * Per stack: its stack_end and the indexes of its inlined frames; then the
+ * modules that cut stacks short. Must follow the stacks section.
+ */
+static int dec_stack_info(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	uint32_t n, k, idx = 0;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		if (rd_u32(r, &st->stack_end) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &k))
+			return -1;
+		for (uint32_t j = 0; j < k; j++) {
+			if (rd_u32(r, &idx))
+				return -1;
+			if (idx >= st->nframes)
+				return fail(d, "stack_info section: frame index out of range");
+			st->frames[idx].inlined = 1;
+		}
+	}
+	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
+	if (!s->truncations)
+		return fail(d, "out of memory");
+	s->ntruncations = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_truncation *t = &s->truncations[i];
+
+		if (rd_string(r, &t->module) || rd_varint(r, &t->stacks) ||
+		    rd_varint(r, &t->allocations))
+			return -1;
+	}
+	return 0;
+}
+
+static int dec_temporary(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "temporary section: %llu entries for %u stacks",
+			    (unsigned long long)n, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+#define RD_STACK_COUNTER(field, section)                                                           \
+	if (section == 1 && rd_varint(r, &s->stacks[i].t.field))                                   \
+		return -1;
+		MT_STACK_COUNTERS(RD_STACK_COUNTER)
+#undef RD_STACK_COUNTER
+	}
+	return 0;
+}
+
+/* Section 11: when tracing began, then a counted list of options (more may follow). */
+static int dec_trace(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &s->started_unix_ns) || rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < SNAP_NOPTIONS)
+			memcpy((char *)&s->options + snap_option_offsets[i], &v, sizeof(v));
+	}
+	return 0;
+}
+
+static int dec_ages(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n;
+
+	if (rd_varint(r, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "ages section: %llu entries for %u stacks", (unsigned long long)n,
+			    s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		if (rd_varint(r, &s->stacks[i].oldest_live_age_ns))
+			return -1;
+	s->has_ages = 1;
+	return 0;
+}
+
+static int dec_histogram(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAP_HISTOGRAM_BINS, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->size_histogram[i]))
+			return -1;
+	return 0;
+}
+
+static int dec_funcs(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAP_FUNCS_SECTION1, &n))
+		return -1;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
+			return -1;
+	return 0;
+}
+
+/* Allocator kinds 16 and up (enum mt_func). */
+static int dec_funcs_ext(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1, &n))
+		return -1;
+	for (uint32_t i = SNAP_FUNCS_SECTION1; i < SNAP_FUNCS_SECTION1 + n; i++)
+		if (rd_varint(r, &s->allocations_by_func[i]) || rd_varint(r, &s->bytes_by_func[i]))
+			return -1;
+	return 0;
+}
+
+/* Index of a decoded string (they lie in the pool in table order), or -1. */
+static long string_index(const struct decoder *d, const char *p)
+{
+	size_t lo = 0, hi = d->nstrings;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (d->strings[mid] == p)
+			return (long)mid;
+		if (d->strings[mid] < p)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return -1;
+}
+
+/* Modules' build-ids, given to every frame in that module: O(frames log strings). */
+static int dec_build_ids(struct reader *r)
+{
+	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
+	char **id_of;
+	uint32_t n;
+
+	if (rd_count(r, 2, SNAPSHOT_MAX_STRINGS, &n))
+		return -1;
+	id_of = calloc(d->nstrings ? d->nstrings : 1, sizeof(*id_of));
+	if (!id_of)
+		return fail(d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		uint64_t module;
+		char *id;
+
+		if (rd_varint(r, &module) || rd_string(r, &id)) {
+			free(id_of);
+			return -1;
+		}
+		if (!module || module > d->nstrings) {
+			free(id_of);
+			return fail(d, "build_ids section: string index out of range");
+		}
+		id_of[module - 1] = id;
+	}
+	for (uint32_t k = 0; k < s->nstacks; k++) {
+		for (uint32_t j = 0; j < s->stacks[k].nframes; j++) {
+			struct snap_frame *f = &s->stacks[k].frames[j];
+			long idx = f->module ? string_index(d, f->module) : -1;
+
+			if (idx >= 0)
+				f->build_id = id_of[idx];
+		}
+	}
+	free(id_of);
+	return 0;
+}
+
+static int (*const own_section_decoders[])(struct reader *) = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = dec_histogram,
+    [SEC_FUNCS - SEC_HISTOGRAM] = dec_funcs,
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = dec_build_ids,
+    [SEC_FUNCS_EXT - SEC_HISTOGRAM] = dec_funcs_ext,
+};
+
+static const char *const own_section_names[] = {
+    [SEC_HISTOGRAM - SEC_HISTOGRAM] = "histogram",
+    [SEC_FUNCS - SEC_HISTOGRAM] = "funcs",
+    [SEC_BUILD_IDS - SEC_HISTOGRAM] = "build_ids",
+    [SEC_FUNCS_EXT - SEC_HISTOGRAM] = "funcs_ext",
+};
+
+static int dec_target_notes(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return fail(r->d, "target_notes section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		if (rd_string(r, &s->targets[i].note))
+			return -1;
+	}
+	return 0;
+}
+
+static int (*const section_decoders[])(struct reader *) = {
+    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
+};
+
+/*
+ * Sections come in increasing tag order, each known one exactly once; tags
+ * this version does not know are skipped, so later versions can add
+ * sections without breaking older readers.
+ */
+static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
+{
+	struct reader top = {.d = d, .p = p, .end = p + len, .section = "payload"};
+	uint64_t tag, last = 0, size;
+
+	while (top.p < top.end) {
+		struct reader r;
+
+		if (rd_varint(&top, &tag) || rd_varint(&top, &size))
+			return -1;
+		if (tag <= last)
+			return fail(d, "section %llu out of order", (unsigned long long)tag);
+		if (size > left(&top))
+			return fail(d, "payload truncated");
+		r = (struct reader){.d = d, .p = top.p, .end = top.p + size};
+		top.p += size;
+		if (last < SEC_LAST && tag > last + 1)
+			return fail(d, "missing %s section", section_names[last + 1]);
+		last = tag;
+		if (tag >= SEC_HISTOGRAM && tag <= SEC_OWN_LAST) {
+			r.section = own_section_names[tag - SEC_HISTOGRAM];
+			if (own_section_decoders[tag - SEC_HISTOGRAM](&r))
+				return -1;
+			if (r.p != r.end)
+				return fail(d, "%s section: %zu unexpected bytes at its end",
+					    r.section, left(&r));
+			continue;
+		}
+		if (tag >= SEC_KNOWN || !section_decoders[tag])
+			continue;
+		r.section = section_names[tag];
+		if (section_decoders[tag](&r))
+			return -1;
+		if (r.p != r.end)
+			return fail(d, "%s section: %zu unexpected bytes at its end", r.section,
+				    left(&r));
+	}
+	if (last < SEC_LAST)
+		return fail(d, "missing %s section", section_names[last + 1]);
+	return 0;
+}
+
+/* Checks the header; returns the payload's compressed and full lengths. */
+static int check_header(struct decoder *d, const uint8_t *buf, size_t len, uint64_t *ulen,
+			uint64_t *clen)
+{
+	uint32_t version, flags;
+
+	if (len < 8) {
+		if (!len || !memcmp(buf, SNAPSHOT_MAGIC, len))
+			return fail(d, "truncated");
+		return fail(d, "not a memtrace snapshot");
+	}
+	if (memcmp(buf, SNAPSHOT_MAGIC, 8))
+		return fail(d, "not a memtrace snapshot");
+	if (len < HEADER_SIZE)
+		return fail(d, "truncated");
+	version = get_le32(buf + 8);
+	flags = get_le32(buf + 12);
+	*ulen = get_le64(buf + 16);
+	*clen = get_le64(buf + 24);
+	if (version > SNAPSHOT_VERSION)
+		return fail(d, "version %u is newer than this program supports", version);
+	if (version == 0)
+		return fail(d, "bad version 0");
+	if (flags)
+		return fail(d, "unknown flags 0x%x", flags);
+	if (*clen > len - HEADER_SIZE)
+		return fail(d, "truncated");
+	if (*clen < len - HEADER_SIZE)
+		return fail(d, "%llu bytes of garbage after the payload",
+			    (unsigned long long)(len - HEADER_SIZE - *clen));
+	if (*ulen > SNAPSHOT_MAX_BYTES || *ulen > (uint64_t)*clen * MAX_ZLIB_RATIO + ZLIB_SLACK ||
+	    *ulen != (uLong)*ulen)
+		return fail(d, "payload length %llu is not believable", (unsigned long long)*ulen);
+	if (get_le32(buf + 32) != (uint32_t)crc32_z(0, buf + HEADER_SIZE, (z_size_t)*clen))
+		return fail(d, "bad checksum");
+	d->s->version = version;
+	return 0;
+}
+
+int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *err, size_t errlen)
+{
+	struct decoder d = {.err = err, .errlen = errlen, .s = s};
+	uint64_t ulen = 0, clen = 0;
+	uint8_t *payload = NULL;
+	uLongf out_len;
+	uLong in_len;
+	int rc = -1;
+
+	memset(s, 0, sizeof(*s));
+	if (errlen)
+		err[0] = '\0';
+	if (check_header(&d, buf, len, &ulen, &clen))
+		goto out;
+	payload = malloc(ulen ? ulen : 1);
+	if (!payload) {
+		fail(&d, "out of memory");
+		goto out;
+	}
+	out_len = ulen;
+	in_len = clen;
+	if (uncompress2(payload, &out_len, buf + HEADER_SIZE, &in_len) != Z_OK || out_len != ulen ||
+	    in_len != clen) {
+		fail(&d, "corrupt compressed payload");
+		goto out;
+	}
+	rc = decode_payload(&d, payload, ulen);
+out:
+	free(payload);
+	free(d.strings);
+	free(d.frames);
+	if (rc)
+		snapshot_free(s);
+	return rc;
+}

@@ -1,0 +1,588 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The snapshot encoder: struct snapshot to the versioned, zlib-compressed,
+ * CRC-checked bytes that go over the socket and into snapshot files
+ * (docs/snapshot-format.md). Strings and frames are written once each and
+ * referred to by index. Running out of memory is an error returned, never an
+ * abort: a snapshot of a huge heap must not take the daemon down.
+ */
+#include "memtrace/snapshot.h"
+#include "common/snapshot_wire.h"
+#include "common/varint.h"
+#include "common/util.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
+{
+	const uint8_t *b = p;
+
+	for (size_t i = 0; i < n; i++)
+		h = (h ^ b[i]) * 0x100000001b3ull; /* FNV-1a */
+	return h;
+}
+
+static uint64_t hash_u64(uint64_t h, uint64_t v)
+{
+	return hash_bytes(&v, sizeof(v), h);
+}
+
+#define HASH_SEED 0xcbf29ce484222325ull
+
+/*
+ * The encoder's growable buffers and tables remember the first allocation
+ * failure instead of aborting: a snapshot of a huge heap must not take the
+ * daemon down. snapshot_encode() reports it as -ENOMEM at the end.
+ */
+struct wbuf {
+	uint8_t *data;
+	size_t len, cap;
+	int *nomem;
+};
+
+static int grow(void **p, size_t *cap, size_t need, size_t elem, int *nomem)
+{
+	size_t ncap = *cap ? *cap : 64;
+	void *np;
+
+	if (*nomem)
+		return -1;
+	if (need <= *cap)
+		return 0;
+	while (ncap < need)
+		ncap *= 2;
+	np = ncap <= SIZE_MAX / elem ? realloc(*p, ncap * elem) : NULL;
+	if (!np) {
+		*nomem = 1;
+		return -1;
+	}
+	*p = np;
+	*cap = ncap;
+	return 0;
+}
+
+static void wbuf_put(struct wbuf *w, const void *p, size_t n)
+{
+	if (!n || grow((void **)&w->data, &w->cap, w->len + n, 1, w->nomem))
+		return;
+	memcpy(w->data + w->len, p, n);
+	w->len += n;
+}
+
+static void put_varint(struct wbuf *w, uint64_t v)
+{
+	uint8_t tmp[VARINT_MAX_BYTES];
+
+	wbuf_put(w, tmp, varint_encode(tmp, v));
+}
+
+/* Open addressing over entry indices; entries live in the caller's arrays. */
+struct dedup {
+	uint32_t *slots; /* entry index + 1; 0 = empty */
+	size_t nslots;	 /* power of two */
+	uint64_t *hashes;
+	size_t count, cap;
+};
+
+static uint32_t *dedup_slot(struct dedup *d, uint64_t hash, size_t *pos)
+{
+	*pos = hash & (d->nslots - 1);
+	return &d->slots[*pos];
+}
+
+static uint32_t *dedup_next(struct dedup *d, size_t *pos)
+{
+	*pos = (*pos + 1) & (d->nslots - 1);
+	return &d->slots[*pos];
+}
+
+/* Make room for one more entry; rehashes when half full. */
+static int dedup_reserve(struct dedup *d, int *nomem)
+{
+	uint32_t *slots;
+	size_t nslots, pos;
+
+	if (grow((void **)&d->hashes, &d->cap, d->count + 1, sizeof(*d->hashes), nomem))
+		return -1;
+	if (d->nslots && (d->count + 1) * 2 <= d->nslots)
+		return 0;
+	nslots = d->nslots ? d->nslots * 2 : 256;
+	slots = calloc(nslots, sizeof(*slots));
+	if (!slots) {
+		*nomem = 1;
+		return -1;
+	}
+	free(d->slots);
+	d->slots = slots;
+	d->nslots = nslots;
+	for (size_t i = 0; i < d->count; i++) {
+		uint32_t *slot = dedup_slot(d, d->hashes[i], &pos);
+
+		while (*slot)
+			slot = dedup_next(d, &pos);
+		*slot = (uint32_t)i + 1;
+	}
+	return 0;
+}
+
+static void dedup_free(struct dedup *d)
+{
+	free(d->slots);
+	free(d->hashes);
+}
+
+struct enc_frame {
+	uint64_t address, offset;
+	uint32_t function, module, file; /* string references: index + 1, 0 = NULL */
+	int64_t line;
+};
+
+struct encoder {
+	int nomem;
+	int too_big;
+	struct dedup str_index;
+	const char **strs;
+	size_t *str_lens;
+	size_t strs_cap, lens_cap;
+	struct dedup frame_index;
+	struct enc_frame *frames;
+	size_t frames_cap;
+	uint32_t *build_ids; /* pairs of string references: module, build-id */
+	size_t nbuild_ids, build_ids_cap;
+};
+
+/* Returns the string's reference: 0 for NULL, else table index + 1. */
+static uint32_t intern_string(struct encoder *e, const char *s)
+{
+	struct dedup *d = &e->str_index;
+	uint64_t hash;
+	uint32_t *slot;
+	size_t len, pos, i;
+
+	if (!s)
+		return 0;
+	len = strlen(s);
+	if (len > SNAPSHOT_MAX_STRING) {
+		e->too_big = 1;
+		return 0;
+	}
+	hash = hash_bytes(s, len, HASH_SEED);
+	if (dedup_reserve(d, &e->nomem))
+		return 0;
+	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
+		i = *slot - 1;
+		if (d->hashes[i] == hash && e->str_lens[i] == len && !memcmp(e->strs[i], s, len))
+			return (uint32_t)i + 1;
+	}
+	if (d->count >= SNAPSHOT_MAX_STRINGS) {
+		e->too_big = 1;
+		return 0;
+	}
+	if (grow((void **)&e->strs, &e->strs_cap, d->count + 1, sizeof(*e->strs), &e->nomem) ||
+	    grow((void **)&e->str_lens, &e->lens_cap, d->count + 1, sizeof(*e->str_lens),
+		 &e->nomem))
+		return 0;
+	i = d->count++;
+	e->strs[i] = s;
+	e->str_lens[i] = len;
+	d->hashes[i] = hash;
+	*slot = (uint32_t)i + 1;
+	return (uint32_t)i + 1;
+}
+
+static int frame_equal(const struct enc_frame *a, const struct enc_frame *b)
+{
+	return a->address == b->address && a->offset == b->offset && a->function == b->function &&
+	       a->module == b->module && a->file == b->file && a->line == b->line;
+}
+
+/* Returns the frame's index in the frame table. */
+static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
+{
+	struct dedup *d = &e->frame_index;
+	struct enc_frame ef = {
+	    .address = f->address,
+	    .offset = f->offset,
+	    .function = intern_string(e, f->function),
+	    .module = intern_string(e, f->module),
+	    .file = intern_string(e, f->file),
+	    .line = f->line,
+	};
+	uint64_t hash = HASH_SEED;
+	uint32_t *slot;
+	size_t pos, i;
+
+	hash = hash_u64(hash, ef.address);
+	hash = hash_u64(hash, ef.offset);
+	hash = hash_u64(hash, ((uint64_t)ef.function << 32) | ef.module);
+	hash = hash_u64(hash, ((uint64_t)ef.file << 32) | (uint64_t)ef.line);
+	if (dedup_reserve(d, &e->nomem))
+		return 0;
+	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
+		i = *slot - 1;
+		if (frame_equal(&e->frames[i], &ef))
+			return (uint32_t)i;
+	}
+	if (d->count >= SNAPSHOT_MAX_FRAMES) {
+		e->too_big = 1;
+		return 0;
+	}
+	if (grow((void **)&e->frames, &e->frames_cap, d->count + 1, sizeof(*e->frames), &e->nomem))
+		return 0;
+	i = d->count++;
+	e->frames[i] = ef;
+	d->hashes[i] = hash;
+	*slot = (uint32_t)i + 1;
+	return (uint32_t)i;
+}
+
+/* Remember a frame's module and build-id, once per module. */
+static void intern_build_id(struct encoder *e, const struct snap_frame *f)
+{
+	uint32_t module, id;
+
+	if (!f->module || !f->build_id)
+		return;
+	module = intern_string(e, f->module);
+	for (size_t i = 0; i < e->nbuild_ids; i++)
+		if (e->build_ids[2 * i] == module)
+			return;
+	id = intern_string(e, f->build_id);
+	if (grow((void **)&e->build_ids, &e->build_ids_cap, 2 * (e->nbuild_ids + 1),
+		 sizeof(*e->build_ids), &e->nomem))
+		return;
+	e->build_ids[2 * e->nbuild_ids] = module;
+	e->build_ids[2 * e->nbuild_ids + 1] = id;
+	e->nbuild_ids++;
+}
+
+static void put_counters(struct wbuf *w, const struct mt_counters *c)
+{
+	put_varint(w, MT_NCOUNTERS);
+	for (size_t i = 0; i < MT_NCOUNTERS; i++)
+		put_varint(w, mt_counter_get(c, i));
+}
+
+/* Section bodies are built in body, then framed as tag, length, body. */
+static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
+{
+	put_varint(out, tag);
+	put_varint(out, body->len);
+	wbuf_put(out, body->data, body->len);
+	body->len = 0;
+}
+
+/* Section 9: the live block list. */
+static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	put_varint(body, s->blocks_older_than_ns);
+	put_varint(body, s->nblocks);
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		const struct snap_block *b = &s->blocks[i];
+
+		put_varint(body, b->stack);
+		put_varint(body, b->address);
+		put_varint(body, b->size);
+		put_varint(body, b->age_ns);
+	}
+	put_section(out, body, SEC_BLOCKS);
+}
+
+static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
+{
+	struct wbuf body = {.nomem = &e->nomem};
+	uint32_t version_ref;
+	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
+	uint32_t *frame_refs = NULL;
+	int any_note = 0;
+	size_t nrefs = 0, refs_cap = 0;
+
+	/* Intern first: the string and frame tables precede their users. */
+	version_ref = intern_string(e, s->tracer_version);
+	target_refs = calloc(s->ntargets ? 2 * (size_t)s->ntargets : 1, sizeof(*target_refs));
+	if (!target_refs) {
+		e->nomem = 1;
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		target_refs[2 * i] = intern_string(e, s->targets[i].command);
+		target_refs[2 * i + 1] = intern_string(e, s->targets[i].allocator);
+	}
+	trunc_refs = calloc(s->ntruncations ? s->ntruncations : 1, sizeof(*trunc_refs));
+	if (!trunc_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntruncations; i++)
+		trunc_refs[i] = intern_string(e, s->truncations[i].module);
+	note_refs = calloc(s->ntargets ? s->ntargets : 1, sizeof(*note_refs));
+	if (!note_refs) {
+		e->nomem = 1;
+		free(target_refs);
+		free(trunc_refs);
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		note_refs[i] = intern_string(e, s->targets[i].note);
+		any_note |= s->targets[i].note != NULL;
+	}
+	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+
+		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
+			 &e->nomem))
+			break;
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			frame_refs[nrefs++] = intern_frame(e, &st->frames[j]);
+			intern_build_id(e, &st->frames[j]);
+		}
+	}
+	if (e->nomem || e->too_big)
+		goto out;
+
+	put_varint(&body, e->str_index.count);
+	for (size_t i = 0; i < e->str_index.count; i++) {
+		put_varint(&body, e->str_lens[i]);
+		wbuf_put(&body, e->strs[i], e->str_lens[i]);
+	}
+	put_section(out, &body, SEC_STRINGS);
+
+	put_varint(&body, version_ref);
+	put_varint(&body, s->created_unix_ns);
+	put_varint(&body, s->uptime_ns);
+	put_varint(&body, s->events_received);
+	put_varint(&body, s->stacks_total);
+	put_section(out, &body, SEC_META);
+
+	put_counters(&body, &s->totals);
+	put_section(out, &body, SEC_TOTALS);
+
+	put_varint(&body, ARRAY_SIZE(s->events_lost));
+	for (size_t i = 0; i < ARRAY_SIZE(s->events_lost); i++)
+		put_varint(&body, s->events_lost[i]);
+	put_section(out, &body, SEC_EVENTS_LOST);
+
+	put_varint(&body, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		const struct snap_target *t = &s->targets[i];
+
+		put_varint(&body, t->pid);
+		put_varint(&body, t->state);
+		put_varint(&body, zigzag(t->exit_status));
+		put_varint(&body, t->probes);
+		put_varint(&body, target_refs[2 * i]);
+		put_varint(&body, target_refs[2 * i + 1]);
+		put_varint(&body, t->traced_ns);
+		put_counters(&body, &t->counters);
+	}
+	put_section(out, &body, SEC_TARGETS);
+
+	put_varint(&body, e->frame_index.count);
+	for (size_t i = 0; i < e->frame_index.count; i++) {
+		const struct enc_frame *f = &e->frames[i];
+
+		put_varint(&body, f->address);
+		put_varint(&body, f->offset);
+		put_varint(&body, f->function);
+		put_varint(&body, f->module);
+		put_varint(&body, f->file);
+		put_varint(&body, zigzag(f->line));
+	}
+	put_section(out, &body, SEC_FRAMES);
+
+	nrefs = 0;
+	put_varint(&body, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+
+		put_varint(&body, st->pid);
+		put_varint(&body, st->nframes);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			put_varint(&body, frame_refs[nrefs++]);
+#define PUT_STACK_COUNTER(field, section)                                                          \
+	if (section == 0)                                                                          \
+		put_varint(&body, st->t.field);
+		MT_STACK_COUNTERS(PUT_STACK_COUNTER)
+#undef PUT_STACK_COUNTER
+	}
+	put_section(out, &body, SEC_STACKS);
+
+	if (s->ntimeline) {
+		put_varint(&body, s->timeline_interval_ns);
+		put_varint(&body, s->ntimeline);
+		for (uint32_t i = 0; i < s->ntimeline; i++) {
+			const struct snap_timeline_point *p = &s->timeline[i];
+
+			put_varint(&body, p->time_ns);
+			put_varint(&body, p->live_bytes);
+			put_varint(&body, p->live_allocations);
+			put_varint(&body, p->allocations);
+			put_varint(&body, p->bytes_allocated);
+		}
+		put_section(out, &body, SEC_TIMELINE);
+	}
+
+	if (s->has_blocks)
+		encode_blocks(s, &body, out);
+	if (s->nstacks) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+#define PUT_STACK_COUNTER(field, section)                                                          \
+	if (section == 1)                                                                          \
+		put_varint(&body, s->stacks[i].t.field);
+			MT_STACK_COUNTERS(PUT_STACK_COUNTER)
+#undef PUT_STACK_COUNTER
+		}
+		put_section(out, &body, SEC_TEMPORARY);
+	}
+	if (s->started_unix_ns) {
+		put_varint(&body, s->started_unix_ns);
+		put_varint(&body, SNAP_NOPTIONS);
+		for (size_t i = 0; i < SNAP_NOPTIONS; i++)
+			put_varint(&body, *(const uint64_t *)((const char *)&s->options +
+							      snap_option_offsets[i]));
+		put_section(out, &body, SEC_TRACE);
+	}
+	if (s->has_ages) {
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++)
+			put_varint(&body, s->stacks[i].oldest_live_age_ns);
+		put_section(out, &body, SEC_AGES);
+	}
+
+	put_varint(&body, SNAP_HISTOGRAM_BINS);
+	for (size_t i = 0; i < SNAP_HISTOGRAM_BINS; i++)
+		put_varint(&body, s->size_histogram[i]);
+	put_section(out, &body, (enum section)SEC_HISTOGRAM);
+
+	put_varint(&body, SNAP_FUNCS_SECTION1);
+	for (size_t i = 0; i < SNAP_FUNCS_SECTION1; i++) {
+		put_varint(&body, s->allocations_by_func[i]);
+		put_varint(&body, s->bytes_by_func[i]);
+	}
+	put_section(out, &body, (enum section)SEC_FUNCS);
+
+	put_varint(&body, e->nbuild_ids);
+	for (size_t i = 0; i < 2 * e->nbuild_ids; i++)
+		put_varint(&body, e->build_ids[i]);
+	put_section(out, &body, (enum section)SEC_BUILD_IDS);
+
+	put_varint(&body, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1);
+	for (size_t i = SNAP_FUNCS_SECTION1; i < SNAP_MAX_FUNCS; i++) {
+		put_varint(&body, s->allocations_by_func[i]);
+		put_varint(&body, s->bytes_by_func[i]);
+	}
+	put_section(out, &body, (enum section)SEC_FUNCS_EXT);
+
+	put_varint(&body, s->nstacks);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+		uint32_t k = 0;
+
+		put_varint(&body, st->stack_end);
+		for (uint32_t j = 0; j < st->nframes; j++)
+			k += st->frames[j].inlined != 0;
+		put_varint(&body, k);
+		for (uint32_t j = 0; j < st->nframes; j++) {
+			if (st->frames[j].inlined)
+				put_varint(&body, j);
+		}
+	}
+	put_varint(&body, s->ntruncations);
+	for (uint32_t i = 0; i < s->ntruncations; i++) {
+		put_varint(&body, trunc_refs[i]);
+		put_varint(&body, s->truncations[i].stacks);
+		put_varint(&body, s->truncations[i].allocations);
+	}
+	put_section(out, &body, SEC_STACK_INFO);
+
+	if (any_note) {
+		put_varint(&body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++)
+			put_varint(&body, note_refs[i]);
+		put_section(out, &body, SEC_TARGET_NOTES);
+	}
+out:
+	free(note_refs);
+	free(body.data);
+	free(frame_refs);
+	free(target_refs);
+	free(trunc_refs);
+}
+
+/* Limits the decoder enforces, checked here so that what we write reads back. */
+static int check_limits(const struct snapshot *s)
+{
+	uint64_t refs = 0;
+
+	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS ||
+	    s->ntimeline > SNAPSHOT_MAX_TIMELINE || s->nblocks > SNAPSHOT_MAX_BLOCKS)
+		return -1;
+	for (uint32_t i = 0; i < s->nblocks; i++)
+		if (s->blocks[i].stack >= s->nstacks)
+			return -1;
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		if (s->stacks[i].nframes > SNAPSHOT_MAX_DEPTH)
+			return -1;
+		refs += s->stacks[i].nframes;
+	}
+	return refs > SNAPSHOT_MAX_FRAME_REFS ? -1 : 0;
+}
+
+int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
+{
+	struct encoder e = {0};
+	struct wbuf payload = {.nomem = &e.nomem};
+	uint8_t *bytes = NULL;
+	uLongf clen;
+	int err = 0;
+
+	*out = NULL;
+	*out_len = 0;
+	if (check_limits(s))
+		return -E2BIG;
+	encode_sections(&e, s, &payload);
+	if (e.nomem) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (e.too_big || payload.len > SNAPSHOT_MAX_BYTES) {
+		err = -E2BIG;
+		goto out;
+	}
+	clen = compressBound(payload.len);
+	bytes = malloc(HEADER_SIZE + clen);
+	if (!bytes) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (compress2(bytes + HEADER_SIZE, &clen, payload.data ? payload.data : (uint8_t *)"",
+		      payload.len, Z_BEST_SPEED) != Z_OK) {
+		err = -EIO;
+		goto out;
+	}
+	memcpy(bytes, SNAPSHOT_MAGIC, 8);
+	put_le32(bytes + 8, SNAPSHOT_VERSION);
+	put_le32(bytes + 12, 0);
+	put_le64(bytes + 16, payload.len);
+	put_le64(bytes + 24, clen);
+	put_le32(bytes + 32, (uint32_t)crc32(0, bytes + HEADER_SIZE, clen));
+	*out = bytes;
+	*out_len = HEADER_SIZE + clen;
+	bytes = NULL;
+out:
+	free(bytes);
+	free(payload.data);
+	dedup_free(&e.str_index);
+	dedup_free(&e.frame_index);
+	free(e.strs);
+	free(e.str_lens);
+	free(e.frames);
+	free(e.build_ids);
+	return err;
+}

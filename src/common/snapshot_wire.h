@@ -1,0 +1,107 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What the snapshot encoder and decoder share: the header, the section tags
+ * and the order of the fields within them (docs/snapshot-format.md), and the
+ * little-endian and zigzag helpers of the byte layout.
+ */
+#ifndef MEMTRACE_SNAPSHOT_WIRE_H
+#define MEMTRACE_SNAPSHOT_WIRE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/snapshot.h"
+
+#define HEADER_SIZE 36
+/* deflate cannot compress better than about 1032:1; anything claiming more lies */
+#define MAX_ZLIB_RATIO 1032
+#define ZLIB_SLACK     4096
+
+enum section {
+	SEC_STRINGS = 1,
+	SEC_META,
+	SEC_TOTALS,
+	SEC_EVENTS_LOST,
+	SEC_TARGETS,
+	SEC_FRAMES,
+	SEC_STACKS,
+	SEC_LAST = SEC_STACKS, /* the last section every snapshot has */
+	SEC_TIMELINE = 8,
+	SEC_BLOCKS = 9,
+	SEC_TEMPORARY = 10,
+	SEC_TRACE = 11,
+	SEC_AGES = 12,
+	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
+	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
+	SEC_KNOWN
+};
+
+/*
+ * Sections 16-23: size histogram, allocator mix, module build-ids, and the
+ * allocator kinds past the first 16 (funcs_ext: version 1 readers refuse more
+ * than 16 entries in funcs, and skip a section they do not know).
+ */
+enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_FUNCS_EXT, SEC_OWN_LAST = SEC_FUNCS_EXT };
+
+static const char *const section_names[] __attribute__((unused)) = {
+    [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
+    [SEC_TOTALS] = "totals",	     [SEC_EVENTS_LOST] = "events_lost",
+    [SEC_TARGETS] = "targets",	     [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",	     [SEC_TIMELINE] = "timeline",
+    [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
+    [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
+    [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
+};
+
+/* struct snap_options in wire order (section 11). */
+#define SNAP_NOPTIONS 6
+extern const size_t snap_option_offsets[SNAP_NOPTIONS];
+
+/* Stack counters in the stacks section (section 0 of MT_STACK_COUNTERS). */
+enum {
+#define SNAP_STACK_SECTION0(field, section) +(section == 0)
+	SNAP_STACK_COUNTERS = 0 MT_STACK_COUNTERS(SNAP_STACK_SECTION0)
+#undef SNAP_STACK_SECTION0
+};
+
+static inline void put_le32(uint8_t *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline void put_le64(uint8_t *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static inline uint32_t get_le32(const uint8_t *p)
+{
+	uint32_t v = 0;
+
+	for (int i = 3; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline uint64_t get_le64(const uint8_t *p)
+{
+	uint64_t v = 0;
+
+	for (int i = 7; i >= 0; i--)
+		v = (v << 8) | p[i];
+	return v;
+}
+
+static inline uint64_t zigzag(int64_t v)
+{
+	return v < 0 ? ~((uint64_t)v << 1) : (uint64_t)v << 1;
+}
+
+static inline int64_t unzigzag(uint64_t u)
+{
+	return (u & 1) ? -(int64_t)(u >> 1) - 1 : (int64_t)(u >> 1);
+}
+
+#endif
