@@ -76,7 +76,7 @@ $(O)/memtrace.bpf.o: bpf/memtrace.bpf.c include/memtrace/event.h $(O)/vmlinux.h 
 $(O)/memtrace.skel.h: $(O)/memtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name memtrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(O)/obj/daemon/main.o $(O)/obj/daemon/attach/probes.o: $(O)/memtrace.skel.h
+$(DAEMON_OBJS): $(O)/memtrace.skel.h
 
 $(O)/obj/%.o: src/%.c $(SRC_HDRS) | $(O)
 	@mkdir -p $(dir $@)

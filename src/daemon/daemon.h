@@ -1,95 +1,55 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The daemon's state, shared by its event loop (memtraced.c), its socket
- * server (server.c) and the snapshot builder (collect.c). One thread owns it
- * all: no locks.
+ * The daemon's state: one struct per subsystem, composed here. One thread
+ * owns it all (the event loop), so there are no locks. The serving side
+ * (serve/) never sees this struct: it reads the state through the view and
+ * acts through the service that main.c hands it (serve/service.h).
  */
 #ifndef MEMTRACE_DAEMON_H
 #define MEMTRACE_DAEMON_H
 
 #include <stdint.h>
 
-#include "daemon/attach/probes.h"
-#include "common/proto.h"
-#include "daemon/proc/process.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "memtrace/snapshot.h"
 
+struct target;
+struct memtrace_bpf;
+struct ring_buffer;
 struct symbolizer;
 struct pystacks;
-struct ring_buffer;
-struct client;
+struct server;
 struct metrics_http;
 
-/* Whether each stack really ends at a root (collect.c): verdict + 1, 0 = not checked. */
-struct stack_ends {
-	uint8_t *verdicts;
-	uint32_t cap;
+/* How the targets are traced (from the command line). */
+struct daemon_settings {
+	int python_allocators;	     /* --python-allocators: probe PyObject_Malloc & co. */
+	int follow_forks;	     /* --follow-forks: children become targets */
+	int max_targets;	     /* --max-targets: matched (--comm/--exe) targets alive */
+	struct snap_options options; /* as given on the command line, for snapshots */
 };
 
 struct daemon {
+	/* the accounting core (core/) */
 	struct tracker tracker;
+	struct timeline timeline; /* memory over time, sampled on the drain timer */
+	/* the targets (targets.c, exec.c) */
 	struct target *targets;
 	int ntargets;
+	uint64_t exec_events_lost; /* lost exec events already acted on */
+	struct daemon_settings set;
+	/* the kernel side (attach/, ingest.c) */
 	struct memtrace_bpf *skel;
 	struct ring_buffer *rb;
+	/* reading the targets' code and Python frames (symbols/) */
 	struct symbolizer *sym;
-	int epfd;
-	int listen_fd;
-	int lock_fd;
-	char *socket_path;
-	char *lock_path;
-	uint64_t start_ns;
-	struct client **clients;      /* open connections by slot; NULL = free */
-	int nclients;		      /* slots */
-	uint64_t client_timeout_ns;   /* a client must be done within this */
-	uint64_t pending_output;      /* reply bytes not yet taken by clients */
-	uint64_t clients_timed_out;   /* dropped at their deadline */
-	uint64_t clients_refused;     /* turned away: every slot taken */
-	uint64_t clients_busy;	      /* answered "busy": pending_output too large */
-	uint64_t exec_events_lost;    /* lost exec events already acted on */
-	struct timeline timeline;     /* memory over time, sampled on the drain timer */
-	struct snap_options options;  /* as given on the command line, for snapshots */
+	struct pystacks *py;
+	/* serving (serve/) */
+	struct server *server;
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
-	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
-	int follow_forks;	      /* --follow-forks: children become targets */
-	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
-	struct pystacks *py;	      /* Python frames of CPython targets */
-	struct stack_ends stack_ends;
-};
-
-/* Start or stop tracing a process at run time (memtracectl attach/detach).
- * 0, or -1 with a one-line reason in err. */
-int daemon_attach(struct daemon *d, int pid, char *err, size_t errlen);
-int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen);
-
-/* Drain the ring buffer into the tracker. */
-void daemon_consume(struct daemon *d);
-
-/* Build the snapshot a request asks for (collect.c). */
-int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
-		     size_t errlen);
-
-/* Socket server (server.c). */
-int server_listen(struct daemon *d, const char *path, char *err, size_t errlen);
-void server_close(struct daemon *d);
-void server_accept(struct daemon *d);
-/* An epoll event on the client in slot. */
-void server_client_event(struct daemon *d, int slot, uint32_t events);
-/* Drop the clients whose deadline has passed. */
-void server_expire(struct daemon *d, uint64_t now_ns);
-
-/* What an epoll event is about: data.u64 = tag << 32 | index. */
-enum loop_tag {
-	TAG_RINGBUF = 1,
-	TAG_LISTEN,
-	TAG_SIGNAL,
-	TAG_TIMER,
-	TAG_CLIENT,
-	TAG_PIDFD,
-	TAG_METRICS_LISTEN = 32, /* metrics_http.c */
-	TAG_METRICS_CLIENT,
+	int epfd;
+	uint64_t start_ns;
 };
 
 #endif

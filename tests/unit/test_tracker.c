@@ -437,7 +437,8 @@ TEST(exec_stops_counting)
 TEST(generations_after_exec)
 {
 	struct tracker t;
-	struct tracker_target *old, *cur;
+	const struct tracker_target *old;
+	struct tracker_target *cur;
 	uint32_t key;
 
 	setup(&t);

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Allocator resolution (see allocator.h). The link map is read from the
- * target's memory with process_vm_readv, starting at the executable's
- * DT_DEBUG entry, which ld.so points at its r_debug; nothing in the target is
+ * Allocator resolution (see allocator.h): the object of the target that
+ * defines the malloc it binds, found in the link map's search order
+ * (proc/linkmap.c), and the probe table for it. Nothing in the target is
  * stopped or changed.
  */
 #include "daemon/attach/allocator.h"
@@ -20,11 +20,10 @@
 
 #include "daemon/attach/elfjump.h"
 #include "daemon/symbols/elfsym.h"
+#include "daemon/proc/linkmap.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyinline.h"
 #include "common/util.h"
-
-#define MAX_LINK_MAP 4096
 
 /* CPython's allocator entry points, probed with --python-allocators. */
 /* An exported symbol probed as an allocator entry point of kind func. */
@@ -95,251 +94,6 @@ const char *allocator_func_name(int func)
 	return mt_func_name((unsigned)func) ? mt_func_name((unsigned)func) : "?";
 }
 
-static int read_target(int pid, uint64_t addr, void *buf, size_t len)
-{
-	struct iovec local = {.iov_base = buf, .iov_len = len};
-	struct iovec remote = {.iov_base = (void *)(uintptr_t)addr, .iov_len = len};
-	ssize_t n = process_vm_readv(pid, &local, 1, &remote, 1, 0);
-
-	return n == (ssize_t)len ? 0 : -1;
-}
-
-static int read_auxv(int pid, uint64_t type, uint64_t *value)
-{
-	char path[64];
-	uint64_t av[2];
-	int fd, found = -1;
-
-	snprintf(path, sizeof(path), "/proc/%d/auxv", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	while (read(fd, av, sizeof(av)) == sizeof(av) && av[0] != AT_NULL) {
-		if (av[0] == type) {
-			*value = av[1];
-			found = 0;
-			break;
-		}
-	}
-	close(fd);
-	return found;
-}
-
-/* The address of r_debug, from the executable's DT_DEBUG; 0 if not yet set. */
-static uint64_t find_r_debug(int pid)
-{
-	uint64_t phdr_addr, phnum, bias = 0, dyn_addr = 0, i;
-	Elf64_Phdr ph;
-	Elf64_Dyn dyn;
-	int have_bias = 0;
-
-	if (read_auxv(pid, AT_PHDR, &phdr_addr) || read_auxv(pid, AT_PHNUM, &phnum) || phnum > 4096)
-		return 0;
-	for (i = 0; i < phnum; i++) {
-		if (read_target(pid, phdr_addr + i * sizeof(ph), &ph, sizeof(ph)))
-			return 0;
-		if (ph.p_type == PT_PHDR) {
-			bias = phdr_addr - ph.p_vaddr;
-			have_bias = 1;
-		} else if (ph.p_type == PT_DYNAMIC) {
-			dyn_addr = ph.p_vaddr;
-		}
-	}
-	if (!have_bias || !dyn_addr)
-		return 0;
-	dyn_addr += bias;
-	for (i = 0; i < 1024; i++) {
-		if (read_target(pid, dyn_addr + i * sizeof(dyn), &dyn, sizeof(dyn)))
-			return 0;
-		if (dyn.d_tag == DT_NULL)
-			break;
-		if (dyn.d_tag == DT_DEBUG)
-			return dyn.d_un.d_ptr;
-	}
-	return 0;
-}
-
-/* A NUL-terminated string of the target; whole pages at a time when possible. */
-static void read_string(int pid, uint64_t addr, char *buf, size_t size)
-{
-	size_t k = 0, chunk;
-
-	while (k < size - 1) {
-		chunk = 4096 - ((addr + k) & 4095);
-		if (chunk > size - 1 - k)
-			chunk = size - 1 - k;
-		if (read_target(pid, addr + k, buf + k, chunk))
-			break;
-		if (memchr(buf + k, 0, chunk))
-			return;
-		k += chunk;
-	}
-	buf[k] = 0;
-}
-
-int allocator_linker_state(int pid)
-{
-	uint64_t r_debug = find_r_debug(pid);
-	int32_t state;
-
-	/* struct r_debug: int r_version; link_map *r_map; ElfW(Addr) r_brk;
-	 * enum r_state (RT_CONSISTENT = 0, RT_ADD, RT_DELETE) */
-	if (!r_debug || read_target(pid, r_debug + 24, &state, sizeof(state)))
-		return -1;
-	return state;
-}
-
-static char *open_path_of(int pid, const char *name)
-{
-	char buf[PATH_MAX + 64];
-
-	snprintf(buf, sizeof(buf), "/proc/%d/root%s", pid, name);
-	return xstrdup(buf);
-}
-
-static void push_path(char ***v, int *n, char *p)
-{
-	*v = xrealloc(*v, (size_t)(*n + 1) * sizeof(**v));
-	(*v)[(*n)++] = p;
-}
-
-static int order_from_link_map(int pid, char ***paths)
-{
-	/* struct r_debug and struct link_map as laid out on LP64 */
-	uint64_t r_debug = find_r_debug(pid), lm, word[5];
-	char name[PATH_MAX], exe[64];
-	int n = 0, i;
-
-	if (!r_debug || read_target(pid, r_debug, word, 2 * sizeof(uint64_t)))
-		return -1;
-	lm = word[1];
-	*paths = NULL;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	for (i = 0; lm && i < MAX_LINK_MAP; i++) {
-		/* l_addr, l_name, l_ld, l_next, l_prev */
-		if (read_target(pid, lm, word, sizeof(word)))
-			break;
-		if (i == 0) {
-			push_path(paths, &n, xstrdup(exe));
-		} else if (word[1]) {
-			read_string(pid, word[1], name, sizeof(name));
-			if (name[0] == '/')
-				push_path(paths, &n, open_path_of(pid, name));
-		}
-		lm = word[3];
-	}
-	return n ? n : -1;
-}
-
-static int order_from_maps(int pid, char ***paths)
-{
-	struct proc_maps m;
-	char exe[64];
-	size_t i;
-	int n = 0, j, dup;
-
-	if (procmaps_read(pid, &m))
-		return -1;
-	*paths = NULL;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	push_path(paths, &n, xstrdup(exe));
-	for (i = 0; i < m.n; i++) {
-		char *p;
-
-		if (!m.v[i].path || m.v[i].path[0] != '/')
-			continue;
-		p = open_path_of(pid, m.v[i].path);
-		dup = 0;
-		for (j = 0; j < n && !dup; j++)
-			dup = !strcmp((*paths)[j], p);
-		if (dup)
-			free(p);
-		else
-			push_path(paths, &n, p);
-	}
-	procmaps_free(&m);
-	return n;
-}
-
-int allocator_search_order(int pid, char ***paths)
-{
-	int n = order_from_link_map(pid, paths);
-
-	if (n > 0)
-		return n;
-	return order_from_maps(pid, paths);
-}
-
-/* pid's ld.so: its load address and the path the daemon opens it by; -1 if none. */
-static int find_ldso(int pid, uint64_t *base, char **path)
-{
-	struct proc_maps m;
-	const struct map_entry *e;
-
-	if (read_auxv(pid, AT_BASE, base) || !*base || procmaps_read(pid, &m))
-		return -1;
-	e = procmaps_find(&m, *base);
-	*path = e && e->path ? open_path_of(pid, e->path) : NULL;
-	procmaps_free(&m);
-	return *path ? 0 : -1;
-}
-
-uint64_t allocator_ldso_symbol(int pid, const char *name)
-{
-	uint64_t base, vaddr;
-	struct elf_module *mod;
-	char err[256], *path;
-
-	if (find_ldso(pid, &base, &path))
-		return 0;
-	mod = elfmod_open(path, err, sizeof(err));
-	free(path);
-	if (!mod)
-		return 0;
-	if (elfmod_find_function(mod, name, 1, &vaddr, NULL))
-		vaddr = 0;
-	elfmod_close(mod);
-	return vaddr ? base + vaddr : 0;
-}
-
-int allocator_ldso_probe(int pid, char **open_path, uint64_t *offset)
-{
-	uint64_t base, vaddr;
-	struct elf_module *mod;
-	char err[256], *path;
-	int rc = -1;
-
-	if (find_ldso(pid, &base, &path))
-		return -1;
-	mod = elfmod_open(path, err, sizeof(err));
-	if (mod && !elfmod_find_function(mod, "_dl_debug_state", 1, &vaddr, NULL) &&
-	    !elfmod_vaddr_to_offset(mod, vaddr, offset)) {
-		*open_path = path;
-		path = NULL;
-		rc = 0;
-	}
-	elfmod_close(mod);
-	free(path);
-	return rc;
-}
-
-/* The display name of an open path: strip "/proc/PID/root", resolve exe. */
-static char *display_path(int pid, const char *open_path)
-{
-	char prefix[64], buf[PATH_MAX];
-	ssize_t n;
-
-	snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
-	if (!strncmp(open_path, prefix, strlen(prefix)))
-		return xstrdup(open_path + strlen(prefix));
-	n = readlink(open_path, buf, sizeof(buf) - 1);
-	if (n > 0) {
-		buf[n] = 0;
-		return xstrdup(buf);
-	}
-	return xstrdup(open_path);
-}
-
 static void add_probe(struct allocator *a, const struct elf_module *mod, const char *name, int func,
 		      int object, int dynamic_only)
 {
@@ -405,7 +159,7 @@ static int probe_first_exporter(struct allocator *a, int pid, char **paths, int 
 		elfmod_close(mod);
 		if (a->nprobes > before) {
 			*open_path = xstrdup(paths[i]);
-			*path = display_path(pid, paths[i]);
+			*path = linkmap_display_path(pid, paths[i]);
 		}
 		break;
 	}
@@ -486,7 +240,7 @@ static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *e
 			fill_probes(a, mod, dynamic_only);
 			if (a->nprobes) {
 				a->open_path = xstrdup(paths[i]);
-				a->path = display_path(pid, paths[i]);
+				a->path = linkmap_display_path(pid, paths[i]);
 				rc = 0;
 			}
 		}
@@ -508,7 +262,7 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 	int n;
 
 	memset(a, 0, sizeof(*a));
-	n = allocator_search_order(pid, &paths);
+	n = linkmap_search_order(pid, &paths);
 	if (n < 0) {
 		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
 			 strerror(errno ? errno : ESRCH));
@@ -519,37 +273,14 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 
 int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t errlen)
 {
-	char **paths = NULL, *dir, *slash, exe[64], lib[PATH_MAX];
-	struct proc_maps m;
-	const struct map_entry *e;
-	uint64_t base;
-	int n = 0;
+	char **paths = NULL;
+	int n = linkmap_exec_order(pid, &paths, err, errlen);
 
-	if (read_auxv(pid, AT_BASE, &base) || !base)
+	if (n < 0)
+		return -1;
+	if (n == 0)
 		return allocator_resolve(pid, a, err, errlen); /* static: all there is */
 	memset(a, 0, sizeof(*a));
-	if (procmaps_read(pid, &m)) {
-		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
-			 strerror(errno ? errno : ESRCH));
-		return -1;
-	}
-	e = procmaps_find(&m, base);
-	if (!e || !e->path || e->path[0] != '/') {
-		procmaps_free(&m);
-		snprintf(err, errlen, "pid %d: its dynamic linker is not a mapped file", pid);
-		return -1;
-	}
-	/* glibc installs ld.so and libc.so.6 side by side */
-	dir = xstrdup(e->path);
-	procmaps_free(&m);
-	slash = strrchr(dir, '/');
-	*slash = 0;
-	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
-	push_path(&paths, &n, xstrdup(exe));
-	if (snprintf(lib, sizeof(lib), "%s/libc.so.6", dir) >= (int)sizeof(lib))
-		lib[0] = 0; /* no such path: the search falls back to allocator_resolve() */
-	push_path(&paths, &n, open_path_of(pid, lib));
-	free(dir);
 	return resolve_in(pid, paths, n, a, err, errlen);
 }
 
@@ -558,7 +289,7 @@ int allocator_resolve_python(int pid, struct allocator *a)
 	char **paths = NULL;
 	int n, i, added;
 
-	n = allocator_search_order(pid, &paths);
+	n = linkmap_search_order(pid, &paths);
 	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
 				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
 	for (i = 0; i < n; i++)
@@ -608,7 +339,7 @@ char *allocator_python_note(int pid)
 	long sites = 0;
 	int n, i;
 
-	n = allocator_search_order(pid, &paths);
+	n = linkmap_search_order(pid, &paths);
 	for (i = 0; i < n; i++) {
 		mod = elfmod_open(paths[i], why, sizeof(why));
 		if (!mod)
@@ -623,7 +354,7 @@ char *allocator_python_note(int pid)
 	}
 	note[0] = 0;
 	if (i < n && sites > 0 && !pymalloc_disabled(pid)) {
-		shown = display_path(pid, paths[i]);
+		shown = linkmap_display_path(pid, paths[i]);
 		snprintf(
 		    note, sizeof(note),
 		    "pymalloc is inlined at %ld call sites of %s: object allocations bypass "

@@ -82,29 +82,4 @@ char *allocator_python_note(int pid);
 const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p);
 const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p);
 
-/*
- * Search order of the loaded objects of pid, as paths the daemon can open
- * (the executable first). Reads ld.so's r_debug; when that is not available
- * (a static executable, or the linker has not started) falls back to the
- * executable followed by mapped files in address order. Caller frees each
- * string and the array. Returns the count, or -1.
- */
-int allocator_search_order(int pid, char ***paths);
-
-/* Runtime address of a dynamic symbol of the target's ld.so ("_r_debug"),
- * through AT_BASE in /proc/PID/auxv. 0 if there is no ld.so (static). */
-uint64_t allocator_ldso_symbol(int pid, const char *name);
-
-/*
- * Where to probe ld.so's _dl_debug_state in pid (which the linker calls
- * after it mapped or unmapped objects): the file as the daemon opens it
- * (caller frees) and the function's offset in it. -1: no ld.so (a static
- * program) or no such symbol.
- */
-int allocator_ldso_probe(int pid, char **open_path, uint64_t *offset);
-
-/* r_state of the target's r_debug (0 = consistent, 1 = adding objects,
- * 2 = deleting), or -1 when the dynamic linker has not published it. */
-int allocator_linker_state(int pid);
-
 #endif

@@ -92,7 +92,7 @@ uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
 int probes_mmap_enable(struct memtrace_bpf *skel, int pid);
 
 /*
- * The probe on ld.so's _dl_debug_state (path, offset: allocator_ldso_probe)
+ * The probe on ld.so's _dl_debug_state (path, offset: linkmap_ldso_probe)
  * that stops pid each time its linker reports (MT_EV_LDSO), until the
  * daemon destroys the link. NULL with errno on failure.
  */

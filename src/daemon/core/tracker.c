@@ -55,7 +55,7 @@ struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
 	return NULL;
 }
 
-struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space)
+static struct tracker_target *space_target(struct tracker *t, uint32_t space)
 {
 	uint32_t i;
 
@@ -64,6 +64,11 @@ struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space)
 			return &t->targets[i];
 	}
 	return NULL;
+}
+
+const struct tracker_target *tracker_find_space(const struct tracker *t, uint32_t space)
+{
+	return space_target((struct tracker *)t, space);
 }
 
 uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
@@ -81,7 +86,7 @@ uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
 
 uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 {
-	struct tracker_target *tg = tracker_find_space(t, tgid);
+	struct tracker_target *tg = space_target(t, tgid);
 	struct heap_block *moved = NULL, b;
 	const struct heap_block *hb;
 	size_t n = 0, cap = 0, pos = 0, k;

@@ -102,7 +102,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 /* The generation of tgid whose events count now; NULL if none. */
 struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid);
 /* The generation keyed by space; NULL if none. */
-struct tracker_target *tracker_find_space(struct tracker *t, uint32_t space);
+const struct tracker_target *tracker_find_space(const struct tracker *t, uint32_t space);
 /* The pid of a space (itself, or the tgid of the retired generation). */
 uint32_t tracker_space_pid(const struct tracker *t, uint32_t space);
 

@@ -20,9 +20,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "daemon/proc/linkmap.h"
 #include "common/util.h"
 
-char *target_read_command(int pid)
+char *process_read_command(int pid)
 {
 	char path[64], buf[4096];
 	ssize_t n, i;
@@ -54,7 +55,7 @@ char *target_read_command(int pid)
 	return xstrdup(buf);
 }
 
-int target_check_pid(int pid)
+int process_check_pid(int pid)
 {
 	char path[64], buf[512], *p;
 	int fd;
@@ -124,7 +125,7 @@ static int run_to_link_map(int pid, uint64_t bp, char *err, size_t errlen)
 		if (ptrace(PTRACE_SETREGS, pid, NULL, &regs) ||
 		    ptrace(PTRACE_POKETEXT, pid, (void *)bp, (void *)orig))
 			goto fail;
-		if (allocator_linker_state(pid) == 0)
+		if (linkmap_state(pid) == 0)
 			return 0;
 		/* not yet: step over the original instruction, re-arm */
 		if (ptrace(PTRACE_SINGLESTEP, pid, NULL, NULL) || wait_stop(pid, &status) ||
@@ -138,7 +139,7 @@ fail:
 	return -1;
 }
 
-int target_spawn(char *const argv[], char *err, size_t errlen)
+int process_spawn(char *const argv[], char *err, size_t errlen)
 {
 	int pfd[2], status, child_errno = 0;
 	sigset_t none;
@@ -177,7 +178,7 @@ int target_spawn(char *const argv[], char *err, size_t errlen)
 	}
 	close(pfd[0]);
 	/* A static executable has no ld.so: everything is mapped already. */
-	bp = allocator_ldso_symbol(pid, "_dl_debug_state");
+	bp = linkmap_ldso_symbol(pid, "_dl_debug_state");
 	if (bp && run_to_link_map(pid, bp, err, errlen)) {
 		kill(pid, SIGKILL);
 		waitpid(pid, &status, 0);
@@ -186,7 +187,7 @@ int target_spawn(char *const argv[], char *err, size_t errlen)
 	return pid;
 }
 
-int target_spawn_resume(int pid)
+int process_spawn_resume(int pid)
 {
 	return ptrace(PTRACE_DETACH, pid, NULL, NULL) ? -1 : 0;
 }

@@ -9,7 +9,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "daemon/daemon.h"
+#include "daemon/serve/collect.h"
+#include "daemon/targets.h"
+#include "daemon/core/timeline.h"
+#include "daemon/core/tracker.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
@@ -45,8 +48,8 @@ static int is_eval_loop(const struct snap_frame *f)
  * word marked MT_PY_GROUP_END). Python frames left over (native frames cut
  * short: a module without frame pointers) follow the native ones.
  */
-static void fill_merged(struct daemon *d, const struct stack_entry *s, const uint64_t *frames,
-			struct snap_stack *out, uint32_t *cap)
+static void fill_merged(const struct daemon_view *v, const struct stack_entry *s,
+			const uint64_t *frames, struct snap_stack *out, uint32_t *cap)
 {
 	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1], f;
 	uint32_t nat = 0, py, i;
@@ -56,7 +59,7 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 		nat++;
 	py = nat;
 	for (i = 0; i < nat; i++) {
-		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		n = symbolizer_frames(v->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
 		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
 			for (k = 0; k < n; k++) {
 				free(one[k].function);
@@ -65,7 +68,7 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 				free(one[k].build_id);
 			}
 			do {
-				pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+				pystacks_frame(v->py, (int)s->tgid, frames[py], &f);
 				push_frame(out, cap, &f);
 			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
 			continue;
@@ -74,7 +77,7 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 			push_frame(out, cap, &one[k]);
 	}
 	for (; py < s->nframes; py++) {
-		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+		pystacks_frame(v->py, (int)s->tgid, frames[py], &f);
 		push_frame(out, cap, &f);
 	}
 }
@@ -120,11 +123,10 @@ static int is_root_frame(const struct snap_frame *f)
  * the verdicts are the serving side's own cache (the core keeps what the
  * walk said).
  */
-static uint32_t stack_end(struct daemon *d, uint32_t idx)
+static uint32_t stack_end(const struct daemon_view *v, struct stack_ends *c, uint32_t idx)
 {
-	const struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
-	const uint64_t *frames = stack_frames(&d->tracker.stacks, idx);
-	struct stack_ends *c = &d->stack_ends;
+	const struct stack_entry *e = stack_get(&v->tracker->stacks, idx);
+	const uint64_t *frames = stack_frames(&v->tracker->stacks, idx);
 	struct snap_frame f;
 	uint32_t k;
 
@@ -144,7 +146,7 @@ static uint32_t stack_end(struct daemon *d, uint32_t idx)
 	/* the last native frame: Python frame words follow the native ones */
 	for (k = e->nframes; k > 1 && (frames[k - 1] & MT_PY_WORD); k--)
 		;
-	symbolizer_frame(d->sym, (int)e->tgid, frames[k - 1], &f);
+	symbolizer_frame(v->sym, (int)e->tgid, frames[k - 1], &f);
 	c->verdicts[idx] = 1 + (is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN);
 	free(f.function);
 	free(f.module);
@@ -153,29 +155,30 @@ static uint32_t stack_end(struct daemon *d, uint32_t idx)
 	return c->verdicts[idx] - 1u;
 }
 
-static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
+static void fill_stack(const struct daemon_view *v, struct stack_ends *ends, uint32_t idx,
+		       struct snap_stack *out)
 {
-	const struct tracker *t = &d->tracker;
+	const struct tracker *t = v->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
 	const uint64_t *frames = stack_frames(&t->stacks, idx);
 	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
 	uint32_t i, cap = s->nframes ? s->nframes : 1;
 	size_t k, n;
 
-	out->pid = tracker_space_pid(&d->tracker, s->tgid);
+	out->pid = tracker_space_pid(v->tracker, s->tgid);
 	out->nframes = 0;
 	out->frames = xcalloc(cap, sizeof(*out->frames));
 	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
 		;
 	if (i < s->nframes) {
-		fill_merged(d, s, frames, out, &cap);
+		fill_merged(v, s, frames, out, &cap);
 		i = s->nframes;
 	} else {
 		i = 0;
 	}
 	for (; i < s->nframes; i++) {
 		/* inlined functions add frames at the same address */
-		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		n = symbolizer_frames(v->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
 		if (out->nframes + n > cap) {
 			cap = (out->nframes + (uint32_t)n) * 2;
 			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
@@ -184,17 +187,18 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 			out->frames[out->nframes++] = one[k];
 	}
 	out->t = stack_counters(t, s);
-	out->stack_end = stack_end(d, idx);
+	out->stack_end = stack_end(v, ends, idx);
 }
 
 /*
  * Which modules cut stacks short: every stack (of pid, or all) whose
  * frame-pointer chain broke, counted under the module of its last frame.
  */
-static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
+static void fill_truncations(const struct daemon_view *v, struct stack_ends *ends, uint32_t pid,
+			     struct snapshot *out)
 {
-	const struct tracker *t = &d->tracker;
-	struct snap_truncation *v = NULL;
+	const struct tracker *t = v->tracker;
+	struct snap_truncation *rows = NULL;
 	uint32_t n = 0, i, k;
 
 	for (i = 0; i < t->stacks.count; i++) {
@@ -203,23 +207,23 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		const char *module;
 
 		if (!e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid) ||
-		    stack_end(d, i) != MT_STACK_BROKEN)
+		    stack_end(v, ends, i) != MT_STACK_BROKEN)
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
 		     k--)
 			;
-		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
+		symbolizer_frame(v->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
 		module = f.module ? f.module : "(no module)";
-		for (k = 0; k < n && strcmp(v[k].module, module); k++)
+		for (k = 0; k < n && strcmp(rows[k].module, module); k++)
 			;
 		if (k == n) {
-			v = xrealloc(v, (n + 1) * sizeof(*v));
-			memset(&v[n], 0, sizeof(v[n]));
-			v[n++].module = xstrdup(module);
+			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
+			memset(&rows[n], 0, sizeof(rows[n]));
+			rows[n++].module = xstrdup(module);
 		}
-		v[k].stacks++;
-		v[k].allocations += e->t.allocations;
+		rows[k].stacks++;
+		rows[k].allocations += e->t.allocations;
 		free(f.function);
 		free(f.module);
 		free(f.file);
@@ -227,14 +231,14 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 	}
 	/* most allocations first: a handful of modules, insertion sort */
 	for (i = 1; i < n; i++) {
-		for (k = i; k > 0 && v[k].allocations > v[k - 1].allocations; k--) {
-			struct snap_truncation tmp = v[k];
+		for (k = i; k > 0 && rows[k].allocations > rows[k - 1].allocations; k--) {
+			struct snap_truncation tmp = rows[k];
 
-			v[k] = v[k - 1];
-			v[k - 1] = tmp;
+			rows[k] = rows[k - 1];
+			rows[k - 1] = tmp;
 		}
 	}
-	out->truncations = v;
+	out->truncations = rows;
 	out->ntruncations = n;
 }
 
@@ -251,9 +255,10 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 	}
 }
 
-static void fill_target(struct daemon *d, const struct target *tg, struct snap_target *out)
+static void fill_target(const struct daemon_view *v, const struct target *tg,
+			struct snap_target *out)
 {
-	const struct tracker_target *tt = tracker_find_space(&d->tracker, tg->space);
+	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
 	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
 
 	out->pid = (uint32_t)tg->pid;
@@ -274,10 +279,10 @@ static void fill_target(struct daemon *d, const struct target *tg, struct snap_t
  * r->older_than_ns old (blocks=1), and each stack's oldest live block
  * (ages=1).
  */
-static void collect_blocks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
-			   uint32_t n, struct snapshot *s)
+static void collect_blocks(const struct daemon_view *v, const struct proto_request *r,
+			   const uint32_t *sel, uint32_t n, struct snapshot *s)
 {
-	const struct tracker *t = &d->tracker;
+	const struct tracker *t = v->tracker;
 	uint64_t now = time_monotonic_ns();
 	const struct heap_block *b;
 	uint32_t *where;
@@ -313,12 +318,11 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	free(where);
 }
 
-int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
-		     size_t errlen)
+int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
+		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
 {
-	const struct tracker *t = &d->tracker;
+	const struct tracker *t = v->tracker;
 	int have_pid = 0;
-	uint64_t lost[MT_LOST_SLOTS];
 	struct mt_rank *rank;
 	uint32_t *sel = NULL, nrank = 0, i, n;
 	int k;
@@ -335,12 +339,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	s->version = SNAPSHOT_VERSION;
 	s->tracer_version = xstrdup(MEMTRACE_VERSION);
 	s->created_unix_ns = time_realtime_ns();
-	s->uptime_ns = time_monotonic_ns() - d->start_ns;
+	s->uptime_ns = time_monotonic_ns() - v->start_ns;
 	s->events_received = t->events_received;
-	if (!probes_read_lost(d->skel, lost, MT_LOST_SLOTS)) {
-		for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
-			s->events_lost[k] = lost[k];
-	}
+	memcpy(s->events_lost, v->events_lost, sizeof(s->events_lost));
 	s->totals = t->totals;
 	if (r->pid)
 		pid_totals(t, r->pid, &s->totals);
@@ -349,26 +350,26 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
 	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
 
-	s->targets = xcalloc((size_t)d->ntargets, sizeof(*s->targets));
-	for (k = 0; k < d->ntargets; k++) {
-		if (!r->pid || (uint32_t)d->targets[k].pid == r->pid)
-			fill_target(d, &d->targets[k], &s->targets[s->ntargets++]);
+	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
+	for (k = 0; k < v->ntargets; k++) {
+		if (!r->pid || (uint32_t)v->targets[k].pid == r->pid)
+			fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
 		uint64_t traced = time_monotonic_ns() - t->start_ns;
 
 		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
-		s->options = d->options;
+		s->options = *v->options;
 	}
-	if (d->timeline.npoints) {
-		s->ntimeline = d->timeline.npoints;
+	if (v->timeline->npoints) {
+		s->ntimeline = v->timeline->npoints;
 		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
-		memcpy(s->timeline, d->timeline.points, s->ntimeline * sizeof(*s->timeline));
-		s->timeline_interval_ns = d->timeline.interval_ns;
+		memcpy(s->timeline, v->timeline->points, s->ntimeline * sizeof(*s->timeline));
+		s->timeline_interval_ns = v->timeline->interval_ns;
 	}
 
-	fill_truncations(d, r->pid, s);
+	fill_truncations(v, ends, r->pid, s);
 	if (!r->stacks)
 		return 0;
 	rank = xmalloc((size_t)(t->stacks.count ? t->stacks.count : 1) * sizeof(*rank));
@@ -390,10 +391,17 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	free(rank);
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	for (i = 0; i < n; i++)
-		fill_stack(d, sel[i], &s->stacks[i]);
+		fill_stack(v, ends, sel[i], &s->stacks[i]);
 	s->nstacks = n;
 	if (r->blocks || r->ages)
-		collect_blocks(d, r, sel, n, s);
+		collect_blocks(v, r, sel, n, s);
 	free(sel);
 	return 0;
+}
+
+void stack_ends_free(struct stack_ends *e)
+{
+	free(e->verdicts);
+	e->verdicts = NULL;
+	e->cap = 0;
 }

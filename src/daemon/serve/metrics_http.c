@@ -19,14 +19,14 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/daemon.h"
+#include "daemon/loop.h"
+#include "daemon/serve/metrics.h"
 #include "daemon/serve/metrics_http.h"
 #include "common/util.h"
 
 #define MAX_CLIENTS	  16
 #define MAX_REQUEST	  8192
 #define CLIENT_TIMEOUT_NS (10ull * 1000 * 1000 * 1000)
-#define MAX_LABEL_BYTES	  256 /* of a command line in a label */
 
 struct metrics_client {
 	int fd;
@@ -39,16 +39,10 @@ struct metrics_client {
 
 struct metrics_http {
 	int listen_fd;
+	int epfd;
+	const struct service *svc;
 	struct metrics_client *clients[MAX_CLIENTS];
 };
-
-static int add_fd(struct daemon *d, int fd, uint32_t tag, uint32_t index, uint32_t events)
-{
-	struct epoll_event ev = {.events = events};
-
-	ev.data.u64 = (uint64_t)tag << 32 | index;
-	return epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev);
-}
 
 /* "HOST:PORT", "[V6]:PORT" or "PORT" (then 127.0.0.1). */
 static int split_addr(const char *addr, char *host, size_t hostlen, const char **port)
@@ -102,11 +96,13 @@ int metrics_addr_valid(const char *addr)
 	return 1;
 }
 
-int metrics_http_listen(struct daemon *d, const char *addr, char *err, size_t errlen)
+struct metrics_http *metrics_http_listen(const char *addr, int epfd, const struct service *svc,
+					 char *err, size_t errlen)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
 	struct addrinfo *res = NULL;
+	struct metrics_http *m;
 	char host[128];
 	const char *port;
 	uint64_t portnum;
@@ -115,12 +111,12 @@ int metrics_http_listen(struct daemon *d, const char *addr, char *err, size_t er
 	if (split_addr(addr, host, sizeof(host), &port) || parse_u64(port, 65535, &portnum)) {
 		snprintf(err, errlen, "--metrics-listen %s: expected HOST:PORT with a numeric host",
 			 addr);
-		return -1;
+		return NULL;
 	}
 	rc = getaddrinfo(host, port, &hints, &res);
 	if (rc) {
 		snprintf(err, errlen, "--metrics-listen %s: %s", addr, gai_strerror(rc));
-		return -1;
+		return NULL;
 	}
 	fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
@@ -130,157 +126,77 @@ int metrics_http_listen(struct daemon *d, const char *addr, char *err, size_t er
 	}
 	freeaddrinfo(res);
 	res = NULL;
-	d->metrics = xcalloc(1, sizeof(*d->metrics));
-	d->metrics->listen_fd = fd;
-	if (add_fd(d, fd, TAG_METRICS_LISTEN, 0, EPOLLIN)) {
+	m = xcalloc(1, sizeof(*m));
+	m->listen_fd = fd;
+	m->epfd = epfd;
+	m->svc = svc;
+	if (loop_watch(epfd, fd, EPOLLIN, TAG_METRICS_LISTEN, 0)) {
 		snprintf(err, errlen, "--metrics-listen: epoll: %s", strerror(errno));
-		metrics_http_close(d);
-		return -1;
+		metrics_http_close(m);
+		return NULL;
 	}
 	log_msg("serving Prometheus metrics on http://%s%s%s:%s/metrics",
 		strchr(host, ':') ? "[" : "", host, strchr(host, ':') ? "]" : "", port);
-	return 0;
+	return m;
 fail:
 	if (fd >= 0)
 		close(fd);
 	if (res)
 		freeaddrinfo(res);
-	return -1;
+	return NULL;
 }
 
-static void client_close(struct daemon *d, uint32_t slot)
+static void client_close(struct metrics_http *m, uint32_t slot)
 {
-	struct metrics_client *c = d->metrics->clients[slot];
+	struct metrics_client *c = m->clients[slot];
 
 	if (!c)
 		return;
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	loop_unwatch(m->epfd, c->fd);
 	close(c->fd);
 	buf_free(&c->out);
 	free(c);
-	d->metrics->clients[slot] = NULL;
+	m->clients[slot] = NULL;
 }
 
-void metrics_http_close(struct daemon *d)
+void metrics_http_close(struct metrics_http *m)
 {
-	if (!d->metrics)
+	if (!m)
 		return;
 	for (uint32_t i = 0; i < MAX_CLIENTS; i++)
-		client_close(d, i);
-	close(d->metrics->listen_fd);
-	free(d->metrics);
-	d->metrics = NULL;
+		client_close(m, i);
+	close(m->listen_fd);
+	free(m);
 }
 
-void metrics_http_accept(struct daemon *d)
+void metrics_http_accept(struct metrics_http *m)
 {
 	for (;;) {
-		int fd = accept4(d->metrics->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		int fd = accept4(m->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		uint32_t slot;
 
 		if (fd < 0)
 			return; /* EAGAIN, or a connection that went away */
-		for (slot = 0; slot < MAX_CLIENTS && d->metrics->clients[slot]; slot++)
+		for (slot = 0; slot < MAX_CLIENTS && m->clients[slot]; slot++)
 			;
 		if (slot == MAX_CLIENTS) {
 			close(fd); /* busy: the scraper retries */
 			continue;
 		}
-		if (add_fd(d, fd, TAG_METRICS_CLIENT, slot, EPOLLIN)) {
+		if (loop_watch(m->epfd, fd, EPOLLIN, TAG_METRICS_CLIENT, slot)) {
 			close(fd);
 			continue;
 		}
-		d->metrics->clients[slot] = xcalloc(1, sizeof(struct metrics_client));
-		d->metrics->clients[slot]->fd = fd;
-		d->metrics->clients[slot]->start_ns = time_monotonic_ns();
-	}
-}
-
-/* ---- the exposition ------------------------------------------------------ */
-
-/* A later generation of the same pid (after an exec, or attached again). */
-static int superseded(const struct daemon *d, int i)
-{
-	for (int k = i + 1; k < d->ntargets; k++) {
-		if (d->targets[k].pid == d->targets[i].pid)
-			return 1;
-	}
-	return 0;
-}
-
-static void put_label_value(struct buf *b, const char *s)
-{
-	size_t n = 0;
-
-	for (; s && *s && n < MAX_LABEL_BYTES; s++, n++) {
-		if (*s == '\\' || *s == '"')
-			buf_printf(b, "\\%c", *s);
-		else if (*s == '\n')
-			buf_printf(b, "\\n");
-		else
-			buf_put(b, s, 1);
-	}
-}
-
-void metrics_render(struct daemon *d, struct buf *b)
-{
-	uint64_t lost[MT_LOST_SLOTS] = {0};
-
-	buf_printf(b, "# HELP memtrace_up 1 while memtraced serves metrics.\n"
-		      "# TYPE memtrace_up gauge\nmemtrace_up 1\n");
-	buf_printf(b,
-		   "# HELP memtrace_uptime_seconds Time since memtraced started.\n"
-		   "# TYPE memtrace_uptime_seconds gauge\nmemtrace_uptime_seconds %.3f\n",
-		   (double)(time_monotonic_ns() - d->start_ns) / 1e9);
-	buf_printf(b,
-		   "# HELP memtrace_events_received_total Events read from the BPF ring buffer.\n"
-		   "# TYPE memtrace_events_received_total counter\n"
-		   "memtrace_events_received_total %llu\n",
-		   (unsigned long long)d->tracker.events_received);
-	probes_read_lost(d->skel, lost, MT_LOST_SLOTS);
-	buf_printf(b, "# HELP memtrace_events_lost_total Events the ring buffer could not take, "
-		      "by kind.\n# TYPE memtrace_events_lost_total counter\n");
-	for (unsigned k = 0; k < MT_LOST_SLOTS && k < MT_LOST_KIND_COUNT; k++)
-		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
-			   mt_lost_kind_name(k), (unsigned long long)lost[k]);
-	for (size_t m = 0; m < MT_NCOUNTERS; m++) {
-		const struct mt_counter_desc *desc = &mt_counter_descs[m];
-
-		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus, desc->help,
-			   desc->prometheus, desc->prometheus_type);
-		for (int i = 0; i < d->ntargets; i++) {
-			const struct target *tg = &d->targets[i];
-			const struct tracker_target *tt =
-			    tracker_find_space(&d->tracker, tg->space);
-			uint64_t v = 0;
-
-			if (superseded(d, i))
-				continue; /* one series per pid: its newest generation */
-
-			if (tt)
-				v = mt_counter_get(&tt->c, m);
-			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg->pid);
-			put_label_value(b, tg->command);
-			if (desc->unit == MT_UNIT_NS)
-				buf_printf(b, "\"} %.9f\n", (double)v / 1e9);
-			else
-				buf_printf(b, "\"} %llu\n", (unsigned long long)v);
-		}
-	}
-	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
-		      "# TYPE memtrace_target_state gauge\n");
-	for (int i = 0; i < d->ntargets; i++) {
-		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", d->targets[i].pid);
-		put_label_value(b, d->targets[i].command);
-		buf_printf(b, "\",state=\"%s\"} 1\n",
-			   snap_target_state_name((uint32_t)d->targets[i].state));
+		m->clients[slot] = xcalloc(1, sizeof(struct metrics_client));
+		m->clients[slot]->fd = fd;
+		m->clients[slot]->start_ns = time_monotonic_ns();
 	}
 }
 
 /* ---- one request --------------------------------------------------------- */
 
-static void respond(struct daemon *d, struct metrics_client *c, int status, const char *reason,
-		    const char *type, const struct buf *body)
+static void respond(struct metrics_http *m, struct metrics_client *c, int status,
+		    const char *reason, const char *type, const struct buf *body)
 {
 	buf_printf(&c->out,
 		   "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n"
@@ -293,26 +209,29 @@ static void respond(struct daemon *d, struct metrics_client *c, int status, cons
 }
 
 /* A complete request head is in c->in: answer it. */
-static void handle_request(struct daemon *d, struct metrics_client *c)
+static void handle_request(struct metrics_http *m, struct metrics_client *c)
 {
 	char method[16], target[256];
 	struct buf body = {0};
 
 	if (sscanf(c->in, "%15s %255s HTTP/1.", method, target) != 2) {
-		respond(d, c, 400, "Bad Request", "text/plain", NULL);
+		respond(m, c, 400, "Bad Request", "text/plain", NULL);
 		return;
 	}
 	if (strcmp(method, "GET") && strcmp(method, "HEAD")) {
-		respond(d, c, 405, "Method Not Allowed", "text/plain", NULL);
+		respond(m, c, 405, "Method Not Allowed", "text/plain", NULL);
 		return;
 	}
 	if (strcmp(target, "/metrics") && strncmp(target, "/metrics?", 9)) {
-		respond(d, c, 404, "Not Found", "text/plain", NULL);
+		respond(m, c, 404, "Not Found", "text/plain", NULL);
 		return;
 	}
-	daemon_consume(d); /* the numbers as of now */
-	metrics_render(d, &body);
-	respond(d, c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", &body);
+	struct daemon_view view;
+
+	m->svc->drain(m->svc->ctx); /* the numbers as of now */
+	m->svc->view(m->svc->ctx, &view);
+	metrics_render(&view, &body);
+	respond(m, c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", &body);
 	if (!strcmp(method, "HEAD")) /* the head only */
 		c->out.len -= body.len;
 	buf_free(&body);
@@ -333,9 +252,9 @@ static int flush_out(struct metrics_client *c)
 	return 1; /* all sent */
 }
 
-void metrics_http_client_event(struct daemon *d, uint32_t slot, uint32_t events)
+void metrics_http_client_event(struct metrics_http *m, uint32_t slot, uint32_t events)
 {
-	struct metrics_client *c = slot < MAX_CLIENTS ? d->metrics->clients[slot] : NULL;
+	struct metrics_client *c = slot < MAX_CLIENTS ? m->clients[slot] : NULL;
 	int rc;
 
 	if (!c)
@@ -346,17 +265,17 @@ void metrics_http_client_event(struct daemon *d, uint32_t slot, uint32_t events)
 		if (n < 0 && (errno == EAGAIN || errno == EINTR))
 			return;
 		if (n <= 0) {
-			client_close(d, slot);
+			client_close(m, slot);
 			return;
 		}
 		c->inlen += (size_t)n;
 		c->in[c->inlen] = '\0';
 		if (memchr(c->in, '\0', c->inlen)) {
-			respond(d, c, 400, "Bad Request", "text/plain", NULL);
+			respond(m, c, 400, "Bad Request", "text/plain", NULL);
 		} else if (strstr(c->in, "\r\n\r\n") || strstr(c->in, "\n\n")) {
-			handle_request(d, c);
+			handle_request(m, c);
 		} else if (c->inlen == sizeof(c->in) - 1) {
-			respond(d, c, 431, "Request Header Fields Too Large", "text/plain", NULL);
+			respond(m, c, 431, "Request Header Fields Too Large", "text/plain", NULL);
 		} else {
 			return; /* more to come */
 		}
@@ -364,26 +283,23 @@ void metrics_http_client_event(struct daemon *d, uint32_t slot, uint32_t events)
 	}
 	rc = flush_out(c);
 	if (rc < 0 || (rc > 0 && c->outpos == c->out.len)) {
-		client_close(d, slot);
+		client_close(m, slot);
 		return;
 	}
 	if (rc == 0) { /* wait until the socket can take more */
-		struct epoll_event ev = {.events = EPOLLOUT};
-
-		ev.data.u64 = (uint64_t)TAG_METRICS_CLIENT << 32 | slot;
-		epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev);
+		loop_rewatch(m->epfd, c->fd, EPOLLOUT, TAG_METRICS_CLIENT, slot);
 	}
 	(void)events;
 }
 
-void metrics_http_tick(struct daemon *d, uint64_t now_ns)
+void metrics_http_tick(struct metrics_http *m, uint64_t now_ns)
 {
-	if (!d->metrics)
+	if (!m)
 		return;
 	for (uint32_t i = 0; i < MAX_CLIENTS; i++) {
-		struct metrics_client *c = d->metrics->clients[i];
+		struct metrics_client *c = m->clients[i];
 
 		if (c && now_ns - c->start_ns > CLIENT_TIMEOUT_NS)
-			client_close(d, i);
+			client_close(m, i);
 	}
 }

@@ -6,7 +6,7 @@
  * Only root and members of the "memtrace" group may connect (SO_PEERCRED),
  * as the socket's mode 0660 already says to the filesystem.
  *
- * Bounds (docs/reliability.md): a client has d->client_timeout_ns from its
+ * Bounds (docs/reliability.md): a client has client_timeout_ns from its
  * connect to send its line and read the whole reply, or it is dropped; the
  * replies waiting in the daemon for slow readers may hold at most
  * MAX_PENDING_OUTPUT bytes in all, past which a request gets "busy".
@@ -24,13 +24,33 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/daemon.h"
+#include "daemon/loop.h"
+#include "daemon/serve/collect.h"
+#include "daemon/serve/server.h"
+#include "common/proto.h"
 #include "common/util.h"
 
 #define MEMTRACE_GROUP	   "memtrace"
 #define MAX_CLIENTS	   256
 #define LISTEN_BACKLOG	   256
 #define MAX_PENDING_OUTPUT (256u << 20)
+
+struct server {
+	int listen_fd;
+	int lock_fd; /* flock()ed: which daemon owns the socket path */
+	int epfd;
+	char *socket_path;
+	char *lock_path;
+	const struct service *svc;
+	struct client **clients;    /* open connections by slot; NULL = free */
+	int nclients;		    /* slots */
+	uint64_t client_timeout_ns; /* a client must be done within this */
+	uint64_t pending_output;    /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out; /* dropped at their deadline */
+	uint64_t clients_refused;   /* turned away: every slot taken */
+	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
+	struct stack_ends ends;	    /* collect.c's cache */
+};
 
 struct client {
 	int fd;
@@ -83,18 +103,19 @@ static int peer_allowed(int fd)
 	return 0;
 }
 
-int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
+struct server *server_listen(const char *path, int epfd, const struct service *svc,
+			     uint64_t client_timeout_ns, char *err, size_t errlen)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
+	struct server *srv;
 	struct stat st;
 	char *dir, *slash;
 	gid_t gid;
 	int fd;
 
-	d->listen_fd = d->lock_fd = -1;
 	if (strlen(path) >= sizeof(addr.sun_path)) {
 		snprintf(err, errlen, "socket path %s is too long", path);
-		return -1;
+		return NULL;
 	}
 	strcpy(addr.sun_path, path);
 	/* The default directory is ours to create; others must exist. */
@@ -107,20 +128,25 @@ int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
 		} else if (errno != EEXIST) {
 			snprintf(err, errlen, "cannot create %s: %s", dir, strerror(errno));
 			free(dir);
-			return -1;
+			return NULL;
 		}
 		free(dir);
 	}
+	srv = xcalloc(1, sizeof(*srv));
+	srv->listen_fd = -1;
+	srv->epfd = epfd;
+	srv->svc = svc;
+	srv->client_timeout_ns = client_timeout_ns;
 	/* The lock decides which daemon owns the path; the socket itself may be
 	 * a stale leftover of one that was killed. */
-	d->lock_path = xmalloc(strlen(path) + 6);
-	sprintf(d->lock_path, "%s.lock", path);
-	d->lock_fd = open(d->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
-	if (d->lock_fd < 0) {
-		snprintf(err, errlen, "cannot open %s: %s", d->lock_path, strerror(errno));
+	srv->lock_path = xmalloc(strlen(path) + 6);
+	sprintf(srv->lock_path, "%s.lock", path);
+	srv->lock_fd = open(srv->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	if (srv->lock_fd < 0) {
+		snprintf(err, errlen, "cannot open %s: %s", srv->lock_path, strerror(errno));
 		goto fail_nolock;
 	}
-	if (flock(d->lock_fd, LOCK_EX | LOCK_NB)) {
+	if (flock(srv->lock_fd, LOCK_EX | LOCK_NB)) {
 		snprintf(err, errlen, "another memtraced is serving %s", path);
 		goto fail_nolock;
 	}
@@ -142,54 +168,65 @@ int server_listen(struct daemon *d, const char *path, char *err, size_t errlen)
 	chmod(path, 0660);
 	if (!group_id(&gid) && chown(path, 0, gid))
 		log_msg("cannot give %s to group %s: %s", path, MEMTRACE_GROUP, strerror(errno));
-	d->listen_fd = fd;
-	d->socket_path = xstrdup(path);
-	return 0;
+	srv->listen_fd = fd;
+	srv->socket_path = xstrdup(path);
+	if (loop_watch(epfd, fd, EPOLLIN, TAG_LISTEN, 0)) {
+		snprintf(err, errlen, "cannot listen on %s: epoll: %s", path, strerror(errno));
+		server_close(srv);
+		return NULL;
+	}
+	return srv;
 fail:
-	unlink(d->lock_path);
+	unlink(srv->lock_path);
 fail_nolock:
-	if (d->lock_fd >= 0)
-		close(d->lock_fd);
-	d->lock_fd = -1;
-	free(d->lock_path);
-	d->lock_path = NULL;
-	return -1;
+	if (srv->lock_fd >= 0)
+		close(srv->lock_fd);
+	free(srv->lock_path);
+	free(srv);
+	return NULL;
 }
 
-static void client_close(struct daemon *d, int slot)
+const char *server_path(const struct server *s)
 {
-	struct client *c = d->clients[slot];
+	return s->socket_path;
+}
 
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, c->fd, NULL);
+static void client_close(struct server *srv, int slot)
+{
+	struct client *c = srv->clients[slot];
+
+	loop_unwatch(srv->epfd, c->fd);
 	close(c->fd);
-	d->pending_output -= c->out.len - c->outpos;
+	srv->pending_output -= c->out.len - c->outpos;
 	buf_free(&c->out);
 	free(c);
-	d->clients[slot] = NULL;
+	srv->clients[slot] = NULL;
 }
 
-void server_close(struct daemon *d)
+void server_close(struct server *srv)
 {
 	int i;
 
-	for (i = 0; i < d->nclients; i++) {
-		if (d->clients[i])
-			client_close(d, i);
+	if (!srv)
+		return;
+	for (i = 0; i < srv->nclients; i++) {
+		if (srv->clients[i])
+			client_close(srv, i);
 	}
-	free(d->clients);
-	d->clients = NULL;
-	if (d->listen_fd >= 0) {
-		close(d->listen_fd);
-		unlink(d->socket_path);
+	free(srv->clients);
+	srv->clients = NULL;
+	if (srv->listen_fd >= 0) {
+		close(srv->listen_fd);
+		unlink(srv->socket_path);
 	}
-	if (d->lock_fd >= 0) {
-		unlink(d->lock_path);
-		close(d->lock_fd);
+	if (srv->lock_fd >= 0) {
+		unlink(srv->lock_path);
+		close(srv->lock_fd);
 	}
-	free(d->socket_path);
-	free(d->lock_path);
-	d->socket_path = d->lock_path = NULL;
-	d->listen_fd = d->lock_fd = -1;
+	free(srv->socket_path);
+	free(srv->lock_path);
+	stack_ends_free(&srv->ends);
+	free(srv);
 }
 
 static void reply(struct client *c, int status, const void *payload, size_t len)
@@ -206,9 +243,11 @@ static void reply_error(struct client *c, const char *msg)
 	reply(c, 1, msg, strlen(msg));
 }
 
-static void handle_request(struct daemon *d, struct client *c, size_t len)
+static void handle_request(struct server *srv, struct client *c, size_t len)
 {
+	const struct service *svc = srv->svc;
 	struct proto_request req;
+	struct daemon_view view;
 	struct snapshot snap;
 	char err[256];
 	uint8_t *bytes;
@@ -218,23 +257,23 @@ static void handle_request(struct daemon *d, struct client *c, size_t len)
 		reply_error(c, err);
 		return;
 	}
-	if (d->pending_output > MAX_PENDING_OUTPUT) {
-		d->clients_busy++;
+	if (srv->pending_output > MAX_PENDING_OUTPUT) {
+		srv->clients_busy++;
 		reply_error(c, "busy: too many unread replies, try again");
 		return;
 	}
-	daemon_consume(d); /* include everything queued before the request */
-	if (req.command == PROTO_CMD_RESET_PEAK) {
-		tracker_reset_peak(&d->tracker, time_monotonic_ns());
-		log_msg("peak reset at %llu live bytes",
-			(unsigned long long)d->tracker.totals.live_bytes);
-	}
-	if ((req.command == PROTO_CMD_ATTACH && daemon_attach(d, (int)req.pid, err, sizeof(err))) ||
-	    (req.command == PROTO_CMD_DETACH && daemon_detach(d, (int)req.pid, err, sizeof(err)))) {
+	svc->drain(svc->ctx); /* include everything queued before the request */
+	if (req.command == PROTO_CMD_RESET_PEAK)
+		svc->reset_peak(svc->ctx);
+	if ((req.command == PROTO_CMD_ATTACH &&
+	     svc->attach(svc->ctx, (int)req.pid, err, sizeof(err))) ||
+	    (req.command == PROTO_CMD_DETACH &&
+	     svc->detach(svc->ctx, (int)req.pid, err, sizeof(err)))) {
 		reply_error(c, err);
 		return;
 	}
-	if (collect_snapshot(d, &req, &snap, err, sizeof(err))) {
+	svc->view(svc->ctx, &view);
+	if (collect_snapshot(&view, &srv->ends, &req, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
 	}
@@ -261,44 +300,43 @@ static int client_flush(struct client *c)
 	return 1;
 }
 
-/* Flush a client of the table, keeping d->pending_output in step. */
-static int client_flush_counted(struct daemon *d, struct client *c)
+/* Flush a client of the table, keeping srv->pending_output in step. */
+static int client_flush_counted(struct server *srv, struct client *c)
 {
 	size_t before = c->outpos;
 	int done = client_flush(c);
 
-	d->pending_output -= c->outpos - before;
+	srv->pending_output -= c->outpos - before;
 	return done;
 }
 
 /* Drop clients past their deadline: one that never sends its line, or never
  * reads its reply, holds a slot and memory for at most the timeout. */
-void server_expire(struct daemon *d, uint64_t now_ns)
+void server_expire(struct server *srv, uint64_t now_ns)
 {
 	int i;
 
-	for (i = 0; i < d->nclients; i++) {
-		if (d->clients[i] && now_ns >= d->clients[i]->deadline_ns) {
-			d->clients_timed_out++;
+	for (i = 0; i < srv->nclients; i++) {
+		if (srv->clients[i] && now_ns >= srv->clients[i]->deadline_ns) {
+			srv->clients_timed_out++;
 			log_msg("dropped a client that did not finish within %.1f s (%s)",
-				(double)d->client_timeout_ns / 1e9,
-				d->clients[i]->out.len ? "it does not read its reply"
-						       : "it sent no complete request");
-			client_close(d, i);
+				(double)srv->client_timeout_ns / 1e9,
+				srv->clients[i]->out.len ? "it does not read its reply"
+							 : "it sent no complete request");
+			client_close(srv, i);
 		}
 	}
 }
 
-void server_accept(struct daemon *d)
+void server_accept(struct server *srv)
 {
-	struct epoll_event ev = {.events = EPOLLIN};
 	struct client *c;
 	int fd, slot;
 
-	while ((fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
+	while ((fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
-		c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
+		c->deadline_ns = time_monotonic_ns() + srv->client_timeout_ns;
 		if (!peer_allowed(fd)) {
 			reply_error(c, "permission denied: only root and group " MEMTRACE_GROUP
 				       " may use memtraced");
@@ -308,11 +346,11 @@ void server_accept(struct daemon *d)
 			free(c);
 			continue;
 		}
-		for (slot = 0; slot < d->nclients && d->clients[slot]; slot++)
+		for (slot = 0; slot < srv->nclients && srv->clients[slot]; slot++)
 			;
-		if (slot == d->nclients) {
-			if (d->nclients == MAX_CLIENTS) {
-				d->clients_refused++;
+		if (slot == srv->nclients) {
+			if (srv->nclients == MAX_CLIENTS) {
+				srv->clients_refused++;
 				reply_error(c, "too many clients");
 				client_flush(c);
 				close(fd);
@@ -320,30 +358,28 @@ void server_accept(struct daemon *d)
 				free(c);
 				continue;
 			}
-			d->clients =
-			    xrealloc(d->clients, (size_t)(d->nclients + 1) * sizeof(*d->clients));
-			d->clients[d->nclients++] = NULL;
+			srv->clients = xrealloc(srv->clients, (size_t)(srv->nclients + 1) *
+								  sizeof(*srv->clients));
+			srv->clients[srv->nclients++] = NULL;
 		}
-		d->clients[slot] = c;
-		ev.data.u64 = (uint64_t)TAG_CLIENT << 32 | (uint32_t)slot;
-		if (epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev))
-			client_close(d, slot);
+		srv->clients[slot] = c;
+		if (loop_watch(srv->epfd, fd, EPOLLIN, TAG_CLIENT, (uint32_t)slot))
+			client_close(srv, slot);
 	}
 }
 
-void server_client_event(struct daemon *d, int slot, uint32_t events)
+void server_client_event(struct server *srv, int slot, uint32_t events)
 {
 	struct client *c;
-	struct epoll_event ev = {.events = EPOLLOUT};
 	char *nl;
 	ssize_t n;
 
-	if (slot < 0 || slot >= d->nclients || !(c = d->clients[slot]))
+	if (slot < 0 || slot >= srv->nclients || !(c = srv->clients[slot]))
 		return;
 	if (c->out.len) {
 		/* replying: only writability matters */
-		if (client_flush_counted(d, c))
-			client_close(d, slot);
+		if (client_flush_counted(srv, c))
+			client_close(srv, slot);
 		return;
 	}
 	for (;;) {
@@ -351,13 +387,13 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
 			return;
 		if (n <= 0) {
-			client_close(d, slot);
+			client_close(srv, slot);
 			return;
 		}
 		c->inlen += (size_t)n;
 		nl = memchr(c->in, '\n', c->inlen);
 		if (nl) {
-			handle_request(d, c, (size_t)(nl - c->in) + 1);
+			handle_request(srv, c, (size_t)(nl - c->in) + 1);
 			break;
 		}
 		if (c->inlen == sizeof(c->in)) {
@@ -365,12 +401,11 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 			break;
 		}
 	}
-	d->pending_output += c->out.len;
-	if (client_flush_counted(d, c)) {
-		client_close(d, slot);
+	srv->pending_output += c->out.len;
+	if (client_flush_counted(srv, c)) {
+		client_close(srv, slot);
 		return;
 	}
-	ev.data.u64 = (uint64_t)TAG_CLIENT << 32 | (uint32_t)slot;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
-		client_close(d, slot);
+	if (loop_rewatch(srv->epfd, c->fd, EPOLLOUT, TAG_CLIENT, (uint32_t)slot))
+		client_close(srv, slot);
 }

@@ -20,6 +20,7 @@
 #include "daemon/symbols/elfsym.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyoffsets.h"
+#include "daemon/proc/linkmap.h"
 #include "common/util.h"
 
 struct code_info {
@@ -267,7 +268,7 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 
 	if (whylen)
 		why[0] = 0;
-	n = allocator_search_order(pid, &paths);
+	n = linkmap_search_order(pid, &paths);
 	for (i = 0; i < n && !runtime; i++) {
 		runtime = dynsym_value(paths[i], "_PyRuntime");
 		if (!runtime)

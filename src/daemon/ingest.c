@@ -1,0 +1,76 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Ingest: every ring buffer record goes to the tracker (the accounting
+ * core), in the order the BPF programs wrote them; the control events among
+ * them (exec, ld.so, fork, match) then move the targets on (exec.c,
+ * targets.c). A new stack is noted while its process is alive, so that its
+ * modules and Python code objects can be read later.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <bpf/libbpf.h>
+
+#include "daemon/daemon.h"
+#include "daemon/exec.h"
+#include "daemon/ingest.h"
+#include "daemon/targets.h"
+#include "daemon/attach/allocator.h"
+#include "daemon/attach/probes.h"
+#include "daemon/symbols/pystacks.h"
+#include "daemon/symbols/symbolize.h"
+#include "common/util.h"
+
+static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
+
+static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+{
+	struct daemon *d = ctx;
+	const struct mt_event *ev = data;
+
+	if (debug_events && len >= sizeof(*ev))
+		fprintf(stderr,
+			"event kind=%u func=%s tid=%u addr=%#llx old=%#llx size=%llu frames=%u\n",
+			ev->kind, allocator_func_name(ev->func), ev->tid,
+			(unsigned long long)ev->addr, (unsigned long long)ev->old_addr,
+			(unsigned long long)ev->size, ev->nframes);
+	tracker_event(&d->tracker, data, len);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
+		target_exec_event(d, ev->tgid, ev->addr == 1);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
+		target_ldso_event(d, ev->tgid);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
+		target_forked(d, ev->tgid, (int)ev->addr);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
+		target_matched(d, (int)ev->tgid);
+	return 0;
+}
+
+void ingest_drain(struct daemon *d)
+{
+	if (d->rb)
+		ring_buffer__consume(d->rb);
+}
+
+static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)
+{
+	struct daemon *d = arg;
+
+	uint32_t native = 0;
+
+	while (native < n && !(frames[native] & MT_PY_WORD))
+		native++;
+	/* while the process is alive: learn the modules these frames are in */
+	symbolizer_note(d->sym, (int)tgid, frames, native);
+	/* and read the code objects of its Python frames */
+	if (native < n)
+		pystacks_note(d->py, (int)tgid, frames + native, n - native);
+}
+
+int ingest_open(struct daemon *d)
+{
+	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
+	d->tracker.on_new_stack = on_new_stack;
+	d->tracker.on_new_stack_arg = d;
+	d->rb = ring_buffer__new(probes_ringbuf_fd(d->skel), handle_ringbuf_event, d, NULL);
+	return d->rb ? 0 : -1;
+}

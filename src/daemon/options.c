@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memtraced's command line: the options, their checks and defaults. Bad
+ * input is one line on stderr and exit code 2 (parse_options returns it).
+ */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "daemon/options.h"
+#include "daemon/serve/metrics_http.h"
+#include "common/proto.h"
+#include "common/util.h"
+#include "memtrace/event.h"
+
+/*
+ * Default bounds, sized from the machine's RAM so that the daemon can never
+ * take the host's memory: live blocks may use a quarter of it at 128 bytes
+ * each (a 32-byte slot at the heap table's lowest load, doubled while it
+ * grows), stacks a sixteenth at 1 KiB each (entry, index and 64 frames).
+ */
+#define LIVE_BLOCK_COST 128
+#define STACK_COST	1024
+#define UNSET		UINT64_MAX
+
+static void usage(FILE *f)
+{
+	fprintf(f,
+		"usage: memtraced [options] --pid PID\n"
+		"       memtraced [options] -- COMMAND [ARGS...]\n"
+		"       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
+		"\n"
+		"Trace every allocation of a running process (--pid) or of a command it\n"
+		"starts, and serve reports to memtracectl on a Unix socket.\n"
+		"\n"
+		"  -p, --pid PID              attach to a running process\n"
+		"  -s, --socket PATH          listen here (default %s)\n"
+		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
+		"                             the kernel's bpf_get_stack (slower, see docs)\n"
+		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
+		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
+		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
+		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
+		"      --client-timeout S     drop clients not done in S s (default 10)\n"
+		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+		"      --temporary-threshold N  a block freed before N more allocations of its\n"
+		"                             thread is temporary (default 1; 0: off)\n"
+		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
+		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+		"                             (exact object counts; slow: see docs/python.md)\n"
+		"      --follow-forks         trace the children a target forks, from their\n"
+		"                             first call, each under its own pid\n"
+		"      --comm NAME            whole host: trace every process named NAME, running\n"
+		"                             now or started later (from its first instruction)\n"
+		"      --exe PATH             whole host: the same for processes running PATH\n"
+		"      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
+		"  -h, --help                 this help\n"
+		"  -V, --version              print the version\n",
+		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
+}
+
+static int usage_error(const char *msg, const char *arg)
+{
+	fprintf(stderr, "memtraced: %s%s%s (see memtraced --help)\n", msg, arg ? ": " : "",
+		arg ? arg : "");
+	return 2;
+}
+
+int parse_options(int argc, char **argv, struct options *o)
+{
+	enum {
+		OPT_DEPTH = 256,
+		OPT_RINGBUF,
+		OPT_MAX_LIVE,
+		OPT_MAX_STACKS,
+		OPT_WALKER,
+		OPT_SAMPLE,
+		OPT_CLIENT_TIMEOUT,
+		OPT_TEMPORARY,
+		OPT_METRICS,
+		OPT_PYALLOC,
+		OPT_FOLLOW,
+		OPT_COMM,
+		OPT_EXE,
+		OPT_MAX_TARGETS
+	};
+	static const struct option longopts[] = {
+	    {"pid", required_argument, NULL, 'p'},
+	    {"socket", required_argument, NULL, 's'},
+	    {"stack-depth", required_argument, NULL, OPT_DEPTH},
+	    {"stack-walker", required_argument, NULL, OPT_WALKER},
+	    {"ring-buffer-size", required_argument, NULL, OPT_RINGBUF},
+	    {"max-live-blocks", required_argument, NULL, OPT_MAX_LIVE},
+	    {"max-stacks", required_argument, NULL, OPT_MAX_STACKS},
+	    {"sample-interval", required_argument, NULL, OPT_SAMPLE},
+	    {"client-timeout", required_argument, NULL, OPT_CLIENT_TIMEOUT},
+	    {"temporary-threshold", required_argument, NULL, OPT_TEMPORARY},
+	    {"metrics-listen", required_argument, NULL, OPT_METRICS},
+	    {"python-allocators", no_argument, NULL, OPT_PYALLOC},
+	    {"follow-forks", no_argument, NULL, OPT_FOLLOW},
+	    {"comm", required_argument, NULL, OPT_COMM},
+	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
+	uint64_t v;
+	int c;
+
+	memset(o, 0, sizeof(*o));
+	o->socket_path =
+	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
+	o->stack_depth = 64;
+	o->ring_buffer_bytes = 32u << 20;
+	o->sample_interval_ms = 1000;
+	o->client_timeout_s = 10;
+	o->max_live_blocks = o->max_stacks = UNSET;
+	o->temporary_threshold = 1;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'p':
+			if (parse_u64(optarg, 1u << 22, &v) || !v)
+				return usage_error("bad pid", optarg);
+			o->pid = (int)v;
+			break;
+		case 's':
+			o->socket_path = optarg;
+			break;
+		case OPT_DEPTH:
+			if (parse_u64(optarg, MT_MAX_FRAMES, &v) || !v)
+				return usage_error("bad --stack-depth", optarg);
+			o->stack_depth = (uint32_t)v;
+			break;
+		case OPT_WALKER:
+			if (!strcmp(optarg, "fp"))
+				o->stack_walker = MT_WALK_FP;
+			else if (!strcmp(optarg, "kernel"))
+				o->stack_walker = MT_WALK_KERNEL;
+			else
+				return usage_error("--stack-walker must be fp or kernel", optarg);
+			break;
+		case OPT_RINGBUF:
+			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
+				return usage_error("--ring-buffer-size must be a power of two "
+						   "between 4096 and 1 GiB",
+						   optarg);
+			o->ring_buffer_bytes = v;
+			break;
+		case OPT_MAX_LIVE:
+			if (parse_u64(optarg, UINT64_MAX, &v))
+				return usage_error("bad --max-live-blocks", optarg);
+			o->max_live_blocks = v;
+			break;
+		case OPT_MAX_STACKS:
+			if (parse_u64(optarg, UINT32_MAX - 1, &v))
+				return usage_error("bad --max-stacks", optarg);
+			o->max_stacks = v;
+			break;
+		case OPT_SAMPLE:
+			if (parse_u64(optarg, 86400000, &v) || v < 10)
+				return usage_error("--sample-interval must be 10 to 86400000 ms",
+						   optarg);
+			o->sample_interval_ms = v;
+			break;
+		case OPT_CLIENT_TIMEOUT:
+			if (parse_u64(optarg, 3600, &v) || !v)
+				return usage_error("--client-timeout must be 1 to 3600 seconds",
+						   optarg);
+			o->client_timeout_s = v;
+			break;
+		case OPT_TEMPORARY:
+			if (parse_u64(optarg, 1000000, &v))
+				return usage_error("--temporary-threshold must be 0 to 1000000",
+						   optarg);
+			o->temporary_threshold = v;
+			break;
+		case OPT_METRICS:
+			if (!metrics_addr_valid(optarg))
+				return usage_error(
+				    "bad --metrics-listen (expected HOST:PORT with a "
+				    "numeric host, or PORT)",
+				    optarg);
+			o->metrics_listen = optarg;
+			break;
+		case OPT_PYALLOC:
+			o->python_allocators = 1;
+			break;
+		case OPT_FOLLOW:
+			o->follow_forks = 1;
+			break;
+		case OPT_COMM:
+			if (!optarg[0] || strlen(optarg) > 15 || strchr(optarg, '/'))
+				return usage_error("--comm takes a process name of 1 to 15 "
+						   "characters (as in /proc/PID/comm)",
+						   optarg);
+			o->match_comm = optarg;
+			break;
+		case OPT_EXE:
+			if (optarg[0] != '/')
+				return usage_error("--exe takes an absolute path", optarg);
+			o->match_exe = optarg;
+			break;
+		case OPT_MAX_TARGETS:
+			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)
+				return usage_error("--max-targets takes 1 to 1000", optarg);
+			break;
+		case 'h':
+			usage(stdout);
+			exit(0);
+		case 'V':
+			printf("memtraced %s\n", MEMTRACE_VERSION);
+			exit(0);
+		default:
+			return usage_error("unknown or incomplete option", argv[optind - 1]);
+		}
+	}
+	if (optind < argc)
+		o->command = &argv[optind];
+	if (o->pid && o->command)
+		return usage_error("give either --pid or a command, not both", NULL);
+	if (o->match_comm && o->match_exe)
+		return usage_error("give either --comm or --exe, not both", NULL);
+	if ((o->match_comm || o->match_exe) && (o->pid || o->command))
+		return usage_error("--comm and --exe select their own targets: no --pid or command",
+				   NULL);
+	if (!o->max_targets)
+		o->max_targets = 64;
+	return 0;
+}
+
+void default_limits(struct options *o)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+	uint64_t ram = pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 1ull << 30;
+
+	if (o->max_live_blocks == UNSET)
+		o->max_live_blocks = ram / 4 / LIVE_BLOCK_COST;
+	if (o->max_stacks == UNSET) {
+		o->max_stacks = ram / 16 / STACK_COST;
+		if (o->max_stacks > UINT32_MAX - 1)
+			o->max_stacks = UINT32_MAX - 1;
+	}
+}

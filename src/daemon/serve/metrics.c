@@ -1,0 +1,91 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The Prometheus text exposition (format 0.0.4) of the daemon's state:
+ * every counter of include/memtrace/counters.h per target (one series per
+ * pid, its newest generation), lost events by kind, target states. Served by
+ * metrics_http.c; a pure function of the view, so it is unit tested.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "daemon/serve/metrics.h"
+#include "daemon/targets.h"
+#include "daemon/core/tracker.h"
+#include "common/util.h"
+
+#define MAX_LABEL_BYTES 256 /* of a command line in a label */
+
+/* A later generation of the same pid (after an exec, or attached again). */
+static int superseded(const struct daemon_view *d, int i)
+{
+	for (int k = i + 1; k < d->ntargets; k++) {
+		if (d->targets[k].pid == d->targets[i].pid)
+			return 1;
+	}
+	return 0;
+}
+
+static void put_label_value(struct buf *b, const char *s)
+{
+	size_t n = 0;
+
+	for (; s && *s && n < MAX_LABEL_BYTES; s++, n++) {
+		if (*s == '\\' || *s == '"')
+			buf_printf(b, "\\%c", *s);
+		else if (*s == '\n')
+			buf_printf(b, "\\n");
+		else
+			buf_put(b, s, 1);
+	}
+}
+
+void metrics_render(const struct daemon_view *d, struct buf *b)
+{
+	buf_printf(b, "# HELP memtrace_up 1 while memtraced serves metrics.\n"
+		      "# TYPE memtrace_up gauge\nmemtrace_up 1\n");
+	buf_printf(b,
+		   "# HELP memtrace_uptime_seconds Time since memtraced started.\n"
+		   "# TYPE memtrace_uptime_seconds gauge\nmemtrace_uptime_seconds %.3f\n",
+		   (double)(time_monotonic_ns() - d->start_ns) / 1e9);
+	buf_printf(b,
+		   "# HELP memtrace_events_received_total Events read from the BPF ring buffer.\n"
+		   "# TYPE memtrace_events_received_total counter\n"
+		   "memtrace_events_received_total %llu\n",
+		   (unsigned long long)d->tracker->events_received);
+	buf_printf(b, "# HELP memtrace_events_lost_total Events the ring buffer could not take, "
+		      "by kind.\n# TYPE memtrace_events_lost_total counter\n");
+	for (unsigned k = 0; k < MT_LOST_KIND_COUNT; k++)
+		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
+			   mt_lost_kind_name(k), (unsigned long long)d->events_lost[k]);
+	for (size_t m = 0; m < MT_NCOUNTERS; m++) {
+		const struct mt_counter_desc *desc = &mt_counter_descs[m];
+
+		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus, desc->help,
+			   desc->prometheus, desc->prometheus_type);
+		for (int i = 0; i < d->ntargets; i++) {
+			const struct target *tg = &d->targets[i];
+			const struct tracker_target *tt = tracker_find_space(d->tracker, tg->space);
+			uint64_t v = 0;
+
+			if (superseded(d, i))
+				continue; /* one series per pid: its newest generation */
+
+			if (tt)
+				v = mt_counter_get(&tt->c, m);
+			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg->pid);
+			put_label_value(b, tg->command);
+			if (desc->unit == MT_UNIT_NS)
+				buf_printf(b, "\"} %.9f\n", (double)v / 1e9);
+			else
+				buf_printf(b, "\"} %llu\n", (unsigned long long)v);
+		}
+	}
+	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
+		      "# TYPE memtrace_target_state gauge\n");
+	for (int i = 0; i < d->ntargets; i++) {
+		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", d->targets[i].pid);
+		put_label_value(b, d->targets[i].command);
+		buf_printf(b, "\",state=\"%s\"} 1\n",
+			   snap_target_state_name((uint32_t)d->targets[i].state));
+	}
+}

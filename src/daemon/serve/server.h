@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The Unix socket server (server.c): one request line in, one reply frame
+ * out (common/proto.h), every client bounded in time and memory. It acts on
+ * the daemon only through the service it is given.
+ */
+#ifndef MEMTRACE_SERVE_SERVER_H
+#define MEMTRACE_SERVE_SERVER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/serve/service.h"
+
+struct server;
+
+/* Claim path (a lock beside it says which daemon owns it), listen, and
+ * watch it in epfd (TAG_LISTEN). NULL with a one-line reason in err. */
+struct server *server_listen(const char *path, int epfd, const struct service *svc,
+			     uint64_t client_timeout_ns, char *err, size_t errlen);
+/* Close every client and the socket, remove its path. NULL: nothing. */
+void server_close(struct server *srv);
+const char *server_path(const struct server *srv);
+
+/* The loop's events: a connection to accept (TAG_LISTEN), the client in
+ * slot (TAG_CLIENT), and the drain timer (drop clients past their deadline). */
+void server_accept(struct server *srv);
+void server_client_event(struct server *srv, int slot, uint32_t events);
+void server_expire(struct server *srv, uint64_t now_ns);
+
+#endif

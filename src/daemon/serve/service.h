@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * What serving (the socket server, the Prometheus endpoint) may ask of the
+ * rest of the daemon: read the state through a view, and act through a few
+ * operations. main.c fills both in; serve/ calls nothing else of the daemon,
+ * and nothing it reads through the view is written.
+ */
+#ifndef MEMTRACE_SERVE_SERVICE_H
+#define MEMTRACE_SERVE_SERVICE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "memtrace/counters.h"
+#include "memtrace/snapshot.h"
+
+struct tracker;
+struct target;
+struct timeline;
+struct symbolizer;
+struct pystacks;
+
+/* The daemon's state as a request reads it. */
+struct daemon_view {
+	const struct tracker *tracker;
+	const struct target *targets; /* every generation of every target */
+	int ntargets;
+	const struct timeline *timeline;
+	const struct snap_options *options;
+	struct symbolizer *sym; /* naming frames fills its caches, nothing else */
+	struct pystacks *py;
+	uint64_t start_ns; /* when the daemon started (CLOCK_MONOTONIC) */
+	uint64_t events_lost[MT_LOST_KIND_COUNT];
+};
+
+struct service {
+	void *ctx;
+	/* Apply every event queued until now: a reply covers all that the
+	 * target did before the request. */
+	void (*drain)(void *ctx);
+	/* The state now (call again after anything below: targets may move). */
+	void (*view)(void *ctx, struct daemon_view *v);
+	/* memtracectl attach/detach/reset-peak: 0, or -1 with a one-line reason. */
+	int (*attach)(void *ctx, int pid, char *err, size_t errlen);
+	int (*detach)(void *ctx, int pid, char *err, size_t errlen);
+	void (*reset_peak)(void *ctx);
+};
+
+#endif

@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * A traced process as the daemon sees it (one generation of it: see
+ * targets.c): its identity, state, probes and a pidfd that tells the event
+ * loop when it exits; and the operations of targets.c on the table of them.
+ */
+#ifndef MEMTRACE_DAEMON_TARGETS_H
+#define MEMTRACE_DAEMON_TARGETS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "daemon/attach/allocator.h"
+#include "daemon/attach/probes.h"
+
+struct daemon;
+
+struct target {
+	int pid;
+	uint32_t space;	 /* its generation in the tracker (tracker_find_space) */
+	int pidfd;	 /* -1 once the exit has been handled */
+	int state;	 /* enum snap_target_state */
+	int is_child;	 /* started by us: reap it */
+	int exit_status; /* wait status, or -1 */
+	char *command;
+	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
+	struct allocator alloc;
+	struct target_probes probes;
+	uint64_t attach_ns;	    /* CLOCK_MONOTONIC when tracing began */
+	uint64_t end_ns;	    /* when it exited, or 0 */
+	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
+	int resolve_pending;	    /* executed a new program: its allocator is not resolved yet */
+	struct bpf_link *ldso_link; /* meanwhile: the probe that stops it in its ld.so */
+	int parent;		    /* --follow-forks: the entry whose probes it inherited, or -1 */
+	int matched; /* started by a program matching --comm/--exe (counts in the cap) */
+	int at_exec; /* stopped right after exec: its libraries are not mapped yet */
+};
+
+/* A new entry for pid in d->targets (which may move); returns its index. */
+int target_new(struct daemon *d, int pid);
+
+/* Attach to a running process (memtracectl attach, --pid, a match found at
+ * start). 0, or -1 with a one-line reason in err. */
+int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen);
+/* Attach to entry i, alive (and stopped, when we started it or it matched). */
+int target_attach(struct daemon *d, int i, char *err, size_t errlen);
+
+/*
+ * Stop tracing pid and, with --follow-forks, its descendants, in two steps:
+ * begin takes their probes off; the caller then drains the ring buffer of
+ * the events made until then; end marks them detached. begin returns a
+ * handle for end, or NULL with a one-line reason in err.
+ */
+struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, size_t errlen);
+void target_detach_end(struct daemon *d, struct target_detach *h);
+
+/* Entry i's process exited (its pidfd said so; drain the ring buffer first). */
+void target_exited(struct daemon *d, int i);
+
+/* Whole-host mode: pid executed a matching program and is stopped at its exec. */
+void target_matched(struct daemon *d, int pid);
+/* Whole-host mode at start: attach to the matching processes running now. */
+void attach_matching(struct daemon *d, const char *comm, const char *exe);
+
+/* Pieces exec.c shares. */
+void retire_pid(struct daemon *d, int pid);
+void continue_stopped(struct daemon *d, int pid);
+void ldso_release(struct target *tg);
+void python_frames_off(struct daemon *d, int pid);
+int python_frames(struct daemon *d, int pid);
+void python_arenas(struct daemon *d, struct target *tg);
+int pidfd_open(int pid);
+/* A matched target is gone (exited, detached): it leaves the cap. */
+void unmatch(struct daemon *d, struct target *tg);
+
+/* Detach every probe and free the table (the daemon stops). */
+void targets_free(struct daemon *d);
+
+#endif
