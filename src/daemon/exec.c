@@ -19,7 +19,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/exec.h"
-#include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"

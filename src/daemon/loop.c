@@ -17,6 +17,7 @@
 #include "daemon/exec.h"
 #include "daemon/ingest.h"
 #include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"

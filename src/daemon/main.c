@@ -26,6 +26,7 @@
 #include "daemon/daemon.h"
 #include "daemon/ingest.h"
 #include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/options.h"
 #include "daemon/targets.h"
 #include "daemon/attach/keeper.h"

@@ -22,7 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/daemon.h"
-#include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"

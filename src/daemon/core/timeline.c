@@ -27,7 +27,7 @@ static void timeline_merge(struct timeline *tl)
 
 int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counters *c)
 {
-	struct snap_timeline_point *p;
+	struct timeline_point *p;
 
 	if (tl->npoints && (now_ns < tl->points[tl->npoints - 1].time_ns ||
 			    now_ns - tl->points[tl->npoints - 1].time_ns < tl->interval_ns))

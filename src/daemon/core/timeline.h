@@ -11,12 +11,20 @@
 
 #include <stdint.h>
 
-#include "memtrace/snapshot.h"
+#include "memtrace/counters.h"
 
 #define TIMELINE_MAX_POINTS 1024
 
+struct timeline_point {
+	uint64_t time_ns; /* since tracing began */
+	uint64_t live_bytes;
+	uint64_t live_allocations;
+	uint64_t allocations;	  /* cumulative, at that time */
+	uint64_t bytes_allocated; /* cumulative, at that time */
+};
+
 struct timeline {
-	struct snap_timeline_point points[TIMELINE_MAX_POINTS];
+	struct timeline_point points[TIMELINE_MAX_POINTS];
 	uint32_t npoints;
 	uint64_t interval_ns; /* between kept points; doubles at each merge */
 };

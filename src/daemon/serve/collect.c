@@ -365,7 +365,17 @@ int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
 	if (v->timeline->npoints) {
 		s->ntimeline = v->timeline->npoints;
 		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
-		memcpy(s->timeline, v->timeline->points, s->ntimeline * sizeof(*s->timeline));
+		for (i = 0; i < s->ntimeline; i++) {
+			const struct timeline_point *p = &v->timeline->points[i];
+
+			s->timeline[i] = (struct snap_timeline_point){
+			    .time_ns = p->time_ns,
+			    .live_bytes = p->live_bytes,
+			    .live_allocations = p->live_allocations,
+			    .allocations = p->allocations,
+			    .bytes_allocated = p->bytes_allocated,
+			};
+		}
 		s->timeline_interval_ns = v->timeline->interval_ns;
 	}
 

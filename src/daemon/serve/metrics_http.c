@@ -19,7 +19,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/serve/metrics.h"
 #include "daemon/serve/metrics_http.h"
 #include "common/util.h"

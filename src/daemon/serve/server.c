@@ -24,7 +24,7 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/loop.h"
+#include "daemon/watch.h"
 #include "daemon/serve/collect.h"
 #include "daemon/serve/server.h"
 #include "common/proto.h"

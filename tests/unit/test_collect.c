@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Unit tests of what serving builds from the daemon's state: the snapshot a
+ * request asks for (serve/collect.c: counters in total and per pid, the
+ * stacks it selects and their order, blocks, truncations) and the Prometheus
+ * exposition (serve/metrics.c). The state is made by hand: a tracker fed
+ * ring buffer events, a table of targets, a timeline; the pids are near the
+ * top of the pid range, and no frame address is in any mapping.
+ */
+#include <stdlib.h>
+
+#include "daemon/core/timeline.h"
+#include "daemon/core/tracker.h"
+#include "daemon/serve/collect.h"
+#include "daemon/serve/metrics.h"
+#include "daemon/symbols/pystacks.h"
+#include "daemon/symbols/symbolize.h"
+#include "daemon/targets.h"
+#include "unit.h"
+
+#define PID_A 4190001u /* two generations: an exec made the second */
+#define PID_B 4190002u
+
+struct fixture {
+	struct tracker t;
+	struct timeline tl;
+	struct target targets[3];
+	struct snap_options options;
+	struct daemon_view v;
+	struct stack_ends ends;
+	uint64_t now;
+};
+
+static void event(struct fixture *f, uint32_t pid, int kind, uint64_t addr, uint64_t size,
+		  uint64_t site, int end)
+{
+	unsigned char buf[sizeof(struct mt_event) + 3 * 8];
+	struct mt_event *ev = (struct mt_event *)buf;
+	size_t len = sizeof(*ev);
+
+	memset(buf, 0, sizeof(buf));
+	ev->kind = (uint8_t)kind;
+	ev->func = kind == MT_EV_FREE ? MT_FN_FREE : MT_FN_MALLOC;
+	ev->tgid = pid;
+	ev->tid = pid;
+	ev->time_ns = f->now += 10;
+	ev->addr = addr;
+	ev->size = size;
+	ev->stack_end = site ? (uint8_t)end : MT_STACK_NONE;
+	if (site) {
+		ev->nframes = 3;
+		ev->frames[0] = site;
+		ev->frames[1] = 0x401000;
+		ev->frames[2] = 0x400100;
+		len += 3 * 8;
+	}
+	tracker_event(&f->t, buf, len);
+}
+
+static void alloc_n(struct fixture *f, uint32_t pid, uint64_t base, int n, uint64_t size,
+		    uint64_t site)
+{
+	for (int i = 0; i < n; i++)
+		event(f, pid, MT_EV_ALLOC, base + 64 * (uint64_t)i, size, site, MT_STACK_BROKEN);
+}
+
+static void release(struct fixture *f, uint32_t pid, uint64_t addr)
+{
+	event(f, pid, MT_EV_FREE, addr, 0, 0, 0);
+}
+
+/*
+ * Site 0x1111 (pid A, first program): 4 blocks of 100 B, 1 freed.
+ * Then pid A executes a new program:
+ * site 0x2222 (pid A): 3 blocks of 100 B; site 0x3333 (pid A): 6 blocks of
+ * 50 B (the same live bytes, more allocations); site 0x4444 (pid B): 10
+ * blocks of 1000 B, all freed; site 0x5555 (pid B): 1 block of 7 B.
+ */
+static void setup(struct fixture *f)
+{
+	uint32_t retired;
+
+	memset(f, 0, sizeof(*f));
+	f->now = 1000;
+	CHECK(tracker_init(&f->t, 0, 0) == 0);
+	timeline_init(&f->tl, 1000000);
+	CHECK(tracker_add_target(&f->t, PID_A, f->now) != NULL);
+	CHECK(tracker_add_target(&f->t, PID_B, f->now) != NULL);
+	alloc_n(f, PID_A, 0x10000, 4, 100, 0x1111);
+	release(f, PID_A, 0x10000);
+	CHECK(tracker_target_exec(&f->t, PID_A) == 0);
+	retired = tracker_retire(&f->t, PID_A);
+	CHECK(retired != 0);
+	CHECK(tracker_add_target(&f->t, PID_A, f->now) != NULL);
+	alloc_n(f, PID_A, 0x20000, 3, 100, 0x2222);
+	alloc_n(f, PID_A, 0x30000, 6, 50, 0x3333);
+	alloc_n(f, PID_B, 0x40000, 10, 1000, 0x4444);
+	for (int i = 0; i < 10; i++)
+		release(f, PID_B, 0x40000 + 64 * (uint64_t)i);
+	alloc_n(f, PID_B, 0x50000, 1, 7, 0x5555);
+	timeline_sample(&f->tl, 5, &f->t.totals);
+
+	f->targets[0] = (struct target){.pid = (int)PID_A,
+					.space = retired,
+					.pidfd = -1,
+					.state = SNAP_TARGET_EXECED,
+					.command = "prog a",
+					.exit_status = -1,
+					.attach_ns = 1,
+					.end_ns = 2};
+	f->targets[1] = (struct target){.pid = (int)PID_A,
+					.space = PID_A,
+					.pidfd = -1,
+					.state = SNAP_TARGET_ATTACHED,
+					.command = "prog \"a\"\\2\n",
+					.exit_status = -1,
+					.attach_ns = 2};
+	f->targets[2] = (struct target){.pid = (int)PID_B,
+					.space = PID_B,
+					.pidfd = -1,
+					.state = SNAP_TARGET_EXITED,
+					.command = "b",
+					.exit_status = 0,
+					.attach_ns = 1,
+					.end_ns = 3};
+	f->options.stack_depth = 64;
+	f->v = (struct daemon_view){.tracker = &f->t,
+				    .targets = f->targets,
+				    .ntargets = 3,
+				    .timeline = &f->tl,
+				    .options = &f->options,
+				    .sym = symbolizer_new(),
+				    .py = pystacks_new(),
+				    .start_ns = 1};
+	f->v.events_lost[0] = 7;
+	f->v.events_lost[MT_EV_FREE] = 2;
+}
+
+static void teardown(struct fixture *f)
+{
+	symbolizer_free(f->v.sym);
+	pystacks_free(f->v.py);
+	stack_ends_free(&f->ends);
+	tracker_destroy(&f->t);
+}
+
+static int collect(struct fixture *f, const char *line, struct snapshot *s)
+{
+	struct proto_request r;
+	char err[256];
+
+	CHECK(proto_request_parse(line, strlen(line), &r, err, sizeof(err)) == 0);
+	return collect_snapshot(&f->v, &f->ends, &r, s, err, sizeof(err));
+}
+
+static uint64_t site_of(const struct snap_stack *st)
+{
+	return st->nframes ? st->frames[0].address : 0;
+}
+
+TEST(test_totals)
+{
+	struct fixture f;
+	struct snapshot s;
+
+	setup(&f);
+	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 0);
+	CHECK_EQ_U64(s.totals.allocations, 4 + 3 + 6 + 10 + 1);
+	CHECK_EQ_U64(s.totals.frees, 1 + 10);
+	CHECK_EQ_U64(s.totals.live_bytes, 300 + 300 + 300 + 7);
+	CHECK_EQ_U64(s.totals.live_allocations, 3 + 3 + 6 + 1);
+	CHECK_EQ_U64(s.events_lost[0], 7);
+	CHECK_EQ_U64(s.events_lost[MT_EV_FREE], 2);
+	CHECK_EQ_U64(s.ntargets, 3);
+	CHECK_STR(s.targets[2].command, "b");
+	CHECK_EQ_U64(s.targets[2].counters.allocations, 11);
+	CHECK_EQ_U64(s.ntimeline, 1);
+	CHECK_EQ_U64(s.timeline[0].live_bytes, s.totals.live_bytes);
+	CHECK_EQ_U64(s.options.stack_depth, 64);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+/* Both generations of a pid add up; its peak is the higher of theirs. */
+TEST(test_pid_totals)
+{
+	struct fixture f;
+	struct snapshot s;
+	char line[64];
+
+	setup(&f);
+	snprintf(line, sizeof(line), "snapshot pid=%u stacks=0", PID_A);
+	CHECK(collect(&f, line, &s) == 0);
+	CHECK_EQ_U64(s.ntargets, 2);
+	CHECK_EQ_U64(s.totals.allocations, 4 + 3 + 6);
+	CHECK_EQ_U64(s.totals.frees, 1);
+	CHECK_EQ_U64(s.totals.live_bytes, 900);
+	CHECK_EQ_U64(s.totals.peak_live_bytes, 600); /* the new program's */
+	snapshot_free(&s);
+
+	CHECK(collect(&f, "snapshot pid=4242", &s) == -1);
+	teardown(&f);
+}
+
+/*
+ * Top N by live bytes: three stacks hold 300 B each; the one with more
+ * allocations comes first, then the earlier stack (mt_rank_sort, as the
+ * client orders a file). Stacks with nothing under the key are left out
+ * and not counted in stacks_total.
+ */
+TEST(test_top_n)
+{
+	struct fixture f;
+	struct snapshot s;
+
+	setup(&f);
+	CHECK(collect(&f, "snapshot top=3 sort=live", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 3);
+	CHECK_EQ_U64(s.stacks_total, 4); /* 0x4444 has no live bytes */
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x3333);
+	CHECK_EQ_U64(site_of(&s.stacks[1]), 0x1111); /* 3 live of 4 allocations */
+	CHECK_EQ_U64(site_of(&s.stacks[2]), 0x2222);
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 300);
+	CHECK_EQ_U64(s.stacks[0].t.allocations, 6);
+	CHECK_EQ_U64(s.stacks[1].pid, PID_A); /* a retired generation shows its pid */
+	snapshot_free(&s);
+
+	CHECK(collect(&f, "snapshot top=1 sort=allocated", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_EQ_U64(s.stacks_total, 5);
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444);
+	CHECK_EQ_U64(s.stacks[0].t.frees, 10);
+	snapshot_free(&s);
+
+	CHECK(collect(&f, "snapshot sort=count", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 5);
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444);
+	CHECK_EQ_U64(site_of(&s.stacks[1]), 0x3333);
+	CHECK_EQ_U64(site_of(&s.stacks[4]), 0x5555);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+TEST(test_pid_stacks)
+{
+	struct fixture f;
+	struct snapshot s;
+	char line[64];
+
+	setup(&f);
+	snprintf(line, sizeof(line), "snapshot pid=%u sort=allocated", PID_B);
+	CHECK(collect(&f, line, &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_EQ_U64(s.stacks_total, 2);
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444);
+	CHECK_EQ_U64(site_of(&s.stacks[1]), 0x5555);
+	CHECK_EQ_U64(s.stacks[1].nframes, 3);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+/* The live blocks of the stacks sent, each pointing at its stack. */
+TEST(test_blocks)
+{
+	struct fixture f;
+	struct snapshot s;
+
+	setup(&f);
+	CHECK(collect(&f, "snapshot top=2 blocks=1 ages=1", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK(s.has_blocks && s.has_ages);
+	CHECK_EQ_U64(s.nblocks, 6 + 3);
+	for (uint32_t i = 0; i < s.nblocks; i++) {
+		CHECK(s.blocks[i].stack < s.nstacks);
+		CHECK_EQ_U64(s.blocks[i].size, s.blocks[i].stack == 0 ? 50 : 100);
+	}
+	CHECK(s.stacks[0].oldest_live_age_ns > 0);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+/* Stacks whose walk broke are counted by the module of their last frame
+ * (none here: these addresses are in no process). */
+TEST(test_truncations)
+{
+	struct fixture f;
+	struct snapshot s;
+
+	setup(&f);
+	CHECK(collect(&f, "snapshot top=1", &s) == 0);
+	CHECK_EQ_U64(s.ntruncations, 1);
+	CHECK_STR(s.truncations[0].module, "(no module)");
+	CHECK_EQ_U64(s.truncations[0].stacks, 5);
+	CHECK_EQ_U64(s.truncations[0].allocations, 24);
+	CHECK_EQ_U64(s.stacks[0].stack_end, MT_STACK_BROKEN);
+	snapshot_free(&s);
+	/* the verdicts are cached on the serving side; the core keeps the walk's */
+	CHECK(f.ends.cap > 0);
+	teardown(&f);
+}
+
+static int has_line(const struct buf *b, const char *line)
+{
+	const char *p = (const char *)b->data, *end = p + b->len;
+	size_t n = strlen(line);
+
+	while (p < end) {
+		const char *nl = memchr(p, '\n', (size_t)(end - p));
+		size_t len = nl ? (size_t)(nl - p) : (size_t)(end - p);
+
+		if (len == n && !memcmp(p, line, n))
+			return 1;
+		p += len + 1;
+	}
+	return 0;
+}
+
+TEST(test_metrics)
+{
+	struct fixture f;
+	struct buf b = {0};
+	char line[256];
+
+	setup(&f);
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	b.len--;
+	/* every counter has its help, type and one series per pid (the newest
+	 * generation), the command escaped as a label value */
+	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
+		snprintf(line, sizeof(line), "# TYPE %s %s", mt_counter_descs[i].prometheus,
+			 mt_counter_descs[i].prometheus_type);
+		CHECK(has_line(&b, line));
+	}
+	snprintf(line, sizeof(line),
+		 "memtrace_allocations_total{pid=\"%u\",command=\"prog \\\"a\\\"\\\\2\\n\"} 9",
+		 PID_A);
+	CHECK(has_line(&b, line));
+	snprintf(line, sizeof(line), "memtrace_allocations_total{pid=\"%u\",command=\"prog a\"} 4",
+		 PID_A);
+	CHECK(!has_line(&b, line)); /* superseded by the exec */
+	snprintf(line, sizeof(line), "memtrace_frees_total{pid=\"%u\",command=\"b\"} 10", PID_B);
+	CHECK(has_line(&b, line));
+	snprintf(line, sizeof(line), "memtrace_live_bytes{pid=\"%u\",command=\"b\"} 7", PID_B);
+	CHECK(has_line(&b, line));
+	CHECK(has_line(&b, "memtrace_events_lost_total{kind=\"inflight_full\"} 7"));
+	CHECK(has_line(&b, "memtrace_events_lost_total{kind=\"free\"} 2"));
+	snprintf(line, sizeof(line), "memtrace_events_received_total %llu",
+		 (unsigned long long)f.t.events_received);
+	CHECK(f.t.events_received == 4 + 1 + 3 + 6 + 10 + 10 + 1 && has_line(&b, line));
+	snprintf(line, sizeof(line),
+		 "memtrace_target_state{pid=\"%u\",command=\"b\",state=\"exited\"} 1", PID_B);
+	CHECK(has_line(&b, line));
+	buf_free(&b);
+	teardown(&f);
+}
+
+int main(void)
+{
+	RUN(test_totals);
+	RUN(test_pid_totals);
+	RUN(test_top_n);
+	RUN(test_pid_stacks);
+	RUN(test_blocks);
+	RUN(test_truncations);
+	RUN(test_metrics);
+	return UNIT_DONE();
+}
