@@ -14,7 +14,8 @@
 /* Deepest user stack an event carries; --stack-depth may lower it. */
 #define MT_MAX_FRAMES 127
 
-/* Allocator entry points, in the order of the probe table in src/daemon/attach/probes.c. */
+/* Allocator entry points: the kind of each probe (its attach cookie), named
+ * by mt_func_name(); src/daemon/attach/allocator.c maps symbols to them. */
 enum mt_func {
 	MT_FN_MALLOC = 0,
 	MT_FN_CALLOC,
