@@ -78,9 +78,13 @@ $(O)/memtrace.skel.h: $(O)/memtrace.bpf.o
 
 $(DAEMON_OBJS): $(O)/memtrace.skel.h
 
+# V=1 prints each compiler command.
+Q := $(if $(V),,@)
+
 $(O)/obj/%.o: src/%.c $(SRC_HDRS) | $(O)
 	@mkdir -p $(dir $@)
-	$(CC) $(CFLAGS) -c $< -o $@
+	@$(if $(Q),echo "  CC      $<")
+	$(Q)$(CC) $(CFLAGS) -c $< -o $@
 
 $(O)/memtraced: $(DAEMON_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
