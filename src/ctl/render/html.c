@@ -10,6 +10,7 @@
  * offline and leaks nothing.
  */
 #include "ctl/render/render.h"
+#include "ctl/render/format.h"
 #include "ctl/view/outputs.h"
 #include "ctl/render/strtab.h"
 
@@ -98,7 +99,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		json_begin_array(w);
 		for (uint32_t j = st->nframes; j-- > 0;) {
 			name.len = 0;
-			view_frame_name(&name, &st->frames[j]);
+			format_frame_name(&name, &st->frames[j]);
 			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
 		}
 		json_end_array(w);

@@ -6,6 +6,7 @@
  * are untrusted: text output replaces control characters with '?'.
  */
 #include "ctl/render/render.h"
+#include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "memtrace/event.h"
 #include "ctl/view/outputs.h"
@@ -18,74 +19,6 @@
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
-
-static double ns_to_seconds(uint64_t ns)
-{
-	return (double)ns / 1e9;
-}
-
-void render_bytes(char *dst, size_t len, uint64_t bytes)
-{
-	static const char *const units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-	double v = (double)bytes;
-	size_t u = 0;
-
-	if (bytes < 1024) {
-		snprintf(dst, len, "%" PRIu64 " B", bytes);
-		return;
-	}
-	v /= 1024;
-	/* Move up a unit when one decimal would round to 1024.0. */
-	while (v >= 1023.95 && u + 1 < ARRAY_SIZE(units)) {
-		v /= 1024;
-		u++;
-	}
-	snprintf(dst, len, "%.1f %s", v, units[u]);
-}
-
-void render_duration(char *dst, size_t len, uint64_t ns)
-{
-	uint64_t s = ns / 1000000000ull;
-
-	if (s < 60)
-		snprintf(dst, len, "%.1fs", ns_to_seconds(ns));
-	else if (s < 3600)
-		snprintf(dst, len, "%" PRIu64 "m %02" PRIu64 "s", s / 60, s % 60);
-	else if (s < 86400)
-		snprintf(dst, len, "%" PRIu64 "h %02" PRIu64 "m %02" PRIu64 "s", s / 3600,
-			 s / 60 % 60, s % 60);
-	else
-		snprintf(dst, len, "%" PRIu64 "d %02" PRIu64 "h %02" PRIu64 "m", s / 86400,
-			 s / 3600 % 24, s / 60 % 60);
-}
-
-/* Append s for a terminal: C0 and C1 control characters become '?'. */
-static void put_text(struct buf *b, const char *s)
-{
-	const unsigned char *p = (const unsigned char *)s;
-	size_t run = 0;
-
-	for (size_t i = 0; p[i]; i++) {
-		int c1 = p[i] == 0xc2 && p[i + 1] >= 0x80 && p[i + 1] <= 0x9f;
-
-		if (p[i] >= 0x20 && p[i] != 0x7f && !c1) {
-			run++;
-			continue;
-		}
-		buf_put(b, p + i - run, run);
-		buf_put(b, "?", 1);
-		run = 0;
-		i += c1;
-	}
-	buf_put(b, s + strlen(s) - run, run);
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
 
 static const struct mt_counters *report_counters(const struct snapshot *s, uint32_t pid)
 {
@@ -317,7 +250,7 @@ static void text_truncations(struct buf *b, const struct snapshot *s)
 
 		buf_printf(b, "note: %" PRIu64 " stacks (%" PRIu64 " allocations) stop in ",
 			   t->stacks, t->allocations);
-		put_text(b, basename_of(t->module));
+		format_text(b, format_basename(t->module));
 		buf_printf(b, ", where the frame-pointer chain breaks: build it (or its caller) "
 			      "with -fno-omit-frame-pointer for whole stacks\n");
 	}
@@ -358,8 +291,9 @@ static void status_cells(const struct snap_target *t, char cells[NCOLS][256])
 	snprintf(cells[COL_PID], 256, "%" PRIu32, t->pid);
 	text_state(cells[COL_STATE], 256, t);
 	snprintf(cells[COL_PROBES], 256, "%" PRIu32, t->probes);
-	render_duration(cells[COL_TRACED], 256, t->traced_ns);
-	snprintf(cells[COL_ALLOCATOR], 256, "%s", t->allocator ? basename_of(t->allocator) : "-");
+	format_duration(cells[COL_TRACED], 256, t->traced_ns);
+	snprintf(cells[COL_ALLOCATOR], 256, "%s",
+		 t->allocator ? format_basename(t->allocator) : "-");
 }
 
 static void text_status(struct buf *b, const struct snapshot *s, const struct render_opts *o)
@@ -368,11 +302,11 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 	size_t width[NCOLS];
 
 	(void)o;
-	render_duration(uptime, sizeof(uptime), s->uptime_ns);
+	format_duration(uptime, sizeof(uptime), s->uptime_ns);
 	buf_printf(b, "memtraced");
 	if (s->tracer_version) {
 		buf_printf(b, " ");
-		put_text(b, s->tracer_version);
+		format_text(b, s->tracer_version);
 	}
 	buf_printf(b, ", up %s: %" PRIu64 " events received, %" PRIu64 " lost\n", uptime,
 		   s->events_received, snapshot_events_lost(s));
@@ -421,14 +355,14 @@ static void text_status(struct buf *b, const struct snapshot *s, const struct re
 		status_cells(&s->targets[i], cells);
 		for (int c = 0; c < NCOLS; c++)
 			buf_printf(b, "%-*s  ", (int)width[c], cells[c]);
-		put_text(b, s->targets[i].command ? s->targets[i].command : "-");
+		format_text(b, s->targets[i].command ? s->targets[i].command : "-");
 		buf_printf(b, "\n");
 	}
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		if (!s->targets[i].note)
 			continue;
 		buf_printf(b, "pid %" PRIu32 ": ", s->targets[i].pid);
-		put_text(b, s->targets[i].note);
+		format_text(b, s->targets[i].note);
 		buf_printf(b, "\n");
 	}
 }
@@ -448,7 +382,7 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));
 		} else if (m->unit == MT_UNIT_BYTES) {
-			render_bytes(human, sizeof(human), v);
+			format_bytes(human, sizeof(human), v);
 			buf_printf(b, "%" PRIu64 " (%s)\n", v, human);
 		} else {
 			buf_printf(b, "%" PRIu64 "\n", v);
@@ -470,10 +404,10 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct ren
 		char state[64];
 
 		text_state(state, sizeof(state), t);
-		render_bytes(human, sizeof(human), t->counters.live_bytes);
+		format_bytes(human, sizeof(human), t->counters.live_bytes);
 		buf_printf(b, "target %" PRIu32 " %s, live %s in %" PRIu64 " blocks: ", t->pid,
 			   state, human, t->counters.live_allocations);
-		put_text(b, t->command ? t->command : "-");
+		format_text(b, t->command ? t->command : "-");
 		buf_printf(b, "\n");
 	}
 	view_stats_text(b, s);
@@ -484,18 +418,18 @@ static void text_frame(struct buf *b, const struct snap_frame *f)
 	buf_printf(b, "    ");
 	if (f->function && !f->module && !f->address && f->file) {
 		/* a Python frame: function at file:line, no native location */
-		put_text(b, f->function);
+		format_text(b, f->function);
 		buf_printf(b, " at ");
-		put_text(b, f->file);
+		format_text(b, f->file);
 		buf_printf(b, ":%" PRId64 "\n", f->line);
 		return;
 	}
 	if (f->function) {
-		put_text(b, f->function);
+		format_text(b, f->function);
 		buf_printf(b, f->inlined ? " [inlined] (" : " (");
 	}
 	if (f->module) {
-		put_text(b, basename_of(f->module));
+		format_text(b, format_basename(f->module));
 		buf_printf(b, "+0x%" PRIx64, f->offset);
 	} else {
 		buf_printf(b, "0x%" PRIx64, f->address);
@@ -504,7 +438,7 @@ static void text_frame(struct buf *b, const struct snap_frame *f)
 		buf_printf(b, ")");
 	if (f->file) {
 		buf_printf(b, " at ");
-		put_text(b, f->file);
+		format_text(b, f->file);
 		if (f->line)
 			buf_printf(b, ":%" PRId64, f->line);
 	}
@@ -516,10 +450,10 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 	const struct mt_counters *c = report_counters(s, o->pid);
 	char live[32], peak[32], allocated[32], freed[32];
 
-	render_bytes(live, sizeof(live), c->live_bytes);
-	render_bytes(peak, sizeof(peak), c->peak_live_bytes);
-	render_bytes(allocated, sizeof(allocated), c->bytes_allocated);
-	render_bytes(freed, sizeof(freed), c->bytes_freed);
+	format_bytes(live, sizeof(live), c->live_bytes);
+	format_bytes(peak, sizeof(peak), c->peak_live_bytes);
+	format_bytes(allocated, sizeof(allocated), c->bytes_allocated);
+	format_bytes(freed, sizeof(freed), c->bytes_freed);
 	if (o->pid)
 		buf_printf(b, "pid %" PRIu32 ": ", o->pid);
 	else
@@ -539,25 +473,25 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		render_bytes(live, sizeof(live), st->t.live_bytes);
-		render_bytes(allocated, sizeof(allocated), st->t.bytes_allocated);
-		render_bytes(freed, sizeof(freed), st->t.bytes_freed);
+		format_bytes(live, sizeof(live), st->t.live_bytes);
+		format_bytes(allocated, sizeof(allocated), st->t.bytes_allocated);
+		format_bytes(freed, sizeof(freed), st->t.bytes_freed);
 		buf_printf(b,
 			   "\n#%" PRIu32 "  live %s in %" PRIu64
 			   " blocks  (allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 ")",
 			   i + 1, live, st->t.live_allocations, allocated, st->t.allocations, freed,
 			   st->t.frees);
 		if (o->sort == MT_SORT_PEAK) {
-			render_bytes(peak, sizeof(peak), st->t.peak_live_bytes);
+			format_bytes(peak, sizeof(peak), st->t.peak_live_bytes);
 			buf_printf(b, "  peak %s", peak);
 		}
 		if (o->sort == MT_SORT_TEMPORARY) {
-			render_bytes(peak, sizeof(peak), st->t.temporary_bytes);
+			format_bytes(peak, sizeof(peak), st->t.temporary_bytes);
 			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->t.temporary_allocations,
 				   peak);
 		}
 		if (o->oldest && s->has_ages && st->t.live_allocations) {
-			render_duration(peak, sizeof(peak), st->oldest_live_age_ns);
+			format_duration(peak, sizeof(peak), st->oldest_live_age_ns);
 			buf_printf(b, "  oldest %s", peak);
 		}
 		if (!o->pid && s->ntargets > 1)
@@ -606,11 +540,6 @@ void render_stats(struct buf *out, const struct snapshot *s, const struct render
 void render_report(struct buf *out, const struct snapshot *s, const struct render_opts *o)
 {
 	render(out, s, o, text_report, json_report);
-}
-
-void render_text(struct buf *out, const char *s)
-{
-	put_text(out, s);
 }
 
 void render_text_frame(struct buf *out, const struct snap_frame *f)

@@ -40,15 +40,8 @@ void render_report(struct buf *out, const struct snapshot *s, const struct rende
 
 /* Pieces the other views (views.c) share with these. */
 struct json_writer;
-/* Append an untrusted string for a terminal: control characters become '?'. */
-void render_text(struct buf *out, const char *s);
 /* One frame as an indented text line, and as a JSON object. */
 void render_text_frame(struct buf *out, const struct snap_frame *f);
 void render_json_frame(struct json_writer *w, const struct snap_frame *f);
-/* "1.5s", "2m 05s", ... */
-void render_duration(char *dst, size_t len, uint64_t ns);
-
-/* "512 B", "1.0 KiB", "100.0 MiB": binary units, one decimal. */
-void render_bytes(char *dst, size_t len, uint64_t bytes);
 
 #endif

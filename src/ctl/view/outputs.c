@@ -4,6 +4,7 @@
  * part of `memtracectl stats`: size histogram, allocator mix, top sites.
  */
 #include "ctl/view/outputs.h"
+#include "ctl/render/format.h"
 #include "ctl/render/render.h"
 
 #include <inttypes.h>
@@ -15,36 +16,6 @@
 
 /* Sites shown by stats, by bytes and by count. */
 #define STATS_TOP_SITES 5
-
-static void put_clean(struct buf *b, const char *s)
-{
-	for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-		char c = (char)*p;
-
-		if (*p < 0x20 || *p == 0x7f || c == ';')
-			c = '?';
-		buf_put(b, &c, 1);
-	}
-}
-
-static const char *basename_of(const char *path)
-{
-	const char *slash = strrchr(path, '/');
-
-	return slash && slash[1] ? slash + 1 : path;
-}
-
-void view_frame_name(struct buf *b, const struct snap_frame *f)
-{
-	if (f->function) {
-		put_clean(b, f->function);
-	} else if (f->module) {
-		put_clean(b, basename_of(f->module));
-		buf_printf(b, "+0x%" PRIx64, f->offset);
-	} else {
-		buf_printf(b, "0x%" PRIx64, f->address);
-	}
-}
 
 static int str_cmp(const char *a, const char *b)
 {
@@ -140,21 +111,10 @@ static uint64_t bin_max(unsigned i)
 
 static void text_site(struct buf *b, const struct view_site *v)
 {
-	struct buf name = {0};
-
-	if (!v->frame) {
+	if (v->frame)
+		format_site_name(b, v->frame);
+	else
 		buf_printf(b, "(no frames)");
-		return;
-	}
-	view_frame_name(&name, v->frame);
-	buf_put(b, name.data, name.len);
-	buf_free(&name);
-	if (v->frame->file) {
-		buf_printf(b, " at ");
-		put_clean(b, basename_of(v->frame->file));
-		if (v->frame->line)
-			buf_printf(b, ":%" PRId64, v->frame->line);
-	}
 }
 
 void view_stats_text(struct buf *b, const struct snapshot *s)
@@ -178,8 +138,8 @@ void view_stats_text(struct buf *b, const struct snapshot *s)
 		uint64_t n = s->size_histogram[i];
 		unsigned bar = most ? (unsigned)((n * 40 + most - 1) / most) : 0;
 
-		render_bytes(lo, sizeof(lo), bin_min(i));
-		render_bytes(hi, sizeof(hi), bin_max(i));
+		format_bytes(lo, sizeof(lo), bin_min(i));
+		format_bytes(hi, sizeof(hi), bin_max(i));
 		if (i == 0)
 			buf_printf(b, "  %-23s %10" PRIu64 " ", "0 B", n);
 		else
@@ -196,7 +156,7 @@ void view_stats_text(struct buf *b, const struct snapshot *s)
 	for (unsigned f = 0; f < MT_FN_COUNT; f++) {
 		if (!s->allocations_by_func[f] || !mt_func_name(f))
 			continue;
-		render_bytes(human, sizeof(human), s->bytes_by_func[f]);
+		format_bytes(human, sizeof(human), s->bytes_by_func[f]);
 		buf_printf(b, "  %-16s %12" PRIu64 "  %" PRIu64 " (%s)\n", mt_func_name(f),
 			   s->allocations_by_func[f], s->bytes_by_func[f], human);
 	}
@@ -206,7 +166,7 @@ void view_stats_text(struct buf *b, const struct snapshot *s)
 		buf_printf(b, "\n%s\n",
 			   pass ? "top_sites_by_allocations" : "top_sites_by_bytes_allocated");
 		for (size_t i = 0; i < nsites && i < STATS_TOP_SITES; i++) {
-			render_bytes(human, sizeof(human), sites[i].bytes_allocated);
+			format_bytes(human, sizeof(human), sites[i].bytes_allocated);
 			buf_printf(b, "  %zu. %" PRIu64 " (%s) in %" PRIu64 " allocations: ", i + 1,
 				   sites[i].bytes_allocated, human, sites[i].allocations);
 			text_site(b, &sites[i]);
@@ -224,7 +184,7 @@ static void json_site(struct json_writer *w, const struct view_site *v)
 
 	json_begin_object(w);
 	if (v->frame) {
-		view_frame_name(&name, v->frame);
+		format_frame_name(&name, v->frame);
 		json_key(w, "name");
 		json_string_len(w, (const char *)name.data, name.len);
 		buf_free(&name);

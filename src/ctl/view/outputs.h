@@ -14,13 +14,6 @@
 #include "memtrace/snapshot.h"
 #include "common/util.h"
 
-/*
- * One frame's name for folded stacks and flame graphs: the function, else
- * "module+0xOFFSET", else "0xADDRESS". Characters that would break a folded
- * line (';', newline, control characters) become '?'.
- */
-void view_frame_name(struct buf *b, const struct snap_frame *f);
-
 /* An allocation site: the innermost frame of the stacks that share it. */
 struct view_site {
 	const struct snap_frame *frame; /* NULL for stacks without frames */

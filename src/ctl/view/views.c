@@ -6,6 +6,7 @@
  * integers under the names of docs/metrics.md.
  */
 #include "ctl/view/views.h"
+#include "ctl/render/format.h"
 #include "ctl/render/json.h"
 
 #include <inttypes.h>
@@ -39,7 +40,7 @@ static void row_label(const struct group_row *r, int by, char *dst, size_t len)
 
 static void text_label_line(struct buf *b, const char *line)
 {
-	render_text(b, line);
+	format_text(b, line);
 	buf_put(b, "\n", 1);
 }
 
@@ -222,9 +223,9 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		goto out;
 	}
 
-	group_format_size(sz, sizeof(sz), (int64_t) new->totals.live_bytes, 0);
-	group_format_size(dsz, sizeof(dsz),
-			  (int64_t)(new->totals.live_bytes - old->totals.live_bytes), 1);
+	format_size(sz, sizeof(sz), (int64_t) new->totals.live_bytes, 0);
+	format_size(dsz, sizeof(dsz), (int64_t)(new->totals.live_bytes - old->totals.live_bytes),
+		    1);
 	buf_printf(out,
 		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
 		   "%zu of %zu groups, largest growth first\n",
@@ -236,11 +237,11 @@ void render_diff(struct buf *out, const struct snapshot *old, const struct snaps
 		const struct group_row *r = d->now ? d->now : d->was;
 
 		row_label(r, o->by, label, sizeof(label));
-		group_format_diff_line(line, sizeof(line), label, totals_of(d->now)->live_bytes,
-				       totals_of(d->was)->live_bytes,
-				       totals_of(d->now)->live_allocations,
-				       totals_of(d->was)->live_allocations);
-		render_text(out, line);
+		format_stat_diff_line(line, sizeof(line), label, totals_of(d->now)->live_bytes,
+				      totals_of(d->was)->live_bytes,
+				      totals_of(d->now)->live_allocations,
+				      totals_of(d->was)->live_allocations);
+		format_text(out, line);
 		if (!totals_of(d->was)->live_allocations || !totals_of(d->now)->live_allocations)
 			buf_printf(out, " [%s]", diff_status(d));
 		buf_put(out, "\n", 1);
@@ -293,7 +294,7 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		return;
 	}
 
-	group_format_size(sz, sizeof(sz), (int64_t)s->totals.peak_live_bytes, 0);
+	format_size(sz, sizeof(sz), (int64_t)s->totals.peak_live_bytes, 0);
 	buf_printf(out,
 		   "peak_live_bytes %" PRIu64 " (%s) at %.3f s; live at that moment, by %s%s "
 		   "(%zu of %zu groups):\n",
@@ -303,8 +304,8 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		const struct group_row *r = &t.rows[k];
 
 		row_label(r, o->by, label, sizeof(label));
-		group_format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
-		group_format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
+		format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
+		format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
 		if (r->t.peak_live_bytes >= 10 * 1024) /* the exact count, where sz rounds */
 			snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s",
 				 label, sz, r->t.peak_live_bytes, now);
@@ -408,9 +409,9 @@ void render_leaks(struct buf *out, const struct snapshot *s, const struct view_o
 		return;
 	}
 
-	render_duration(limit, sizeof(limit), o->older_than);
-	group_format_size(total, sizeof(total), (int64_t)bytes, 0);
-	group_format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	format_duration(limit, sizeof(limit), o->older_than);
+	format_size(total, sizeof(total), (int64_t)bytes, 0);
+	format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
 	buf_printf(out,
 		   "%" PRIu64 " live blocks (%s) older than %s, of %" PRIu64 " live (%s); "
 		   "%zu of %zu stacks, most bytes first\n",
@@ -418,9 +419,9 @@ void render_leaks(struct buf *out, const struct snapshot *s, const struct view_o
 	for (size_t k = 0; k < shown; k++) {
 		const struct leak_row *r = &rows[k];
 
-		group_format_size(sz, sizeof(sz), (int64_t)r->bytes, 0);
-		render_duration(oldest, sizeof(oldest), r->oldest_ns);
-		render_duration(youngest, sizeof(youngest), r->youngest_ns);
+		format_size(sz, sizeof(sz), (int64_t)r->bytes, 0);
+		format_duration(oldest, sizeof(oldest), r->oldest_ns);
+		format_duration(youngest, sizeof(youngest), r->youngest_ns);
 		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->blocks,
 			   r->bytes);
 		if (r->bytes >= 10 * 1024)
@@ -485,7 +486,7 @@ void render_timeline(struct buf *out, const struct snapshot *s, const struct vie
 		return;
 	}
 
-	group_format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
+	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
 	buf_printf(
 	    out, "memory over time: %" PRIu32 " points, one every %.3f s; peak %s at %.3f s\n",
 	    s->ntimeline, seconds(s->timeline_interval_ns), peak, seconds(s->totals.peak_time_ns));
@@ -507,7 +508,7 @@ void render_timeline(struct buf *out, const struct snapshot *s, const struct vie
 
 		if (i == last)
 			continue;
-		group_format_size(sz, sizeof(sz), (int64_t)p->live_bytes, 0);
+		format_size(sz, sizeof(sz), (int64_t)p->live_bytes, 0);
 		buf_printf(out, "%9.3fs  %10s  |", seconds(p->time_ns), sz);
 		for (int c = 0; c < BAR_WIDTH; c++)
 			buf_put(out, c < bar ? "#" : " ", 1);
@@ -566,9 +567,9 @@ void render_watch(struct buf *out, struct watch_state *w, const struct snapshot 
 
 	localtime_r(&now, &tm);
 	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
-	group_format_size(live, sizeof(live), (int64_t)s->totals.live_bytes, 0);
-	group_format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
-	group_format_size(brate, sizeof(brate), (int64_t)byte_rate, 0);
+	format_size(live, sizeof(live), (int64_t)s->totals.live_bytes, 0);
+	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
+	format_size(brate, sizeof(brate), (int64_t)byte_rate, 0);
 	if (tty)
 		buf_printf(out, "\033[H\033[2J");
 	buf_printf(out,
@@ -581,9 +582,8 @@ void render_watch(struct buf *out, struct watch_state *w, const struct snapshot 
 		char grew[32];
 
 		row_label(r, o->by, label, sizeof(label));
-		group_format_size(grew, sizeof(grew), g[k].grew, 1);
-		group_format_line(line, sizeof(line), label, r->t.live_bytes,
-				  r->t.live_allocations);
+		format_size(grew, sizeof(grew), g[k].grew, 1);
+		format_stat_line(line, sizeof(line), label, r->t.live_bytes, r->t.live_allocations);
 		buf_printf(out, "  %10s  ", grew);
 		text_label_line(out, line);
 	}
@@ -655,7 +655,7 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 		return;
 	}
 
-	group_format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
 	buf_printf(out,
 		   "live %s in %" PRIu64 " blocks; %s by %s%s, largest first (%zu of %zu "
 		   "groups)\n",
@@ -666,11 +666,11 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 
 		row_label(r, o->by, label, sizeof(label));
 		if (allocated)
-			group_format_line(line, sizeof(line), label, r->t.bytes_allocated,
-					  r->t.allocations);
+			format_stat_line(line, sizeof(line), label, r->t.bytes_allocated,
+					 r->t.allocations);
 		else
-			group_format_line(line, sizeof(line), label, r->t.live_bytes,
-					  r->t.live_allocations);
+			format_stat_line(line, sizeof(line), label, r->t.live_bytes,
+					 r->t.live_allocations);
 		text_label_line(out, line);
 		if (o->by == GROUP_STACK)
 			text_frames(out, r->stack);
