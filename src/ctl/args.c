@@ -6,6 +6,7 @@
  */
 #include "ctl/args.h"
 #include "common/util.h"
+#include "ctl/view/group.h"
 #include "memtrace/snapshot.h"
 
 #include <errno.h>
@@ -296,7 +297,7 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_ROWS:
 		if (parse_u64(value, 100000, &v) || !v)
 			return usage_error("bad --rows '%s' (expected 1 to 100000)", value);
-		a->view.rows = (uint32_t)v;
+		a->render.rows = (uint32_t)v;
 		break;
 	}
 	return 0;
@@ -352,7 +353,7 @@ int args_parse(int argc, char **argv, struct args *a)
 	a->request.top = 10;
 	a->view.top = 10;
 	a->view.by = -1;
-	a->view.rows = 20;
+	a->render.rows = 20;
 	a->interval_ns = 1000000000ull;
 
 	for (int i = 1; i < argc; i++) {
@@ -456,7 +457,7 @@ int args_parse(int argc, char **argv, struct args *a)
 			return usage_error("report --by gives text or json");
 		a->request.top = 0;
 		/* every stack that allocated, so rows hold all their calls */
-		a->group_sort = a->request.sort;
+		a->view.sort = a->request.sort;
 		a->request.sort = MT_SORT_COUNT;
 	}
 	a->request.blocks = commands[a->command].blocks;
@@ -465,8 +466,6 @@ int args_parse(int argc, char **argv, struct args *a)
 	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
 	if (!a->request.stacks)
 		a->request.top = 0;
-	a->view.format = a->render.format;
-	a->view.pretty = 1;
 	if (a->command == CMD_STATS) { /* every stack, for the top sites */
 		a->request.top = 0;
 		a->request.sort = MT_SORT_ALLOCATED;

@@ -12,7 +12,7 @@
 
 #include "common/proto.h"
 #include "ctl/render/render.h"
-#include "ctl/view/views.h"
+#include "ctl/view/rows.h"
 
 enum command {
 	CMD_STATUS,
@@ -39,7 +39,6 @@ struct args {
 	struct render_opts render;
 	struct view_opts view;
 	int grouped;	      /* report --by / --cumulative */
-	int group_sort;	      /* the rows' order (enum mt_sort) */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
 	uint64_t interval_ns; /* watch */

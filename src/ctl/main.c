@@ -9,9 +9,13 @@
 #include "ctl/args.h"
 #include "ctl/fetch.h"
 #include "ctl/output.h"
-#include "ctl/render/render.h"
-#include "ctl/view/outputs.h"
-#include "ctl/view/views.h"
+#include "ctl/render/folded.h"
+#include "ctl/render/html.h"
+#include "ctl/render/pprof.h"
+#include "ctl/render/report.h"
+#include "ctl/render/rows.h"
+#include "ctl/render/status.h"
+#include "ctl/view/rows.h"
 #include "common/util.h"
 #include "memtrace/snapshot.h"
 
@@ -36,6 +40,9 @@ static int fetch(const struct args *a, const char *file, int whole, struct snaps
 
 /* ---- commands that print one snapshot ---------------------------------------- */
 
+/* Print s for a into out; 0, or -1 after a message. */
+typedef int print_fn(struct buf *out, const struct snapshot *s, const struct args *a);
+
 static int print_status(struct buf *out, const struct snapshot *s, const struct args *a)
 {
 	render_status(out, s, &a->render);
@@ -51,7 +58,11 @@ static int print_stats(struct buf *out, const struct snapshot *s, const struct a
 static int print_report(struct buf *out, const struct snapshot *s, const struct args *a)
 {
 	if (a->grouped) {
-		render_report_grouped(out, s, &a->view, a->group_sort);
+		struct grouped_view v;
+
+		grouped_view_build(&v, s, &a->view);
+		render_grouped(out, &v, &a->render);
+		grouped_view_free(&v);
 		return 0;
 	}
 	switch (a->render.format) {
@@ -71,25 +82,33 @@ static int print_report(struct buf *out, const struct snapshot *s, const struct 
 
 static int print_peak(struct buf *out, const struct snapshot *s, const struct args *a)
 {
-	render_peak(out, s, &a->view);
+	struct peak_view v;
+
+	peak_view_build(&v, s, &a->view);
+	render_peak(out, &v, &a->render);
+	peak_view_free(&v);
 	return 0;
 }
 
 static int print_leaks(struct buf *out, const struct snapshot *s, const struct args *a)
 {
+	struct leaks_view v;
+
 	if (!s->has_blocks) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a->from);
 		return -1;
 	}
-	render_leaks(out, s, &a->view);
+	leaks_view_build(&v, s, &a->view);
+	render_leaks(out, &v, &a->render);
+	leaks_view_free(&v);
 	return 0;
 }
 
 static int print_timeline(struct buf *out, const struct snapshot *s, const struct args *a)
 {
-	render_timeline(out, s, &a->view);
+	render_timeline(out, s, &a->render);
 	return 0;
 }
 
@@ -120,6 +139,7 @@ static int run_snapshot(const struct args *a)
 static int run_diff(const struct args *a)
 {
 	struct snapshot old, new;
+	struct diff_view v;
 	struct buf out = {0};
 	int rc;
 
@@ -129,7 +149,9 @@ static int run_diff(const struct args *a)
 		snapshot_free(&old);
 		return EXIT_RUNTIME;
 	}
-	render_diff(&out, &old, &new, &a->view);
+	diff_view_build(&v, &old, &new, &a->view);
+	render_diff(&out, &v, &a->render);
+	diff_view_free(&v);
 	snapshot_free(&old);
 	snapshot_free(&new);
 	rc = write_stdout(out.data, out.len);
@@ -190,13 +212,17 @@ static int run_watch(const struct args *a)
 	}
 	for (uint64_t n = 0; !watch_stop; n++) {
 		struct snapshot snap;
+		struct watch_view v;
 		struct buf out = {0};
 
 		if (fetch(a, NULL, 0, &snap, NULL)) {
 			rc = EXIT_RUNTIME;
 			break;
 		}
-		render_watch(&out, &w, &snap, &a->view, tty);
+		watch_view_build(&v, &w, &snap, &a->view);
+		render_watch(&out, &v, tty);
+		watch_state_keep(&w, &v);
+		watch_view_free(&v);
 		snapshot_free(&snap);
 		if (!tty)
 			buf_put(&out, "\n", 1);
@@ -214,8 +240,7 @@ static int run_watch(const struct args *a)
 }
 
 /* Fetch one snapshot, print it, write the output to stdout or -o FILE. */
-static int run_print(const struct args *a,
-		     int (*print)(struct buf *out, const struct snapshot *s, const struct args *a))
+static int run_print(const struct args *a, print_fn *print)
 {
 	struct snapshot snap;
 	struct buf out = {0};
@@ -232,20 +257,26 @@ static int run_print(const struct args *a,
 	return rc ? EXIT_RUNTIME : 0;
 }
 
-typedef int print_fn(struct buf *out, const struct snapshot *s, const struct args *a);
-typedef int run_fn(const struct args *a);
-
-/* Each command either prints the one snapshot it fetches, or runs on its own. */
+/*
+ * What each command does: print the one snapshot it fetched (run_print), or
+ * run on its own (snapshot copies it, diff reads two, watch refreshes).
+ */
 static const struct {
 	print_fn *print;
-	run_fn *run;
+	int (*run)(const struct args *a);
 } commands[CMD_COUNT] = {
-    [CMD_STATUS] = {print_status, NULL}, [CMD_STATS] = {print_stats, NULL},
-    [CMD_REPORT] = {print_report, NULL}, [CMD_SNAPSHOT] = {NULL, run_snapshot},
-    [CMD_DIFF] = {NULL, run_diff},	 [CMD_PEAK] = {print_peak, NULL},
-    [CMD_LEAKS] = {print_leaks, NULL},	 [CMD_TIMELINE] = {print_timeline, NULL},
-    [CMD_WATCH] = {NULL, run_watch},	 [CMD_RESET_PEAK] = {print_stats, NULL},
-    [CMD_ATTACH] = {print_status, NULL}, [CMD_DETACH] = {print_status, NULL},
+    [CMD_STATUS] = {.print = print_status},	/* the daemon and its targets */
+    [CMD_STATS] = {.print = print_stats},	/* every counter, totals and per target */
+    [CMD_REPORT] = {.print = print_report},	/* stacks, groups (--by) or a profile */
+    [CMD_SNAPSHOT] = {.run = run_snapshot},	/* the snapshot's bytes, as they came */
+    [CMD_DIFF] = {.run = run_diff},		/* two snapshot files */
+    [CMD_PEAK] = {.print = print_peak},		/* groups live at the peak */
+    [CMD_LEAKS] = {.print = print_leaks},	/* old live blocks, by stack */
+    [CMD_TIMELINE] = {.print = print_timeline}, /* memory over time */
+    [CMD_WATCH] = {.run = run_watch},		/* one snapshot per refresh */
+    [CMD_RESET_PEAK] = {.print = print_stats},	/* the counters of the new window */
+    [CMD_ATTACH] = {.print = print_status},	/* the targets, the new one among them */
+    [CMD_DETACH] = {.print = print_status},	/* the targets after detaching */
 };
 
 int main(int argc, char **argv)

@@ -7,6 +7,7 @@
 #include "unit.h"
 #include "capture.h"
 
+#include "common/util.h"
 #include "ctl/args.h"
 
 #include <stdlib.h>
@@ -113,7 +114,7 @@ TEST(test_requests)
 	CHECK(a.grouped);
 	CHECK_EQ_U64(a.request.top, 0);
 	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
-	CHECK_EQ_U64(a.group_sort, MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(a.view.sort, MT_SORT_ALLOCATED);
 	CHECK_EQ_U64(a.view.top, 4);
 
 	/* profiles: every stack unless --top, ordered by what they show */

@@ -7,7 +7,8 @@
 #include "unit.h"
 
 #include "ctl/render/json.h"
-#include "ctl/render/render.h"
+#include "ctl/render/report.h"
+#include "ctl/render/status.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static int starts_with(const char *s, const char *prefix)
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
 	"\"free\":3,\"realloc_enter\":0,\"realloc\":1}"
 
-/* The histogram, allocator mix and sites of src/ctl/view/views.c (no histogram in build_known). */
+/* The histogram, allocator mix and sites of stats (no histogram in build_known). */
 #define SITES_JSON                                                                                 \
 	"[{\"name\":\"leak_some\",\"function\":\"leak_some\",\"module\":\"/usr/bin/demo\","        \
 	"\"file\":\"demo.c\",\"line\":42,\"allocations\":32,\"bytes_allocated\":2097152,"          \

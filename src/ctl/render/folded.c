@@ -7,9 +7,8 @@
  * snapshot (largest first); stacks whose value is zero are left out, so the
  * values add up to the snapshot's total for that sample.
  */
-#include "ctl/render/render.h"
+#include "ctl/render/folded.h"
 #include "ctl/render/format.h"
-#include "ctl/view/outputs.h"
 
 #include <inttypes.h>
 

@@ -13,9 +13,8 @@
  * distinct (pid, address); functions by (name, file); one mapping per
  * module, with its build-id.
  */
-#include "ctl/render/render.h"
+#include "ctl/render/pprof.h"
 #include "ctl/render/format.h"
-#include "ctl/view/outputs.h"
 #include "ctl/render/strtab.h"
 #include "common/varint.h"
 

@@ -7,8 +7,8 @@
  * numbers once, as tracemalloc's cumulative mode. Pure functions of the
  * snapshot: report, diff, peak and leaks all group through here.
  */
-#ifndef MEMTRACE_GROUP_H
-#define MEMTRACE_GROUP_H
+#ifndef MEMTRACE_CTL_GROUP_H
+#define MEMTRACE_CTL_GROUP_H
 
 #include <stddef.h>
 #include <stdint.h>
