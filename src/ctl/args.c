@@ -328,7 +328,7 @@ static int profile_options(struct args *a)
 				   f == RENDER_PPROF  ? "pprof"
 				   : f == RENDER_HTML ? "html"
 						      : "folded");
-	if (f == RENDER_PPROF && !a->output && isatty(STDOUT_FILENO))
+	if (f == RENDER_PPROF && (!a->output || !strcmp(a->output, "-")) && isatty(STDOUT_FILENO))
 		return usage_error(
 		    "a pprof profile is binary: write it with -o FILE (or redirect)");
 	if (!(a->given & (1u << OPT_TOP)))

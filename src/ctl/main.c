@@ -122,10 +122,7 @@ static int run_snapshot(const struct args *a)
 
 	if (fetch(a, a->from, 1, &snap, &raw))
 		return EXIT_RUNTIME;
-	if (!strcmp(a->output, "-"))
-		rc = write_stdout(raw.data, raw.len);
-	else
-		rc = write_file_atomic(a->output, raw.data, raw.len);
+	rc = write_output(a->output, raw.data, raw.len);
 	if (!rc && strcmp(a->output, "-"))
 		fprintf(stderr,
 			"memtracectl: wrote %s: %zu bytes, %" PRIu32 " stacks, %" PRIu32
@@ -251,8 +248,7 @@ static int run_print(const struct args *a, print_fn *print)
 	rc = print(&out, &snap, a);
 	snapshot_free(&snap);
 	if (!rc)
-		rc = a->output ? write_file_atomic(a->output, out.data, out.len)
-			       : write_stdout(out.data, out.len);
+		rc = write_output(a->output, out.data, out.len);
 	buf_free(&out);
 	return rc ? EXIT_RUNTIME : 0;
 }

@@ -34,6 +34,13 @@ int write_stdout(const void *data, size_t len)
 	return 0;
 }
 
+int write_output(const char *path, const void *data, size_t len)
+{
+	if (!path || !strcmp(path, "-"))
+		return write_stdout(data, len);
+	return write_file_atomic(path, data, len);
+}
+
 static int write_all(int fd, const void *data, size_t len)
 {
 	const char *p = data;

@@ -12,6 +12,10 @@
 /* Write len bytes to stdout and flush; 0, or -1 after a message. */
 int write_stdout(const void *data, size_t len);
 
+/* -o PATH: write_file_atomic() to path, or write_stdout() when path is NULL
+ * (no -o) or "-". */
+int write_output(const char *path, const void *data, size_t len);
+
 /*
  * Replace path with len bytes: a temporary file "PATH.tmp.PID" in the same
  * directory, written, fsync'd, renamed over path, then the directory fsync'd

@@ -151,10 +151,25 @@ TEST(test_failure_leaves_nothing)
 	remove_dir();
 }
 
+TEST(test_dash_is_stdout)
+{
+	char cwd[4096];
+
+	make_dir();
+	CHECK(getcwd(cwd, sizeof(cwd)) != NULL);
+	CHECK(!chdir(dir));
+	CHECK(!write_output("-", "", 0));
+	CHECK(!write_output(NULL, "", 0));
+	CHECK_EQ_U64(count_entries(), 0); /* no file named "-" */
+	CHECK(!chdir(cwd));
+	remove_dir();
+}
+
 int main(void)
 {
 	RUN(test_writes_new_file_0600);
 	RUN(test_replaces_existing_file);
 	RUN(test_failure_leaves_nothing);
+	RUN(test_dash_is_stdout);
 	return UNIT_DONE();
 }
