@@ -190,33 +190,6 @@ TEST(empty)
 	group_free(&t);
 }
 
-TEST(formats)
-{
-	char s[256];
-
-	group_format_size(s, sizeof(s), 117, 0);
-	CHECK_STR(s, "117 B");
-	group_format_size(s, sizeof(s), 8173 * 1024, 0);
-	CHECK_STR(s, "8173 KiB");
-	group_format_size(s, sizeof(s), 4428 * 1024, 1);
-	CHECK_STR(s, "+4428 KiB");
-	group_format_size(s, sizeof(s), -20480, 1);
-	CHECK_STR(s, "-20.0 KiB");
-	group_format_size(s, sizeof(s), 10 * 1024 * 1024 + 512 * 1024, 0);
-	CHECK_STR(s, "10.5 MiB");
-	group_format_size(s, sizeof(s), 0, 1);
-	CHECK_STR(s, "+0 B");
-
-	group_format_line(s, sizeof(s), "pattern.c:123", 4855u * 1024, 39328);
-	CHECK_STR(s, "pattern.c:123: size=4855 KiB, count=39328, average=126 B");
-	group_format_line(s, sizeof(s), "f", 0, 0);
-	CHECK_STR(s, "f: size=0 B, count=0");
-	group_format_diff_line(s, sizeof(s), "f", 8173u * 1024, 3745u * 1024, 71332, 31963);
-	CHECK_STR(s, "f: size=8173 KiB (+4428 KiB), count=71332 (+39369), average=117 B");
-	group_format_diff_line(s, sizeof(s), "g", 0, 1000, 0, 10);
-	CHECK_STR(s, "g: size=0 B (-1000 B), count=0 (-10)");
-}
-
 /* A CPython stack: native allocator frames, then the Python frames. */
 static struct snap_frame py0[] = {
     {0x7f00001000, 0x1000, "PyBytes_FromSize", "/usr/lib/libpython3.12.so", "bytes.c", 99, 0},
@@ -267,6 +240,5 @@ int main(void)
 	RUN(by_line_and_stack);
 	RUN(cumulative);
 	RUN(empty);
-	RUN(formats);
 	return UNIT_DONE();
 }

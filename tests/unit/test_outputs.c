@@ -7,9 +7,10 @@
 #include "unit.h"
 
 #include "memtrace/event.h"
-#include "ctl/render/render.h"
+#include "ctl/render/folded.h"
+#include "ctl/render/html.h"
+#include "ctl/render/pprof.h"
 #include "daemon/core/tracker.h"
-#include "ctl/view/outputs.h"
 
 #include <stdlib.h>
 #include <string.h>

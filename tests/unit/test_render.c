@@ -7,7 +7,8 @@
 #include "unit.h"
 
 #include "ctl/render/json.h"
-#include "ctl/render/render.h"
+#include "ctl/render/report.h"
+#include "ctl/render/status.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -138,7 +139,7 @@ static int starts_with(const char *s, const char *prefix)
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
 	"\"free\":3,\"realloc_enter\":0,\"realloc\":1}"
 
-/* The histogram, allocator mix and sites of src/ctl/view/views.c (no histogram in build_known). */
+/* The histogram, allocator mix and sites of stats (no histogram in build_known). */
 #define SITES_JSON                                                                                 \
 	"[{\"name\":\"leak_some\",\"function\":\"leak_some\",\"module\":\"/usr/bin/demo\","        \
 	"\"file\":\"demo.c\",\"line\":42,\"allocations\":32,\"bytes_allocated\":2097152,"          \
@@ -357,29 +358,6 @@ TEST(test_status_text)
 	free(out);
 }
 
-TEST(test_render_bytes)
-{
-	static const struct {
-		uint64_t bytes;
-		const char *text;
-	} cases[] = {
-	    {0, "0 B"},
-	    {1023, "1023 B"},
-	    {1024, "1.0 KiB"},
-	    {1536, "1.5 KiB"},
-	    {1048575, "1.0 MiB"},
-	    {104857600, "100.0 MiB"},
-	    {1073741824, "1.0 GiB"},
-	    {UINT64_MAX, "16.0 EiB"},
-	};
-	char text[32];
-
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		render_bytes(text, sizeof(text), cases[i].bytes);
-		CHECK_STR(text, cases[i].text);
-	}
-}
-
 static char *escaped(const char *s, size_t len)
 {
 	struct buf b = {0};
@@ -491,7 +469,6 @@ int main(void)
 	RUN(test_stats_text);
 	RUN(test_report_text);
 	RUN(test_status_text);
-	RUN(test_render_bytes);
 	RUN(test_json_escape);
 	RUN(test_json_writer);
 	return UNIT_DONE();

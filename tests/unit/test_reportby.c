@@ -5,9 +5,8 @@
  */
 #include "unit.h"
 
-#include "ctl/view/group.h"
-#include "ctl/render/render.h"
-#include "ctl/view/views.h"
+#include "ctl/render/rows.h"
+#include "ctl/view/rows.h"
 
 #include <stdlib.h>
 
@@ -46,12 +45,16 @@ static struct snap_stack stacks[] = {
 static char *grouped(int by, int cumulative, int sort)
 {
 	struct snapshot s = {.version = SNAPSHOT_VERSION, .nstacks = 3, .stacks = stacks};
-	struct view_opts o = {.format = RENDER_TEXT, .by = by, .cumulative = cumulative};
+	struct view_opts o = {.by = by, .cumulative = cumulative, .sort = sort};
+	struct render_opts ro = {.format = RENDER_TEXT};
+	struct grouped_view v;
 	struct buf b = {0};
 
 	s.totals.live_bytes = 8592;
 	s.totals.live_allocations = 8;
-	render_report_grouped(&b, &s, &o, sort);
+	grouped_view_build(&v, &s, &o);
+	render_grouped(&b, &v, &ro);
+	grouped_view_free(&v);
 	buf_put(&b, "", 1);
 	return (char *)b.data;
 }

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Tests of the views (src/ctl/view/views.c) on hand-made snapshots: diff order and
- * new/vanished groups, peak sums and their warning, leaks by age, the
- * timeline's rates, and watch's growth between refreshes. Text is compared
- * line by line; JSON through the numbers scripts read.
+ * Tests of the views (src/ctl/view/rows.c) and their renderers
+ * (src/ctl/render/rows.c) on hand-made snapshots: diff order and new/vanished
+ * groups, peak sums and their warning, leaks by age, the timeline's rates,
+ * and watch's growth between refreshes. The rows are checked as computed,
+ * text line by line, JSON through the numbers scripts read.
  */
 #include "unit.h"
 
-#include "ctl/view/views.h"
+#include "ctl/render/report.h"
+#include "ctl/render/rows.h"
+#include "ctl/view/rows.h"
 
 #include <stdlib.h>
 
@@ -113,20 +116,106 @@ static int has_line(const char *out, const char *line)
 	return 0;
 }
 
-static struct view_opts opts(int by, int format)
+static struct view_opts opts(int by)
 {
-	return (struct view_opts){.format = format, .by = by, .top = 0, .rows = 20};
+	return (struct view_opts){.by = by};
+}
+
+/* Each view: built, rendered into b in format, freed. */
+static void diff(struct buf *b, const struct snapshot *old, const struct snapshot *new,
+		 const struct view_opts *o, int format)
+{
+	struct render_opts ro = {.format = format};
+	struct diff_view v;
+
+	diff_view_build(&v, old, new, o);
+	render_diff(b, &v, &ro);
+	diff_view_free(&v);
+}
+
+static void peak(struct buf *b, const struct snapshot *s, const struct view_opts *o)
+{
+	struct render_opts ro = {.format = RENDER_TEXT};
+	struct peak_view v;
+
+	peak_view_build(&v, s, o);
+	render_peak(b, &v, &ro);
+	peak_view_free(&v);
+}
+
+static void leaks(struct buf *b, const struct snapshot *s, const struct view_opts *o, int format)
+{
+	struct render_opts ro = {.format = format};
+	struct leaks_view v;
+
+	leaks_view_build(&v, s, o);
+	render_leaks(b, &v, &ro);
+	leaks_view_free(&v);
+}
+
+static void watch(struct buf *b, struct watch_state *w, const struct snapshot *s,
+		  const struct view_opts *o, int tty)
+{
+	struct watch_view v;
+
+	watch_view_build(&v, w, s, o);
+	render_watch(b, &v, tty);
+	watch_state_keep(w, &v);
+	watch_view_free(&v);
+}
+
+TEST(rows_computed)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_FUNCTION);
+	struct diff_view d;
+	struct peak_view p;
+	struct leaks_view l;
+
+	snaps(&old, &new);
+	o.top = 2;
+	diff_view_build(&d, &old, &new, &o);
+	CHECK_EQ_U64(d.nrows, 3);
+	CHECK_EQ_U64(d.shown, 2);
+	CHECK_STR(d.rows[0].row->key, "grow");
+	CHECK_EQ_U64(d.rows[0].size_diff, 200);
+	CHECK_EQ_U64(d.rows[0].was.live_bytes, 100);
+	CHECK_STR(d.rows[1].row->key, "shrink");
+	CHECK_EQ_U64(d.rows[1].count_diff, (uint64_t)-2);
+	CHECK_STR(diff_row_status(&d.rows[1]), "vanished");
+	CHECK_STR(d.rows[2].row->key, "fresh");
+	CHECK_STR(diff_row_status(&d.rows[2]), "new");
+	CHECK(d.interval == 2.0);
+	diff_view_free(&d);
+
+	o.top = 0;
+	peak_view_build(&p, &new, &o);
+	CHECK_EQ_U64(p.nrows, 2); /* shrink had nothing live at the peak */
+	CHECK_STR(p.groups.rows[0].key, "fresh");
+	CHECK_EQ_U64(p.sum, 5200);
+	CHECK_EQ_U64(p.shown_sum, 5200);
+	peak_view_free(&p);
+
+	o.older_than = 6000000000ull;
+	leaks_view_build(&l, &new, &o);
+	CHECK_EQ_U64(l.nrows, 2);
+	CHECK_EQ_U64(l.blocks, 2);
+	CHECK_EQ_U64(l.bytes, 140);
+	CHECK_EQ_U64(l.rows[0].stack, 0); /* 100 B older than 6 s */
+	CHECK_EQ_U64(l.rows[0].oldest_ns, 7000000000ull);
+	CHECK_EQ_U64(l.rows[1].stack, 1);
+	leaks_view_free(&l);
 }
 
 TEST(diff_text)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_FUNCTION, RENDER_TEXT);
+	struct view_opts o = opts(GROUP_FUNCTION);
 	struct buf b = {0};
 	char *out;
 
 	snaps(&old, &new);
-	render_diff(&b, &old, &new, &o);
+	diff(&b, &old, &new, &o, RENDER_TEXT);
 	out = text(&b);
 	CHECK(has_line(out, "live 340 B (+190 B) in 4 blocks (+1) over 2.0 s; by function, 3 of 3 "
 			    "groups, largest growth first"));
@@ -139,7 +228,7 @@ TEST(diff_text)
 	buf_free(&b);
 
 	o.top = 1;
-	render_diff(&b, &old, &new, &o);
+	diff(&b, &old, &new, &o, RENDER_TEXT);
 	out = text(&b);
 	CHECK(strstr(out, "1 of 3 groups") != NULL);
 	CHECK(strstr(out, "fresh") == NULL);
@@ -149,13 +238,13 @@ TEST(diff_text)
 TEST(diff_vanished_and_json)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_LINE, RENDER_JSON);
+	struct view_opts o = opts(GROUP_LINE);
 	struct buf b = {0};
 	char *out;
 
 	snaps(&old, &new);
 	/* the other way round: fresh vanished, shrink new */
-	render_diff(&b, &new, &old, &o);
+	diff(&b, &new, &old, &o, RENDER_JSON);
 	out = text(&b);
 	CHECK(strstr(out, "\"key\":\"prog.c:30\",\"status\":\"vanished\",\"live_bytes\":0,"
 			  "\"live_bytes_diff\":-40") != NULL);
@@ -169,13 +258,13 @@ TEST(diff_vanished_and_json)
 TEST(peak_sums)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_STACK, RENDER_TEXT);
+	struct view_opts o = opts(GROUP_STACK);
 	struct buf b = {0};
 	char *out;
 
 	snaps(&old, &new);
 	o.top = 1;
-	render_peak(&b, &new, &o);
+	peak(&b, &new, &o);
 	out = text(&b);
 	CHECK(has_line(out, "peak_live_bytes 5200 (5200 B) at 0.000 s; live at that moment, by "
 			    "stack (1 of 2 groups):"));
@@ -185,7 +274,7 @@ TEST(peak_sums)
 	buf_free(&b);
 
 	new.totals.peak_live_bytes = 9999; /* a snapshot without every stack */
-	render_peak(&b, &new, &o);
+	peak(&b, &new, &o);
 	CHECK(has_line(text(&b), "warning: the groups sum to 5200 B, not peak_live_bytes; the "
 				 "snapshot does not hold every stack"));
 	buf_free(&b);
@@ -194,13 +283,13 @@ TEST(peak_sums)
 TEST(leaks_by_age)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_STACK, RENDER_TEXT);
+	struct view_opts o = opts(GROUP_STACK);
 	struct buf b = {0};
 	char *out;
 
 	snaps(&old, &new);
 	o.older_than = 4000000000ull;
-	render_leaks(&b, &new, &o);
+	leaks(&b, &new, &o, RENDER_TEXT);
 	out = text(&b);
 	CHECK(has_line(out,
 		       "3 live blocks (240 B) older than 4.0s, of 4 live (340 B); 2 of 2 stacks, "
@@ -210,8 +299,7 @@ TEST(leaks_by_age)
 	buf_free(&b);
 
 	o.older_than = 8000000000ull;
-	o.format = RENDER_JSON;
-	render_leaks(&b, &new, &o);
+	leaks(&b, &new, &o, RENDER_JSON);
 	out = text(&b);
 	CHECK(strstr(out, "\"blocks\":1,\"bytes\":40,") != NULL);
 	CHECK(strstr(out, "\"oldest_age\":9") != NULL);
@@ -221,7 +309,7 @@ TEST(leaks_by_age)
 TEST(timeline_rates)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_STACK, RENDER_JSON);
+	struct render_opts o = {.format = RENDER_JSON, .rows = 20};
 	struct buf b = {0};
 	char *out;
 
@@ -247,7 +335,7 @@ TEST(timeline_rates)
 TEST(watch_growth)
 {
 	struct snapshot old, new;
-	struct view_opts o = opts(GROUP_FUNCTION, RENDER_TEXT);
+	struct view_opts o = opts(GROUP_FUNCTION);
 	struct watch_state w = {0};
 	struct buf b = {0};
 	char *out;
@@ -256,7 +344,7 @@ TEST(watch_growth)
 	old.uptime_ns = 1000000000ull;
 	new.uptime_ns = 3000000000ull;
 	old.totals.allocations = 2;
-	render_watch(&b, &w, &old, &o, 0);
+	watch(&b, &w, &old, &o, 0);
 	out = text(&b);
 	/* the first refresh: growth since tracing began */
 	CHECK(has_line(out, "      +100 B  grow: size=100 B, count=1, average=100 B"));
@@ -264,7 +352,7 @@ TEST(watch_growth)
 	CHECK(strchr(out, '\033') == NULL);
 	buf_free(&b);
 
-	render_watch(&b, &w, &new, &o, 1);
+	watch(&b, &w, &new, &o, 1);
 	out = text(&b);
 	CHECK(!strncmp(out, "\033[H\033[2J", 7));
 	CHECK(strstr(out, " live 340 B in 4 blocks, 2 allocs/s (0 B/s), peak 5200 B, lost 0\n"));
@@ -305,6 +393,7 @@ TEST(report_oldest)
 
 int main(void)
 {
+	RUN(rows_computed);
 	RUN(diff_text);
 	RUN(diff_vanished_and_json);
 	RUN(peak_sums);

@@ -7,8 +7,8 @@
  * snapshot (largest first); stacks whose value is zero are left out, so the
  * values add up to the snapshot's total for that sample.
  */
-#include "ctl/render/render.h"
-#include "ctl/view/outputs.h"
+#include "ctl/render/folded.h"
+#include "ctl/render/format.h"
 
 #include <inttypes.h>
 
@@ -23,7 +23,7 @@ void render_folded(struct buf *out, const struct snapshot *s, const struct rende
 		if (!st->nframes)
 			buf_printf(out, "[unknown]");
 		for (uint32_t j = st->nframes; j-- > 0;) {
-			view_frame_name(out, &st->frames[j]);
+			format_frame_name(out, &st->frames[j]);
 			if (j)
 				buf_put(out, ";", 1);
 		}

@@ -9,8 +9,10 @@
  * Content-Security-Policy forbids every network request, so the page works
  * offline and leaks nothing.
  */
-#include "ctl/render/render.h"
-#include "ctl/view/outputs.h"
+#include "ctl/render/html.h"
+#include "ctl/render/format.h"
+#include "ctl/render/json.h"
+#include "ctl/render/parts.h"
 #include "ctl/render/strtab.h"
 
 #include <inttypes.h>
@@ -66,16 +68,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
 	json_key(w, "totals");
 	json_begin_object(w);
-	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
-		const struct mt_counter_desc *m = &mt_counter_descs[i];
-
-		if (!m->summary)
-			continue;
-		if (m->unit == MT_UNIT_NS)
-			json_kv_double(w, m->name, (double)mt_counter_get(&s->totals, i) / 1e9);
-		else
-			json_kv_u64(w, m->name, mt_counter_get(&s->totals, i));
-	}
+	render_json_counters(w, &s->totals, 1);
 	json_end_object(w);
 	json_key(w, "targets");
 	json_begin_array(w);
@@ -98,7 +91,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		json_begin_array(w);
 		for (uint32_t j = st->nframes; j-- > 0;) {
 			name.len = 0;
-			view_frame_name(&name, &st->frames[j]);
+			format_frame_name(&name, &st->frames[j]);
 			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
 		}
 		json_end_array(w);
@@ -122,7 +115,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		json_begin_array(w);
-		json_double(w, (double)s->timeline[i].time_ns / 1e9);
+		json_double(w, ns_to_seconds(s->timeline[i].time_ns));
 		json_u64(w, s->timeline[i].live_bytes);
 		json_u64(w, s->timeline[i].live_allocations);
 		json_end_array(w);

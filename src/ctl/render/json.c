@@ -254,8 +254,20 @@ void json_kv_u64(struct json_writer *w, const char *key, uint64_t v)
 	json_u64(w, v);
 }
 
+void json_kv_i64(struct json_writer *w, const char *key, int64_t v)
+{
+	json_key(w, key);
+	json_i64(w, v);
+}
+
 void json_kv_double(struct json_writer *w, const char *key, double v)
 {
 	json_key(w, key);
 	json_double(w, v);
+}
+
+void json_kv_bool(struct json_writer *w, const char *key, int v)
+{
+	json_key(w, key);
+	json_bool(w, v);
 }

@@ -5,8 +5,8 @@
  * escapes. Strings may hold any bytes: invalid UTF-8 becomes U+FFFD, so the
  * output is always valid JSON whatever a target's command line contains.
  */
-#ifndef MEMTRACE_JSON_H
-#define MEMTRACE_JSON_H
+#ifndef MEMTRACE_CTL_JSON_H
+#define MEMTRACE_CTL_JSON_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -45,7 +45,9 @@ void json_null(struct json_writer *w);
 /* A key and its value in one call. */
 void json_kv_string(struct json_writer *w, const char *key, const char *s);
 void json_kv_u64(struct json_writer *w, const char *key, uint64_t v);
+void json_kv_i64(struct json_writer *w, const char *key, int64_t v);
 void json_kv_double(struct json_writer *w, const char *key, double v);
+void json_kv_bool(struct json_writer *w, const char *key, int v);
 
 /* Append s as a quoted, escaped JSON string to b. */
 void json_escape(struct buf *b, const char *s, size_t len);

@@ -13,8 +13,8 @@
  * distinct (pid, address); functions by (name, file); one mapping per
  * module, with its build-id.
  */
-#include "ctl/render/render.h"
-#include "ctl/view/outputs.h"
+#include "ctl/render/pprof.h"
+#include "ctl/render/format.h"
 #include "ctl/render/strtab.h"
 #include "common/varint.h"
 
@@ -125,7 +125,7 @@ static uint64_t function_id(struct pprof *p, const struct snap_frame *f, struct 
 	size_t i;
 
 	tmp->len = 0;
-	view_frame_name(tmp, f);
+	format_frame_name(tmp, f);
 	buf_put(tmp, "", 1);
 	p->key_func.name = intern(p, (const char *)tmp->data);
 	p->key_func.file = intern(p, f->file ? f->file : f->module);

@@ -1,54 +1,33 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Renderers: a decoded struct snapshot to the text people read and the JSON
- * scripts read, for each memtracectl view. Every number has the name it has
- * in docs/metrics.md, in both forms; the JSON keys are a stable contract.
+ * What every renderer is handed besides its rows: the output format and how
+ * to print. A renderer prints a snapshot, or the rows a view computed from
+ * one (view/), as the text people read, the JSON scripts read, or a profile
+ * (folded stacks, pprof, HTML). Every number has the name it has in
+ * docs/metrics.md, in each form; the JSON keys are a stable contract.
  */
-#ifndef MEMTRACE_RENDER_H
-#define MEMTRACE_RENDER_H
+#ifndef MEMTRACE_CTL_RENDER_H
+#define MEMTRACE_CTL_RENDER_H
 
-#include <stddef.h>
 #include <stdint.h>
-
-#include "memtrace/snapshot.h"
-#include "common/util.h"
 
 enum render_format {
 	RENDER_TEXT = 0,
 	RENDER_JSON,
-	RENDER_FOLDED, /* src/ctl/render/folded.c */
-	RENDER_PPROF,  /* src/ctl/render/pprof.c */
-	RENDER_HTML,   /* src/ctl/render/html.c */
+	RENDER_FOLDED, /* render/folded.c */
+	RENDER_PPROF,  /* render/pprof.c */
+	RENDER_HTML,   /* render/html.c */
 };
 
 struct render_opts {
-	int format;   /* enum render_format */
-	int pretty;   /* JSON: newlines and two-space indentation */
-	int sort;     /* enum mt_sort the stacks are ordered by (text shows peak for PEAK) */
-	uint32_t pid; /* the report is limited to this target; 0 = all */
-	int oldest;   /* report: each stack's oldest live block (snapshots with ages) */
-	int sample;   /* folded and html: enum mt_sort, not temporary */
-	int peak;     /* pprof: the profile of what was live at the peak */
+	int format; /* enum render_format */
+	int pretty; /* JSON: newlines and two-space indentation */
+	int sort;   /* report: enum mt_sort the stacks are ordered by (text shows peak for PEAK) */
+	uint32_t pid;  /* report: limited to this target; 0 = all */
+	int oldest;    /* report: each stack's oldest live block (snapshots with ages) */
+	int sample;    /* folded and html: enum mt_sort, not temporary */
+	int peak;      /* pprof: the profile of what was live at the peak */
+	uint32_t rows; /* timeline: text rows at most */
 };
-
-/* Daemon uptime, events and the table of targets. */
-void render_status(struct buf *out, const struct snapshot *s, const struct render_opts *o);
-/* Every counter of docs/metrics.md, totals and per target. */
-void render_stats(struct buf *out, const struct snapshot *s, const struct render_opts *o);
-/* Totals, then the stacks in the order the snapshot holds them. */
-void render_report(struct buf *out, const struct snapshot *s, const struct render_opts *o);
-
-/* Pieces the other views (views.c) share with these. */
-struct json_writer;
-/* Append an untrusted string for a terminal: control characters become '?'. */
-void render_text(struct buf *out, const char *s);
-/* One frame as an indented text line, and as a JSON object. */
-void render_text_frame(struct buf *out, const struct snap_frame *f);
-void render_json_frame(struct json_writer *w, const struct snap_frame *f);
-/* "1.5s", "2m 05s", ... */
-void render_duration(char *dst, size_t len, uint64_t ns);
-
-/* "512 B", "1.0 KiB", "100.0 MiB": binary units, one decimal. */
-void render_bytes(char *dst, size_t len, uint64_t bytes);
 
 #endif

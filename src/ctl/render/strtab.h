@@ -5,8 +5,8 @@
  * and on it a string table, each string held once and numbered in the order
  * it was first seen.
  */
-#ifndef MEMTRACE_STRTAB_H
-#define MEMTRACE_STRTAB_H
+#ifndef MEMTRACE_CTL_STRTAB_H
+#define MEMTRACE_CTL_STRTAB_H
 
 #include <stddef.h>
 #include <stdint.h>

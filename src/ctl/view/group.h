@@ -7,8 +7,8 @@
  * numbers once, as tracemalloc's cumulative mode. Pure functions of the
  * snapshot: report, diff, peak and leaks all group through here.
  */
-#ifndef MEMTRACE_GROUP_H
-#define MEMTRACE_GROUP_H
+#ifndef MEMTRACE_CTL_GROUP_H
+#define MEMTRACE_CTL_GROUP_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -68,21 +68,5 @@ const struct group_row *group_find(const struct group_table *t, const char *key)
 void group_sort(struct group_table *t, int sort);
 
 void group_free(struct group_table *t);
-
-/*
- * tracemalloc's size format: "117 B", "8173 KiB", "12.5 MiB" (one decimal
- * below 100 units, none above). With sign, a '+' before positive values.
- */
-void group_format_size(char *dst, size_t len, int64_t bytes, int sign);
-
-/*
- * One text line of a row, as tracemalloc prints a statistic:
- * "site_a: size=4855 KiB, count=39328, average=126 B" (no newline).
- */
-void group_format_line(char *dst, size_t len, const char *key, uint64_t size, uint64_t count);
-
-/* The same with growth since old: "size=8173 KiB (+4428 KiB), count=71332 (+39369), ..." */
-void group_format_diff_line(char *dst, size_t len, const char *key, uint64_t size,
-			    uint64_t old_size, uint64_t count, uint64_t old_count);
 
 #endif

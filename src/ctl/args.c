@@ -1,0 +1,479 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * memtracectl's command line (see args.h): one table of commands with what
+ * each asks memtraced for, one table of options with the commands each
+ * applies to, the help text, and the parser that fills struct args from them.
+ */
+#include "ctl/args.h"
+#include "common/util.h"
+#include "ctl/view/group.h"
+#include "memtrace/snapshot.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#ifndef MEMTRACE_VERSION
+#define MEMTRACE_VERSION "unknown"
+#endif
+
+enum option {
+	OPT_SOCKET,
+	OPT_FROM,
+	OPT_JSON,
+	OPT_FORMAT,
+	OPT_TOP,
+	OPT_SORT,
+	OPT_PID,
+	OPT_HELP,
+	OPT_VERSION,
+	OPT_OUTPUT,
+	OPT_BY,
+	OPT_CUMULATIVE,
+	OPT_OLDER_THAN,
+	OPT_INTERVAL,
+	OPT_ITERATIONS,
+	OPT_ROWS,
+	OPT_OLDEST,
+	OPT_SAMPLE,
+	OPT_PEAK,
+	OPT_COUNT
+};
+
+#define ALL_COMMANDS ((1u << CMD_COUNT) - 1)
+#define FROM_CMDS                                                                                  \
+	(ALL_COMMANDS & ~(1u << CMD_DIFF | 1u << CMD_WATCH | 1u << CMD_RESET_PEAK |                \
+			  1u << CMD_ATTACH | 1u << CMD_DETACH))
+#define TOP_CMDS                                                                                   \
+	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
+#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
+
+static const struct {
+	const char *name;
+	int takes_value;
+	unsigned commands; /* bit per enum command the option applies to */
+} options[OPT_COUNT] = {
+    [OPT_SOCKET] = {"--socket", 1, ALL_COMMANDS},
+    [OPT_FROM] = {"--from", 1, FROM_CMDS},
+    [OPT_JSON] = {"--json", 0, ALL_COMMANDS & ~(1u << CMD_SNAPSHOT)},
+    [OPT_FORMAT] = {"--format", 1, ALL_COMMANDS & ~(1u << CMD_SNAPSHOT)},
+    [OPT_TOP] = {"--top", 1, TOP_CMDS},
+    [OPT_SORT] = {"--sort", 1, 1u << CMD_REPORT},
+    [OPT_PID] = {"--pid", 1, PID_CMDS},
+    [OPT_HELP] = {"--help", 0, ALL_COMMANDS},
+    [OPT_VERSION] = {"--version", 0, ALL_COMMANDS},
+    [OPT_OUTPUT] = {"--output", 1, (1u << CMD_SNAPSHOT) | (1u << CMD_REPORT)},
+    [OPT_BY] = {"--by", 1, BY_CMDS},
+    [OPT_CUMULATIVE] = {"--cumulative", 0, BY_CMDS},
+    [OPT_OLDER_THAN] = {"--older-than", 1, 1u << CMD_LEAKS},
+    [OPT_INTERVAL] = {"--interval", 1, 1u << CMD_WATCH},
+    [OPT_ITERATIONS] = {"--count", 1, 1u << CMD_WATCH},
+    [OPT_ROWS] = {"--rows", 1, 1u << CMD_TIMELINE},
+    [OPT_OLDEST] = {"--oldest", 0, 1u << CMD_REPORT},
+    [OPT_SAMPLE] = {"--sample", 1, 1u << CMD_REPORT},
+    [OPT_PEAK] = {"--peak", 0, 1u << CMD_REPORT},
+};
+
+static const struct {
+	const char *name;
+	int stacks; /* whether the request asks for stacks */
+	int sort;   /* the stacks the request asks for (views ask for all of them) */
+	int blocks; /* whether it asks for the live block list */
+	int nargs;  /* positional arguments after the command */
+} commands[CMD_COUNT] = {
+    [CMD_STATUS] = {"status", 0, MT_SORT_LIVE, 0, 0},
+    [CMD_STATS] = {"stats", 1, MT_SORT_ALLOCATED, 0, 0},
+    [CMD_REPORT] = {"report", 1, MT_SORT_LIVE, 0, 0},
+    [CMD_SNAPSHOT] = {"snapshot", 1, MT_SORT_COUNT, 1, 0},
+    [CMD_DIFF] = {"diff", 1, MT_SORT_LIVE, 0, 2},
+    [CMD_PEAK] = {"peak", 1, MT_SORT_PEAK, 0, 0},
+    [CMD_LEAKS] = {"leaks", 1, MT_SORT_LIVE, 1, 0},
+    [CMD_TIMELINE] = {"timeline", 0, MT_SORT_LIVE, 0, 0},
+    [CMD_WATCH] = {"watch", 1, MT_SORT_LIVE, 0, 0},
+    [CMD_RESET_PEAK] = {"reset-peak", 0, MT_SORT_LIVE, 0, 0},
+    [CMD_ATTACH] = {"attach", 0, MT_SORT_LIVE, 0, 1},
+    [CMD_DETACH] = {"detach", 0, MT_SORT_LIVE, 0, 1},
+};
+
+static void usage(FILE *f)
+{
+	fprintf(
+	    f,
+	    "Usage: memtracectl [--socket PATH | --from FILE] COMMAND [OPTIONS]\n"
+	    "\n"
+	    "Ask memtraced what the traced processes allocate.\n"
+	    "\n"
+	    "Commands:\n"
+	    "  status [--json]       daemon uptime, events received and lost, traced processes\n"
+	    "  stats [--json]        allocation counters: totals, peak, losses, per process\n"
+	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
+	    "      --top N           show N stacks (default 10; 0 shows all)\n"
+	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
+	    "      --pid PID         only the stacks of process PID\n"
+	    "      --format FORMAT   text (default), json, folded (flame graph stacks),\n"
+	    "                        pprof (gzip profile.proto) or html (one page)\n"
+	    "      --sample KIND     folded and html: live (default), allocated, count\n"
+	    "                        or peak bytes per stack\n"
+	    "      --peak            pprof: the profile of what was live at the peak\n"
+	    "      -o, --output FILE write there (atomically) instead of stdout\n"
+	    "      --oldest          show the age of each stack's oldest live block\n"
+	    "      --by KEY          group as tracemalloc's statistics: function, file,\n"
+	    "                        line, module or stack (\"key: size=, count=, average=\")\n"
+	    "      --cumulative      with --by: count a stack under each of its frames\n"
+	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
+	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
+	    "                        compare_to), largest growth first\n"
+	    "      --by KEY          stack, function (default), file, line or module\n"
+	    "      --cumulative      count a stack under every frame, not the innermost\n"
+	    "      --top N           show N groups (default 10; 0 shows all)\n"
+	    "  peak [--top N] [--by KEY] [--pid PID]\n"
+	    "                        what was live at the moment of peak_live_bytes\n"
+	    "  reset-peak            start a new peak window (peak = live bytes now)\n"
+	    "  attach PID            start tracing process PID (the daemon may trace many)\n"
+	    "  detach PID            stop tracing PID; its probes go, its data stays\n"
+	    "  leaks [--older-than DURATION] [--top N] [--pid PID]\n"
+	    "                        live blocks at least that old (default 0s), by stack\n"
+	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
+	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY]\n"
+	    "                        refresh live bytes, rate, peak, losses and the groups\n"
+	    "                        that grew most, every second; q or Ctrl-C quits\n"
+	    "\n"
+	    "DURATION is a number with a unit: 500ms, 30s, 5m, 2h (no unit: seconds).\n"
+	    "\n"
+	    "Options:\n"
+	    "  --socket PATH         memtraced's socket (default: $MEMTRACE_SOCKET, else\n"
+	    "                        %s)\n"
+	    "  --from FILE           read a snapshot file instead ('-' reads stdin)\n"
+	    "  --json                the same as --format json\n"
+	    "  -o, --output FILE     where snapshot writes ('-' is stdout)\n"
+	    "  -h, --help            show this help\n"
+	    "  --version             show the version\n"
+	    "\n"
+	    "Exit status: 0 ok, 1 runtime error, 2 usage error.\n",
+	    PROTO_DEFAULT_SOCKET);
+}
+
+static int usage_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_error(const char *fmt, ...)
+{
+	char msg[512];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	log_msg("%s", msg);
+	return -1;
+}
+
+int args_parse_duration(const char *s, uint64_t *ns)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1},	  {"us", 1e3},	 {"ms", 1e6},	 {"s", 1e9},
+		     {"m", 60e9}, {"h", 3600e9}, {"d", 86400e9}, {"", 1e9}};
+	char *end;
+	double v;
+
+	if (!*s || *s == '-' || *s == '+' || *s == ' ')
+		return -1;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || end == s || v < 0)
+		return -1;
+	for (size_t i = 0; i < ARRAY_SIZE(units); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		v *= units[i].ns;
+		if (!(v < (double)PROTO_MAX_OLDER_THAN))
+			return -1;
+		*ns = (uint64_t)v;
+		return 0;
+	}
+	return -1;
+}
+
+static int set_option(struct args *a, int opt, const char *value)
+{
+	uint64_t v;
+
+	switch (opt) {
+	case OPT_SOCKET:
+		a->socket = value;
+		break;
+	case OPT_FROM:
+		a->from = value;
+		break;
+	case OPT_JSON:
+		a->render.format = RENDER_JSON;
+		break;
+	case OPT_FORMAT:
+		if (!strcmp(value, "json"))
+			a->render.format = RENDER_JSON;
+		else if (!strcmp(value, "text"))
+			a->render.format = RENDER_TEXT;
+		else if (!strcmp(value, "folded"))
+			a->render.format = RENDER_FOLDED;
+		else if (!strcmp(value, "pprof"))
+			a->render.format = RENDER_PPROF;
+		else if (!strcmp(value, "html"))
+			a->render.format = RENDER_HTML;
+		else
+			return usage_error(
+			    "bad --format '%s' (expected text, json, folded, pprof or "
+			    "html)",
+			    value);
+		break;
+	case OPT_SAMPLE:
+		a->render.sample = mt_sort_from_name(value);
+		if (a->render.sample < 0 || a->render.sample == MT_SORT_TEMPORARY)
+			return usage_error("bad --sample '%s' (expected live, allocated, count or "
+					   "peak)",
+					   value);
+		break;
+	case OPT_PEAK:
+		a->render.peak = 1;
+		break;
+	case OPT_OUTPUT:
+		if (!*value)
+			return usage_error("--output needs a file name");
+		a->output = value;
+		break;
+	case OPT_TOP:
+		if (parse_u64(value, PROTO_MAX_TOP, &v))
+			return usage_error("bad --top '%s' (expected 0 to %u)", value,
+					   PROTO_MAX_TOP);
+		a->request.top = (uint32_t)v;
+		a->view.top = (uint32_t)v;
+		break;
+	case OPT_SORT:
+		a->request.sort = mt_sort_from_name(value);
+		if (a->request.sort < 0)
+			return usage_error("bad --sort '%s' (expected live, allocated, count, "
+					   "peak or temporary)",
+					   value);
+		break;
+	case OPT_PID:
+		if (parse_u64(value, PROTO_MAX_PID, &v) || !v)
+			return usage_error("bad --pid '%s' (expected 1 to %u)", value,
+					   PROTO_MAX_PID);
+		a->request.pid = (uint32_t)v;
+		break;
+	case OPT_BY:
+		a->view.by = group_by_from_name(value);
+		if (a->view.by < 0)
+			return usage_error("bad --by '%s' (expected stack, function, file, line or "
+					   "module)",
+					   value);
+		break;
+	case OPT_CUMULATIVE:
+		a->view.cumulative = 1;
+		break;
+	case OPT_OLDEST:
+		a->render.oldest = 1;
+		a->request.ages = 1;
+		break;
+	case OPT_OLDER_THAN:
+		if (args_parse_duration(value, &a->view.older_than))
+			return usage_error("bad --older-than '%s' (expected a duration such as "
+					   "30s, 5m or 500ms)",
+					   value);
+		break;
+	case OPT_INTERVAL:
+		if (args_parse_duration(value, &a->interval_ns) || a->interval_ns < 100000000ull)
+			return usage_error("bad --interval '%s' (expected a duration of 100ms or "
+					   "more)",
+					   value);
+		break;
+	case OPT_ITERATIONS:
+		if (parse_u64(value, UINT32_MAX, &a->iterations) || !a->iterations)
+			return usage_error("bad --count '%s' (expected 1 or more)", value);
+		break;
+	case OPT_ROWS:
+		if (parse_u64(value, 100000, &v) || !v)
+			return usage_error("bad --rows '%s' (expected 1 to 100000)", value);
+		a->render.rows = (uint32_t)v;
+		break;
+	}
+	return 0;
+}
+
+/*
+ * folded, pprof and html show every stack with a non-zero value unless --top
+ * is given, and ask for the stacks ordered by the number they show.
+ */
+static int profile_options(struct args *a)
+{
+	int f = a->render.format;
+	int profile = f == RENDER_FOLDED || f == RENDER_PPROF || f == RENDER_HTML;
+
+	if ((a->given & (1u << OPT_SAMPLE)) && f != RENDER_FOLDED && f != RENDER_HTML)
+		return usage_error("--sample applies to --format folded and html");
+	if (a->render.peak && f != RENDER_PPROF)
+		return usage_error("--peak applies to --format pprof (folded and html: --sample "
+				   "peak)");
+	if (!profile)
+		return 0;
+	if (a->command != CMD_REPORT)
+		return usage_error("--format %s applies to report", f == RENDER_PPROF  ? "pprof"
+								    : f == RENDER_HTML ? "html"
+										       : "folded");
+	if ((a->given & (1u << OPT_SORT)))
+		return usage_error("--sort does not apply to --format %s (see --sample)",
+				   f == RENDER_PPROF  ? "pprof"
+				   : f == RENDER_HTML ? "html"
+						      : "folded");
+	if (f == RENDER_PPROF && (!a->output || !strcmp(a->output, "-")) && isatty(STDOUT_FILENO))
+		return usage_error(
+		    "a pprof profile is binary: write it with -o FILE (or redirect)");
+	if (!(a->given & (1u << OPT_TOP)))
+		a->request.top = 0;
+	if (f == RENDER_PPROF)
+		a->request.sort = a->render.peak ? MT_SORT_PEAK : MT_SORT_ALLOCATED;
+	else if (f == RENDER_HTML) /* the page switches between samples itself */
+		a->request.sort = MT_SORT_ALLOCATED;
+	else
+		a->request.sort = a->render.sample;
+	return 0;
+}
+
+int args_parse(int argc, char **argv, struct args *a)
+{
+	const char *env = getenv("MEMTRACE_SOCKET");
+
+	memset(a, 0, sizeof(*a));
+	a->command = -1;
+	a->socket = env && *env ? env : PROTO_DEFAULT_SOCKET;
+	proto_request_init(&a->request);
+	a->request.top = 10;
+	a->view.top = 10;
+	a->view.by = -1;
+	a->render.rows = 20;
+	a->interval_ns = 1000000000ull;
+
+	for (int i = 1; i < argc; i++) {
+		const char *arg = argv[i], *value = NULL, *eq;
+		size_t namelen;
+		int opt;
+
+		if (arg[0] != '-' || !strcmp(arg, "-")) {
+			int c;
+
+			if (a->command >= 0 && a->nfiles < commands[a->command].nargs) {
+				a->files[a->nfiles++] = arg;
+				continue;
+			}
+
+			for (c = 0; c < CMD_COUNT; c++)
+				if (!strcmp(arg, commands[c].name))
+					break;
+			if (a->command >= 0)
+				return usage_error("unexpected argument '%s'", arg);
+			if (c == CMD_COUNT)
+				return usage_error("unknown command '%s' (see memtracectl --help)",
+						   arg);
+			a->command = c;
+			continue;
+		}
+		if (!strcmp(arg, "-h"))
+			arg = "--help";
+		if (!strcmp(arg, "-o"))
+			arg = "--output";
+		eq = strchr(arg, '=');
+		namelen = eq ? (size_t)(eq - arg) : strlen(arg);
+		for (opt = 0; opt < OPT_COUNT; opt++)
+			if (strlen(options[opt].name) == namelen &&
+			    !strncmp(arg, options[opt].name, namelen))
+				break;
+		if (opt == OPT_COUNT)
+			return usage_error("unknown option '%.*s' (see memtracectl --help)",
+					   (int)namelen, arg);
+		if (options[opt].takes_value) {
+			if (eq)
+				value = eq + 1;
+			else if (i + 1 < argc)
+				value = argv[++i];
+			else
+				return usage_error("%s needs a value", options[opt].name);
+		} else if (eq) {
+			return usage_error("%s takes no value", options[opt].name);
+		}
+		if (opt == OPT_HELP) {
+			usage(stdout);
+			return 1;
+		}
+		if (opt == OPT_VERSION) {
+			printf("memtracectl %s\n", MEMTRACE_VERSION);
+			return 1;
+		}
+		a->given |= 1u << opt;
+		if (set_option(a, opt, value))
+			return -1;
+	}
+	if (a->command < 0)
+		return usage_error("no command given (see memtracectl --help)");
+	for (int opt = 0; opt < OPT_COUNT; opt++)
+		if ((a->given & (1u << opt)) && !(options[opt].commands & (1u << a->command)))
+			return usage_error("%s does not apply to %s", options[opt].name,
+					   commands[a->command].name);
+	if ((a->given & (1u << OPT_SOCKET)) && a->from)
+		return usage_error("--socket and --from exclude each other");
+	if (a->command == CMD_ATTACH || a->command == CMD_DETACH) {
+		uint64_t pid;
+
+		if (!a->nfiles || parse_u64(a->files[0], PROTO_MAX_PID, &pid) || !pid)
+			return usage_error("%s needs a pid", commands[a->command].name);
+		a->request.command = a->command == CMD_ATTACH ? PROTO_CMD_ATTACH : PROTO_CMD_DETACH;
+		a->request.pid = (uint32_t)pid;
+	}
+	if (a->nfiles < commands[a->command].nargs)
+		return usage_error("%s needs %d snapshot files (see memtracectl --help)",
+				   commands[a->command].name, commands[a->command].nargs);
+	if (a->command == CMD_SNAPSHOT && !a->output)
+		return usage_error("snapshot needs -o FILE");
+	if (a->command == CMD_DIFF && !strcmp(a->files[0], "-") && !strcmp(a->files[1], "-"))
+		return usage_error("diff can read only one of its files from stdin");
+	if (a->view.by < 0)
+		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
+	if (a->view.cumulative && a->view.by == GROUP_STACK)
+		return usage_error("--cumulative does not apply to --by stack");
+	a->request.stacks = commands[a->command].stacks;
+	if (a->command == CMD_RESET_PEAK)
+		a->request.command = PROTO_CMD_RESET_PEAK;
+	if (a->command != CMD_REPORT) {
+		/* every stack: views group and sum them all */
+		a->request.top = 0;
+		a->request.sort = commands[a->command].sort;
+	}
+	/* report --by: group every stack (of the sort key) in the client */
+	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
+	if (a->grouped) {
+		if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
+			return usage_error("report --by gives text or json");
+		a->request.top = 0;
+		/* every stack that allocated, so rows hold all their calls */
+		a->view.sort = a->request.sort;
+		a->request.sort = MT_SORT_COUNT;
+	}
+	a->request.blocks = commands[a->command].blocks;
+	if (a->command == CMD_SNAPSHOT)
+		a->request.ages = 1;
+	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
+	if (!a->request.stacks)
+		a->request.top = 0;
+	if (a->command == CMD_STATS) { /* every stack, for the top sites */
+		a->request.top = 0;
+		a->request.sort = MT_SORT_ALLOCATED;
+	}
+	if (profile_options(a))
+		return -1;
+	a->render.sort = a->request.sort;
+	a->render.pid = a->request.pid;
+	a->render.pretty = 1;
+	return 0;
+}

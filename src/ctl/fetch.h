@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Getting one snapshot: a request line to memtraced's socket and its reply,
+ * or a snapshot file (or stdin), decoded. A file holds every stack; it is
+ * narrowed here to what the request would have asked the daemon for, so a
+ * view shows the same from a file as from the daemon.
+ */
+#ifndef MEMTRACE_CTL_FETCH_H
+#define MEMTRACE_CTL_FETCH_H
+
+#include "common/proto.h"
+#include "common/util.h"
+#include "memtrace/snapshot.h"
+
+/*
+ * Fetch a snapshot into snap: from file ("-" is stdin) when it is not NULL,
+ * else by sending req to the daemon at socket_path. A file is narrowed to req's
+ * sort, top and pid when req asks for stacks, unless whole (a copy or a diff
+ * wants every stack). raw, when not NULL, receives the bytes as they came.
+ * Returns 0, or -1 after a one-line message (snap and raw then hold nothing).
+ */
+int fetch_snapshot(const struct proto_request *req, const char *socket_path, const char *file,
+		   int whole, struct snapshot *snap, struct buf *raw);
+
+#endif

@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * How numbers, names and untrusted text look in memtracectl's output: byte
+ * counts (binary units, and tracemalloc's sizes and statistic lines),
+ * durations, frame names and terminal-safe text. A leaf: every renderer uses
+ * it, it uses none of them.
+ */
+#ifndef MEMTRACE_CTL_FORMAT_H
+#define MEMTRACE_CTL_FORMAT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/util.h"
+#include "memtrace/snapshot.h"
+
+/* Nanoseconds as seconds, as the JSON forms give every time. */
+double ns_to_seconds(uint64_t ns);
+
+/* "512 B", "1.0 KiB", "100.0 MiB": binary units, one decimal. */
+void format_bytes(char *dst, size_t len, uint64_t bytes);
+
+/* "1.5s", "2m 05s", "1h 02m 03s", "1d 01h 01m". */
+void format_duration(char *dst, size_t len, uint64_t ns);
+
+/*
+ * tracemalloc's size format: "117 B", "8173 KiB", "12.5 MiB" (one decimal
+ * below 100 units, none above). With sign, a '+' before positive values.
+ */
+void format_size(char *dst, size_t len, int64_t bytes, int sign);
+
+/*
+ * One statistic as tracemalloc prints it:
+ * "site_a: size=4855 KiB, count=39328, average=126 B" (no newline).
+ */
+void format_stat_line(char *dst, size_t len, const char *key, uint64_t size, uint64_t count);
+
+/* The same with growth since old: "size=8173 KiB (+4428 KiB), count=71332 (+39369), ..." */
+void format_stat_diff_line(char *dst, size_t len, const char *key, uint64_t size, uint64_t old_size,
+			   uint64_t count, uint64_t old_count);
+
+/* Append s for a terminal: C0 and C1 control characters become '?'. */
+void format_text(struct buf *out, const char *s);
+
+/*
+ * Append one frame's name for folded stacks and flame graphs: the function,
+ * else "module+0xOFFSET", else "0xADDRESS". Characters that would break a
+ * folded line (';', newline, control characters) become '?'.
+ */
+void format_frame_name(struct buf *out, const struct snap_frame *f);
+
+/* An allocation site for a line of text: its frame's name, then " at FILE:LINE"
+ * (the file's last part) when the frame has a source file. */
+void format_site_name(struct buf *out, const struct snap_frame *f);
+
+/* The last part of a path ("libc.so.6" of "/usr/lib/libc.so.6"), for showing. */
+const char *format_basename(const char *path);
+
+#endif

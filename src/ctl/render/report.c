@@ -1,0 +1,154 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * report (see report.h). The JSON entries carry every counter of a stack and
+ * why its frames stop (stack_end); the text names the cause only where a
+ * stack is cut short.
+ */
+#include "ctl/render/report.h"
+#include "ctl/render/format.h"
+#include "ctl/render/json.h"
+#include "ctl/render/parts.h"
+#include "memtrace/event.h"
+
+#include <inttypes.h>
+
+static const struct mt_counters *report_counters(const struct snapshot *s, uint32_t pid)
+{
+	for (uint32_t i = 0; pid && i < s->ntargets; i++)
+		if (s->targets[i].pid == pid)
+			return &s->targets[i].counters;
+	return &s->totals;
+}
+
+static const char *const stack_end_names[] = {
+    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",    [MT_STACK_BROKEN] = "broken",
+    [MT_STACK_NONE] = "none",	      [MT_STACK_KERNEL] = "unknown",
+};
+
+static const char *stack_end_name(uint32_t end)
+{
+	return end < ARRAY_SIZE(stack_end_names) && stack_end_names[end] ? stack_end_names[end]
+									 : "unknown";
+}
+
+static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest)
+{
+	json_begin_object(w);
+	json_kv_u64(w, "pid", st->pid);
+	json_kv_u64(w, "live_bytes", st->t.live_bytes);
+	json_kv_u64(w, "live_allocations", st->t.live_allocations);
+	json_kv_u64(w, "allocations", st->t.allocations);
+	json_kv_u64(w, "bytes_allocated", st->t.bytes_allocated);
+	json_kv_u64(w, "frees", st->t.frees);
+	json_kv_u64(w, "bytes_freed", st->t.bytes_freed);
+	json_kv_u64(w, "peak_live_bytes", st->t.peak_live_bytes);
+	json_kv_u64(w, "temporary_allocations", st->t.temporary_allocations);
+	json_kv_u64(w, "temporary_bytes", st->t.temporary_bytes);
+	if (oldest) {
+		json_key(w, "oldest_live_age");
+		if (st->t.live_allocations)
+			json_double(w, ns_to_seconds(st->oldest_live_age_ns));
+		else
+			json_null(w);
+	}
+	render_json_frames(w, st);
+	json_kv_string(w, "stack_end", stack_end_name(st->stack_end));
+	json_end_object(w);
+}
+
+static void json_report(struct json_writer *w, const struct snapshot *s,
+			const struct render_opts *o)
+{
+	json_begin_object(w);
+	json_key(w, "pid");
+	if (o->pid)
+		json_u64(w, o->pid);
+	else
+		json_null(w);
+	json_key(w, "totals");
+	json_begin_object(w);
+	render_json_counters(w, report_counters(s, o->pid), 0);
+	json_end_object(w);
+	render_json_events(w, s);
+	json_kv_u64(w, "stacks_total", s->stacks_total);
+	render_json_truncations(w, s);
+	json_key(w, "entries");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		json_stack(w, &s->stacks[i], o->oldest && s->has_ages);
+	json_end_array(w);
+	json_end_object(w);
+}
+
+static void text_report(struct buf *b, const struct snapshot *s, const struct render_opts *o)
+{
+	const struct mt_counters *c = report_counters(s, o->pid);
+	char live[32], peak[32], allocated[32], freed[32];
+
+	format_bytes(live, sizeof(live), c->live_bytes);
+	format_bytes(peak, sizeof(peak), c->peak_live_bytes);
+	format_bytes(allocated, sizeof(allocated), c->bytes_allocated);
+	format_bytes(freed, sizeof(freed), c->bytes_freed);
+	if (o->pid)
+		buf_printf(b, "pid %" PRIu32 ": ", o->pid);
+	else
+		buf_printf(b, "total: ");
+	buf_printf(b,
+		   "live %s in %" PRIu64 " blocks, peak %s, allocated %s in %" PRIu64
+		   " calls, freed %s in %" PRIu64 "; ",
+		   live, c->live_allocations, peak, allocated, c->allocations, freed, c->frees);
+	if (o->pid)
+		buf_printf(b, "%" PRIu32 " stacks shown\n", s->nstacks);
+	else
+		buf_printf(b, "%" PRIu32 " of %" PRIu64 " stacks shown\n", s->nstacks,
+			   s->stacks_total);
+	render_text_lost_warning(b, s);
+	render_text_truncations(b, s);
+
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		const struct snap_stack *st = &s->stacks[i];
+
+		format_bytes(live, sizeof(live), st->t.live_bytes);
+		format_bytes(allocated, sizeof(allocated), st->t.bytes_allocated);
+		format_bytes(freed, sizeof(freed), st->t.bytes_freed);
+		buf_printf(b,
+			   "\n#%" PRIu32 "  live %s in %" PRIu64
+			   " blocks  (allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 ")",
+			   i + 1, live, st->t.live_allocations, allocated, st->t.allocations, freed,
+			   st->t.frees);
+		if (o->sort == MT_SORT_PEAK) {
+			format_bytes(peak, sizeof(peak), st->t.peak_live_bytes);
+			buf_printf(b, "  peak %s", peak);
+		}
+		if (o->sort == MT_SORT_TEMPORARY) {
+			format_bytes(peak, sizeof(peak), st->t.temporary_bytes);
+			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->t.temporary_allocations,
+				   peak);
+		}
+		if (o->oldest && s->has_ages && st->t.live_allocations) {
+			format_duration(peak, sizeof(peak), st->oldest_live_age_ns);
+			buf_printf(b, "  oldest %s", peak);
+		}
+		if (!o->pid && s->ntargets > 1)
+			buf_printf(b, "  pid %" PRIu32, st->pid);
+		buf_printf(b, "\n");
+		render_text_frames(b, st);
+		if (st->nframes && st->stack_end == MT_STACK_BROKEN)
+			buf_printf(b, "    ... (the frame-pointer chain breaks here)\n");
+		else if (st->nframes && st->stack_end == MT_STACK_DEPTH)
+			buf_printf(b, "    ... (--stack-depth reached)\n");
+	}
+}
+
+void render_report(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+{
+	struct json_writer w;
+
+	if (o->format != RENDER_JSON) {
+		text_report(out, s, o);
+		return;
+	}
+	json_init(&w, out, o->pretty);
+	json_report(&w, s, o);
+	buf_put(out, "\n", 1);
+}

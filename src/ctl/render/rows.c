@@ -1,0 +1,476 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * diff, peak, leaks, report --by, watch and timeline as text and JSON (see
+ * rows.h). The rows come computed and ordered (view/rows.c); this file only
+ * decides how they look.
+ */
+#include "ctl/render/rows.h"
+#include "ctl/render/format.h"
+#include "ctl/render/json.h"
+#include "ctl/render/parts.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <time.h>
+
+#define LINE_MAX_LEN 8192
+#define BAR_WIDTH    40
+
+/* The name a row shows: its key, or for a stack its innermost frame. */
+static void row_label(const struct group_row *r, int by, char *dst, size_t len)
+{
+	if (by == GROUP_STACK && r->stack && r->stack->nframes)
+		group_frame_key(&r->stack->frames[0], GROUP_FUNCTION, dst, len);
+	else
+		snprintf(dst, len, "%s", r->key);
+}
+
+static void text_label_line(struct buf *b, const char *line)
+{
+	format_text(b, line);
+	buf_put(b, "\n", 1);
+}
+
+/* "by" and "cumulative": how the rows of t were grouped. */
+static void json_grouping(struct json_writer *w, const struct group_table *t)
+{
+	json_kv_string(w, "by", group_by_name(t->by));
+	json_kv_bool(w, "cumulative", t->cumulative);
+}
+
+/* One group row as JSON: its key and totals (all of them with full), and
+ * its frames when grouped by stack. */
+static void json_group_row(struct json_writer *w, const struct group_row *r, int by, int full)
+{
+	json_begin_object(w);
+	json_kv_string(w, "key", r->key);
+	json_kv_u64(w, "peak_live_bytes", r->t.peak_live_bytes);
+	json_kv_u64(w, "live_bytes", r->t.live_bytes);
+	json_kv_u64(w, "live_allocations", r->t.live_allocations);
+	json_kv_u64(w, "allocations", r->t.allocations);
+	json_kv_u64(w, "bytes_allocated", r->t.bytes_allocated);
+	if (full) {
+		json_kv_u64(w, "frees", r->t.frees);
+		json_kv_u64(w, "bytes_freed", r->t.bytes_freed);
+		json_kv_u64(w, "stacks", r->nstacks);
+	}
+	if (by == GROUP_STACK)
+		render_json_frames(w, r->stack);
+	json_end_object(w);
+}
+
+/* "entries": the first n rows of t. */
+static void json_group_rows(struct json_writer *w, const struct group_table *t, size_t n, int full)
+{
+	json_key(w, "entries");
+	json_begin_array(w);
+	for (size_t k = 0; k < n; k++)
+		json_group_row(w, &t->rows[k], t->by, full);
+	json_end_array(w);
+}
+
+/* ---- diff ---------------------------------------------------------------------- */
+
+static void json_diff(struct buf *out, const struct diff_view *v, const struct render_opts *o)
+{
+	const struct snapshot *old = v->old, *new = v->new;
+	struct json_writer w;
+
+	json_init(&w, out, o->pretty);
+	json_begin_object(&w);
+	json_grouping(&w, &v->now);
+	json_kv_u64(&w, "live_bytes", new->totals.live_bytes);
+	json_kv_i64(&w, "live_bytes_diff",
+		    (int64_t)(new->totals.live_bytes - old->totals.live_bytes));
+	json_kv_u64(&w, "live_allocations", new->totals.live_allocations);
+	json_kv_i64(&w, "live_allocations_diff",
+		    (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
+	json_kv_double(&w, "interval", v->interval);
+	json_kv_u64(&w, "groups_total", v->nrows);
+	json_key(&w, "entries");
+	json_begin_array(&w);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct diff_row *d = &v->rows[k];
+
+		json_begin_object(&w);
+		json_kv_string(&w, "key", d->row->key);
+		json_kv_string(&w, "status", diff_row_status(d));
+		json_kv_u64(&w, "live_bytes", d->now.live_bytes);
+		json_kv_i64(&w, "live_bytes_diff", d->size_diff);
+		json_kv_u64(&w, "live_allocations", d->now.live_allocations);
+		json_kv_i64(&w, "live_allocations_diff", d->count_diff);
+		json_kv_u64(&w, "allocations", d->now.allocations);
+		json_kv_i64(&w, "allocations_diff",
+			    (int64_t)(d->now.allocations - d->was.allocations));
+		json_kv_u64(&w, "bytes_allocated", d->now.bytes_allocated);
+		json_kv_i64(&w, "bytes_allocated_diff",
+			    (int64_t)(d->now.bytes_allocated - d->was.bytes_allocated));
+		if (v->now.by == GROUP_STACK)
+			render_json_frames(&w, d->row->stack);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	buf_put(out, "\n", 1);
+}
+
+static void text_diff(struct buf *out, const struct diff_view *v)
+{
+	const struct snapshot *old = v->old, *new = v->new;
+	char line[LINE_MAX_LEN], label[4096], sz[32], dsz[32];
+
+	format_size(sz, sizeof(sz), (int64_t) new->totals.live_bytes, 0);
+	format_size(dsz, sizeof(dsz), (int64_t)(new->totals.live_bytes - old->totals.live_bytes),
+		    1);
+	buf_printf(out,
+		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
+		   "%zu of %zu groups, largest growth first\n",
+		   sz, dsz, new->totals.live_allocations,
+		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations),
+		   v->interval, group_by_name(v->now.by), v->now.cumulative ? " (cumulative)" : "",
+		   v->shown, v->nrows);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct diff_row *d = &v->rows[k];
+
+		row_label(d->row, v->now.by, label, sizeof(label));
+		format_stat_diff_line(line, sizeof(line), label, d->now.live_bytes,
+				      d->was.live_bytes, d->now.live_allocations,
+				      d->was.live_allocations);
+		format_text(out, line);
+		if (!d->was.live_allocations || !d->now.live_allocations)
+			buf_printf(out, " [%s]", diff_row_status(d));
+		buf_put(out, "\n", 1);
+		if (v->now.by == GROUP_STACK)
+			render_text_frames(out, d->row->stack);
+	}
+}
+
+void render_diff(struct buf *out, const struct diff_view *v, const struct render_opts *o)
+{
+	if (o->format == RENDER_JSON)
+		json_diff(out, v, o);
+	else
+		text_diff(out, v);
+}
+
+/* ---- peak ---------------------------------------------------------------------- */
+
+static void json_peak(struct buf *out, const struct peak_view *v, const struct render_opts *o)
+{
+	const struct snapshot *s = v->s;
+	struct json_writer w;
+
+	json_init(&w, out, o->pretty);
+	json_begin_object(&w);
+	json_kv_u64(&w, "peak_live_bytes", s->totals.peak_live_bytes);
+	json_kv_double(&w, "peak_time", ns_to_seconds(s->totals.peak_time_ns));
+	json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
+	json_grouping(&w, &v->groups);
+	json_kv_u64(&w, "groups_total", v->nrows);
+	json_kv_u64(&w, "groups_peak_live_bytes", v->sum);
+	json_group_rows(&w, &v->groups, v->shown, 0);
+	json_end_object(&w);
+	buf_put(out, "\n", 1);
+}
+
+static void text_peak(struct buf *out, const struct peak_view *v)
+{
+	const struct snapshot *s = v->s;
+	int by = v->groups.by;
+	char line[LINE_MAX_LEN], label[4096], sz[32], now[32];
+
+	format_size(sz, sizeof(sz), (int64_t)s->totals.peak_live_bytes, 0);
+	buf_printf(out,
+		   "peak_live_bytes %" PRIu64 " (%s) at %.3f s; live at that moment, by %s%s "
+		   "(%zu of %zu groups):\n",
+		   s->totals.peak_live_bytes, sz, ns_to_seconds(s->totals.peak_time_ns),
+		   group_by_name(by), v->groups.cumulative ? " (cumulative)" : "", v->shown,
+		   v->nrows);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct group_row *r = &v->groups.rows[k];
+
+		row_label(r, by, label, sizeof(label));
+		format_size(sz, sizeof(sz), (int64_t)r->t.peak_live_bytes, 0);
+		format_size(now, sizeof(now), (int64_t)r->t.live_bytes, 0);
+		if (r->t.peak_live_bytes >= 10 * 1024) /* the exact count, where sz rounds */
+			snprintf(line, sizeof(line), "%s: at peak=%s (%" PRIu64 " B), live now=%s",
+				 label, sz, r->t.peak_live_bytes, now);
+		else
+			snprintf(line, sizeof(line), "%s: at peak=%s, live now=%s", label, sz, now);
+		text_label_line(out, line);
+		if (by == GROUP_STACK)
+			render_text_frames(out, r->stack);
+	}
+	if (v->shown < v->nrows)
+		buf_printf(out, "... %zu more groups hold %" PRIu64 " B at the peak\n",
+			   v->nrows - v->shown, v->sum - v->shown_sum);
+	if (!v->groups.cumulative && v->sum != s->totals.peak_live_bytes)
+		buf_printf(out,
+			   "warning: the groups sum to %" PRIu64 " B, not peak_live_bytes; the "
+			   "snapshot does not hold every stack\n",
+			   v->sum);
+}
+
+void render_peak(struct buf *out, const struct peak_view *v, const struct render_opts *o)
+{
+	if (o->format == RENDER_JSON)
+		json_peak(out, v, o);
+	else
+		text_peak(out, v);
+}
+
+/* ---- leaks --------------------------------------------------------------------- */
+
+static void json_leaks(struct buf *out, const struct leaks_view *v, const struct render_opts *o)
+{
+	const struct snapshot *s = v->s;
+	struct json_writer w;
+
+	json_init(&w, out, o->pretty);
+	json_begin_object(&w);
+	json_kv_double(&w, "older_than", ns_to_seconds(v->older_than));
+	json_kv_u64(&w, "blocks", v->blocks);
+	json_kv_u64(&w, "bytes", v->bytes);
+	json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
+	json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
+	json_kv_u64(&w, "stacks_total", v->nrows);
+	json_key(&w, "entries");
+	json_begin_array(&w);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct leak_row *r = &v->rows[k];
+
+		json_begin_object(&w);
+		json_kv_u64(&w, "pid", s->stacks[r->stack].pid);
+		json_kv_u64(&w, "blocks", r->blocks);
+		json_kv_u64(&w, "bytes", r->bytes);
+		json_kv_double(&w, "oldest_age", ns_to_seconds(r->oldest_ns));
+		json_kv_double(&w, "youngest_age", ns_to_seconds(r->youngest_ns));
+		render_json_frames(&w, &s->stacks[r->stack]);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	buf_put(out, "\n", 1);
+}
+
+static void text_leaks(struct buf *out, const struct leaks_view *v)
+{
+	const struct snapshot *s = v->s;
+	char sz[32], total[32], oldest[32], youngest[32], limit[32];
+
+	format_duration(limit, sizeof(limit), v->older_than);
+	format_size(total, sizeof(total), (int64_t)v->bytes, 0);
+	format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	buf_printf(out,
+		   "%" PRIu64 " live blocks (%s) older than %s, of %" PRIu64 " live (%s); "
+		   "%zu of %zu stacks, most bytes first\n",
+		   v->blocks, total, limit, s->totals.live_allocations, sz, v->shown, v->nrows);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct leak_row *r = &v->rows[k];
+
+		format_size(sz, sizeof(sz), (int64_t)r->bytes, 0);
+		format_duration(oldest, sizeof(oldest), r->oldest_ns);
+		format_duration(youngest, sizeof(youngest), r->youngest_ns);
+		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->blocks,
+			   r->bytes);
+		if (r->bytes >= 10 * 1024)
+			buf_printf(out, " (%s)", sz);
+		buf_printf(out, ", age %s to %s\n", youngest, oldest);
+		render_text_frames(out, &s->stacks[r->stack]);
+	}
+}
+
+void render_leaks(struct buf *out, const struct leaks_view *v, const struct render_opts *o)
+{
+	if (o->format == RENDER_JSON)
+		json_leaks(out, v, o);
+	else
+		text_leaks(out, v);
+}
+
+/* ---- report --by --------------------------------------------------------------- */
+
+static void json_grouped(struct buf *out, const struct grouped_view *v, const struct render_opts *o)
+{
+	const struct snapshot *s = v->s;
+	struct json_writer w;
+
+	json_init(&w, out, o->pretty);
+	json_begin_object(&w);
+	json_grouping(&w, &v->groups);
+	json_kv_string(&w, "sort", mt_sort_name(v->sort));
+	json_kv_u64(&w, "live_bytes", s->totals.live_bytes);
+	json_kv_u64(&w, "live_allocations", s->totals.live_allocations);
+	json_kv_u64(&w, "groups_total", v->nrows);
+	json_group_rows(&w, &v->groups, v->shown, 1);
+	json_end_object(&w);
+	buf_put(out, "\n", 1);
+}
+
+static void text_grouped(struct buf *out, const struct grouped_view *v)
+{
+	const struct snapshot *s = v->s;
+	int by = v->groups.by;
+	char line[LINE_MAX_LEN], label[4096], sz[32];
+
+	format_size(sz, sizeof(sz), (int64_t)s->totals.live_bytes, 0);
+	buf_printf(out,
+		   "live %s in %" PRIu64 " blocks; %s by %s%s, largest first (%zu of %zu "
+		   "groups)\n",
+		   sz, s->totals.live_allocations, v->allocated ? "allocated" : "live",
+		   group_by_name(by), v->groups.cumulative ? " (cumulative)" : "", v->shown,
+		   v->nrows);
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct group_row *r = &v->groups.rows[k];
+
+		row_label(r, by, label, sizeof(label));
+		if (v->allocated)
+			format_stat_line(line, sizeof(line), label, r->t.bytes_allocated,
+					 r->t.allocations);
+		else
+			format_stat_line(line, sizeof(line), label, r->t.live_bytes,
+					 r->t.live_allocations);
+		text_label_line(out, line);
+		if (by == GROUP_STACK)
+			render_text_frames(out, r->stack);
+	}
+}
+
+void render_grouped(struct buf *out, const struct grouped_view *v, const struct render_opts *o)
+{
+	if (o->format == RENDER_JSON)
+		json_grouped(out, v, o);
+	else
+		text_grouped(out, v);
+}
+
+/* ---- watch --------------------------------------------------------------------- */
+
+void render_watch(struct buf *out, const struct watch_view *v, int tty)
+{
+	const struct snapshot *s = v->s;
+	char live[32], peak[32], brate[32], clock[16], label[4096], line[LINE_MAX_LEN];
+	time_t now = (time_t)(s->created_unix_ns / 1000000000ull);
+	struct tm tm;
+
+	localtime_r(&now, &tm);
+	strftime(clock, sizeof(clock), "%H:%M:%S", &tm);
+	format_size(live, sizeof(live), (int64_t)s->totals.live_bytes, 0);
+	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
+	format_size(brate, sizeof(brate), (int64_t)v->byte_rate, 0);
+	if (tty)
+		buf_printf(out, "\033[H\033[2J");
+	buf_printf(out,
+		   "%s live %s in %" PRIu64 " blocks, %.0f allocs/s (%s/s), peak %s, "
+		   "lost %" PRIu64 "\n",
+		   clock, live, s->totals.live_allocations, v->rate, brate, peak,
+		   snapshot_events_lost(s));
+	for (size_t k = 0; k < v->shown; k++) {
+		const struct group_row *r = v->rows[k].row;
+		char grew[32];
+
+		row_label(r, v->groups.by, label, sizeof(label));
+		format_size(grew, sizeof(grew), v->rows[k].grew, 1);
+		format_stat_line(line, sizeof(line), label, r->t.live_bytes, r->t.live_allocations);
+		buf_printf(out, "  %10s  ", grew);
+		text_label_line(out, line);
+	}
+	if (tty)
+		buf_printf(out, "\n(q or Ctrl-C quits; growth since the last refresh, by %s)\n",
+			   group_by_name(v->groups.by));
+}
+
+/* ---- timeline ------------------------------------------------------------------ */
+
+/* Allocations per second between points from and i; 0 for the first. */
+static double point_rate(const struct snapshot *s, uint32_t from, uint32_t i)
+{
+	const struct snap_timeline_point *a, *b;
+
+	if (!i || from >= i)
+		return 0;
+	a = &s->timeline[from];
+	b = &s->timeline[i];
+	if (b->time_ns <= a->time_ns)
+		return 0;
+	return (double)(b->allocations - a->allocations) / ns_to_seconds(b->time_ns - a->time_ns);
+}
+
+static void json_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+{
+	struct json_writer w;
+
+	json_init(&w, out, o->pretty);
+	json_begin_object(&w);
+	json_kv_double(&w, "interval", ns_to_seconds(s->timeline_interval_ns));
+	json_kv_u64(&w, "peak_live_bytes", s->totals.peak_live_bytes);
+	json_kv_double(&w, "peak_time", ns_to_seconds(s->totals.peak_time_ns));
+	json_key(&w, "points");
+	json_begin_array(&w);
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		json_begin_object(&w);
+		json_kv_double(&w, "time", ns_to_seconds(p->time_ns));
+		json_kv_u64(&w, "live_bytes", p->live_bytes);
+		json_kv_u64(&w, "live_allocations", p->live_allocations);
+		json_kv_u64(&w, "allocations", p->allocations);
+		json_kv_u64(&w, "bytes_allocated", p->bytes_allocated);
+		json_key(&w, "allocation_rate");
+		if (i)
+			json_double(&w, point_rate(s, i - 1, i));
+		else
+			json_null(&w);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	buf_put(out, "\n", 1);
+}
+
+static void text_timeline(struct buf *out, const struct snapshot *s, uint32_t max_rows)
+{
+	uint64_t max = 0;
+	uint32_t rows, last = UINT32_MAX;
+	char sz[32], peak[32];
+
+	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
+	buf_printf(out,
+		   "memory over time: %" PRIu32 " points, one every %.3f s; peak %s at %.3f s\n",
+		   s->ntimeline, ns_to_seconds(s->timeline_interval_ns), peak,
+		   ns_to_seconds(s->totals.peak_time_ns));
+	if (!s->ntimeline) {
+		buf_printf(out, "no samples yet\n");
+		return;
+	}
+	for (uint32_t i = 0; i < s->ntimeline; i++)
+		if (s->timeline[i].live_bytes > max)
+			max = s->timeline[i].live_bytes;
+	rows = max_rows && max_rows < s->ntimeline ? max_rows : s->ntimeline;
+	buf_printf(out, "%10s  %10s  %-*s  %s\n", "time", "live", BAR_WIDTH + 2, "", "allocs/s");
+	for (uint32_t r = 0; r < rows; r++) {
+		/* evenly spaced, the last row always the newest point */
+		uint32_t i = rows == 1 ? s->ntimeline - 1
+				       : (uint32_t)((uint64_t)r * (s->ntimeline - 1) / (rows - 1));
+		const struct snap_timeline_point *p = &s->timeline[i];
+		int bar = max ? (int)((p->live_bytes * (double)BAR_WIDTH) / (double)max + 0.5) : 0;
+
+		if (i == last)
+			continue;
+		format_size(sz, sizeof(sz), (int64_t)p->live_bytes, 0);
+		buf_printf(out, "%9.3fs  %10s  |", ns_to_seconds(p->time_ns), sz);
+		for (int c = 0; c < BAR_WIDTH; c++)
+			buf_put(out, c < bar ? "#" : " ", 1);
+		/* the rate since the row above, so no burst falls between rows */
+		buf_printf(out, "|  %.0f\n", point_rate(s, last == UINT32_MAX ? 0 : last, i));
+		last = i;
+	}
+}
+
+void render_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+{
+	if (o->format == RENDER_JSON)
+		json_timeline(out, s, o);
+	else
+		text_timeline(out, s, o->rows);
+}

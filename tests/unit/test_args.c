@@ -1,0 +1,176 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Tests of memtracectl's command line (src/ctl/args.c): durations, what each
+ * command asks memtraced for (the request a view needs, whatever the user
+ * typed), and usage errors as one line each, before anything is fetched.
+ */
+#include "unit.h"
+#include "capture.h"
+
+#include "common/util.h"
+#include "ctl/args.h"
+
+#include <stdlib.h>
+
+/* argc and argv of "memtracectl ARGS..." */
+#define ARGC(...) ((int)(sizeof((char *[]){"memtracectl", __VA_ARGS__}) / sizeof(char *)))
+#define ARGV(...) ((char *[]){"memtracectl", __VA_ARGS__, NULL})
+
+#define PARSE(a, ...) args_parse(ARGC(__VA_ARGS__), ARGV(__VA_ARGS__), (a))
+
+/* A usage error: -1 and exactly the line want on stderr. */
+static void check_usage_error(const char *want, int argc, char **argv)
+{
+	struct args a;
+	char *err;
+
+	capture_stderr_begin();
+	CHECK_EQ_U64(args_parse(argc, argv, &a), (uint64_t)-1);
+	err = capture_stderr_end();
+	CHECK_STR(err, want);
+	free(err);
+}
+
+#define USAGE_ERROR(want, ...)                                                                     \
+	check_usage_error("memtrace: " want "\n", ARGC(__VA_ARGS__), ARGV(__VA_ARGS__))
+
+TEST(test_durations)
+{
+	static const struct {
+		const char *text;
+		uint64_t ns;
+	} good[] = {{"30s", 30000000000ull},
+		    {"500ms", 500000000ull},
+		    {"5m", 300000000000ull},
+		    {"2h", 7200000000000ull},
+		    {"1d", 86400000000000ull},
+		    {"1.5", 1500000000ull},
+		    {"0", 0},
+		    {"250us", 250000ull},
+		    {"7ns", 7}};
+	static const char *const bad[] = {"", "-1s", "+1s", " 1s", "1 s", "5x", "s", "1e30d"};
+	uint64_t ns;
+
+	for (size_t i = 0; i < ARRAY_SIZE(good); i++) {
+		ns = 1;
+		CHECK(!args_parse_duration(good[i].text, &ns));
+		CHECK_EQ_U64(ns, good[i].ns);
+	}
+	for (size_t i = 0; i < ARRAY_SIZE(bad); i++)
+		CHECK(args_parse_duration(bad[i], &ns) == -1);
+}
+
+TEST(test_defaults)
+{
+	struct args a;
+
+	unsetenv("MEMTRACE_SOCKET");
+	CHECK(!PARSE(&a, "report"));
+	CHECK_EQ_U64(a.command, CMD_REPORT);
+	CHECK_STR(a.socket, PROTO_DEFAULT_SOCKET);
+	CHECK(!a.from && !a.output && !a.grouped);
+	CHECK_EQ_U64(a.request.command, PROTO_CMD_SNAPSHOT);
+	CHECK_EQ_U64(a.request.stacks, 1);
+	CHECK_EQ_U64(a.request.top, 10);
+	CHECK_EQ_U64(a.request.sort, MT_SORT_LIVE);
+	CHECK_EQ_U64(a.render.format, RENDER_TEXT);
+
+	setenv("MEMTRACE_SOCKET", "/tmp/other.sock", 1);
+	CHECK(!PARSE(&a, "status", "--json"));
+	CHECK_STR(a.socket, "/tmp/other.sock");
+	CHECK_EQ_U64(a.request.stacks, 0);
+	CHECK_EQ_U64(a.render.format, RENDER_JSON);
+	/* --socket wins over the environment, before or after the command */
+	CHECK(!PARSE(&a, "status", "--socket=/run/x.sock"));
+	CHECK_STR(a.socket, "/run/x.sock");
+	unsetenv("MEMTRACE_SOCKET");
+}
+
+TEST(test_requests)
+{
+	struct args a;
+
+	/* views group every stack, whatever --top says */
+	CHECK(!PARSE(&a, "peak", "--top", "3", "--by", "line"));
+	CHECK_EQ_U64(a.request.top, 0);
+	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
+	CHECK_EQ_U64(a.view.top, 3);
+	CHECK_EQ_U64(a.view.by, GROUP_LINE);
+	CHECK(!PARSE(&a, "peak"));
+	CHECK_EQ_U64(a.view.by, GROUP_STACK);
+	CHECK(!PARSE(&a, "diff", "old.mts", "new.mts"));
+	CHECK_EQ_U64(a.view.by, GROUP_FUNCTION);
+	CHECK_STR(a.files[0], "old.mts");
+	CHECK_STR(a.files[1], "new.mts");
+
+	/* leaks: the live block list, only blocks that old */
+	CHECK(!PARSE(&a, "leaks", "--older-than", "2s"));
+	CHECK_EQ_U64(a.request.blocks, 1);
+	CHECK_EQ_U64(a.request.older_than_ns, 2000000000ull);
+	CHECK_EQ_U64(a.view.older_than, 2000000000ull);
+
+	/* report --by: every stack that allocated, ordered in the client */
+	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4"));
+	CHECK(a.grouped);
+	CHECK_EQ_U64(a.request.top, 0);
+	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
+	CHECK_EQ_U64(a.view.sort, MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(a.view.top, 4);
+
+	/* profiles: every stack unless --top, ordered by what they show */
+	CHECK(!PARSE(&a, "report", "--format", "pprof", "-o", "heap.pb.gz"));
+	CHECK_EQ_U64(a.request.top, 0);
+	CHECK_EQ_U64(a.request.sort, MT_SORT_ALLOCATED);
+	CHECK_STR(a.output, "heap.pb.gz");
+	CHECK(!PARSE(&a, "report", "--format=pprof", "--peak", "--output=p.pb.gz"));
+	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
+	CHECK(!PARSE(&a, "report", "--format", "folded", "--sample", "count", "--top", "5"));
+	CHECK_EQ_U64(a.request.top, 5);
+	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
+
+	CHECK(!PARSE(&a, "attach", "1234"));
+	CHECK_EQ_U64(a.request.command, PROTO_CMD_ATTACH);
+	CHECK_EQ_U64(a.request.pid, 1234);
+	CHECK(!PARSE(&a, "reset-peak"));
+	CHECK_EQ_U64(a.request.command, PROTO_CMD_RESET_PEAK);
+	CHECK(!PARSE(&a, "--from", "s.mts", "snapshot", "-o", "-"));
+	CHECK_EQ_U64(a.request.ages, 1);
+	CHECK_EQ_U64(a.request.blocks, 1);
+	CHECK(!PARSE(&a, "watch", "--interval", "250ms", "--count", "3"));
+	CHECK_EQ_U64(a.interval_ns, 250000000ull);
+	CHECK_EQ_U64(a.iterations, 3);
+}
+
+TEST(test_usage_errors)
+{
+	USAGE_ERROR("no command given (see memtracectl --help)", "--json");
+	USAGE_ERROR("unknown command 'bogus' (see memtracectl --help)", "bogus");
+	USAGE_ERROR("unknown option '--bogus' (see memtracectl --help)", "status", "--bogus");
+	USAGE_ERROR("--top does not apply to status", "status", "--top", "3");
+	USAGE_ERROR("--json takes no value", "status", "--json=1");
+	USAGE_ERROR("--top needs a value", "report", "--top");
+	USAGE_ERROR("bad --top 'x' (expected 0 to 1000000)", "report", "--top", "x");
+	USAGE_ERROR("--cumulative does not apply to --by stack", "report", "--by", "stack",
+		    "--cumulative");
+	USAGE_ERROR("report --by gives text or json", "report", "--by", "line", "--format", "html");
+	USAGE_ERROR("--socket and --from exclude each other", "--socket", "/s", "--from", "f",
+		    "status");
+	USAGE_ERROR("diff needs 2 snapshot files (see memtracectl --help)", "diff", "a.mts");
+	USAGE_ERROR("diff can read only one of its files from stdin", "diff", "-", "-");
+	USAGE_ERROR("snapshot needs -o FILE", "snapshot");
+	USAGE_ERROR("attach needs a pid", "attach", "0");
+	USAGE_ERROR("unexpected argument 'extra'", "status", "extra");
+	USAGE_ERROR("--sort does not apply to --format folded (see --sample)", "report", "--format",
+		    "folded", "--sort", "live");
+	USAGE_ERROR("bad --interval '10ms' (expected a duration of 100ms or more)", "watch",
+		    "--interval", "10ms");
+}
+
+int main(void)
+{
+	RUN(test_durations);
+	RUN(test_defaults);
+	RUN(test_requests);
+	RUN(test_usage_errors);
+	return UNIT_DONE();
+}
