@@ -33,6 +33,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
 DAEMON_SRCS += src/notify.c src/metrics_http.c
+DAEMON_SRCS += src/unwind.c src/unwind_table.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
 	       src/keeper.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
@@ -71,14 +72,14 @@ $(O):
 $(O)/vmlinux.h: | $(O)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(O)/memtrace.bpf.o: bpf/memtrace.bpf.c include/memtrace/event.h $(O)/vmlinux.h | $(O)
+$(O)/memtrace.bpf.o: bpf/memtrace.bpf.c $(wildcard bpf/*.h include/memtrace/*.h) $(O)/vmlinux.h | $(O)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
 		-Wall -Werror -c $< -o $@
 
 $(O)/memtrace.skel.h: $(O)/memtrace.bpf.o
 	$(BPFTOOL) gen skeleton $< name memtrace_bpf > $@.tmp && mv $@.tmp $@
 
-$(O)/memtraced.o $(O)/probes.o: $(O)/memtrace.skel.h
+$(O)/memtraced.o $(O)/probes.o $(O)/unwind.o: $(O)/memtrace.skel.h
 
 $(O)/%.o: src/%.c $(wildcard src/*.h include/memtrace/*.h) | $(O)
 	$(CC) $(CFLAGS) -c $< -o $@
@@ -210,10 +211,10 @@ demo: deps-build
 	@tests/demo.sh $(O)
 
 format:
-	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
+	clang-format -i $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
 
 format-check:
-	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
+	clang-format --dry-run --Werror $(wildcard src/*.c src/*.h include/memtrace/*.h bpf/*.c bpf/*.h tests/unit/*.c tests/unit/*.h tests/e2e/*.c tests/e2e/lib/*.c tests/e2e/*.cc tests/bench/*.c tests/bench/*.cc tests/fuzz/*.c)
 
 clean:
 	rm -rf build

@@ -211,8 +211,10 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 }
 
 /*
- * Which modules cut stacks short: every stack (of pid, or all) whose
- * frame-pointer chain broke, counted under the module of its last frame.
+ * Which modules cut stacks short: every stack (of pid, or all) whose walk
+ * broke (no call frame information and no frame-pointer chain) or stopped
+ * (a rule the DWARF walker cannot follow), counted under the module of its
+ * last frame.
  */
 static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
 {
@@ -227,8 +229,8 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 
 		if (!pid || tracker_space_pid(t, e->tgid) == pid)
 			check_stack_end(d, i);
-		if (e->stack_end != MT_STACK_BROKEN || !e->nframes ||
-		    (pid && tracker_space_pid(t, e->tgid) != pid))
+		if ((e->stack_end != MT_STACK_BROKEN && e->stack_end != MT_STACK_TRUNCATED) ||
+		    !e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);

@@ -50,6 +50,7 @@ struct daemon {
 	int follow_forks;	      /* --follow-forks: children become targets */
 	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
 	struct pystacks *py;	      /* Python frames of CPython targets */
+	struct unwinder *unwind;      /* --stack-walker dwarf: unwind tables; else NULL */
 };
 
 /* Start or stop tracing a process at run time (memtracectl attach/detach).

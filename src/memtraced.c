@@ -31,6 +31,7 @@
 #include "pystacks.h"
 #include "memtrace.skel.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "metrics_http.h"
 #include "util.h"
 
@@ -64,44 +65,48 @@ struct options {
 	const char *match_comm;
 	const char *match_exe;
 	uint64_t max_targets;
+	uint64_t unwind_memory;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: memtraced [options] --pid PID\n"
-		"       memtraced [options] -- COMMAND [ARGS...]\n"
-		"       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
-		"\n"
-		"Trace every allocation of a running process (--pid) or of a command it\n"
-		"starts, and serve reports to memtracectl on a Unix socket.\n"
-		"\n"
-		"  -p, --pid PID              attach to a running process\n"
-		"  -s, --socket PATH          listen here (default %s)\n"
-		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
-		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
-		"                             the kernel's bpf_get_stack (slower, see docs)\n"
-		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
-		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
-		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
-		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
-		"      --client-timeout S     drop clients not done in S s (default 10)\n"
-		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
-		"      --temporary-threshold N  a block freed before N more allocations of its\n"
-		"                             thread is temporary (default 1; 0: off)\n"
-		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
-		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
-		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
-		"                             (exact object counts; slow: see docs/python.md)\n"
-		"      --follow-forks         trace the children a target forks, from their\n"
-		"                             first call, each under its own pid\n"
-		"      --comm NAME            whole host: trace every process named NAME, running\n"
-		"                             now or started later (from its first instruction)\n"
-		"      --exe PATH             whole host: the same for processes running PATH\n"
-		"      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
-		"  -h, --help                 this help\n"
-		"  -V, --version              print the version\n",
-		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
+	fprintf(
+	    f,
+	    "usage: memtraced [options] --pid PID\n"
+	    "       memtraced [options] -- COMMAND [ARGS...]\n"
+	    "       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
+	    "\n"
+	    "Trace every allocation of a running process (--pid) or of a command it\n"
+	    "starts, and serve reports to memtracectl on a Unix socket.\n"
+	    "\n"
+	    "  -p, --pid PID              attach to a running process\n"
+	    "  -s, --socket PATH          listen here (default %s)\n"
+	    "      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+	    "      --stack-walker dwarf|fp|kernel  unwind tables from call frame information\n"
+	    "                             (default; frame pointers where a module has none),\n"
+	    "                             frame pointers only, or the kernel's bpf_get_stack\n"
+	    "      --unwind-memory N      bytes of unwind tables at most (default 256M; K, M, G)\n"
+	    "      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
+	    "      --max-live-blocks N    live blocks tracked before counting as untracked\n"
+	    "                             (default: RAM/4 / 128 B; 0: no limit)\n"
+	    "      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
+	    "      --client-timeout S     drop clients not done in S s (default 10)\n"
+	    "      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+	    "      --temporary-threshold N  a block freed before N more allocations of its\n"
+	    "                             thread is temporary (default 1; 0: off)\n"
+	    "      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+	    "                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
+	    "      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+	    "                             (exact object counts; slow: see docs/python.md)\n"
+	    "      --follow-forks         trace the children a target forks, from their\n"
+	    "                             first call, each under its own pid\n"
+	    "      --comm NAME            whole host: trace every process named NAME, running\n"
+	    "                             now or started later (from its first instruction)\n"
+	    "      --exe PATH             whole host: the same for processes running PATH\n"
+	    "      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
+	    "  -h, --help                 this help\n"
+	    "  -V, --version              print the version\n",
+	    PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -127,7 +132,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_FOLLOW,
 		OPT_COMM,
 		OPT_EXE,
-		OPT_MAX_TARGETS
+		OPT_MAX_TARGETS,
+		OPT_UNWIND_MEMORY
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -146,6 +152,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"exe", required_argument, NULL, OPT_EXE},
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
+	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -157,6 +164,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 	o->socket_path =
 	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
 	o->stack_depth = 64;
+	o->stack_walker = MT_WALK_DWARF;
+	o->unwind_memory = UNWIND_DEFAULT_MEMORY;
 	o->ring_buffer_bytes = 32u << 20;
 	o->sample_interval_ms = 1000;
 	o->client_timeout_s = 10;
@@ -183,8 +192,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 				o->stack_walker = MT_WALK_FP;
 			else if (!strcmp(optarg, "kernel"))
 				o->stack_walker = MT_WALK_KERNEL;
+			else if (!strcmp(optarg, "dwarf"))
+				o->stack_walker = MT_WALK_DWARF;
 			else
-				return usage_error("--stack-walker must be fp or kernel", optarg);
+				return usage_error("--stack-walker must be dwarf, fp or kernel",
+						   optarg);
 			break;
 		case OPT_RINGBUF:
 			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
@@ -246,6 +258,11 @@ static int parse_options(int argc, char **argv, struct options *o)
 			if (optarg[0] != '/')
 				return usage_error("--exe takes an absolute path", optarg);
 			o->match_exe = optarg;
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (unwind_parse_size(optarg, &o->unwind_memory))
+				return usage_error("--unwind-memory takes 1M to 4G bytes (K, M, G)",
+						   optarg);
 			break;
 		case OPT_MAX_TARGETS:
 			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)
@@ -393,6 +410,7 @@ static void target_execed(struct daemon *d, int i)
 		return;
 	tracker_target_exec(&d->tracker, (uint32_t)pid);
 	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
 	retire_pid(d, pid);
 	j = target_new(d, pid);
 	tg = &d->targets[i];
@@ -517,6 +535,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		pystacks_fork(d->py, (int)ptgid, child);
 	}
 	symbolizer_fork(d->sym, (int)ptgid, child);
+	unwind_fork(d->unwind, (int)ptgid, child);
 	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
 }
 
@@ -574,6 +593,7 @@ static void target_resolve(struct daemon *d, int i)
 	}
 	if (python_frames(d, tg->pid))
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
+	unwind_attach(d->unwind, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
@@ -687,6 +707,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
 		target_exec_event(d, ev->tgid, ev->addr == 1);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO && ev->addr == 1)
+		unwind_linker_event(d->unwind, (int)ev->tgid); /* before it is continued */
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
 		target_ldso_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
@@ -712,6 +734,7 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 		native++;
 	/* while the process is alive: learn the modules these frames are in */
 	symbolizer_note(d->sym, (int)tgid, frames, native);
+	unwind_note_frames(d->unwind, (int)tgid, frames, native);
 	/* and read the code objects of its Python frames */
 	if (native < n)
 		pystacks_note(d->py, (int)tgid, frames + native, n - native);
@@ -837,6 +860,7 @@ static int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->follow_forks, &tg->probes, err, errlen);
 	if (rc)
 		return -1;
+	unwind_attach(d->unwind, tg->pid);
 	/* after the allocator's probes: the mmaps malloc makes are its own */
 	if (py)
 		python_arenas(d, tg);
@@ -873,6 +897,7 @@ static void target_exited(struct daemon *d, int i)
 		probes_detach(&tg->probes);
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
+	unwind_detach(d->unwind, tg->pid);
 	unmatch(d, tg);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
@@ -906,6 +931,7 @@ static void daemon_cleanup(struct daemon *d)
 	server_close(d);
 	if (d->rb)
 		ring_buffer__free(d->rb);
+	unwind_free(d->unwind);
 	if (d->skel)
 		probes_unload(d->skel);
 	if (d->sym)
@@ -938,6 +964,7 @@ static void attach_failed(struct daemon *d, int i)
 	}
 	probes_unwatch(d->skel, pid);
 	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
 	if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
 		/* accounting began: keep the entry, marked detached */
 		tracker_target_exec(&d->tracker, (uint32_t)pid);
@@ -1100,6 +1127,7 @@ static void detach_probes(struct daemon *d, int i)
 	probes_detach(&tg->probes);
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
+	unwind_detach(d->unwind, tg->pid);
 }
 
 static void detach_finish(struct daemon *d, int i)
@@ -1331,6 +1359,8 @@ int main(int argc, char **argv)
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
+	if (o.stack_walker == MT_WALK_DWARF)
+		d.unwind = unwind_new(d.skel, o.unwind_memory);
 	/* never closed: the keeper continues what the BPF programs stopped (a
 	 * --comm match, a target's new program) when it reads EOF */
 	if (keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {

@@ -222,8 +222,9 @@ static void json_frame(struct json_writer *w, const struct snap_frame *f)
 }
 
 static const char *const stack_end_names[] = {
-    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",    [MT_STACK_BROKEN] = "broken",
-    [MT_STACK_NONE] = "none",	      [MT_STACK_KERNEL] = "unknown",
+    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",
+    [MT_STACK_BROKEN] = "broken",     [MT_STACK_NONE] = "none",
+    [MT_STACK_KERNEL] = "unknown",    [MT_STACK_TRUNCATED] = "truncated",
 };
 
 static const char *stack_end_name(uint32_t end)
@@ -356,7 +357,8 @@ static void text_truncations(struct buf *b, const struct snapshot *s)
 		buf_printf(b, "note: %" PRIu64 " stacks (%" PRIu64 " allocations) stop in ",
 			   t->stacks, t->allocations);
 		put_text(b, basename_of(t->module));
-		buf_printf(b, ", where the frame-pointer chain breaks: build it (or its caller) "
+		buf_printf(b, ", where the stack walk cannot go on (no call frame information "
+			      "it can follow, no frame-pointer chain): build it (or its caller) "
 			      "with -fno-omit-frame-pointer for whole stacks\n");
 	}
 }
@@ -604,6 +606,9 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 			buf_printf(b, "    (no stack)\n");
 		else if (st->stack_end == MT_STACK_BROKEN)
 			buf_printf(b, "    ... (the frame-pointer chain breaks here)\n");
+		else if (st->stack_end == MT_STACK_TRUNCATED)
+			buf_printf(b, "    ... (unwinding stops here: a signal frame, a rule the "
+				      "walker cannot follow, or an unreadable frame)\n");
 		else if (st->stack_end == MT_STACK_DEPTH)
 			buf_printf(b, "    ... (--stack-depth reached)\n");
 	}

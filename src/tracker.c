@@ -320,7 +320,13 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		tg->c.stackless_allocations++;
 		t->totals.stackless_allocations++;
 	} else if (is_new) {
-		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		struct stack_entry *se = stack_get(&t->stacks, stack);
+
+		se->stack_end = ev->stack_end;
+		if (ev->stack_end == MT_STACK_OUTERMOST) { /* the CFI says so: whole */
+			se->stack_end = MT_STACK_COMPLETE;
+			se->end_checked = 1;
+		}
 		if (t->on_new_stack)
 			t->on_new_stack(t->on_new_stack_arg, tg->space,
 					(const uint64_t *)ev->frames,
