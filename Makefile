@@ -137,6 +137,22 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
+# The same programs without frame pointers, as distributions build: the DWARF
+# walker must give the same stacks (tests/e2e/test_unwind.py).
+NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
+E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host libplugin.so \
+	     cxx_vector)
+$(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
+$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
+$(O)/tests/nofp/%: tests/e2e/%.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)
+$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)
+	@mkdir -p $(@D)
+	$(CXX) $(NOFP_FLAGS) $< -o $@
+
 unit: $(UNIT_TESTS)
 	@tests/run-unit.sh $(UNIT_TESTS)
 

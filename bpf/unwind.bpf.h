@@ -186,7 +186,12 @@ static long uw_step(__u64 i, void *arg)
 	}
 	kind = row ? MT_UW_CFA_KIND(row->kind) : MT_UW_CFA_NONE;
 	if (kind == MT_UW_CFA_NONE) {
-		/* no call frame information here: the frame-pointer step */
+		/* no call frame information here: the frame-pointer step; a zero
+		 * rbp is where the ABI says the chain ends (process entry) */
+		if (st->bp_ok && !bp) {
+			st->end = MT_STACK_COMPLETE;
+			return 1;
+		}
 		if (!st->bp_ok || (bp & 7) || bp < sp || bp - st->sp0 > MT_UW_STACK_SPAN ||
 		    bpf_probe_read_user(pair, sizeof(pair), (void *)bp)) {
 			st->end = MT_STACK_BROKEN;

@@ -12,6 +12,7 @@
 #include "daemon.h"
 #include "pystacks.h"
 #include "symbolize.h"
+#include "unwind.h"
 #include "util.h"
 
 struct sort_ctx {
@@ -121,8 +122,9 @@ static const char *const root_functions[] = {
     "__clone_internal",
 };
 
-/* Is this frame where stacks begin: a root function, or inside libc (whose
- * thread and program start functions may be nameless without debug info)? */
+/* Is this frame where stacks begin: a root function, or inside libc or ld.so
+ * (whose thread and program start functions may be nameless without debug
+ * info)? */
 static int is_root_frame(const struct snap_frame *f)
 {
 	const char *base;
@@ -136,7 +138,9 @@ static int is_root_frame(const struct snap_frame *f)
 		return 0;
 	base = strrchr(f->module, '/');
 	base = base ? base + 1 : f->module;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+	/* ld.so runs the libraries' constructors from its own start */
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-linux", 8);
 }
 
 /*
@@ -263,6 +267,23 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 	}
 	out->truncations = v;
 	out->ntruncations = n;
+}
+
+/* The DWARF walker's tables, for status (section 40). */
+static void fill_unwind(struct daemon *d, struct snapshot *s)
+{
+	struct unwind_status us;
+
+	if (!d->unwind)
+		return;
+	unwind_get_status(d->unwind, &us);
+	s->unwind.present = 1;
+	s->unwind.memory_limit = us.memory_limit;
+	s->unwind.memory_used = us.memory_used;
+	s->unwind.table_bytes = us.table_bytes;
+	s->unwind.tables = us.tables;
+	s->unwind.modules_without = us.modules_without;
+	s->unwind.modules_refused = us.modules_refused;
 }
 
 /*
@@ -415,6 +436,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	}
 
 	fill_truncations(d, r->pid, s);
+	fill_unwind(d, s);
 	if (!r->stacks)
 		return 0;
 	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));

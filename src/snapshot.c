@@ -38,6 +38,7 @@ enum section {
 	SEC_AGES = 12,
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
+	SEC_UNWIND = 40,       /* the DWARF walker's unwind tables */
 	SEC_KNOWN
 };
 
@@ -56,6 +57,7 @@ static const char *const section_names[] = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_UNWIND] = "unwind",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -696,6 +698,17 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			put_varint(&body, note_refs[i]);
 		put_section(out, &body, SEC_TARGET_NOTES);
 	}
+	if (s->unwind.present) {
+		/* a count of fields, then the fields: later ones can be added */
+		put_varint(&body, 6);
+		put_varint(&body, s->unwind.memory_limit);
+		put_varint(&body, s->unwind.memory_used);
+		put_varint(&body, s->unwind.table_bytes);
+		put_varint(&body, s->unwind.tables);
+		put_varint(&body, s->unwind.modules_without);
+		put_varint(&body, s->unwind.modules_refused);
+		put_section(out, &body, SEC_UNWIND);
+	}
 out:
 	free(note_refs);
 	free(body.data);
@@ -1335,6 +1348,26 @@ static int dec_target_notes(struct reader *r)
 	return 0;
 }
 
+static int dec_unwind(struct reader *r)
+{
+	struct snap_unwind *u = &r->d->s->unwind;
+	uint64_t *fields[] = {&u->memory_limit, &u->memory_used,     &u->table_bytes,
+			      &u->tables,	&u->modules_without, &u->modules_refused};
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	/* Each field is at least one byte, so the loop ends with the section. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(fields))
+			*fields[i] = v;
+	}
+	u->present = 1;
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
     [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
@@ -1343,6 +1376,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_UNWIND] = dec_unwind,
 };
 
 /*
