@@ -61,7 +61,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
-.PHONY: install uninstall deb deps-build
+.PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -152,6 +152,18 @@ $(O)/tests/nofp/%: tests/e2e/%.c | $(O)
 $(O)/tests/nofp/%: tests/e2e/%.cc | $(O)
 	@mkdir -p $(@D)
 	$(CXX) $(NOFP_FLAGS) $< -o $@
+
+# The small ELF files tests/unit/test_unwind.c reads are committed (their rows
+# must not change with the toolchain); this remakes them from their source.
+UNWIND_DATA := tests/unit/data
+unwind-test-data:
+	cc -nostdlib -shared -Wl,--build-id=sha1 $(UNWIND_DATA)/unwind_rules.S \
+		-o $(UNWIND_DATA)/unwind_rules.so
+	cc -nostdlib -shared -Wl,--build-id=sha1 -Wl,--no-ld-generated-unwind-info -DDEBUG_FRAME \
+		$(UNWIND_DATA)/unwind_rules.S -o $(O)/unwind_debug.full
+	objcopy --only-keep-debug $(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.debug
+	objcopy --strip-debug --add-gnu-debuglink=$(UNWIND_DATA)/unwind_debug.debug \
+		$(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.so
 
 unit: $(UNIT_TESTS)
 	@tests/run-unit.sh $(UNIT_TESTS)

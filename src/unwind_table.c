@@ -356,8 +356,10 @@ static void compact_row(Dwarf_Frame *frame, int signal, struct mt_unwind_row *ro
 			   !scaled(op_signed(ops[1].number), INT8_MIN, INT8_MAX, &v)) {
 			rbp = MT_UW_RBP_AT_CFA;
 			rbp_off = v;
-		} else if (nops == 1 && !breg(&ops[0], &reg, &off) && reg == REG_RBP &&
+		} else if (nops == 2 && ops[0].atom == DW_OP_call_frame_cfa &&
+			   !breg(&ops[1], &reg, &off) && reg == REG_RBP &&
 			   !scaled(off, INT8_MIN, INT8_MAX, &v)) {
+			/* DW_CFA_expression (libdw pushes the CFA first): saved at rbp + off */
 			rbp = MT_UW_RBP_AT_RBP;
 			rbp_off = v;
 		}
