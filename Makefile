@@ -54,6 +54,8 @@ DEB_PACKAGES += python3.11
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
+# the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
+DEB_PACKAGES += redis-server redis-tools
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
@@ -174,6 +176,9 @@ e2e: all $(E2E_PROGS)
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
+$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
+	$(CC) $(NOFP_FLAGS) $< -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
@@ -181,7 +186,7 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # allocations, then a Python workload (tests/bench/pybench.py). bench-python
 # rewrites only the Python section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench $(O)/tests/cxxbench
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench
 	python3 tests/bench/bench.py --build $(O)
 
 bench-python: all
