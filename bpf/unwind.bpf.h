@@ -204,12 +204,6 @@ static long uw_step(__u64 i, void *arg)
 		st->pc = pair[1];
 		st->sp = bp + 16;
 		st->bp = pair[0];
-		if (!pair[0]) {
-			c->frames[n & 127] /* n < MT_MAX_FRAMES */ = pair[1];
-			st->n = n + 1;
-			st->end = MT_STACK_COMPLETE;
-			return 1;
-		}
 		goto next;
 	}
 	switch (kind) {
@@ -235,14 +229,25 @@ static long uw_step(__u64 i, void *arg)
 	default:
 		goto truncated;
 	}
-	if (cfa <= sp || cfa - st->sp0 > MT_UW_STACK_SPAN ||
-	    bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (cfa <= sp || cfa - st->sp0 > MT_UW_STACK_SPAN)
 		goto truncated;
 	rbpk = MT_UW_RBP_KIND(row->kind);
+	if (rbpk == MT_UW_RBP_AT_CFA && row->rbp_off == -2) {
+		/* pushed first, as nearly every function that saves it does: the
+		 * caller's rbp and the return address in one read */
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+			goto truncated;
+		st->bp = pair[0];
+		st->bp_ok = 1;
+		ra = pair[1];
+		goto regs;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		goto truncated;
 	if (rbpk == MT_UW_RBP_AT_CFA) {
-		if (bpf_probe_read_user(&st->bp, sizeof(st->bp),
-					(void *)(cfa + (__s64)row->rbp_off * 8)))
-			st->bp_ok = 0;
+		/* a frame that saved it: known again, even after one that lost it */
+		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
+						 (void *)(cfa + (__s64)row->rbp_off * 8));
 	} else if (rbpk == MT_UW_RBP_AT_RBP) {
 		if (!st->bp_ok || bpf_probe_read_user(&st->bp, sizeof(st->bp),
 						      (void *)(bp + (__s64)row->rbp_off * 8)))
@@ -250,6 +255,7 @@ static long uw_step(__u64 i, void *arg)
 	} else if (rbpk == MT_UW_RBP_UNKNOWN) {
 		st->bp_ok = 0;
 	}
+regs:
 	if (!ra) {
 		st->end = MT_STACK_COMPLETE;
 		return 1;
@@ -257,6 +263,14 @@ static long uw_step(__u64 i, void *arg)
 	st->pc = ra;
 	st->sp = cfa;
 next:
+	/* a return address outside the process's code: call frame information
+	 * that does not describe the code (hand-written assembly) or a chain
+	 * that left the stack; the frame is not recorded (the next step finds
+	 * its mapping in the cache) */
+	if (uw_find_map(st, proc, st->pc - 1) < 0) {
+		st->end = MT_STACK_BROKEN;
+		return 1;
+	}
 	c->frames[n & 127] /* n < MT_MAX_FRAMES */ = st->pc;
 	st->n = n + 1;
 	return 0;
