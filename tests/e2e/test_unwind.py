@@ -172,6 +172,40 @@ def test_dlopen(r):
     if not uw or uw["tables"] < 4 or not uw["memory_used"] or \
             uw["memory_used"] > uw["memory_limit"] or not uw["table_bytes"]:
         raise Fail(f"status unwind: {uw}")
+    # no traced process maps them any more: unloaded
+    r.wait_state("exited")
+    uw = r.ctl_json("status", "--json")["unwind"]
+    if uw["tables"] or uw["memory_used"] or uw["table_bytes"]:
+        raise Fail(f"tables still loaded after the target exited: {uw}")
+
+
+def test_memory_limit(r):
+    """--unwind-memory 1M: the tables that do not fit are refused (counted in
+    status), their modules walked by frame pointers; counts stay exact."""
+    script = os.path.join(r.tmp, "wait.py")
+    with open(script, "w") as f:
+        f.write("import json, sys\n"
+                "keep = [json.dumps({'k': [i] * 50}) for i in range(2000)]\n"
+                "print('ready', flush=True)\n"
+                "sys.stdin.readline()\n")
+    py = subprocess.Popen(["/usr/bin/python3.11", script], stdin=subprocess.PIPE,
+                          stdout=subprocess.PIPE, text=True)
+    r.extra_pids.add(py.pid)
+    try:
+        if py.stdout.readline().strip() != "ready":
+            raise Fail("python3.11 did not start")
+        r.start_daemon("--pid", str(py.pid), "--unwind-memory", "1M")
+        r.wait_state("attached")
+        uw = r.ctl_json("status", "--json")["unwind"]
+        _, text, _ = r.ctl("status")
+    finally:
+        py.kill()
+        py.wait()
+    if uw["memory_limit"] != 1 << 20 or uw["memory_used"] > 1 << 20 or \
+            not uw["modules_refused"] or not uw["tables"]:
+        raise Fail(f"status unwind with --unwind-memory 1M: {uw}")
+    if "over the limit (--unwind-memory)" not in text:
+        raise Fail(f"status text does not say so: {one_line(text)[:300]}")
 
 
 TESTS = [
@@ -180,4 +214,5 @@ TESTS = [
     ("unwind_threads", test_threads),
     ("unwind_cxx", test_cxx),
     ("unwind_dlopen", test_dlopen),
+    ("unwind_memory_limit", test_memory_limit),
 ]
