@@ -379,8 +379,9 @@ static void text_truncations(struct buf *b, const struct snapshot *s)
 			   t->stacks, t->allocations);
 		put_text(b, basename_of(t->module));
 		buf_printf(b, ", where the stack walk cannot go on (no call frame information "
-			      "it can follow, no frame-pointer chain): build it (or its caller) "
-			      "with -fno-omit-frame-pointer for whole stacks\n");
+			      "and no frame-pointer chain, or a frame it cannot follow, such as a "
+			      "signal handler's); a module with neither gives whole stacks built "
+			      "with -fno-omit-frame-pointer\n");
 	}
 }
 

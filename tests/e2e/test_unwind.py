@@ -179,6 +179,21 @@ def test_dlopen(r):
         raise Fail(f"tables still loaded after the target exited: {uw}")
 
 
+def test_signal_frame(r):
+    """An allocation in a signal handler: the walk stops at the signal frame,
+    marked truncated (not guessed through), and status names libc."""
+    rep, stats, _ = run_output(r, "sigalloc", nofp(r, "sigalloc"))
+    site = [e for e in rep["entries"] if functions(e)[:1] == ["on_signal"]]
+    if sum(e["allocations"] for e in site) != 5:
+        raise Fail(f"on_signal stacks: {[(functions(e), e['allocations']) for e in site]}")
+    for e in site:
+        if e["stack_end"] != "truncated" or len(e["frames"]) > 3:
+            raise Fail(f"on_signal stack: {functions(e)}, {e['stack_end']}")
+    named = [t for t in rep["truncated_stacks"] if "libc.so" in t["module"]]
+    if not named or named[0]["allocations"] < 5:
+        raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
+
+
 def test_memory_limit(r):
     """--unwind-memory 1M, python3.11 with ssl (libcrypto's table alone is
     larger): the tables that do not fit are refused and counted in status,
@@ -215,5 +230,6 @@ TESTS = [
     ("unwind_threads", test_threads),
     ("unwind_cxx", test_cxx),
     ("unwind_dlopen", test_dlopen),
+    ("unwind_signal_frame", test_signal_frame),
     ("unwind_memory_limit", test_memory_limit),
 ]
