@@ -72,6 +72,28 @@ def test_paths(r):
             raise Fail(f"{tag}: truncated_stacks {rep['truncated_stacks']}")
 
 
+def test_debug_frame(r):
+    """A program whose call frame information is only in a separate debug
+    file (.debug_frame, found through .gnu_debuglink): the same report."""
+    src = os.path.join(HERE, "paths.c")
+    full = os.path.join(r.tmp, "paths_full")
+    debug = os.path.join(r.tmp, "paths_sep.debug")
+    prog = os.path.join(r.tmp, "paths_sep")
+    subprocess.run(["cc", "-O2", "-g", "-fomit-frame-pointer", "-fno-optimize-sibling-calls",
+                    "-fno-asynchronous-unwind-tables", "-fno-unwind-tables", src, "-o", full],
+                   check=True)
+    subprocess.run(["objcopy", "--only-keep-debug", full, debug], check=True)
+    subprocess.run(["objcopy", "--strip-debug", "--remove-section=.eh_frame",
+                    "--remove-section=.eh_frame_hdr", f"--add-gnu-debuglink={debug}", full, prog],
+                   check=True)
+    rep, _ = run_cmd_report(r, "debug_frame", cmd=[prog])
+    want = {("path_a", "main"): (3, 300, "complete"), ("path_b", "main"): (5, 500, "complete"),
+            ("path_d", "path_c", "main"): (7, 700, "complete")}
+    got = path_sites(rep)
+    if got != want:
+        raise Fail(f"paths from .debug_frame: {got}")
+
+
 def test_qsort(r):
     """An allocation in qsort's comparator, libc in between: frames on both
     sides of libc down to main, every call counted."""
@@ -226,6 +248,7 @@ def test_memory_limit(r):
 
 TESTS = [
     ("unwind_paths", test_paths),
+    ("unwind_debug_frame", test_debug_frame),
     ("unwind_qsort", test_qsort),
     ("unwind_threads", test_threads),
     ("unwind_cxx", test_cxx),
