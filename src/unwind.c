@@ -3,13 +3,11 @@
  * Unwind tables in the BPF pool and the mapping lists of traced processes
  * (see unwind.h). Modules are reference-counted by the mappings that use
  * them: a table is built when a traced process first maps its file and
- * unloaded when the last one goes. The pool is MT_UW_CHUNK_ROWS-slot array
- * maps, made when a table first needs them and dropped when none does; a
- * table takes a contiguous range of slots (page entries, then rows), found
- * first-fit. Slots are written through mmap before the table's entry in
- * uw_tables is, and that before any process's list names the table.
+ * unloaded when the last one goes (src/unwind_pool.c holds them). A table
+ * is in the pool before any process's list names it.
  */
 #include "unwind.h"
+#include "unwind_pool.h"
 #include "unwind_table.h"
 #include "allocator.h"
 #include "procmaps.h"
@@ -22,7 +20,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
@@ -31,7 +28,6 @@
 
 #include "memtrace.skel.h"
 
-#define CHUNK_BYTES	  ((uint64_t)MT_UW_CHUNK_ROWS * 8)
 #define REFRESH_MIN_NS	  (100ull * 1000 * 1000)
 #define R_DEBUG_STATE_OFF 24 /* offsetof(struct r_debug, r_state) on x86-64 */
 #define MAX_SEGMENTS	  16
@@ -47,9 +43,8 @@ struct module {
 	char *build_id; /* hex, or NULL */
 	char *path;
 	int state;
-	uint32_t id;	       /* table id when loaded */
-	uint32_t slot, nslots; /* its range in the pool */
-	uint64_t base;	       /* the table's base address (ELF virtual address) */
+	uint32_t id;   /* table id when loaded */
+	uint64_t base; /* the table's base address (ELF virtual address) */
 	struct segment segs[MAX_SEGMENTS];
 	int nsegs;
 	uint32_t refs; /* mappings of traced processes that use it */
@@ -69,24 +64,14 @@ struct proc {
 	uint64_t r_state_addr;
 };
 
-struct chunk {
-	int fd;
-	void *mem;
-	uint32_t users; /* tables with slots in it */
-};
-
 struct unwinder {
 	struct memtrace_bpf *skel;
-	uint32_t max_chunks;
-	struct chunk *chunks;
-	uint32_t nchunks_made;
+	struct unwind_pool *pool;
 	struct module **mods;
 	size_t nmods;
 	struct proc *procs;
 	size_t nprocs;
-	uint8_t ids[MT_UW_MAX_TABLES];
 	uint64_t build_ns;
-	uint64_t table_bytes;
 };
 
 struct unwinder *unwind_new(struct memtrace_bpf *skel, uint64_t max_bytes)
@@ -94,163 +79,9 @@ struct unwinder *unwind_new(struct memtrace_bpf *skel, uint64_t max_bytes)
 	struct unwinder *u = xcalloc(1, sizeof(*u));
 
 	u->skel = skel;
-	u->max_chunks = (uint32_t)(max_bytes / CHUNK_BYTES);
-	if (!u->max_chunks)
-		u->max_chunks = 1;
-	if (u->max_chunks > MT_UW_MAX_CHUNKS)
-		u->max_chunks = MT_UW_MAX_CHUNKS;
-	u->chunks = xcalloc(u->max_chunks, sizeof(*u->chunks));
-	for (uint32_t i = 0; i < u->max_chunks; i++)
-		u->chunks[i].fd = -1;
+	u->pool = unwind_pool_new(bpf_map__fd(skel->maps.uw_pool),
+				  bpf_map__fd(skel->maps.uw_tables), max_bytes);
 	return u;
-}
-
-/* ---- the pool ------------------------------------------------------------ */
-
-static int chunk_get(struct unwinder *u, uint32_t c)
-{
-	struct chunk *ch = &u->chunks[c];
-	LIBBPF_OPTS(bpf_map_create_opts, opts, .map_flags = BPF_F_MMAPABLE);
-	int fd;
-
-	if (ch->mem) {
-		ch->users++;
-		return 0;
-	}
-	fd = bpf_map_create(BPF_MAP_TYPE_ARRAY, "uw_chunk", 4, 8, MT_UW_CHUNK_ROWS, &opts);
-	if (fd < 0)
-		return -errno;
-	ch->mem = mmap(NULL, CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (ch->mem == MAP_FAILED) {
-		ch->mem = NULL;
-		close(fd);
-		return -errno;
-	}
-	if (bpf_map_update_elem(bpf_map__fd(u->skel->maps.uw_pool), &c, &fd, BPF_ANY)) {
-		int rc = -errno;
-
-		munmap(ch->mem, CHUNK_BYTES);
-		ch->mem = NULL;
-		close(fd);
-		return rc;
-	}
-	ch->fd = fd;
-	ch->users = 1;
-	u->nchunks_made++;
-	return 0;
-}
-
-static void chunk_put(struct unwinder *u, uint32_t c)
-{
-	struct chunk *ch = &u->chunks[c];
-
-	if (!ch->mem || --ch->users)
-		return;
-	bpf_map_delete_elem(bpf_map__fd(u->skel->maps.uw_pool), &c);
-	munmap(ch->mem, CHUNK_BYTES);
-	close(ch->fd);
-	ch->mem = NULL;
-	ch->fd = -1;
-	u->nchunks_made--;
-}
-
-static uint64_t *slot_ptr(struct unwinder *u, uint32_t s)
-{
-	return (uint64_t *)u->chunks[s >> MT_UW_CHUNK_SHIFT].mem + (s & (MT_UW_CHUNK_ROWS - 1));
-}
-
-static int cmp_slot(const void *a, const void *b)
-{
-	const struct module *x = *(struct module *const *)a, *y = *(struct module *const *)b;
-
-	return x->slot < y->slot ? -1 : x->slot > y->slot;
-}
-
-/* First fit among the loaded tables' ranges; 0, or -1 when nothing fits. */
-static int pool_place(struct unwinder *u, uint32_t need, uint32_t *out)
-{
-	struct module **v = xcalloc(u->nmods + 1, sizeof(*v));
-	uint64_t at = 0, limit = (uint64_t)u->max_chunks * MT_UW_CHUNK_ROWS;
-	size_t n = 0;
-
-	for (size_t i = 0; i < u->nmods; i++) {
-		if (u->mods[i]->state == MOD_LOADED)
-			v[n++] = u->mods[i];
-	}
-	qsort(v, n, sizeof(*v), cmp_slot);
-	for (size_t i = 0; i < n; i++) {
-		if (at + need <= v[i]->slot)
-			break;
-		at = v[i]->slot + (uint64_t)v[i]->nslots;
-	}
-	free(v);
-	if (at + need > limit)
-		return -1;
-	*out = (uint32_t)at;
-	return 0;
-}
-
-/* Put t into the pool as table m->id. 0, or -1 (refused: the limit, or no memory). */
-static int table_load(struct unwinder *u, struct module *m, const struct unwind_table *t)
-{
-	uint64_t need = (uint64_t)t->npages + t->nrows;
-	struct mt_unwind_table meta;
-	uint32_t slot, c0, c1, c, id;
-
-	if (need >= (uint64_t)u->max_chunks * MT_UW_CHUNK_ROWS ||
-	    pool_place(u, (uint32_t)need, &slot))
-		return -1;
-	for (id = 0; id < MT_UW_MAX_TABLES && u->ids[id]; id++)
-		;
-	if (id == MT_UW_MAX_TABLES)
-		return -1;
-	c0 = slot >> MT_UW_CHUNK_SHIFT;
-	c1 = (uint32_t)((slot + need - 1) >> MT_UW_CHUNK_SHIFT);
-	for (c = c0; c <= c1; c++) {
-		if (chunk_get(u, c)) {
-			while (c-- > c0)
-				chunk_put(u, c);
-			return -1;
-		}
-	}
-	for (uint32_t i = 0; i < t->npages; i++)
-		memcpy(slot_ptr(u, slot + i), &t->pages[i], 8);
-	for (uint32_t i = 0; i < t->nrows; i++)
-		memcpy(slot_ptr(u, slot + t->npages + i), &t->rows[i], 8);
-	meta.pages_slot = slot;
-	meta.npages = t->npages;
-	meta.rows_slot = slot + t->npages;
-	meta.nrows = t->nrows;
-	if (bpf_map_update_elem(bpf_map__fd(u->skel->maps.uw_tables), &id, &meta, BPF_ANY)) {
-		for (c = c0; c <= c1; c++)
-			chunk_put(u, c);
-		return -1;
-	}
-	u->ids[id] = 1;
-	m->id = id;
-	m->slot = slot;
-	m->nslots = (uint32_t)need;
-	m->base = t->base;
-	m->state = MOD_LOADED;
-	u->table_bytes += need * 8;
-	return 0;
-}
-
-static void table_unload(struct unwinder *u, struct module *m)
-{
-	struct mt_unwind_table none = {0};
-	uint32_t c0, c1;
-
-	if (m->state != MOD_LOADED)
-		return;
-	bpf_map_update_elem(bpf_map__fd(u->skel->maps.uw_tables), &m->id, &none, BPF_ANY);
-	u->ids[m->id] = 0;
-	c0 = m->slot >> MT_UW_CHUNK_SHIFT;
-	c1 = (m->slot + m->nslots - 1) >> MT_UW_CHUNK_SHIFT;
-	for (uint32_t c = c0; c <= c1; c++)
-		chunk_put(u, c);
-	u->table_bytes -= (uint64_t)m->nslots * 8;
-	m->state = MOD_NONE;
 }
 
 /* ---- modules ------------------------------------------------------------- */
@@ -433,11 +264,14 @@ static struct module *module_make(struct unwinder *u, int pid, const struct map_
 		log_msg("unwind: %s: %s: frame pointers there", e->path, err);
 		return m;
 	}
-	if (table_load(u, m, &t)) {
+	if (unwind_pool_load(u->pool, &t, &m->id)) {
 		m->state = MOD_REFUSED;
 		log_msg("unwind: %s: its table (%" PRIu64 " KiB) does not fit in --unwind-memory: "
 			"frame pointers there",
 			e->path, ((uint64_t)t.npages + t.nrows) * 8 / 1024);
+	} else {
+		m->state = MOD_LOADED;
+		m->base = t.base;
 	}
 	unwind_table_free(&t);
 	return m;
@@ -473,7 +307,8 @@ static void module_put(struct unwinder *u, struct module *m)
 {
 	if (!m || --m->refs)
 		return;
-	table_unload(u, m);
+	if (m->state == MOD_LOADED)
+		unwind_pool_unload(u->pool, m->id);
 	for (size_t i = 0; i < u->nmods; i++) {
 		if (u->mods[i] == m) {
 			u->mods[i] = u->mods[--u->nmods];
@@ -685,9 +520,7 @@ void unwind_get_status(const struct unwinder *u, struct unwind_status *out)
 	memset(out, 0, sizeof(*out));
 	if (!u)
 		return;
-	out->memory_limit = (uint64_t)u->max_chunks * CHUNK_BYTES;
-	out->memory_used = (uint64_t)u->nchunks_made * CHUNK_BYTES;
-	out->table_bytes = u->table_bytes;
+	unwind_pool_usage(u->pool, &out->memory_limit, &out->memory_used, &out->table_bytes);
 	out->build_ns = u->build_ns;
 	for (size_t i = 0; i < u->nmods; i++) {
 		out->tables += u->mods[i]->state == MOD_LOADED;
@@ -702,17 +535,11 @@ void unwind_free(struct unwinder *u)
 		return;
 	while (u->nprocs)
 		unwind_detach(u, u->procs[0].pid);
-	for (uint32_t c = 0; c < u->max_chunks; c++) {
-		if (u->chunks[c].mem) {
-			munmap(u->chunks[c].mem, CHUNK_BYTES);
-			close(u->chunks[c].fd);
-		}
-	}
 	for (size_t i = 0; i < u->nmods; i++)
 		module_free(u->mods[i]);
+	unwind_pool_free(u->pool);
 	free(u->mods);
 	free(u->procs);
-	free(u->chunks);
 	free(u);
 }
 
