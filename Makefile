@@ -143,6 +143,7 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 # walker must give the same stacks (tests/e2e/test_unwind.py).
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
 E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host libplugin.so sigalloc \
+	     cfiexpr \
 	     cxx_vector)
 $(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
 $(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)

@@ -54,6 +54,7 @@ struct uw_state {
 	__u32 bp_ok;
 	__u32 map_cache;
 	__u32 lo, cnt; /* a binary search's bounds */
+	__u32 exact;   /* pc is an exact pc (interrupted by a signal), not a return address */
 	__u8 end;
 };
 
@@ -169,7 +170,8 @@ static long uw_step(__u64 i, void *arg)
 	struct uw_state *st = c->st;
 	const struct mt_unwind_proc *proc = c->proc;
 	const struct mt_unwind_row *row = NULL;
-	__u64 pc = st->pc, look = pc - 1, sp = st->sp, bp = st->bp, cfa = 0, ra, pair[2];
+	__u64 pc = st->pc, look = pc - (st->exact ? 0 : 1), sp = st->sp, bp = st->bp, cfa = 0, ra,
+	      pair[2];
 	int m, kind, rbpk;
 	__u32 n = st->n;
 
@@ -185,6 +187,7 @@ static long uw_step(__u64 i, void *arg)
 			row = uw_find_row(st, mp->table, look - mp->bias);
 	}
 	kind = row ? MT_UW_CFA_KIND(row->kind) : MT_UW_CFA_NONE;
+	st->exact = 0;
 	if (kind == MT_UW_CFA_NONE) {
 		/* no call frame information here: the frame-pointer step; a zero
 		 * rbp is where the ABI says the chain ends (process entry) */
@@ -226,6 +229,20 @@ static long uw_step(__u64 i, void *arg)
 	case MT_UW_CFA_ROOT:
 		st->end = MT_STACK_OUTERMOST;
 		return 1;
+	case MT_UW_CFA_SIGNAL:
+		/* the interrupted registers: rsp, then rip, at sp + cfa_off; rbp
+		 * at sp + rbp_off. The interrupted stack may be another one
+		 * (sigaltstack): the span starts again there. */
+		if (bpf_probe_read_user(pair, sizeof(pair),
+					(void *)(sp + (__s64)row->cfa_off * 8)) ||
+		    !pair[0] || !pair[1])
+			goto truncated;
+		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
+						 (void *)(sp + (__s64)row->rbp_off * 8));
+		st->pc = pair[1];
+		st->sp = st->sp0 = pair[0];
+		st->exact = 1;
+		goto next;
 	default:
 		goto truncated;
 	}
@@ -267,7 +284,7 @@ next:
 	 * that does not describe the code (hand-written assembly) or a chain
 	 * that left the stack; the frame is not recorded (the next step finds
 	 * its mapping in the cache) */
-	if (uw_find_map(st, proc, st->pc - 1) < 0) {
+	if (uw_find_map(st, proc, st->pc - (st->exact ? 0 : 1)) < 0) {
 		st->end = MT_STACK_BROKEN;
 		return 1;
 	}
@@ -299,6 +316,7 @@ static __always_inline int uw_walk(struct pt_regs *regs, __u64 *frames, __u32 de
 	c.st->sp = c.st->sp0 = PT_REGS_SP(regs);
 	c.st->bp = PT_REGS_FP(regs);
 	c.st->bp_ok = 1;
+	c.st->exact = 0;
 	c.st->n = 1;
 	c.st->depth = depth;
 	c.st->end = MT_STACK_DEPTH;

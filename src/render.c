@@ -379,9 +379,8 @@ static void text_truncations(struct buf *b, const struct snapshot *s)
 			   t->stacks, t->allocations);
 		put_text(b, basename_of(t->module));
 		buf_printf(b, ", where the stack walk cannot go on (no call frame information "
-			      "and no frame-pointer chain, or a frame it cannot follow, such as a "
-			      "signal handler's); a module with neither gives whole stacks built "
-			      "with -fno-omit-frame-pointer\n");
+			      "and no frame-pointer chain, or a rule it cannot follow): built "
+			      "with -fno-omit-frame-pointer, a module gives whole stacks\n");
 	}
 }
 
@@ -649,8 +648,8 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		else if (st->stack_end == MT_STACK_BROKEN)
 			buf_printf(b, "    ... (the frame-pointer chain breaks here)\n");
 		else if (st->stack_end == MT_STACK_TRUNCATED)
-			buf_printf(b, "    ... (unwinding stops here: a signal frame, a rule the "
-				      "walker cannot follow, or an unreadable frame)\n");
+			buf_printf(b, "    ... (unwinding stops here: a rule the walker cannot "
+				      "follow, or an unreadable frame)\n");
 		else if (st->stack_end == MT_STACK_DEPTH)
 			buf_printf(b, "    ... (--stack-depth reached)\n");
 	}

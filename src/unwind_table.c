@@ -303,6 +303,38 @@ static int scaled(int64_t off, int64_t lo, int64_t hi, int64_t *out)
 	return 0;
 }
 
+/*
+ * A signal frame (the kernel's, entered through libc's __restore_rt): the
+ * interrupted registers are saved on the stack, the CFA is the saved rsp,
+ * *(rsp + N), the return address the saved rip at rsp + N + 8 (an exact pc,
+ * not a return address), rbp at rsp + M. Anything else stays a stop.
+ */
+static void signal_row(Dwarf_Frame *frame, struct mt_unwind_row *row)
+{
+	Dwarf_Op ops_mem[3], *ops;
+	size_t nops;
+	int reg;
+	int64_t cfa_at, ra_at, rbp_at, v, w;
+
+	if (dwarf_frame_cfa(frame, &ops, &nops) || nops != 2 || breg(&ops[0], &reg, &cfa_at) ||
+	    reg != REG_RSP || ops[1].atom != DW_OP_deref)
+		return;
+	/* DW_CFA_expression: libdw pushes the CFA first; the address is rsp + N */
+	if (dwarf_frame_register(frame, REG_RA, ops_mem, &ops, &nops) || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || breg(&ops[1], &reg, &ra_at) || reg != REG_RSP ||
+	    ra_at != cfa_at + 8)
+		return;
+	if (dwarf_frame_register(frame, REG_RBP, ops_mem, &ops, &nops) || nops != 2 ||
+	    ops[0].atom != DW_OP_call_frame_cfa || breg(&ops[1], &reg, &rbp_at) || reg != REG_RSP)
+		return;
+	if (cfa_at < 0 || rbp_at < 0 || scaled(cfa_at, 0, INT16_MAX, &v) ||
+	    scaled(rbp_at, 0, INT8_MAX, &w))
+		return;
+	row->kind = MT_UW_CFA_SIGNAL; /* rbp_off is from rsp: the walker reads it itself */
+	row->cfa_off = (int16_t)v;
+	row->rbp_off = (int8_t)w;
+}
+
 /* The compact form of the row libdw computed for frame. */
 static void compact_row(Dwarf_Frame *frame, int signal, struct mt_unwind_row *row)
 {
@@ -314,8 +346,10 @@ static void compact_row(Dwarf_Frame *frame, int signal, struct mt_unwind_row *ro
 	row->kind = MT_UW_CFA_STOP | MT_UW_RBP_UNKNOWN << 4;
 	row->cfa_off = 0;
 	row->rbp_off = 0;
-	if (signal)
+	if (signal) {
+		signal_row(frame, row);
 		return;
+	}
 	/* the return address: CFA - 8, or undefined at the outermost frame */
 	if (dwarf_frame_register(frame, REG_RA, ops_mem, &ops, &nops))
 		return;

@@ -137,7 +137,7 @@ enum mt_stack_end {
 	MT_STACK_NONE = 3,     /* no stack (frees, realloc entries) */
 	MT_STACK_KERNEL = 4,   /* captured by bpf_get_stack: end reason unknown */
 	/* the DWARF walker (--stack-walker dwarf) */
-	MT_STACK_TRUNCATED = 5, /* a rule it cannot follow (signal frame, DWARF
+	MT_STACK_TRUNCATED = 5, /* a rule it cannot follow (a DWARF
 				 * expression) or a frame it could not read */
 	MT_STACK_OUTERMOST = 6, /* the call frame information says this is the
 				 * first frame (_start, a thread's start): whole */

@@ -26,7 +26,10 @@ enum mt_uw_cfa {
 	MT_UW_CFA_DEREF_RBP = 3, /* CFA = *(rbp + off): a function that realigns its stack */
 	MT_UW_CFA_PLT = 4,	 /* lazy PLT stub: CFA = rsp + 8, + 8 once (pc & 15) >= off */
 	MT_UW_CFA_ROOT = 5,	 /* the return address is undefined: the outermost frame */
-	MT_UW_CFA_STOP = 6,	 /* not expressible (signal frame, DWARF expression, ...) */
+	MT_UW_CFA_STOP = 6,	 /* not expressible (DWARF expression, ...) */
+	MT_UW_CFA_SIGNAL = 7,	 /* the kernel's signal frame (libc's __restore_rt): rsp
+				  * points at the interrupted registers, saved rsp at
+				  * rsp + cfa_off, rip right after it, rbp at rsp + rbp_off */
 };
 
 enum mt_uw_rbp {

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Allocations made in a signal handler (raise() from main, 5 times): the
- * DWARF walker stops at the kernel's signal frame (libc's __restore_rt,
- * whose call frame information is a signal frame), marked truncated,
- * rather than guess through it. 5 blocks of 777 bytes.
+ * DWARF walker goes through the kernel's signal frame (libc's __restore_rt,
+ * whose call frame information says where the interrupted registers are)
+ * to raise and main. 5 blocks of 777 bytes.
  */
 #include <signal.h>
 #include <stdlib.h>

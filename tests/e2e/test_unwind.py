@@ -202,18 +202,38 @@ def test_dlopen(r):
 
 
 def test_signal_frame(r):
-    """An allocation in a signal handler: the walk stops at the signal frame,
-    marked truncated (not guessed through), and status names libc."""
+    """An allocation in a signal handler: the walk goes through the kernel's
+    signal frame (libc's __restore_rt, a known layout) to the interrupted
+    code (raise) and main."""
     rep, stats, _ = run_output(r, "sigalloc", nofp(r, "sigalloc"))
     site = [e for e in rep["entries"] if functions(e)[:1] == ["on_signal"]]
     if sum(e["allocations"] for e in site) != 5:
         raise Fail(f"on_signal stacks: {[(functions(e), e['allocations']) for e in site]}")
     for e in site:
-        if e["stack_end"] != "truncated" or len(e["frames"]) > 3:
-            raise Fail(f"on_signal stack: {functions(e)}, {e['stack_end']}")
-    named = [t for t in rep["truncated_stacks"] if "libc.so" in t["module"]]
-    if not named or named[0]["allocations"] < 5:
+        fns = functions(e)
+        if e["stack_end"] != "complete" or "raise" not in fns or "main" not in fns or \
+                fns.index("raise") > fns.index("main"):
+            raise Fail(f"on_signal stack: {fns}, {e['stack_end']}")
+    if rep["truncated_stacks"]:
         raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
+
+
+def test_cfi_expression(r):
+    """Call frame information the rows cannot hold (a DWARF expression): the
+    walk stops there, marked truncated, and status names the module."""
+    rep, stats, _ = run_output(r, "cfiexpr", nofp(r, "cfiexpr"))
+    site = [e for e in rep["entries"] if functions(e)[:1] == ["alloc_cb"]]
+    if len(site) != 1 or (site[0]["allocations"], site[0]["bytes_allocated"]) != (10, 4440):
+        raise Fail(f"alloc_cb stacks: {[(functions(e), e['allocations']) for e in site]}")
+    e = site[0]
+    if functions(e) != ["alloc_cb", "call_through_expression"] or e["stack_end"] != "truncated":
+        raise Fail(f"frames {functions(e)}, stack_end {e['stack_end']}")
+    named = [t for t in rep["truncated_stacks"] if os.path.basename(t["module"]) == "cfiexpr"]
+    if not named or named[0]["allocations"] != 10:
+        raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
+    _, text, _ = r.ctl("report", "--top", "1", sock=os.path.join(r.tmp, "cfiexpr.sock"))
+    if "unwinding stops here" not in text:
+        raise Fail(f"report text: {one_line(text)[:300]}")
 
 
 def test_memory_limit(r):
@@ -254,5 +274,6 @@ TESTS = [
     ("unwind_cxx", test_cxx),
     ("unwind_dlopen", test_dlopen),
     ("unwind_signal_frame", test_signal_frame),
+    ("unwind_cfi_expression", test_cfi_expression),
     ("unwind_memory_limit", test_memory_limit),
 ]

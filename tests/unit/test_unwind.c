@@ -84,8 +84,9 @@ static const struct want rules[] = {
     {"f_nocfi_end", 0, MT_UW_CFA_NONE, MT_UW_RBP_SAME, 0, 0},
     {"f_root_body", 0, MT_UW_CFA_ROOT, MT_UW_RBP_UNKNOWN, 0, 0},
     {"f_drap_body", 0, MT_UW_CFA_DEREF_RBP, MT_UW_RBP_AT_RBP, -1, 0},
-    {"f_drap", 8, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0}, /* CFA = r10: a prologue */
-    {"f_signal_body", 0, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0},
+    {"f_drap", 8, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0},	   /* CFA = r10: a prologue */
+    {"f_signal_body", 0, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0}, /* not the kernel's */
+    {"f_restore_rt", 0, MT_UW_CFA_SIGNAL, MT_UW_RBP_SAME, 20, 15},
     {"f_expr_body", 0, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0},
     {"f_big_body", 0, MT_UW_CFA_STOP, MT_UW_RBP_UNKNOWN, 0, 0},
     {"f_plt_body", 0, MT_UW_CFA_PLT, MT_UW_RBP_SAME, 11, 0},
@@ -144,7 +145,7 @@ TEST(eh_frame_rules)
 		return;
 	}
 	CHECK_STR(t.source, ".eh_frame");
-	CHECK_EQ_U64(t.fdes, 9); /* eight functions and the linker's PLT */
+	CHECK_EQ_U64(t.fdes, 10); /* nine functions and the linker's PLT */
 	check_rules(DATA "unwind_rules.so", &t, 1);
 	check_index(&t);
 	unwind_table_free(&t);

@@ -106,6 +106,22 @@ f_signal_body:
 	.cfi_endproc
 	.size f_signal, .-f_signal
 
+	.globl f_restore_rt
+	.type f_restore_rt, @function
+	/* the kernel's signal frame, as glibc describes its __restore_rt: the
+	 * interrupted rsp at rsp + 160, rip at rsp + 168, rbp at rsp + 120 */
+	.cfi_startproc
+	.cfi_signal_frame
+	.cfi_escape 0x0f, 0x04, 0x77, 0xa0, 0x01, 0x06	/* def_cfa_expression: breg7 160; deref */
+	.cfi_escape 0x10, 0x06, 0x03, 0x77, 0xf8, 0x00	/* expression rbp: breg7 120 */
+	.cfi_escape 0x10, 0x10, 0x03, 0x77, 0xa8, 0x01	/* expression rip: breg7 168 */
+	nop
+f_restore_rt:
+	mov $15, %rax
+	syscall
+	.cfi_endproc
+	.size f_restore_rt, .-f_restore_rt
+
 	.globl f_expr, f_expr_body
 	.type f_expr, @function
 f_expr:				/* CFA by an expression the rows cannot hold: stop */
