@@ -51,6 +51,8 @@ DEB_PACKAGES += python3.11
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
+# the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
+DEB_PACKAGES += redis-server redis-tools
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
@@ -58,7 +60,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
-.PHONY: install uninstall deb deps-build
+.PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -69,7 +71,7 @@ $(O):
 $(O)/vmlinux.h: | $(O)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
-$(O)/memtrace.bpf.o: bpf/memtrace.bpf.c include/memtrace/event.h $(O)/vmlinux.h | $(O)
+$(O)/memtrace.bpf.o: bpf/memtrace.bpf.c $(wildcard bpf/*.h include/memtrace/*.h) $(O)/vmlinux.h | $(O)
 	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
 		-Wall -Werror -c $< -o $@
 
@@ -138,6 +140,35 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
+# The same programs without frame pointers, as distributions build: the DWARF
+# walker must give the same stacks (tests/e2e/test_unwind.py).
+NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
+E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host libplugin.so sigalloc \
+	     cfiexpr \
+	     cxx_vector)
+$(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
+$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
+$(O)/tests/nofp/%: tests/e2e/%.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)
+$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)
+	@mkdir -p $(@D)
+	$(CXX) $(NOFP_FLAGS) $< -o $@
+
+# The small ELF files tests/unit/test_unwind.c reads are committed (their rows
+# must not change with the toolchain); this remakes them from their source.
+UNWIND_DATA := tests/unit/data
+unwind-test-data:
+	cc -nostdlib -shared -Wl,--build-id=sha1 $(UNWIND_DATA)/unwind_rules.S \
+		-o $(UNWIND_DATA)/unwind_rules.so
+	cc -nostdlib -shared -Wl,--build-id=sha1 -Wl,--no-ld-generated-unwind-info -DDEBUG_FRAME \
+		$(UNWIND_DATA)/unwind_rules.S -o $(O)/unwind_debug.full
+	objcopy --only-keep-debug $(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.debug
+	objcopy --strip-debug --add-gnu-debuglink=$(UNWIND_DATA)/unwind_debug.debug \
+		$(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.so
+
 unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/run-unit.sh $(UNIT_TESTS)
 	@tests/golden/run.sh $(O)
@@ -148,6 +179,9 @@ e2e: all $(E2E_PROGS)
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
+$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
+	$(CC) $(NOFP_FLAGS) $< -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
@@ -155,7 +189,7 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # allocations, then a Python workload (tests/bench/pybench.py). bench-python
 # rewrites only the Python section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench $(O)/tests/cxxbench
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench
 	python3 tests/bench/bench.py --build $(O)
 
 bench-python: all
@@ -167,7 +201,7 @@ bench-python: all
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
@@ -176,6 +210,7 @@ FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c $(COMMON_SRCS)
+FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)

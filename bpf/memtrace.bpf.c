@@ -204,6 +204,8 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
 	return n;
 }
 
+#include "unwind.bpf.h"
+
 #define MT_PY_MAX_THREADS 64
 
 static __always_inline __u64 read_ptr(__u64 addr)
@@ -385,7 +387,11 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			len =
 			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
 			end = MT_STACK_KERNEL;
+		} else if (cfg.stack_walker == MT_WALK_DWARF &&
+			   (len = uw_walk(regs, ev->frames, depth, &end)) >= 0) {
+			len *= sizeof(__u64);
 		} else {
+			/* fp, or a process without unwind tables (yet) */
 			len = walk_frames(regs, ev->frames, depth, &end) * sizeof(__u64);
 		}
 		if (len < 0)
@@ -638,6 +644,8 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0;
 	}
 	__sync_fetch_and_add(&w->execs, 1);
+	/* the old program's unwind mappings: the daemon lists the new one's */
+	bpf_map_delete_elem(&uw_procs, &tgid);
 	if (!cfg.hold_exec) {
 		emit_small(MT_EV_EXEC, 0, 0, 0, 0);
 		return 0;
@@ -670,6 +678,30 @@ int ldso_state(struct pt_regs *ctx)
 }
 
 /*
+ * ld.so's _dl_debug_state in a process the DWARF walker unwinds: once the
+ * linker's map is consistent again after a dlopen or dlclose, stop (before
+ * the new objects' constructors run) for the daemon to load their unwind
+ * tables and list their mappings; it continues the process then.
+ */
+SEC("uprobe")
+int uw_ldso(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+	__s32 state = 0;
+
+	if (!up || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (up->r_state_addr &&
+	    (bpf_probe_read_user(&state, sizeof(state), (void *)up->r_state_addr) || state != 0))
+		return 0; /* RT_ADD or RT_DELETE: the consistent call follows */
+	stop_current(tgid);
+	if (emit_small(MT_EV_LDSO, 0, 1, 0, 0))
+		cont_current(tgid);
+	return 0;
+}
+
+/*
  * A followed target forked a new process (not a thread): the child inherits
  * the probes (their perf events are inherited at fork), becomes a watched,
  * followed target itself, and the daemon learns of it through one event,
@@ -694,6 +726,13 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	if (bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY)) {
 		count_lost(MT_EV_FORK);
 		return 0;
+	}
+	/* the child has its parent's mappings until it maps others */
+	if (cfg.stack_walker == MT_WALK_DWARF) {
+		struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+
+		if (up)
+			bpf_map_update_elem(&uw_procs, &ctgid, up, BPF_ANY);
 	}
 	/* a forked CPython maps arenas from its first instruction too */
 	arenas = bpf_map_lookup_elem(&mmaptrace, &tgid);

@@ -71,7 +71,9 @@ enum mt_event_kind {
 	MT_EV_FORK = 6,		 /* a followed target forked: addr = the child's pid */
 	MT_EV_MATCH = 7,	 /* a new program matches --comm/--exe; it is stopped (SIGSTOP) */
 	MT_EV_LDSO = 8,		 /* a target that executed a new program reached ld.so's
-				  * _dl_debug_state; it is stopped (SIGSTOP) */
+				  * _dl_debug_state; it is stopped (SIGSTOP). addr = 1:
+				  * a traced process's linker has mapped or unmapped
+				  * objects (dlopen, dlclose; the DWARF walker's probe) */
 	MT_EV_KIND_COUNT
 };
 
@@ -135,12 +137,19 @@ enum mt_stack_end {
 	MT_STACK_BROKEN = 2,   /* a frame pointer left the stack: a module without them */
 	MT_STACK_NONE = 3,     /* no stack (frees, realloc entries) */
 	MT_STACK_KERNEL = 4,   /* captured by bpf_get_stack: end reason unknown */
+	/* the DWARF walker (--stack-walker dwarf) */
+	MT_STACK_TRUNCATED = 5, /* a rule it cannot follow (a DWARF
+				 * expression) or a frame it could not read */
+	MT_STACK_OUTERMOST = 6, /* the call frame information says this is the
+				 * first frame (_start, a thread's start): whole */
 };
 
 /* How the BPF side captures user stacks (cfg.stack_walker). */
 enum mt_stack_walker {
 	MT_WALK_FP = 0,	    /* our bounded frame-pointer walk (default) */
 	MT_WALK_KERNEL = 1, /* bpf_get_stack(BPF_F_USER_STACK) */
+	MT_WALK_DWARF = 2,  /* call frame information (unwind tables), frame pointers
+			     * where a module has none (bpf/unwind.bpf.h) */
 };
 
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */

@@ -77,6 +77,17 @@ struct snap_truncation {
 	uint64_t allocations;
 };
 
+/* The DWARF stack walker's unwind tables (section 40; memtraced --unwind-memory). */
+struct snap_unwind {
+	uint32_t present;	  /* the daemon runs the DWARF walker */
+	uint64_t memory_limit;	  /* bytes the tables may take (--unwind-memory) */
+	uint64_t memory_used;	  /* bytes of BPF map memory holding them now */
+	uint64_t table_bytes;	  /* bytes of rows and page entries in use */
+	uint64_t tables;	  /* modules with a table loaded */
+	uint64_t modules_without; /* modules mapped with no usable call frame information */
+	uint64_t modules_refused; /* modules whose table did not fit in the limit */
+};
+
 /* Memory over time: one point per sampling interval (older points merged). */
 struct snap_timeline_point {
 	uint64_t time_ns; /* since tracing began */
@@ -137,6 +148,7 @@ struct snapshot {
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
+	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
 	/*
 	 * Set by snapshot_decode(): one block holding every string above, which
 	 * then point into it. NULL in a built snapshot, whose strings are each

@@ -576,6 +576,26 @@ static int dec_target_notes(struct reader *r)
 	return 0;
 }
 
+static int dec_unwind(struct reader *r)
+{
+	struct snap_unwind *u = &r->d->s->unwind;
+	uint64_t *fields[] = {&u->memory_limit, &u->memory_used,     &u->table_bytes,
+			      &u->tables,	&u->modules_without, &u->modules_refused};
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	/* Each field is at least one byte, so the loop ends with the section. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(fields))
+			*fields[i] = v;
+	}
+	u->present = 1;
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
     [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
@@ -584,6 +604,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_UNWIND] = dec_unwind,
 };
 
 /*

@@ -507,6 +507,17 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			put_varint(&body, note_refs[i]);
 		put_section(out, &body, SEC_TARGET_NOTES);
 	}
+	if (s->unwind.present) {
+		/* a count of fields, then the fields: later ones can be added */
+		put_varint(&body, 6);
+		put_varint(&body, s->unwind.memory_limit);
+		put_varint(&body, s->unwind.memory_used);
+		put_varint(&body, s->unwind.table_bytes);
+		put_varint(&body, s->unwind.tables);
+		put_varint(&body, s->unwind.modules_without);
+		put_varint(&body, s->unwind.modules_refused);
+		put_section(out, &body, SEC_UNWIND);
+	}
 out:
 	free(note_refs);
 	free(body.data);

@@ -33,6 +33,7 @@ enum section {
 	SEC_AGES = 12,
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
+	SEC_UNWIND = 40,       /* the DWARF walker's unwind tables */
 	SEC_KNOWN
 };
 
@@ -51,6 +52,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_UNWIND] = "unwind",
 };
 
 /* struct snap_options in wire order (section 11). */

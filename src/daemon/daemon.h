@@ -19,6 +19,7 @@ struct memtrace_bpf;
 struct ring_buffer;
 struct symbolizer;
 struct pystacks;
+struct unwinder;
 struct server;
 struct metrics_http;
 
@@ -45,6 +46,8 @@ struct daemon {
 	/* reading the targets' code and Python frames (symbols/) */
 	struct symbolizer *sym;
 	struct pystacks *py;
+	/* unwind tables for the BPF stack walk (unwind/); NULL under other walkers */
+	struct unwinder *unwind;
 	/* serving (serve/) */
 	struct server *server;
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */

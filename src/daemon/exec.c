@@ -24,6 +24,7 @@
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
+#include "daemon/unwind/unwind.h"
 #include "daemon/proc/linkmap.h"
 #include "common/util.h"
 #include "memtrace.skel.h"
@@ -50,6 +51,7 @@ void target_execed(struct daemon *d, int i)
 		return;
 	tracker_target_exec(&d->tracker, (uint32_t)pid);
 	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
 	retire_pid(d, pid);
 	j = target_new(d, pid);
 	tg = &d->targets[i];
@@ -170,6 +172,7 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		pystacks_fork(d->py, (int)ptgid, child);
 	}
 	symbolizer_fork(d->sym, (int)ptgid, child);
+	unwind_fork(d->unwind, (int)ptgid, child);
 	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
 }
 
@@ -226,6 +229,7 @@ void target_resolve(struct daemon *d, int i)
 	}
 	if (python_frames(d, tg->pid))
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
+	unwind_attach(d->unwind, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);

@@ -18,6 +18,7 @@
 #include "daemon/attach/probes.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
+#include "daemon/unwind/unwind.h"
 #include "common/util.h"
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
@@ -36,6 +37,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
 		target_exec_event(d, ev->tgid, ev->addr == 1);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO && ev->addr == 1)
+		unwind_linker_event(d->unwind, (int)ev->tgid); /* before it is continued */
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
 		target_ldso_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
@@ -61,6 +64,7 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 		native++;
 	/* while the process is alive: learn the modules these frames are in */
 	symbolizer_note(d->sym, (int)tgid, frames, native);
+	unwind_note_frames(d->unwind, (int)tgid, frames, native);
 	/* and read the code objects of its Python frames */
 	if (native < n)
 		pystacks_note(d->py, (int)tgid, frames + native, n - native);

@@ -37,6 +37,7 @@
 #include "daemon/serve/server.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
+#include "daemon/unwind/unwind.h"
 #include "common/util.h"
 #include "memtrace.skel.h"
 
@@ -72,6 +73,18 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->py = d->py;
 	v->start_ns = d->start_ns;
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
+	if (d->unwind) {
+		struct unwind_status us;
+
+		unwind_get_status(d->unwind, &us);
+		v->unwind = (struct snap_unwind){.present = 1,
+						 .memory_limit = us.memory_limit,
+						 .memory_used = us.memory_used,
+						 .table_bytes = us.table_bytes,
+						 .tables = us.tables,
+						 .modules_without = us.modules_without,
+						 .modules_refused = us.modules_refused};
+	}
 }
 
 static int service_attach(void *ctx, int pid, char *err, size_t errlen)
@@ -163,6 +176,7 @@ static void daemon_cleanup(struct daemon *d)
 	server_close(d->server);
 	if (d->rb)
 		ring_buffer__free(d->rb);
+	unwind_free(d->unwind);
 	if (d->skel)
 		probes_unload(d->skel);
 	if (d->sym)
@@ -257,6 +271,8 @@ int main(int argc, char **argv)
 	d.skel = probes_load(&bo, err, sizeof(err));
 	if (!d.skel)
 		goto fail;
+	if (o.stack_walker == MT_WALK_DWARF)
+		d.unwind = unwind_new(d.skel, o.unwind_memory);
 	/* never closed: the keeper continues what the BPF programs stopped (a
 	 * --comm match, a target's new program) when it reads EOF */
 	if (keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {

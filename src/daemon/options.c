@@ -11,6 +11,7 @@
 
 #include "daemon/options.h"
 #include "daemon/serve/metrics_http.h"
+#include "daemon/unwind/unwind.h"
 #include "common/proto.h"
 #include "common/util.h"
 #include "memtrace/event.h"
@@ -38,8 +39,10 @@ static void usage(FILE *f)
 		"  -p, --pid PID              attach to a running process\n"
 		"  -s, --socket PATH          listen here (default %s)\n"
 		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
-		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
-		"                             the kernel's bpf_get_stack (slower, see docs)\n"
+		"      --stack-walker W       dwarf: unwind tables from call frame information,\n"
+		"                             frame pointers where there is none (default);\n"
+		"                             fp: frame pointers; kernel: bpf_get_stack\n"
+		"      --unwind-memory N      unwind tables at most (bytes, K, M, G; 256M)\n"
 		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
 		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
@@ -86,7 +89,8 @@ int parse_options(int argc, char **argv, struct options *o)
 		OPT_FOLLOW,
 		OPT_COMM,
 		OPT_EXE,
-		OPT_MAX_TARGETS
+		OPT_MAX_TARGETS,
+		OPT_UNWIND_MEMORY
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -105,6 +109,7 @@ int parse_options(int argc, char **argv, struct options *o)
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"exe", required_argument, NULL, OPT_EXE},
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
+	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -116,6 +121,8 @@ int parse_options(int argc, char **argv, struct options *o)
 	o->socket_path =
 	    getenv("MEMTRACE_SOCKET") ? getenv("MEMTRACE_SOCKET") : PROTO_DEFAULT_SOCKET;
 	o->stack_depth = 64;
+	o->stack_walker = MT_WALK_DWARF;
+	o->unwind_memory = UNWIND_DEFAULT_MEMORY;
 	o->ring_buffer_bytes = 32u << 20;
 	o->sample_interval_ms = 1000;
 	o->client_timeout_s = 10;
@@ -142,8 +149,11 @@ int parse_options(int argc, char **argv, struct options *o)
 				o->stack_walker = MT_WALK_FP;
 			else if (!strcmp(optarg, "kernel"))
 				o->stack_walker = MT_WALK_KERNEL;
+			else if (!strcmp(optarg, "dwarf"))
+				o->stack_walker = MT_WALK_DWARF;
 			else
-				return usage_error("--stack-walker must be fp or kernel", optarg);
+				return usage_error("--stack-walker must be dwarf, fp or kernel",
+						   optarg);
 			break;
 		case OPT_RINGBUF:
 			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
@@ -205,6 +215,11 @@ int parse_options(int argc, char **argv, struct options *o)
 			if (optarg[0] != '/')
 				return usage_error("--exe takes an absolute path", optarg);
 			o->match_exe = optarg;
+			break;
+		case OPT_UNWIND_MEMORY:
+			if (unwind_parse_size(optarg, &o->unwind_memory))
+				return usage_error("--unwind-memory takes 1M to 4G bytes (K, M, G)",
+						   optarg);
 			break;
 		case OPT_MAX_TARGETS:
 			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)

@@ -23,6 +23,7 @@ struct options {
 	const char *match_comm;
 	const char *match_exe;
 	uint64_t max_targets;
+	uint64_t unwind_memory;
 };
 
 /* Parse argv into o; 0, or the exit code (2) after a one-line message.

@@ -27,6 +27,7 @@
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
+#include "daemon/unwind/unwind.h"
 #include "common/util.h"
 #include "memtrace.skel.h"
 
@@ -204,6 +205,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 			   errlen);
 	if (rc)
 		return -1;
+	unwind_attach(d->unwind, tg->pid);
 	/* after the allocator's probes: the mmaps malloc makes are its own */
 	if (py)
 		python_arenas(d, tg);
@@ -233,6 +235,7 @@ static void attach_failed(struct daemon *d, int i)
 	}
 	probes_unwatch(d->skel, pid);
 	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
 	if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
 		/* accounting began: keep the entry, marked detached */
 		tracker_target_exec(&d->tracker, (uint32_t)pid);
@@ -400,6 +403,7 @@ static void detach_probes(struct daemon *d, int i)
 	probes_detach(&tg->probes);
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
+	unwind_detach(d->unwind, tg->pid);
 }
 
 static void detach_finish(struct daemon *d, int i)
@@ -497,6 +501,7 @@ void target_exited(struct daemon *d, int i)
 		probes_detach(&tg->probes);
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
+	unwind_detach(d->unwind, tg->pid);
 	unmatch(d, tg);
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();

@@ -105,8 +105,9 @@ def check_completion(compdir, memtraced, memtracectl):
     missing = [o for o in d_opts if o not in offered]
     if missing:
         raise Fail(f"memtraced completion does not offer {', '.join(missing)}")
-    if complete(daemon, "_memtraced", ["memtraced", "--stack-walker", ""]) != {"fp", "kernel"}:
-        raise Fail("memtraced --stack-walker does not complete to fp, kernel")
+    if complete(daemon, "_memtraced", ["memtraced", "--stack-walker", ""]) != \
+            {"dwarf", "fp", "kernel"}:
+        raise Fail("memtraced --stack-walker does not complete to dwarf, fp, kernel")
     commands = help_commands(memtracectl)
     offered = complete(ctl, "_memtracectl", ["memtracectl", ""])
     missing = [c for c in commands if c not in offered]

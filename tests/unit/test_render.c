@@ -226,7 +226,7 @@ TEST(test_status_json)
 	known_targets[1].exit_status = 256;
 	CHECK_STR(out,
 		  "{\"tracer_version\":\"0.1.0\",\"uptime\":3723.5," EVENTS_JSON
-		  ",\"stacks_total\":9,\"truncated_stacks\":[],\"targets\":["
+		  ",\"stacks_total\":9,\"truncated_stacks\":[],\"unwind\":null,\"targets\":["
 		  "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
 		  "\"exit_code\":null,\"exit_signal\":null,"
 		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
@@ -257,6 +257,7 @@ TEST(test_pretty_json)
 		       "  },\n"
 		       "  \"stacks_total\": 0,\n"
 		       "  \"truncated_stacks\": [],\n"
+		       "  \"unwind\": null,\n"
 		       "  \"targets\": []\n"
 		       "}\n");
 	free(out);

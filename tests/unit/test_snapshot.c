@@ -104,6 +104,13 @@ static void build_known(struct snapshot *s)
 		counters_fill(&t->counters, i);
 	}
 
+	s->unwind = (struct snap_unwind){.present = 1,
+					 .memory_limit = 256u << 20,
+					 .memory_used = 2u << 20,
+					 .table_bytes = 1234567,
+					 .tables = 5,
+					 .modules_without = 2,
+					 .modules_refused = 1};
 	s->nstacks = 4;
 	s->stacks = xcalloc(4, sizeof(*s->stacks));
 	for (uint32_t i = 0; i < 4; i++) {
@@ -278,6 +285,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!memcmp(a->events_lost, b->events_lost, sizeof(a->events_lost)));
 	SAME(a->stacks_total == b->stacks_total);
 	SAME(counters_eq(&a->totals, &b->totals));
+	SAME(!memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)));
 	SAME(a->ntargets == b->ntargets);
 	for (uint32_t i = 0; i < a->ntargets; i++) {
 		const struct snap_target *x = &a->targets[i], *y = &b->targets[i];

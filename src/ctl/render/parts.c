@@ -123,8 +123,9 @@ void render_text_truncations(struct buf *out, const struct snapshot *s)
 		buf_printf(out, "note: %" PRIu64 " stacks (%" PRIu64 " allocations) stop in ",
 			   t->stacks, t->allocations);
 		format_text(out, format_basename(t->module));
-		buf_printf(out, ", where the frame-pointer chain breaks: build it (or its caller) "
-				"with -fno-omit-frame-pointer for whole stacks\n");
+		buf_printf(out, ", where the stack walk cannot go on (no call frame information "
+				"and no frame-pointer chain, or a rule it cannot follow): built "
+				"with -fno-omit-frame-pointer, a module gives whole stacks\n");
 	}
 }
 

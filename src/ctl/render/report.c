@@ -21,8 +21,9 @@ static const struct mt_counters *report_counters(const struct snapshot *s, uint3
 }
 
 static const char *const stack_end_names[] = {
-    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",    [MT_STACK_BROKEN] = "broken",
-    [MT_STACK_NONE] = "none",	      [MT_STACK_KERNEL] = "unknown",
+    [MT_STACK_COMPLETE] = "complete", [MT_STACK_DEPTH] = "depth",
+    [MT_STACK_BROKEN] = "broken",     [MT_STACK_NONE] = "none",
+    [MT_STACK_KERNEL] = "unknown",    [MT_STACK_TRUNCATED] = "truncated",
 };
 
 static const char *stack_end_name(uint32_t end)
@@ -135,6 +136,9 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		render_text_frames(b, st);
 		if (st->nframes && st->stack_end == MT_STACK_BROKEN)
 			buf_printf(b, "    ... (the frame-pointer chain breaks here)\n");
+		else if (st->nframes && st->stack_end == MT_STACK_TRUNCATED)
+			buf_printf(b, "    ... (unwinding stops here: a rule the walker cannot "
+				      "follow, or an unreadable frame)\n");
 		else if (st->nframes && st->stack_end == MT_STACK_DEPTH)
 			buf_printf(b, "    ... (--stack-depth reached)\n");
 	}

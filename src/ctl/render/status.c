@@ -234,6 +234,45 @@ static void json_trace(struct json_writer *w, const struct snapshot *s)
 	json_end_object(w);
 }
 
+/* "unwind": the DWARF walker's tables, or null under another walker. */
+static void json_unwind(struct json_writer *w, const struct snapshot *s)
+{
+	const struct snap_unwind *u = &s->unwind;
+
+	json_key(w, "unwind");
+	if (!u->present) {
+		json_null(w);
+		return;
+	}
+	json_begin_object(w);
+	json_kv_u64(w, "tables", u->tables);
+	json_kv_u64(w, "table_bytes", u->table_bytes);
+	json_kv_u64(w, "memory_used", u->memory_used);
+	json_kv_u64(w, "memory_limit", u->memory_limit);
+	json_kv_u64(w, "modules_without", u->modules_without);
+	json_kv_u64(w, "modules_refused", u->modules_refused);
+	json_end_object(w);
+}
+
+static void text_unwind(struct buf *b, const struct snapshot *s)
+{
+	const struct snap_unwind *u = &s->unwind;
+	char used[32], limit[32], rows[32];
+
+	if (!u->present)
+		return;
+	format_bytes(used, sizeof(used), u->memory_used);
+	format_bytes(limit, sizeof(limit), u->memory_limit);
+	format_bytes(rows, sizeof(rows), u->table_bytes);
+	buf_printf(b,
+		   "unwind tables: %" PRIu64 " loaded, %s of rows in %s of maps (limit %s); "
+		   "%" PRIu64 " modules without call frame information",
+		   u->tables, rows, used, limit, u->modules_without);
+	if (u->modules_refused)
+		buf_printf(b, ", %" PRIu64 " over the limit (--unwind-memory)", u->modules_refused);
+	buf_printf(b, "\n");
+}
+
 static void json_status(struct json_writer *w, const struct snapshot *s)
 {
 	json_begin_object(w);
@@ -242,6 +281,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s)
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	render_json_truncations(w, s);
+	json_unwind(w, s);
 	if (s->started_unix_ns)
 		json_trace(w, s);
 	json_targets(w, s, 0);
@@ -305,6 +345,7 @@ static void text_status(struct buf *b, const struct snapshot *s)
 		   s->events_received, snapshot_events_lost(s));
 	render_text_lost_warning(b, s);
 	render_text_truncations(b, s);
+	text_unwind(b, s);
 	if (s->totals.untracked_allocations)
 		buf_printf(b,
 			   "warning: %" PRIu64 " allocations were not tracked (--max-live-blocks "

@@ -96,8 +96,9 @@ static const char *const root_functions[] = {
     "__clone_internal",
 };
 
-/* Is this frame where stacks begin: a root function, or inside libc (whose
- * thread and program start functions may be nameless without debug info)? */
+/* Is this frame where stacks begin: a root function, or inside libc or ld.so
+ * (whose thread and program start functions may be nameless without debug
+ * info)? */
 static int is_root_frame(const struct snap_frame *f)
 {
 	const char *base;
@@ -111,7 +112,9 @@ static int is_root_frame(const struct snap_frame *f)
 		return 0;
 	base = strrchr(f->module, '/');
 	base = base ? base + 1 : f->module;
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
+	/* ld.so runs the libraries' constructors from its own start */
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-linux", 8);
 }
 
 /*
@@ -130,6 +133,8 @@ static uint32_t stack_end(const struct daemon_view *v, struct stack_ends *c, uin
 	struct snap_frame f;
 	uint32_t k;
 
+	if (e->stack_end == MT_STACK_OUTERMOST) /* the call frame information says so */
+		return MT_STACK_COMPLETE;
 	if (!e->nframes || (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
 		return e->stack_end;
 	if (idx >= c->cap) {
@@ -191,8 +196,10 @@ static void fill_stack(const struct daemon_view *v, struct stack_ends *ends, uin
 }
 
 /*
- * Which modules cut stacks short: every stack (of pid, or all) whose
- * frame-pointer chain broke, counted under the module of its last frame.
+ * Which modules cut stacks short: every stack (of pid, or all) whose walk
+ * broke (no call frame information and no frame-pointer chain) or stopped
+ * (a rule the DWARF walker cannot follow), counted under the module of its
+ * last frame.
  */
 static void fill_truncations(const struct daemon_view *v, struct stack_ends *ends, uint32_t pid,
 			     struct snapshot *out)
@@ -205,9 +212,12 @@ static void fill_truncations(const struct daemon_view *v, struct stack_ends *end
 		const struct stack_entry *e = stack_get(&t->stacks, i);
 		struct snap_frame f;
 		const char *module;
+		uint32_t end;
 
-		if (!e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid) ||
-		    stack_end(v, ends, i) != MT_STACK_BROKEN)
+		if (!e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid))
+			continue;
+		end = stack_end(v, ends, i);
+		if (end != MT_STACK_BROKEN && end != MT_STACK_TRUNCATED)
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
 		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
@@ -380,6 +390,7 @@ int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
 	}
 
 	fill_truncations(v, ends, r->pid, s);
+	s->unwind = v->unwind;
 	if (!r->stacks)
 		return 0;
 	rank = xmalloc((size_t)(t->stacks.count ? t->stacks.count : 1) * sizeof(*rank));

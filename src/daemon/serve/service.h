@@ -31,6 +31,7 @@ struct daemon_view {
 	struct pystacks *py;
 	uint64_t start_ns; /* when the daemon started (CLOCK_MONOTONIC) */
 	uint64_t events_lost[MT_LOST_KIND_COUNT];
+	struct snap_unwind unwind; /* the DWARF walker's tables (present = 0 without) */
 };
 
 struct service {

@@ -1,0 +1,329 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The DWARF stack walker (--stack-walker dwarf), included by memtrace.bpf.c.
+ * Userspace (src/unwind.c) loads each module's compact unwind rows into a
+ * pool of array maps and lists each traced process's executable mappings
+ * in uw_procs. Per frame: the mapping of the pc (binary search, the last
+ * one found tried first), the row (the page entry, then a binary search
+ * of at most MT_UW_SEARCH_STEPS), then CFA, return address and caller's
+ * rbp. Where no row exists the frame-pointer step is taken instead; a rule
+ * the rows mark unexpressible or a failed read ends the walk, marked.
+ * Every step is bounded and the stack pointer must grow, so the walk ends.
+ */
+#ifndef MEMTRACE_UNWIND_BPF_H
+#define MEMTRACE_UNWIND_BPF_H
+
+#include "memtrace/unwind.h"
+
+struct uw_chunk {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MT_UW_CHUNK_ROWS);
+	__uint(map_flags, BPF_F_MMAPABLE);
+	__type(key, __u32);
+	__type(value, __u64); /* struct mt_unwind_row or struct mt_unwind_page */
+};
+
+/* The pool's chunks, made by the daemon as tables need them. */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY_OF_MAPS);
+	__uint(max_entries, MT_UW_MAX_CHUNKS);
+	__type(key, __u32);
+	__array(values, struct uw_chunk);
+} uw_pool SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MT_UW_MAX_TABLES);
+	__type(key, __u32);
+	__type(value, struct mt_unwind_table);
+} uw_tables SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 1024);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, __u32);
+	__type(value, struct mt_unwind_proc);
+} uw_procs SEC(".maps");
+
+/* The walk's registers and progress, per CPU (the verifier checks the
+ * bpf_loop callback once, whatever their values). */
+struct uw_state {
+	__u64 pc, sp, bp, sp0;
+	__u32 n, depth;
+	__u32 bp_ok;
+	__u32 map_cache;
+	__u32 lo, cnt; /* a binary search's bounds */
+	__u32 exact;   /* pc is an exact pc (interrupted by a signal), not a return address */
+	__u8 end;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, struct uw_state);
+} uw_state SEC(".maps");
+
+struct uw_ctx {
+	struct uw_state *st;
+	const struct mt_unwind_proc *proc;
+	__u64 *frames;
+};
+
+/* Pool slot s: a row or a page entry (both 8 bytes). */
+static __always_inline const struct mt_unwind_row *uw_slot(__u32 s)
+{
+	__u32 chunk = s >> MT_UW_CHUNK_SHIFT, idx = s & (MT_UW_CHUNK_ROWS - 1);
+	void *inner = bpf_map_lookup_elem(&uw_pool, &chunk);
+
+	if (!inner)
+		return NULL;
+	return bpf_map_lookup_elem(inner, &idx);
+}
+
+/*
+ * The binary searches keep their bounds in the per-CPU state (st->lo,
+ * st->cnt), not in registers: values loaded from a map are unknown to the
+ * verifier, so each step is checked once, not once per path of the steps
+ * before it.
+ */
+
+/* The index of the mapping holding pc, or -1. */
+static __always_inline int uw_find_map(struct uw_state *st, const struct mt_unwind_proc *p,
+				       __u64 pc)
+{
+	__u32 i = st->map_cache & (MT_UW_MAX_MAPS - 1), lo, n, half;
+
+	if (i < p->nmaps && p->maps[i].start <= pc && pc < p->maps[i].end)
+		return (int)i;
+	st->lo = 0;
+	st->cnt = p->nmaps > MT_UW_MAX_MAPS ? MT_UW_MAX_MAPS : p->nmaps;
+	for (int k = 0; k < 10; k++) {
+		lo = st->lo;
+		n = st->cnt;
+		if (n <= 1)
+			break;
+		half = n / 2;
+		if (p->maps[(lo + half) & (MT_UW_MAX_MAPS - 1)].start <= pc) {
+			st->lo = lo + half;
+			st->cnt = n - half;
+		} else {
+			st->cnt = half;
+		}
+	}
+	if (!st->cnt)
+		return -1;
+	lo = st->lo & (MT_UW_MAX_MAPS - 1);
+	if (p->maps[lo].start <= pc && pc < p->maps[lo].end) {
+		st->map_cache = lo;
+		return (int)lo;
+	}
+	return -1;
+}
+
+/* The row for table offset off of table id, or NULL (no row: frame pointers). */
+static __always_inline const struct mt_unwind_row *uw_find_row(struct uw_state *st, __u32 id,
+							       __u64 off)
+{
+	const struct mt_unwind_table *t = bpf_map_lookup_elem(&uw_tables, &id);
+	const struct mt_unwind_page *pg;
+	const struct mt_unwind_row *r;
+	__u32 lo, n, half;
+
+	if (!t || off >= ((__u64)t->npages << MT_UW_PAGE_SHIFT))
+		return NULL;
+	pg = (const struct mt_unwind_page *)uw_slot(t->pages_slot +
+						    (__u32)(off >> MT_UW_PAGE_SHIFT));
+	if (!pg)
+		return NULL;
+	st->lo = pg->first;
+	st->cnt = pg->count;
+	for (int k = 0; k < MT_UW_SEARCH_STEPS; k++) {
+		lo = st->lo;
+		n = st->cnt;
+		if (n <= 1)
+			break;
+		half = n / 2;
+		r = uw_slot(t->rows_slot + lo + half);
+		if (!r)
+			return NULL;
+		if (r->pc <= off) {
+			st->lo = lo + half;
+			st->cnt = n - half;
+		} else {
+			st->cnt = half;
+		}
+	}
+	if (st->lo >= t->nrows)
+		return NULL;
+	return uw_slot(t->rows_slot + st->lo);
+}
+
+/* A thread's stack is at most this far above its stack pointer. */
+#define MT_UW_STACK_SPAN (256ull << 20)
+
+/* One frame: from st's registers to its caller's. 0 goes on, 1 stops. */
+static long uw_step(__u64 i, void *arg)
+{
+	struct uw_ctx *c = arg;
+	struct uw_state *st = c->st;
+	const struct mt_unwind_proc *proc = c->proc;
+	const struct mt_unwind_row *row = NULL;
+	__u64 pc = st->pc, look = pc - (st->exact ? 0 : 1), sp = st->sp, bp = st->bp, cfa = 0, ra,
+	      pair[2];
+	int m, kind, rbpk;
+	__u32 n = st->n;
+
+	if (n >= st->depth || n >= MT_MAX_FRAMES) {
+		st->end = MT_STACK_DEPTH;
+		return 1;
+	}
+	m = uw_find_map(st, proc, look);
+	if (m >= 0) {
+		const struct mt_unwind_map *mp = &proc->maps[m & (MT_UW_MAX_MAPS - 1)];
+
+		if (mp->table != MT_UW_NO_TABLE)
+			row = uw_find_row(st, mp->table, look - mp->bias);
+	}
+	kind = row ? MT_UW_CFA_KIND(row->kind) : MT_UW_CFA_NONE;
+	st->exact = 0;
+	if (kind == MT_UW_CFA_NONE) {
+		/* no call frame information here: the frame-pointer step; a zero
+		 * rbp is where the ABI says the chain ends (process entry) */
+		if (st->bp_ok && !bp) {
+			st->end = MT_STACK_COMPLETE;
+			return 1;
+		}
+		if (!st->bp_ok || (bp & 7) || bp < sp || bp - st->sp0 > MT_UW_STACK_SPAN ||
+		    bpf_probe_read_user(pair, sizeof(pair), (void *)bp)) {
+			st->end = MT_STACK_BROKEN;
+			return 1;
+		}
+		if (!pair[1]) {
+			st->end = MT_STACK_COMPLETE;
+			return 1;
+		}
+		st->pc = pair[1];
+		st->sp = bp + 16;
+		st->bp = pair[0];
+		goto next;
+	}
+	switch (kind) {
+	case MT_UW_CFA_RSP:
+		cfa = sp + (__s64)row->cfa_off * 8;
+		break;
+	case MT_UW_CFA_RBP:
+		if (!st->bp_ok)
+			goto truncated;
+		cfa = bp + (__s64)row->cfa_off * 8;
+		break;
+	case MT_UW_CFA_DEREF_RBP:
+		if (!st->bp_ok ||
+		    bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(bp + (__s64)row->cfa_off * 8)))
+			goto truncated;
+		break;
+	case MT_UW_CFA_PLT:
+		cfa = sp + 8 + ((pc & 15) >= (__u64)row->cfa_off ? 8 : 0);
+		break;
+	case MT_UW_CFA_ROOT:
+		st->end = MT_STACK_OUTERMOST;
+		return 1;
+	case MT_UW_CFA_SIGNAL:
+		/* the interrupted registers: rsp, then rip, at sp + cfa_off; rbp
+		 * at sp + rbp_off. The interrupted stack may be another one
+		 * (sigaltstack): the span starts again there. */
+		if (bpf_probe_read_user(pair, sizeof(pair),
+					(void *)(sp + (__s64)row->cfa_off * 8)) ||
+		    !pair[0] || !pair[1])
+			goto truncated;
+		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
+						 (void *)(sp + (__s64)row->rbp_off * 8));
+		st->pc = pair[1];
+		st->sp = st->sp0 = pair[0];
+		st->exact = 1;
+		goto next;
+	default:
+		goto truncated;
+	}
+	if (cfa <= sp || cfa - st->sp0 > MT_UW_STACK_SPAN)
+		goto truncated;
+	rbpk = MT_UW_RBP_KIND(row->kind);
+	if (rbpk == MT_UW_RBP_AT_CFA && row->rbp_off == -2) {
+		/* pushed first, as nearly every function that saves it does: the
+		 * caller's rbp and the return address in one read */
+		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+			goto truncated;
+		st->bp = pair[0];
+		st->bp_ok = 1;
+		ra = pair[1];
+		goto regs;
+	}
+	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+		goto truncated;
+	if (rbpk == MT_UW_RBP_AT_CFA) {
+		/* a frame that saved it: known again, even after one that lost it */
+		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
+						 (void *)(cfa + (__s64)row->rbp_off * 8));
+	} else if (rbpk == MT_UW_RBP_AT_RBP) {
+		if (!st->bp_ok || bpf_probe_read_user(&st->bp, sizeof(st->bp),
+						      (void *)(bp + (__s64)row->rbp_off * 8)))
+			st->bp_ok = 0;
+	} else if (rbpk == MT_UW_RBP_UNKNOWN) {
+		st->bp_ok = 0;
+	}
+regs:
+	if (!ra) {
+		st->end = MT_STACK_COMPLETE;
+		return 1;
+	}
+	st->pc = ra;
+	st->sp = cfa;
+next:
+	/* a return address outside the process's code: call frame information
+	 * that does not describe the code (hand-written assembly) or a chain
+	 * that left the stack; the frame is not recorded (the next step finds
+	 * its mapping in the cache) */
+	if (uw_find_map(st, proc, st->pc - (st->exact ? 0 : 1)) < 0) {
+		st->end = MT_STACK_BROKEN;
+		return 1;
+	}
+	c->frames[n & 127] /* n < MT_MAX_FRAMES */ = st->pc;
+	st->n = n + 1;
+	return 0;
+truncated:
+	st->end = MT_STACK_TRUNCATED;
+	return 1;
+}
+
+/*
+ * The DWARF walk from the user registers regs: frame 0 is the pc itself,
+ * then each caller's return address. Returns the number of frames; *end
+ * says why it stopped. -1 when the process has no mapping list (then the
+ * caller takes the frame-pointer walk).
+ */
+static __always_inline int uw_walk(struct pt_regs *regs, __u64 *frames, __u32 depth, __u8 *end)
+{
+	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
+	struct uw_ctx c;
+
+	c.proc = bpf_map_lookup_elem(&uw_procs, &tgid);
+	c.st = bpf_map_lookup_elem(&uw_state, &zero);
+	if (!c.proc || !c.st)
+		return -1;
+	c.frames = frames;
+	c.st->pc = PT_REGS_IP(regs);
+	c.st->sp = c.st->sp0 = PT_REGS_SP(regs);
+	c.st->bp = PT_REGS_FP(regs);
+	c.st->bp_ok = 1;
+	c.st->exact = 0;
+	c.st->n = 1;
+	c.st->depth = depth;
+	c.st->end = MT_STACK_DEPTH;
+	frames[0] = c.st->pc;
+	bpf_loop(MT_MAX_FRAMES, uw_step, &c, 0);
+	*end = c.st->end;
+	return (int)c.st->n;
+}
+
+#endif
