@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The DWARF stack walker (--stack-walker dwarf), included by memtrace.bpf.c.
- * Userspace (src/unwind.c) loads each module's compact unwind rows into a
+ * Userspace (src/daemon/unwind/unwind.c) loads each module's compact unwind rows into a
  * pool of array maps and lists each traced process's executable mappings
  * in uw_procs. Per frame: the mapping of the pc (binary search, the last
  * one found tried first), the row (the page entry, then a binary search

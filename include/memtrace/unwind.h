@@ -2,7 +2,7 @@
 /*
  * The kernel/user contract of the DWARF stack walker (--stack-walker dwarf):
  * the compact unwind rows userspace makes from each module's call frame
- * information (src/unwind_table.c), the pool of BPF array maps that holds
+ * information (src/daemon/unwind/unwind_table.c), the pool of BPF array maps that holds
  * them, and the per-process list of mappings the walker looks a pc up in
  * (bpf/unwind.bpf.h). Included by bpf/ (with vmlinux.h) and by src/.
  */

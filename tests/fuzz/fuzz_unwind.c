@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the unwind table builder (src/unwind_table.c) on any
+ * libFuzzer target: the unwind table builder (src/daemon/unwind/unwind_table.c) on any
  * bytes, as the main file and as a separate debug file: libdw reads the call
  * frame information, the builder decodes each FDE's address range itself.
  * Every row found is looked up again through the page index.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The unwind table builder (src/unwind_table.c) on committed ELF files made
+ * The unwind table builder (src/daemon/unwind/unwind_table.c) on committed ELF files made
  * from tests/unit/data/unwind_rules.S (one function per kind of rule; `make
  * unwind-test-data` remakes them): each rule's compact row, the page index
  * against a linear search, .debug_frame from a separate debug file, and the

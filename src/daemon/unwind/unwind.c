@@ -3,7 +3,7 @@
  * Unwind tables in the BPF pool and the mapping lists of traced processes
  * (see unwind.h). Modules are reference-counted by the mappings that use
  * them: a table is built when a traced process first maps its file and
- * unloaded when the last one goes (src/unwind_pool.c holds them). A table
+ * unloaded when the last one goes (src/daemon/unwind/unwind_pool.c holds them). A table
  * is in the pool before any process's list names it.
  */
 #include "daemon/unwind/unwind.h"

@@ -2,7 +2,7 @@
 /*
  * The daemon's side of the DWARF stack walker: one unwind table per module
  * file (keyed by build-id, else device, inode and modification time), built
- * once (src/unwind_table.c) and shared by every traced process that maps
+ * once (src/daemon/unwind/unwind_table.c) and shared by every traced process that maps
  * it, loaded into the BPF pool while one does and unloaded when none does,
  * within a memory bound (--unwind-memory). Per traced process, the list of
  * its executable mappings the walker searches, kept current at attach,
