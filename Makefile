@@ -19,7 +19,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
 	    -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(O)
-LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++
+LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++ -lcapstone
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -35,6 +35,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 DAEMON_SRCS += src/notify.c src/metrics_http.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
 	       src/keeper.c
+DAEMON_SRCS += src/placement.c src/probesite.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c src/strtab.c
 
@@ -45,7 +46,8 @@ CLIENT_OBJS += $(O)/html_assets.o
 
 # What building (and the demo) needs; the HTML report's libraries come from
 # npm at build time (Node.js and npm from Debian when the machine has none).
-BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
+BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone-dev bpftool \
+		  make gcc g++ \
 		  python3 $(if $(shell command -v npm),,nodejs npm)
 # What the tests need on top.
 DEB_PACKAGES := $(BUILD_PACKAGES)
@@ -143,7 +145,7 @@ e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O)
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
 
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@

@@ -19,6 +19,7 @@
 
 #include "elfjump.h"
 #include "elfsym.h"
+#include "probesite.h"
 #include "procmaps.h"
 #include "pyinline.h"
 #include "util.h"
@@ -347,6 +348,7 @@ static void add_probe(struct allocator *a, const struct elf_module *mod, const c
 	a->probes[a->nprobes].func = func;
 	a->probes[a->nprobes].object = object;
 	a->probes[a->nprobes].offset = off;
+	a->probes[a->nprobes].symbol = name;
 	a->nprobes++;
 }
 
@@ -437,8 +439,10 @@ static void fill_delete_probes(struct allocator *a)
 		}
 		if (dup)
 			continue;
-		a->probes[a->nprobes++] =
-		    (struct alloc_probe){.func = MT_FN_DELETE, .object = 1, .offset = off};
+		a->probes[a->nprobes++] = (struct alloc_probe){.func = MT_FN_DELETE,
+							       .object = 1,
+							       .offset = off,
+							       .symbol = cxx_delete_symbols[i]};
 	}
 	elfmod_close(mod);
 }
@@ -477,8 +481,10 @@ static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *e
 		}
 		elfmod_close(mod);
 	}
-	if (!rc)
+	if (!rc) {
 		fill_cxx_probes(a, pid, paths, n);
+		probesite_place_allocator(a);
+	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
@@ -546,6 +552,8 @@ int allocator_resolve_python(int pid, struct allocator *a)
 	n = allocator_search_order(pid, &paths);
 	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
 				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
+	if (added)
+		probesite_place_allocator(a);
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

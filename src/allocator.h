@@ -14,11 +14,14 @@
 #include <stdint.h>
 
 #include "memtrace/event.h"
+#include "placement.h"
 
 struct alloc_probe {
-	int func;	 /* enum mt_func */
-	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new); 2: CPython */
-	uint64_t offset; /* file offset of the function's first instruction */
+	int func;	    /* enum mt_func */
+	int object;	    /* 0: the allocator; 1: the C++ runtime (operator new); 2: CPython */
+	uint64_t offset;    /* file offset of the function's first instruction */
+	const char *symbol; /* its name (static storage) */
+	struct placement place; /* where past offset its probes go (probesite.c) */
 };
 
 struct allocator {
