@@ -56,6 +56,21 @@ enum mt_func {
 };
 
 /*
+ * The BPF cookie of an allocator probe: bits 0-7 are the enum mt_func. A
+ * probe placed past the function's first instructions (src/placement.c)
+ * says how they moved the entry state: bits 8-15 count the 8-byte words
+ * the stack grew by (the entry programs add them back to the stack
+ * pointer), and with MT_COOKIE_REGS set, bits 16-27 name the register
+ * holding each of the first three arguments, 4 bits each, in x86-64
+ * hardware numbering (0 rax, 1 rcx, 2 rdx, 3 rbx, 5 rbp, 6 rsi, 7 rdi,
+ * 8-15 r8-r15). Without it they are where the ABI puts them.
+ */
+#define MT_COOKIE_FUNC(c)	((__u32)(c)&0xff)
+#define MT_COOKIE_SP_WORDS(c)	((__u32)((c) >> 8) & 0xff)
+#define MT_COOKIE_REGS		(1ull << 28)
+#define MT_COOKIE_ARG_REG(c, i) ((__u32)((c) >> (16 + 4 * (i))) & 0xf)
+
+/*
  * One call of the allocator becomes one event, except realloc of a non-NULL
  * block, which becomes two: REALLOC_ENTER at entry (the old block is handed
  * back to the allocator here, and another thread may get its address before
