@@ -38,6 +38,7 @@ enum section {
 	SEC_AGES = 12,
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
+	SEC_PROBE_SITES = 40,  /* where each allocator function is probed */
 	SEC_KNOWN
 };
 
@@ -48,6 +49,7 @@ enum section {
  */
 enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_FUNCS_EXT, SEC_OWN_LAST = SEC_FUNCS_EXT };
 
+/* clang-format off */
 static const char *const section_names[] = {
     [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
     [SEC_TOTALS] = "totals",	     [SEC_EVENTS_LOST] = "events_lost",
@@ -56,7 +58,9 @@ static const char *const section_names[] = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_PROBE_SITES] = "probe_sites",
 };
+/* clang-format on */
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
 static const size_t counter_offsets[] = {
@@ -488,7 +492,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	uint32_t *frame_refs = NULL;
+	uint32_t *frame_refs = NULL, *site_refs = NULL;
+	size_t nsites = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -521,6 +526,23 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		note_refs[i] = intern_string(e, s->targets[i].note);
 		any_note |= s->targets[i].note != NULL;
+		nsites += s->targets[i].nsites;
+	}
+	site_refs = calloc(nsites ? 4 * nsites : 1, sizeof(*site_refs));
+	if (!site_refs) {
+		e->nomem = 1;
+		goto out;
+	}
+	nsites = 0;
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+			const struct snap_probe_site *ps = &s->targets[i].sites[j];
+
+			site_refs[nsites++] = intern_string(e, ps->function);
+			site_refs[nsites++] = intern_string(e, ps->object);
+			site_refs[nsites++] = intern_string(e, ps->instruction);
+			site_refs[nsites++] = intern_string(e, ps->why);
+		}
 	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -696,7 +718,28 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			put_varint(&body, note_refs[i]);
 		put_section(out, &body, SEC_TARGET_NOTES);
 	}
+
+	if (nsites) {
+		nsites = 0;
+		put_varint(&body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++) {
+			put_varint(&body, s->targets[i].nsites);
+			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+				const struct snap_probe_site *ps = &s->targets[i].sites[j];
+
+				put_varint(&body, site_refs[nsites]);
+				put_varint(&body, site_refs[nsites + 1]);
+				put_varint(&body, ps->offset);
+				put_varint(&body, ps->at);
+				put_varint(&body, site_refs[nsites + 2]);
+				put_varint(&body, site_refs[nsites + 3]);
+				nsites += 4;
+			}
+		}
+		put_section(out, &body, SEC_PROBE_SITES);
+	}
 out:
+	free(site_refs);
 	free(note_refs);
 	free(body.data);
 	free(frame_refs);
@@ -1335,14 +1378,53 @@ static int dec_target_notes(struct reader *r)
 	return 0;
 }
 
+static int dec_probe_sites(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return fail(r->d, "probe_sites section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_target *t = &s->targets[i];
+		uint32_t m;
+
+		if (rd_count(r, 6, SNAPSHOT_MAX_SITES, &m))
+			return -1;
+		t->sites = calloc(m ? m : 1, sizeof(*t->sites));
+		if (!t->sites)
+			return fail(r->d, "out of memory");
+		t->nsites = m;
+		for (uint32_t j = 0; j < m; j++) {
+			struct snap_probe_site *ps = &t->sites[j];
+
+			if (rd_string(r, &ps->function) || rd_string(r, &ps->object) ||
+			    rd_varint(r, &ps->offset) || rd_varint(r, &ps->at) ||
+			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
-    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
-    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
-    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
-    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
-    [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_STRINGS] = dec_strings,
+    [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,
+    [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,
+    [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,
+    [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary,
+    [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,
+    [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_PROBE_SITES] = dec_probe_sites,
 };
 
 /*
@@ -1488,10 +1570,18 @@ void snapshot_free(struct snapshot *s)
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
 			free(s->targets[i].note);
+			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+				free(s->targets[i].sites[j].function);
+				free(s->targets[i].sites[j].object);
+				free(s->targets[i].sites[j].instruction);
+				free(s->targets[i].sites[j].why);
+			}
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
 			free(s->truncations[i].module);
 	}
+	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
+		free(s->targets[i].sites);
 	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
