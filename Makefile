@@ -35,7 +35,7 @@ DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.
 DAEMON_SRCS += src/notify.c src/metrics_http.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
 	       src/keeper.c
-DAEMON_SRCS += src/placement.c src/probesite.c
+DAEMON_SRCS += src/placement.c src/probesite.c src/pydispatch.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
 CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c src/strtab.c
 

@@ -20,6 +20,7 @@
 #include "elfjump.h"
 #include "elfsym.h"
 #include "probesite.h"
+#include "pydispatch.h"
 #include "procmaps.h"
 #include "pyinline.h"
 #include "util.h"
@@ -552,8 +553,10 @@ int allocator_resolve_python(int pid, struct allocator *a)
 	n = allocator_search_order(pid, &paths);
 	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
 				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
-	if (added)
+	if (added) {
+		pydispatch_apply(pid, a);
 		probesite_place_allocator(a);
+	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

@@ -533,3 +533,91 @@ entry:
 	cs_free(in, 1);
 	placement_entry(code, len, vaddr, need, why, out);
 }
+
+/* A memory operand's address, if its base is rip or a register of known value. */
+static int mem_address(const cs_insn *in, const cs_x86_op *op, const uint64_t *val, uint16_t known,
+		       uint64_t *addr)
+{
+	unsigned base;
+
+	if (op->mem.index != X86_REG_INVALID || op->mem.segment != X86_REG_INVALID)
+		return -1;
+	if (op->mem.base == X86_REG_RIP) {
+		*addr = in->address + in->size + (uint64_t)op->mem.disp;
+		return 0;
+	}
+	base = gpr_of(op->mem.base);
+	if (base == GPR_NONE || !(known & (1u << base)))
+		return -1;
+	*addr = val[base] + (uint64_t)op->mem.disp;
+	return 0;
+}
+
+int placement_follow_dispatch(const uint8_t *code, size_t len, uint64_t addr,
+			      int (*read)(void *ctx, uint64_t addr, uint64_t *value), void *ctx,
+			      struct placement_dispatch *out)
+{
+	csh h = capstone();
+	cs_insn *in = h ? cs_malloc(h) : NULL;
+	uint64_t val[GPR_COUNT] = {0}, from[GPR_COUNT] = {0};
+	uint16_t known = 0, arg0 = 1u << GPR_RDI;
+	int rc = -1;
+
+	if (!in)
+		return -1;
+	memset(out, 0, sizeof(*out));
+	for (int n = 0; n < 16 && cs_disasm_iter(h, &code, &len, &addr, in); n++) {
+		const cs_x86 *x = &in->detail->x86;
+		const cs_x86_op *op0 = &x->operands[0], *op1 = &x->operands[1];
+		unsigned dst, src;
+		int indirect;
+		uint64_t a;
+
+		if (in->id == X86_INS_JMP && x->op_count == 1) {
+			if (op0->type == X86_OP_MEM) {
+				if (mem_address(in, op0, val, known, &a) ||
+				    read(ctx, a, &out->target))
+					break;
+				out->slot = a;
+			} else if (op0->type == X86_OP_REG &&
+				   (src = gpr_of(op0->reg)) != GPR_NONE && (known & (1u << src))) {
+				out->target = val[src];
+				out->slot = from[src];
+			} else {
+				break;
+			}
+			if (!arg0)
+				break;
+			out->arg0_reg =
+			    (uint8_t)((arg0 & (1u << GPR_RDI)) ? GPR_RDI : __builtin_ctz(arg0));
+			out->rdi_from = (known & (1u << GPR_RDI)) ? from[GPR_RDI] : 0;
+			rc = 0;
+			break;
+		}
+		if (branch_target(in, &indirect) && in->id != X86_INS_JMP && in->id != X86_INS_CALL)
+			continue; /* a conditional branch: the dispatch is its fall-through */
+		if (in->id == X86_INS_TEST || in->id == X86_INS_CMP || in->id == X86_INS_NOP ||
+		    in->id == X86_INS_ENDBR64)
+			continue;
+		if (in->id != X86_INS_MOV || x->op_count != 2 || op0->type != X86_OP_REG ||
+		    !is_gpr64(op0->reg))
+			break;
+		dst = gpr_of(op0->reg);
+		if (op1->type == X86_OP_REG && is_gpr64(op1->reg)) {
+			src = gpr_of(op1->reg);
+			val[dst] = val[src];
+			from[dst] = from[src];
+			known = (uint16_t)((known & ~(1u << dst)) | ((known >> src & 1u) << dst));
+			arg0 = (uint16_t)((arg0 & ~(1u << dst)) | ((arg0 >> src & 1u) << dst));
+			continue;
+		}
+		if (op1->type != X86_OP_MEM || mem_address(in, op1, val, known, &a) ||
+		    read(ctx, a, &val[dst]))
+			break;
+		from[dst] = a;
+		known |= (uint16_t)(1u << dst);
+		arg0 &= (uint16_t) ~(1u << dst);
+	}
+	cs_free(in, 1);
+	return rc;
+}

@@ -100,6 +100,26 @@ int placement_scan_rel8(const uint8_t *code, size_t len, uint64_t vaddr, uint64_
 int placement_branches_into(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t lo,
 			    uint64_t hi, int tables);
 
+/*
+ * A dispatcher: a function that loads a pointer from memory and jumps
+ * through it (CPython's PyObject_Free: "mov _PyObject(%rip),%rdi; jmp
+ * *_PyObject+32(%rip)", or through _PyRuntime's address first). Followed
+ * from its entry at runtime address addr, reading the target's memory with
+ * read (8 bytes at a runtime address; 0 or -1) and taking every conditional
+ * branch's fall-through. Returns 0 with the jump's target, the address of
+ * the slot it was loaded from, and the register holding the first argument
+ * (from rdi) there; -1 if the code is anything else.
+ */
+struct placement_dispatch {
+	uint64_t target;   /* where it jumps (runtime address) */
+	uint64_t slot;	   /* the memory the target was read from */
+	uint64_t rdi_from; /* the memory rdi was last loaded from (the context), or 0 */
+	uint8_t arg0_reg;  /* the register holding the first argument at the jump */
+};
+int placement_follow_dispatch(const uint8_t *code, size_t len, uint64_t addr,
+			      int (*read)(void *ctx, uint64_t addr, uint64_t *value), void *ctx,
+			      struct placement_dispatch *out);
+
 /* "rdi", "rsi", ... for a register of enum placement_gpr. */
 const char *placement_gpr_name(unsigned gpr);
 

@@ -335,6 +335,40 @@ int codefile_branches_into(const struct codefile *f, uint64_t lo, uint64_t hi, u
 	return near_branches_into(f, lo, hi, skip_lo, skip_hi);
 }
 
+/* Does a direct branch or call starting at c (vaddr a, left bytes) reach target? */
+static int branch_at(const uint8_t *c, size_t left, uint64_t a, uint64_t target)
+{
+	int32_t rel;
+
+	if (left >= 5 && (c[0] == 0xe8 || c[0] == 0xe9)) {
+		memcpy(&rel, c + 1, 4);
+		return a + 5 + (uint64_t)(int64_t)rel == target;
+	}
+	if (left >= 6 && c[0] == 0x0f && (c[1] & 0xf0) == 0x80) {
+		memcpy(&rel, c + 2, 4);
+		return a + 6 + (uint64_t)(int64_t)rel == target;
+	}
+	if (left >= 2 && (c[0] == 0xeb || (c[0] >= 0x70 && c[0] <= 0x7f)))
+		return a + 2 + (uint64_t)(int64_t)(int8_t)c[1] == target;
+	return 0;
+}
+
+int codefile_branch_from(const struct codefile *f, uint64_t target, uint64_t from, uint64_t *at)
+{
+	for (size_t i = 0; i < f->nsections; i++) {
+		const struct code_section *s = &f->sections[i];
+		uint64_t start = from > s->vaddr ? from : s->vaddr, end = s->vaddr + s->size;
+
+		for (uint64_t a = start; a < end; a++) {
+			if (branch_at(s->bytes + (a - s->vaddr), (size_t)(end - a), a, target)) {
+				*at = a;
+				return 1;
+			}
+		}
+	}
+	return 0;
+}
+
 /* Another symbol starting in (vaddr, vaddr + at]: the skipped code has a second entry. */
 static const char *symbol_inside(const struct codefile *f, uint64_t vaddr, uint32_t at)
 {
@@ -388,7 +422,8 @@ static void place_one(const struct codefile *f, const struct probesite_req *req,
 static void log_decision(const struct codefile *f, const char *path,
 			 const struct probesite_req *req, const struct placement *p)
 {
-	const char *name = "?", *base = strrchr(path, '/') ? strrchr(path, '/') + 1 : path;
+	const char *shown = req->shown ? req->shown : path;
+	const char *name = "?", *base = strrchr(shown, '/') ? strrchr(shown, '/') + 1 : shown;
 	uint64_t vaddr, size;
 	char regs[64] = "";
 
@@ -465,11 +500,17 @@ void probesite_forget(void)
 	ncache = 0;
 }
 
+int probesite_at_entry(void)
+{
+	const char *env = getenv("MEMTRACE_PROBE_AT_ENTRY");
+
+	return env && strcmp(env, "0") != 0;
+}
+
 void probesite_place(const char *path, const struct probesite_req *req, size_t n,
 		     struct placement *out)
 {
-	const char *env = getenv("MEMTRACE_PROBE_AT_ENTRY");
-	int at_entry = env && strcmp(env, "0") != 0;
+	int at_entry = probesite_at_entry();
 	struct codefile *f = NULL;
 	struct stat st;
 	int have_stat = path && stat(path, &st) == 0;
@@ -565,8 +606,11 @@ void probesite_place_allocator(struct allocator *a)
 				continue;
 			path = allocator_probe_open_path(a, p);
 			req[n].offset = p->offset;
-			req[n].name = p->symbol;
+			req[n].name = p->dispatched ? p->via_target : p->symbol;
+			req[n].shown = allocator_probe_path(a, p);
 			probesite_need(p->func, &req[n].need);
+			if (p->dispatched)
+				req[n].need.arg_in[0] = p->arg0_reg;
 			idx[n++] = i;
 		}
 		if (!n)

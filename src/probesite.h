@@ -34,11 +34,18 @@ int codefile_offset_to_vaddr(const struct codefile *f, uint64_t off, uint64_t *v
 int codefile_branches_into(const struct codefile *f, uint64_t lo, uint64_t hi, uint64_t skip_lo,
 			   uint64_t skip_hi);
 
+/*
+ * The first byte position at or after from (a vaddr) where a direct call,
+ * jmp or jcc reaching target may start (a byte scan: 1 with *at, or 0).
+ */
+int codefile_branch_from(const struct codefile *f, uint64_t target, uint64_t from, uint64_t *at);
+
 /* One probe to place: the function by its file offset, and what its program reads. */
 struct probesite_req {
 	uint64_t offset;
 	struct placement_need need;
-	const char *name; /* for the log; NULL: the symbol found there */
+	const char *name;  /* for the log; NULL: the symbol found there */
+	const char *shown; /* the file for the log; NULL: path */
 };
 
 /*
@@ -62,6 +69,9 @@ void probesite_need(int func, struct placement_need *need);
 
 /* The BPF cookie of a probe of func placed at p (include/memtrace/event.h). */
 uint64_t probesite_cookie(int func, const struct placement *p);
+
+/* MEMTRACE_PROBE_AT_ENTRY is set: every probe at its function's entry, as before. */
+int probesite_at_entry(void);
 
 /* Empty the cache (tests). */
 void probesite_forget(void);
