@@ -709,6 +709,29 @@ int ldso_state(struct pt_regs *ctx)
 }
 
 /*
+ * A CPython target whose frees are probed where its allocator table
+ * dispatches them (src/pydispatch.c) entered a function that installs an
+ * allocator: stop it there, before the table changes, for the daemon to
+ * probe PyObject_Free and PyMem_Free themselves again.
+ */
+SEC("uprobe")
+int pyalloc_set(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* cookie 1: the first argument is the domain; the raw one's table
+	 * (PYMEM_DOMAIN_RAW, 0) is not where PyObject_Free dispatches */
+	if (bpf_get_attach_cookie(ctx) == 1 && PT_REGS_PARM1(ctx) == 0)
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stop_current(tgid);
+	if (emit_small(MT_EV_PYALLOC, 0, 0, 0, 0))
+		cont_current(tgid); /* counted lost: its frees may go untraced */
+	return 0;
+}
+
+/*
  * A followed target forked a new process (not a thread): the child inherits
  * the probes (their perf events are inherited at fork), becomes a watched,
  * followed target itself, and the daemon learns of it through one event,

@@ -28,6 +28,7 @@
 #include "daemon.h"
 #include "keeper.h"
 #include "notify.h"
+#include "pydispatch.h"
 #include "pystacks.h"
 #include "memtrace.skel.h"
 #include "symbolize.h"
@@ -635,6 +636,40 @@ static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
 		continue_stopped(d, (int)tgid);
 }
 
+/*
+ * A CPython target stopped in a function that installs an allocator, while
+ * its frees are probed where the table dispatches them: probe the
+ * dispatchers again before the table changes (pydispatch.c), continue it.
+ */
+static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
+{
+	struct target_probes np, inh;
+	char err[512];
+
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		struct target *tg = &d->targets[i];
+
+		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
+			continue;
+		if (pydispatch_undo(&tg->alloc)) {
+			inherited_probes(d, i, &inh);
+			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc, d->follow_forks,
+						  &np, &tg->probes, &inh, err, sizeof(err))) {
+				log_msg("pid %d: %s: its frees may go untraced", tg->pid, err);
+			} else {
+				probes_detach(&tg->probes);
+				tg->probes = np;
+				log_msg(
+				    "pid %d installs an allocator: PyObject_Free and PyMem_Free "
+				    "probed themselves",
+				    tg->pid);
+			}
+		}
+		break;
+	}
+	continue_stopped(d, (int)tgid);
+}
+
 static void target_ldso_event(struct daemon *d, uint32_t tgid)
 {
 	int i = pending_entry(d, (int)tgid);
@@ -689,6 +724,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		target_exec_event(d, ev->tgid, ev->addr == 1);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
 		target_ldso_event(d, ev->tgid);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_PYALLOC)
+		target_pyalloc_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
 		target_forked(d, ev->tgid, (int)ev->addr);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
@@ -1314,6 +1351,7 @@ int main(int argc, char **argv)
 	/* without CAP_KILL another user's process could not be continued:
 	 * then a new program's allocator is resolved after it started */
 	bo.hold_exec = (uint32_t)have_cap_kill();
+	pydispatch_can_hold = (int)bo.hold_exec; /* the setters' probes stop the target */
 	d.max_targets = (int)o.max_targets;
 	if (o.match_exe) {
 		struct stat st;

@@ -108,7 +108,7 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 	return 0;
 }
 
-enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_COUNT };
+enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_PYALLOC_SET, PROG_COUNT };
 
 /*
  * --follow-forks. A uprobe made through perf's uprobe PMU (what libbpf
@@ -302,6 +302,7 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	    [PROG_RETURN] = empty ? skel->progs.empty_return : skel->progs.alloc_return,
 	    [PROG_OUTER_FREE] = empty ? skel->progs.empty_enter : skel->progs.outer_free_enter,
 	    [PROG_ENTRY] = empty ? skel->progs.empty_enter : skel->progs.alloc_enter,
+	    [PROG_PYALLOC_SET] = skel->progs.pyalloc_set,
 	};
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which], .bpf_cookie = cookie);
 	struct probe_key key = {.offset = offset, .func = func, .prog = which};
@@ -408,6 +409,16 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 					 allocator_func_name(p->func), allocator_probe_path(a, p),
 					 strerror(-rc));
 		}
+	}
+	/* CPython's allocator setters, while its frees are probed where they
+	 * dispatch to (pydispatch.c) */
+	for (i = 0; i < a->npy_setters && !rc; i++) {
+		rc = attach_one(skel, PROG_PYALLOC_SET, pid, a->py_open_path, a->py_setters[i],
+				MT_FN_COUNT, a->py_setter_domain[i], tp, old, inherited, follow);
+		if (rc)
+			snprintf(err, errlen,
+				 "cannot attach a uprobe to an allocator setter in %s: %s",
+				 a->py_path, strerror(-rc));
 	}
 	if (rc)
 		undo_attach(tp, old);

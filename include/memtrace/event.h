@@ -86,6 +86,8 @@ enum mt_event_kind {
 	MT_EV_MATCH = 7,	 /* a new program matches --comm/--exe; it is stopped (SIGSTOP) */
 	MT_EV_LDSO = 8,		 /* a target that executed a new program reached ld.so's
 				  * _dl_debug_state; it is stopped (SIGSTOP) */
+	MT_EV_PYALLOC = 9,	 /* a CPython target is about to install an allocator
+				  * (PyMem_SetAllocator...); it is stopped (SIGSTOP) */
 	MT_EV_KIND_COUNT
 };
 
@@ -160,9 +162,11 @@ enum mt_stack_walker {
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
 /* (The "targets" map: tgid -> struct mt_target_watch, filled by the daemon.) */
 /* Slot 0 and kinds 1 to 7 (snapshots carry 8); a lost MT_EV_LDSO counts as
- * MT_EV_EXEC, the exec it belongs to. */
-#define MT_LOST_SLOTS	   8
-#define MT_LOST_SLOT(kind) ((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind))
+ * MT_EV_EXEC, the exec it belongs to, a lost MT_EV_PYALLOC in slot 0: calls
+ * that may go untraced. */
+#define MT_LOST_SLOTS 8
+#define MT_LOST_SLOT(kind)                                                                         \
+	((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind) == MT_EV_PYALLOC ? 0 : (kind))
 
 /* Value of the "targets" hash map: the exec tracepoint reports only these
  * tgids, and counts their execs here too, so an exec whose ring buffer event
