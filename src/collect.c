@@ -306,7 +306,10 @@ static void fill_probe_sites(const struct allocator *a, struct snap_target *out)
 		struct snap_probe_site *ps = &out->sites[out->nsites++];
 		const char *obj = allocator_probe_path(a, p);
 
-		ps->function = xstrdup(p->symbol ? p->symbol : allocator_func_name(p->func));
+		ps->function = xstrdup(p->dispatched ? p->via_target
+				       : p->symbol   ? p->symbol
+						     : allocator_func_name(p->func));
+		ps->via = p->dispatched && p->symbol ? xstrdup(p->symbol) : NULL;
 		ps->object = obj ? xstrdup(obj) : NULL;
 		ps->offset = p->offset;
 		ps->at = p->place.offset;

@@ -174,6 +174,7 @@ static void json_probe_sites(struct json_writer *w, const struct snap_target *t)
 		json_kv_u64(w, "at", ps->at);
 		json_kv_string(w, "instruction", ps->instruction);
 		json_kv_string(w, "why", ps->why);
+		json_kv_string(w, "via", ps->via);
 		json_end_object(w);
 	}
 	json_end_array(w);

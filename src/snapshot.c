@@ -528,7 +528,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		any_note |= s->targets[i].note != NULL;
 		nsites += s->targets[i].nsites;
 	}
-	site_refs = calloc(nsites ? 4 * nsites : 1, sizeof(*site_refs));
+	site_refs = calloc(nsites ? 5 * nsites : 1, sizeof(*site_refs));
 	if (!site_refs) {
 		e->nomem = 1;
 		goto out;
@@ -542,6 +542,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->object);
 			site_refs[nsites++] = intern_string(e, ps->instruction);
 			site_refs[nsites++] = intern_string(e, ps->why);
+			site_refs[nsites++] = intern_string(e, ps->via);
 		}
 	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
@@ -733,7 +734,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 				put_varint(&body, ps->at);
 				put_varint(&body, site_refs[nsites + 2]);
 				put_varint(&body, site_refs[nsites + 3]);
-				nsites += 4;
+				put_varint(&body, site_refs[nsites + 4]);
+				nsites += 5;
 			}
 		}
 		put_section(out, &body, SEC_PROBE_SITES);
@@ -1391,7 +1393,7 @@ static int dec_probe_sites(struct reader *r)
 		struct snap_target *t = &s->targets[i];
 		uint32_t m;
 
-		if (rd_count(r, 6, SNAPSHOT_MAX_SITES, &m))
+		if (rd_count(r, 7, SNAPSHOT_MAX_SITES, &m))
 			return -1;
 		t->sites = calloc(m ? m : 1, sizeof(*t->sites));
 		if (!t->sites)
@@ -1402,7 +1404,8 @@ static int dec_probe_sites(struct reader *r)
 
 			if (rd_string(r, &ps->function) || rd_string(r, &ps->object) ||
 			    rd_varint(r, &ps->offset) || rd_varint(r, &ps->at) ||
-			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why))
+			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why) ||
+			    rd_string(r, &ps->via))
 				return -1;
 		}
 	}
@@ -1575,6 +1578,7 @@ void snapshot_free(struct snapshot *s)
 				free(s->targets[i].sites[j].object);
 				free(s->targets[i].sites[j].instruction);
 				free(s->targets[i].sites[j].why);
+				free(s->targets[i].sites[j].via);
 			}
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)

@@ -67,6 +67,8 @@ struct snap_probe_site {
 	uint64_t at;	   /* bytes past its first instruction */
 	char *instruction; /* the instruction probed ("je 0x98fb8") */
 	char *why;	   /* at +0: why not further; NULL otherwise */
+	char *via;	   /* the API function that dispatches to function (CPython's
+			    * PyObject_Free: _PyObject_Free), or NULL */
 };
 
 struct snap_target {
