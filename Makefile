@@ -166,7 +166,7 @@ bench-python: all
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets placement
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
@@ -174,11 +174,14 @@ FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
 FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
 FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/elfjump.c src/util.c
 FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/dwarfline.c src/util.c
+FUZZ_SRCS_placement := src/placement.c src/probesite.c src/pydispatch.c src/allocator.c \
+		       src/elfsym.c src/elfjump.c src/procmaps.c src/pyinline.c src/dwarfline.c \
+		       src/util.c
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)
 	@mkdir -p $(O)/fuzz
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -lcapstone -o $@
 
 # ---- soak (not in CI): SOAK_MINUTES of two threads at full speed -------------------------
 SOAK_MINUTES ?= 60
