@@ -60,8 +60,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fd = memfd_create("fuzz-placement", MFD_CLOEXEC);
 	if (fd >= 0) {
 		if (write(fd, data, size) == (ssize_t)size) {
-			struct probesite_req req[3] = {{.offset = 0}, {.offset = 0x1000},
-						       {.offset = 0x1040}};
+			struct probesite_req req[3] = {
+			    {.offset = 0}, {.offset = 0x1000}, {.offset = 0x1040}};
 			struct placement out[3];
 			struct codefile *f;
 
