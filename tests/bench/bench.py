@@ -125,13 +125,15 @@ def floor_rows(args, tmp, problems):
                                     f"events_lost={stats['events_lost']} (want {want})")
         for name, _, _, _ in FLOOR_CONFIGS:
             med = statistics.median(samples[name])
-            rows.append((threads, name, med, min(samples[name]), max(samples[name])))
-            print(f"{threads} thread(s)  {name:50s} {med:8.0f} ns/pair", flush=True)
+            # the ratio within each round, where the load was the same for all
+            ratio = statistics.median(a / b for a, b in zip(samples[name], samples[NAIVE]))
+            rows.append((threads, name, med, ratio, min(samples[name]), max(samples[name])))
+            print(f"{threads} thread(s)  {name:50s} {med:8.0f} ns/pair  {ratio:.2f}",
+                  flush=True)
     return rows
 
 
 def floor_lines(args, rows, load):
-    naive = {t: m for t, n, m, _, _ in rows if n == NAIVE}
     lines = [
         "## The uprobe floor",
         "",
@@ -144,14 +146,15 @@ def floor_lines(args, rows, load):
         "`MEMTRACE_BENCH_EMPTY_PROGRAMS=1`): what the traps alone cost. The naive floor "
         "probes every function at its entry (`MEMTRACE_PROBE_AT_ENTRY=1`): entry probes "
         "on malloc and free, the return probe on malloc. With threads, each thread makes "
-        "its pairs and the figure is the mean time per pair of a thread.",
+        "its pairs and the figure is the mean time per pair of a thread. The ratio is the "
+        "median over rounds of the ratio within a round.",
         "",
         "| threads | configuration | ns per pair | ratio to the naive floor | min | max |",
         "| ---: | --- | ---: | ---: | ---: | ---: |",
     ]
-    for threads, name, med, lo, hi in rows:
-        ratio = "" if name == "untraced" else f"{med / naive[threads]:.2f}"
-        lines.append(f"| {threads} | {name} | {med:.0f} | {ratio} | {lo:.0f} | {hi:.0f} |")
+    for threads, name, med, ratio, lo, hi in rows:
+        r = "" if name == "untraced" else f"{ratio:.2f}"
+        lines.append(f"| {threads} | {name} | {med:.0f} | {r} | {lo:.0f} | {hi:.0f} |")
     lines += [
         "",
         "glibc's `malloc` begins with `push %r12`, which the kernel emulates: one trap at",

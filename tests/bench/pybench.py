@@ -176,7 +176,8 @@ def measure(build, n, repeat=3):
         "",
         f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs "
         f"(shared with other work, load average {load:.1f} when this part began: expect "
-        f"noise). Each time is the median of {repeat} runs, one for --python-allocators. "
+        f"noise). Each time is the median of {repeat} runs, one for each --python-allocators "
+        "configuration. "
         "Workload: "
         f"{n} iterations of building a small dict, `json.dumps` and `json.loads` "
         "of it, results kept; time measured inside the workload, from after attach. "
@@ -207,9 +208,15 @@ def measure(build, n, repeat=3):
         if default else "libc allocator events on every iteration (json's decoder",
         "allocates blocks over pymalloc's 512-byte limit), which is what it pays for.",
         "`--python-allocators` adds a trap on every PyObject_Malloc/Free: far more",
-        "than tracemalloc, which runs inside the interpreter. On Debian's python3.11",
-        "pymalloc is inlined, so `--python-allocators` sees few calls -- and counts",
-        "few (docs/python.md).",
+        "than tracemalloc, which runs inside the interpreter. \"Before\" probes every",
+        "function at its entry (`MEMTRACE_PROBE_AT_ENTRY=1`): a pyenv build's",
+        "PyObject_Malloc starts `mov %rdi,%rsi`, PyObject_Free `mov`, both single-stepped,",
+        "two traps each. Without it PyObject_Malloc is probed at its `js` (+6) and the",
+        "frees at pymalloc's `_PyObject_Free`, where the allocator table sends",
+        "PyObject_Free and PyMem_Free, at its `je` (+3): one trap each (docs/design.md,",
+        "\"Cheaper traps\"). What remains is the trap itself and the return probe.",
+        "On Debian's python3.11 pymalloc is inlined, so `--python-allocators` sees few",
+        "calls -- and counts few (docs/python.md).",
     ]
     if skipped:
         lines += ["", "Not installed, so not measured: " + ", ".join(skipped) + "."]
