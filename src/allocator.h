@@ -58,6 +58,7 @@ struct allocator {
 	int npy_dispatchers;
 	uint64_t py_setters[4];
 	uint8_t py_setter_domain[4]; /* its first argument is the domain (raw: ignored) */
+	uint8_t py_setter_found[4];  /* by index of pydispatch_setters[] */
 	int npy_setters;
 };
 

@@ -188,9 +188,11 @@ static void find_setters(struct allocator *a)
 	for (int i = 0; mod && pydispatch_setters[i]; i++) {
 		uint64_t vaddr, off;
 
+		a->py_setter_found[i] = 0;
 		if (a->npy_setters < (int)ARRAY_SIZE(a->py_setters) &&
 		    !elfmod_find_function(mod, pydispatch_setters[i], 0, &vaddr, NULL) &&
 		    !elfmod_vaddr_to_offset(mod, vaddr, &off)) {
+			a->py_setter_found[i] = 1;
 			a->py_setter_domain[a->npy_setters] = i < 2;
 			a->py_setters[a->npy_setters++] = off;
 		}
@@ -207,6 +209,17 @@ void pydispatch_apply(int pid, struct allocator *a)
 
 	if (!a->py_open_path || probesite_at_entry() || !pydispatch_can_hold)
 		return;
+	/* the setters must be there to be probed: PyMem_SetAllocator for later
+	 * changes and _PyMem_SetupAllocators for the one at start-up
+	 * (PYTHONMALLOC, -X dev), which a program held at exec has ahead */
+	find_setters(a);
+	if (!(a->npy_setters && a->py_setter_found[0] && a->py_setter_found[3])) {
+		log_msg("pid %d: PyObject_Free probed itself: the functions that install an "
+			"allocator are not all in %s's symbols",
+			pid, a->py_path ? a->py_path : a->py_open_path);
+		a->npy_setters = 0;
+		return;
+	}
 	mod = elfmod_open(a->py_open_path, err, sizeof(err));
 	if (mod && !elfmod_find_function(mod, "PyMem_RawFree", 1, &raw_vaddr, NULL))
 		elfmod_vaddr_to_offset(mod, raw_vaddr, &raw_off);
@@ -244,8 +257,8 @@ void pydispatch_apply(int pid, struct allocator *a)
 		snprintf(p->via_target, sizeof(p->via_target), "%s", d.name);
 		memset(&p->place, 0, sizeof(p->place)); /* to be placed at its new offset */
 	}
-	if (a->npy_dispatchers)
-		find_setters(a);
+	if (!a->npy_dispatchers)
+		a->npy_setters = 0; /* nothing to undo: no need to stop it */
 }
 
 int pydispatch_undo(struct allocator *a)
