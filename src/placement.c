@@ -207,14 +207,13 @@ struct walk {
 static int skip_one(csh h, const cs_insn *in, struct walk *w, const struct placement_need *need,
 		    char *why, size_t whylen)
 {
-	char what[48];
-
-	snprintf(what, sizeof(what), "%.15s at +%u", in->mnemonic, (unsigned)w->at);
 	const cs_x86 *x = &in->detail->x86;
 	cs_regs rd, wr;
 	uint8_t nrd = 0, nwr = 0;
 	int copy_from = -1, copy_to = -1;
+	char what[48];
 
+	snprintf(what, sizeof(what), "%.15s at +%u", in->mnemonic, (unsigned)w->at);
 	if (!skippable_id(in->id)) {
 		snprintf(why, whylen, "%s is neither emulated nor skippable", what);
 		return -1;
@@ -264,7 +263,8 @@ static int skip_one(csh h, const cs_insn *in, struct walk *w, const struct place
 			    x->operands[0].type == X86_OP_REG &&
 			    x->operands[0].reg == X86_REG_RSP &&
 			    x->operands[1].type == X86_OP_IMM && x->operands[1].imm > 0 &&
-			    x->operands[1].imm % 8 == 0 && x->operands[1].imm <= 4096 &&
+			    x->operands[1].imm % 8 == 0 &&
+			    w->sp_words + x->operands[1].imm / 8 <= PLACEMENT_MAX_SP_WORDS &&
 			    !need->has_return) {
 				w->sp_words += (uint32_t)(x->operands[1].imm / 8);
 				continue;

@@ -40,6 +40,8 @@ enum placement_gpr {
 };
 
 #define PLACEMENT_MAX_ARGS 3
+/* Stack words the BPF cookie can carry (8 bits, include/memtrace/event.h). */
+#define PLACEMENT_MAX_SP_WORDS 255
 
 /* What the probe's BPF program needs at the probe. */
 struct placement_need {

@@ -118,6 +118,11 @@ TEST(interposers)
 	p = decide(znwm_nothrow, sizeof(znwm_nothrow), 1, 0);
 	CHECK_EQ_U64(p.offset, 8);
 	CHECK_EQ_U64(p.sp_words, 1);
+	/* one the cookie cannot carry (sub $0x1000,%rsp: 512 words) keeps the entry */
+	static const uint8_t big_frame[] = {0x48, 0x81, 0xec, 0x00, 0x10,
+					    0x00, 0x00, 0x74, 0x00, RET};
+	p = decide(big_frame, sizeof(big_frame), 1, 0);
+	CHECK_EQ_U64(p.offset, 0);
 }
 
 TEST(cpython)
