@@ -19,7 +19,7 @@ WARN     := -Wall -Wextra -Werror -Wshadow -Wno-unused-parameter
 CFLAGS   ?= -O2 -g
 CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
 	    -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc -I$(O)
-LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++
+LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++ -lcapstone
 
 ifeq ($(SAN),1)
 CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
@@ -43,7 +43,8 @@ MAIN_OBJS   := $(O)/obj/daemon/main.o $(O)/obj/ctl/main.o
 
 # What building (and the demo) needs; the HTML report's libraries come from
 # npm at build time (Node.js and npm from Debian when the machine has none).
-BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev bpftool make gcc g++ \
+BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapstone-dev bpftool \
+		  make gcc g++ \
 		  python3 $(if $(shell command -v npm),,nodejs npm)
 # What the tests need on top.
 DEB_PACKAGES := $(BUILD_PACKAGES)
@@ -177,10 +178,10 @@ e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O)
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
-	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
 
 $(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
-	$(CC) $(NOFP_FLAGS) $< -o $@
+	$(CC) $(NOFP_FLAGS) -pthread $< -o $@
 
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
@@ -201,7 +202,7 @@ bench-python: all
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
@@ -211,11 +212,15 @@ FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
+FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
+		       attach/pydispatch.c attach/allocator.c attach/elfjump.c symbols/elfsym.c \
+		       symbols/pyinline.c symbols/dwarfline.c proc/procmaps.c proc/linkmap.c) \
+		       $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)
 	@mkdir -p $(O)/fuzz
-	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -o $@
+	$(CLANG) $(FUZZ_CFLAGS) $< $(FUZZ_SRCS_$*) -ldw -lelf -lz -lcapstone -o $@
 
 # ---- soak (not in CI): SOAK_MINUTES of two threads at full speed -------------------------
 SOAK_MINUTES ?= 60

@@ -428,11 +428,52 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 		count_lost(kind);
 }
 
+/*
+ * An entry probe's arguments: where the ABI puts them, or for a probe
+ * placed past the function's first instructions, in the registers its
+ * cookie names (include/memtrace/event.h).
+ */
+static __always_inline void entry_args(struct pt_regs *ctx, __u64 cookie, __u64 *a1, __u64 *a2,
+				       __u64 *a3)
+{
+	/* every register read unconditionally, then picked by index: clang
+	 * would make a choice between ctx fields one load through a computed
+	 * ctx pointer, which the verifier refuses */
+	__u64 r[16], regs = cookie & MT_COOKIE_REGS ? cookie : (7 | 6 << 4 | 2 << 8) << 16;
+
+	r[0] = ctx->ax;
+	r[1] = ctx->cx;
+	r[2] = ctx->dx;
+	r[3] = ctx->bx;
+	r[4] = ctx->sp;
+	r[5] = ctx->bp;
+	r[6] = ctx->si;
+	r[7] = ctx->di;
+	r[8] = ctx->r8;
+	r[9] = ctx->r9;
+	r[10] = ctx->r10;
+	r[11] = ctx->r11;
+	r[12] = ctx->r12;
+	r[13] = ctx->r13;
+	r[14] = ctx->r14;
+	r[15] = ctx->r15;
+	*a1 = r[MT_COOKIE_ARG_REG(regs, 0)];
+	*a2 = r[MT_COOKIE_ARG_REG(regs, 1)];
+	*a3 = r[MT_COOKIE_ARG_REG(regs, 2)];
+}
+
+/* The stack pointer at the function's entry, whatever the probe's place. */
+static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
+{
+	return PT_REGS_SP(ctx) + 8ull * MT_COOKIE_SP_WORDS(cookie);
+}
+
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 sp = PT_REGS_SP(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx);
+	__u64 sp = entry_sp(ctx, cookie);
 	struct inflight *in = inside_allocator(tid, sp);
 	struct inflight st = {};
 	__u64 n, m, a1, a2, a3;
@@ -443,10 +484,8 @@ int alloc_enter(struct pt_regs *ctx)
 	}
 	/* all arguments read up front: the verifier rejects the ctx pointer
 	 * arithmetic clang makes of reads inside the switch */
-	a1 = PT_REGS_PARM1(ctx);
-	a2 = PT_REGS_PARM2(ctx);
-	a3 = PT_REGS_PARM3(ctx);
-	st.func = (__u32)bpf_get_attach_cookie(ctx);
+	entry_args(ctx, cookie, &a1, &a2, &a3);
+	st.func = MT_COOKIE_FUNC(cookie);
 	st.sp = sp;
 	st.depth = 1;
 	switch (st.func) {
@@ -702,6 +741,29 @@ int uw_ldso(struct pt_regs *ctx)
 }
 
 /*
+ * A CPython target whose frees are probed where its allocator table
+ * dispatches them (src/daemon/attach/pydispatch.c) entered a function that installs an
+ * allocator: stop it there, before the table changes, for the daemon to
+ * probe PyObject_Free and PyMem_Free themselves again.
+ */
+SEC("uprobe")
+int pyalloc_set(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* cookie 1: the first argument is the domain; the raw one's table
+	 * (PYMEM_DOMAIN_RAW, 0) is not where PyObject_Free dispatches */
+	if (bpf_get_attach_cookie(ctx) == 1 && PT_REGS_PARM1(ctx) == 0)
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stop_current(tgid);
+	if (emit_small(MT_EV_PYALLOC, 0, 0, 0, 0))
+		cont_current(tgid); /* counted lost: its frees may go untraced */
+	return 0;
+}
+
+/*
  * A followed target forked a new process (not a thread): the child inherits
  * the probes (their perf events are inherited at fork), becomes a watched,
  * followed target itself, and the daemon learns of it through one event,
@@ -745,14 +807,15 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 SEC("uprobe")
 int free_enter(struct pt_regs *ctx)
 {
-	__u64 addr = PT_REGS_PARM1(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3;
 
+	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* free(NULL) is nothing */
-	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), PT_REGS_SP(ctx)))
+	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), entry_sp(ctx, cookie)))
 		return 0; /* part of a realloc the return probe reports */
 	/* free, or jemalloc's sdallocx/dallocx */
-	emit_small(MT_EV_FREE, (__u8)bpf_get_attach_cookie(ctx), addr, 0, 0);
+	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
 	return 0;
 }
 
@@ -768,7 +831,7 @@ SEC("uprobe")
 int outer_free_enter(struct pt_regs *ctx)
 {
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	__u64 addr = PT_REGS_PARM1(ctx), sp = PT_REGS_SP(ctx);
+	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
 	struct inflight *in = inside_allocator(tid, sp);
 	struct inflight st = {};
 
@@ -776,15 +839,32 @@ int outer_free_enter(struct pt_regs *ctx)
 		in->depth++;
 		return 0;
 	}
+	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* PyObject_Free(NULL), delete nullptr: nothing */
-	st.func = (__u32)bpf_get_attach_cookie(ctx);
+	st.func = MT_COOKIE_FUNC(cookie);
 	st.sp = sp;
 	st.depth = 1;
 	st.ptr = addr;
 	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
 		count_lost(0);
 	emit_small(MT_EV_FREE, (__u8)st.func, addr, 0, 0);
+	return 0;
+}
+
+/*
+ * The uprobe floor (make bench, MEMTRACE_BENCH_EMPTY_PROGRAMS): the same
+ * probes with nothing in them, so a run measures the traps alone.
+ */
+SEC("uprobe")
+int empty_enter(struct pt_regs *ctx)
+{
+	return 0;
+}
+
+SEC("uretprobe")
+int empty_return(struct pt_regs *ctx)
+{
 	return 0;
 }
 

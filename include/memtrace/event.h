@@ -57,6 +57,21 @@ enum mt_func {
 };
 
 /*
+ * The BPF cookie of an allocator probe: bits 0-7 are the enum mt_func. A
+ * probe placed past the function's first instructions (src/daemon/attach/placement.c)
+ * says how they moved the entry state: bits 8-15 count the 8-byte words
+ * the stack grew by (the entry programs add them back to the stack
+ * pointer), and with MT_COOKIE_REGS set, bits 16-27 name the register
+ * holding each of the first three arguments, 4 bits each, in x86-64
+ * hardware numbering (0 rax, 1 rcx, 2 rdx, 3 rbx, 5 rbp, 6 rsi, 7 rdi,
+ * 8-15 r8-r15). Without it they are where the ABI puts them.
+ */
+#define MT_COOKIE_FUNC(c)	((__u32)(c)&0xff)
+#define MT_COOKIE_SP_WORDS(c)	((__u32)((c) >> 8) & 0xff)
+#define MT_COOKIE_REGS		(1ull << 28)
+#define MT_COOKIE_ARG_REG(c, i) ((__u32)((c) >> (16 + 4 * (i))) & 0xf)
+
+/*
  * One call of the allocator becomes one event, except realloc of a non-NULL
  * block, which becomes two: REALLOC_ENTER at entry (the old block is handed
  * back to the allocator here, and another thread may get its address before
@@ -74,6 +89,8 @@ enum mt_event_kind {
 				  * _dl_debug_state; it is stopped (SIGSTOP). addr = 1:
 				  * a traced process's linker has mapped or unmapped
 				  * objects (dlopen, dlclose; the DWARF walker's probe) */
+	MT_EV_PYALLOC = 9,	 /* a CPython target is about to install an allocator
+				  * (PyMem_SetAllocator...); it is stopped (SIGSTOP) */
 	MT_EV_KIND_COUNT
 };
 
@@ -155,9 +172,11 @@ enum mt_stack_walker {
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
 /* (The "targets" map: tgid -> struct mt_target_watch, filled by the daemon.) */
 /* Slot 0 and kinds 1 to 7 (snapshots carry 8); a lost MT_EV_LDSO counts as
- * MT_EV_EXEC, the exec it belongs to. */
-#define MT_LOST_SLOTS	   8
-#define MT_LOST_SLOT(kind) ((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind))
+ * MT_EV_EXEC, the exec it belongs to, a lost MT_EV_PYALLOC in slot 0: calls
+ * that may go untraced. */
+#define MT_LOST_SLOTS 8
+#define MT_LOST_SLOT(kind)                                                                         \
+	((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind) == MT_EV_PYALLOC ? 0 : (kind))
 
 /* Value of the "targets" hash map: the exec tracepoint reports only these
  * tgids, and counts their execs here too, so an exec whose ring buffer event

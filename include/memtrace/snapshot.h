@@ -27,6 +27,7 @@
 #define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
 #define SNAPSHOT_MAX_TIMELINE	(1u << 20) /* points of the memory-over-time series */
 #define SNAPSHOT_MAX_BLOCKS	(1u << 28) /* live blocks in the block list */
+#define SNAPSHOT_MAX_SITES	256	   /* probed functions of one target */
 
 enum snap_target_state {
 	SNAP_TARGET_ATTACHING = 0,
@@ -35,6 +36,22 @@ enum snap_target_state {
 	SNAP_TARGET_DETACHED = 3,
 	SNAP_TARGET_EXECED = 4, /* executed a new program: a new entry of the pid traces that */
 	SNAP_TARGET_STATE_COUNT
+};
+
+/*
+ * Where one allocator function is probed: its entry, or the first
+ * instruction past it that the kernel emulates (docs/design.md, "Cheaper
+ * traps"); the return probe, if any, shares the place.
+ */
+struct snap_probe_site {
+	char *function;	   /* the symbol ("free", "_ZdlPvm", "PyObject_Malloc") */
+	char *object;	   /* the file it is in */
+	uint64_t offset;   /* the function's file offset */
+	uint64_t at;	   /* bytes past its first instruction */
+	char *instruction; /* the instruction probed ("je 0x98fb8") */
+	char *why;	   /* at +0: why not further; NULL otherwise */
+	char *via;	   /* the API function that dispatches to function (CPython's
+			    * PyObject_Free: _PyObject_Free), or NULL */
 };
 
 struct snap_target {
@@ -47,6 +64,8 @@ struct snap_target {
 	char *note;	     /* one line on what tracing misses (pymalloc inlined); NULL if none */
 	uint64_t traced_ns;  /* how long it has been (or was) traced */
 	struct mt_counters counters;
+	uint32_t nsites; /* probe_sites section; 0 in older snapshots */
+	struct snap_probe_site *sites;
 };
 
 struct snap_frame {

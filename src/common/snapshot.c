@@ -67,10 +67,19 @@ void snapshot_free(struct snapshot *s)
 			free(s->targets[i].command);
 			free(s->targets[i].allocator);
 			free(s->targets[i].note);
+			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+				free(s->targets[i].sites[j].function);
+				free(s->targets[i].sites[j].object);
+				free(s->targets[i].sites[j].instruction);
+				free(s->targets[i].sites[j].why);
+				free(s->targets[i].sites[j].via);
+			}
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
 			free(s->truncations[i].module);
 	}
+	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
+		free(s->targets[i].sites);
 	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);

@@ -596,6 +596,38 @@ static int dec_unwind(struct reader *r)
 	return 0;
 }
 
+static int dec_probe_sites(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return fail(r->d, "probe_sites section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_target *t = &s->targets[i];
+		uint32_t m;
+
+		if (rd_count(r, 7, SNAPSHOT_MAX_SITES, &m))
+			return -1;
+		t->sites = calloc(m ? m : 1, sizeof(*t->sites));
+		if (!t->sites)
+			return fail(r->d, "out of memory");
+		t->nsites = m;
+		for (uint32_t j = 0; j < m; j++) {
+			struct snap_probe_site *ps = &t->sites[j];
+
+			if (rd_string(r, &ps->function) || rd_string(r, &ps->object) ||
+			    rd_varint(r, &ps->offset) || rd_varint(r, &ps->at) ||
+			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why) ||
+			    rd_string(r, &ps->via))
+				return -1;
+		}
+	}
+	return 0;
+}
+
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
     [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
@@ -604,7 +636,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
-    [SEC_UNWIND] = dec_unwind,
+    [SEC_UNWIND] = dec_unwind,	     [SEC_PROBE_SITES] = dec_probe_sites,
 };
 
 /*

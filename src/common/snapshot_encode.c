@@ -297,7 +297,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	uint32_t *frame_refs = NULL;
+	uint32_t *frame_refs = NULL, *site_refs = NULL;
+	size_t nsites = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -330,6 +331,24 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		note_refs[i] = intern_string(e, s->targets[i].note);
 		any_note |= s->targets[i].note != NULL;
+		nsites += s->targets[i].nsites;
+	}
+	site_refs = calloc(nsites ? 5 * nsites : 1, sizeof(*site_refs));
+	if (!site_refs) {
+		e->nomem = 1;
+		goto out;
+	}
+	nsites = 0;
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+			const struct snap_probe_site *ps = &s->targets[i].sites[j];
+
+			site_refs[nsites++] = intern_string(e, ps->function);
+			site_refs[nsites++] = intern_string(e, ps->object);
+			site_refs[nsites++] = intern_string(e, ps->instruction);
+			site_refs[nsites++] = intern_string(e, ps->why);
+			site_refs[nsites++] = intern_string(e, ps->via);
+		}
 	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -518,7 +537,28 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, s->unwind.modules_refused);
 		put_section(out, &body, SEC_UNWIND);
 	}
+	if (nsites) {
+		nsites = 0;
+		put_varint(&body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++) {
+			put_varint(&body, s->targets[i].nsites);
+			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
+				const struct snap_probe_site *ps = &s->targets[i].sites[j];
+
+				put_varint(&body, site_refs[nsites]);
+				put_varint(&body, site_refs[nsites + 1]);
+				put_varint(&body, ps->offset);
+				put_varint(&body, ps->at);
+				put_varint(&body, site_refs[nsites + 2]);
+				put_varint(&body, site_refs[nsites + 3]);
+				put_varint(&body, site_refs[nsites + 4]);
+				nsites += 5;
+			}
+		}
+		put_section(out, &body, SEC_PROBE_SITES);
+	}
 out:
+	free(site_refs);
 	free(note_refs);
 	free(body.data);
 	free(frame_refs);

@@ -34,6 +34,7 @@ enum section {
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_UNWIND = 40,       /* the DWARF walker's unwind tables */
+	SEC_PROBE_SITES = 41,  /* where each allocator function is probed */
 	SEC_KNOWN
 };
 
@@ -52,7 +53,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
-    [SEC_UNWIND] = "unwind",
+    [SEC_UNWIND] = "unwind",	     [SEC_PROBE_SITES] = "probe_sites",
 };
 
 /* struct snap_options in wire order (section 11). */

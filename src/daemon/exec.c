@@ -21,6 +21,7 @@
 #include "daemon/exec.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
+#include "daemon/attach/pydispatch.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
@@ -297,6 +298,41 @@ void target_ldso_event(struct daemon *d, uint32_t tgid)
 
 	if (i >= 0 && d->targets[i].ldso_link)
 		resolve_held(d, i);
+	continue_stopped(d, (int)tgid);
+}
+
+/*
+ * A CPython target stopped in a function that installs an allocator, while
+ * its frees are probed where the table dispatches them: probe the
+ * dispatchers again before the table changes (attach/pydispatch.c), continue
+ * it.
+ */
+void target_pyalloc_event(struct daemon *d, uint32_t tgid)
+{
+	struct target_probes np, inh;
+	char err[512];
+
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		struct target *tg = &d->targets[i];
+
+		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
+			continue;
+		if (pydispatch_undo(&tg->alloc)) {
+			inherited_probes(d, i, &inh);
+			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc, d->set.follow_forks,
+						  &np, &tg->probes, &inh, err, sizeof(err))) {
+				log_msg("pid %d: %s: its frees may go untraced", tg->pid, err);
+			} else {
+				probes_detach(&tg->probes);
+				tg->probes = np;
+				log_msg(
+				    "pid %d installs an allocator: PyObject_Free and PyMem_Free "
+				    "probed themselves",
+				    tg->pid);
+			}
+		}
+		break;
+	}
 	continue_stopped(d, (int)tgid);
 }
 

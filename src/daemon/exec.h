@@ -11,6 +11,8 @@ struct daemon;
 void target_exec_event(struct daemon *d, uint32_t tgid, int stopped);
 /* ... reached its ld.so's _dl_debug_state, stopped there. */
 void target_ldso_event(struct daemon *d, uint32_t tgid);
+/* ... is about to install a CPython allocator, stopped there. */
+void target_pyalloc_event(struct daemon *d, uint32_t tgid);
 /* ... a followed target ptgid forked child. */
 void target_forked(struct daemon *d, uint32_t ptgid, int child);
 

@@ -41,6 +41,8 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		unwind_linker_event(d->unwind, (int)ev->tgid); /* before it is continued */
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
 		target_ldso_event(d, ev->tgid);
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_PYALLOC)
+		target_pyalloc_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_FORK)
 		target_forked(d, ev->tgid, (int)ev->addr);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)

@@ -31,6 +31,7 @@
 #include "daemon/targets.h"
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"
+#include "daemon/attach/pydispatch.h"
 #include "daemon/proc/process.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/notify.h"
@@ -128,6 +129,7 @@ static int bpf_options_from(const struct options *o, struct bpf_options *bo, cha
 	/* without CAP_KILL another user's process could not be continued:
 	 * then a new program's allocator is resolved after it started */
 	bo->hold_exec = (uint32_t)have_cap_kill();
+	pydispatch_can_hold = (int)bo->hold_exec; /* the setters' probes stop the target */
 	if (o->match_exe) {
 		struct stat st;
 

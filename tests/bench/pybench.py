@@ -78,7 +78,7 @@ def alloc_return_ns(daemon_pid):
     return None
 
 
-def run(python, script, n, tmp, extra=(), daemon_args=None, build=None):
+def run(python, script, n, tmp, extra=(), daemon_args=None, build=None, daemon_env=None):
     out = os.path.join(tmp, "w.out")
     go = os.path.join(tmp, "go")
     if os.path.exists(go):
@@ -93,7 +93,8 @@ def run(python, script, n, tmp, extra=(), daemon_args=None, build=None):
             sock = os.path.join(tmp, "s.sock")
             daemon = subprocess.Popen([os.path.join(build, "memtraced"), "--socket", sock,
                                        *daemon_args, "--pid", str(p.pid)],
-                                      stderr=subprocess.DEVNULL)
+                                      stderr=subprocess.DEVNULL,
+                                      env=dict(os.environ, **(daemon_env or {})))
             end = time.monotonic() + 30
             while subprocess.run([os.path.join(build, "memtracectl"), "--socket", sock,
                                   "status"], capture_output=True).returncode != 0:
@@ -157,6 +158,9 @@ def measure(build, n, repeat=3):
                        ("tracemalloc, 25 frames", med(repeat, ["-X", "tracemalloc=25"])),
                        ("memtrace default (libc probes, Python frames)",
                         med(repeat, daemon_args=[], build=build)),
+                       ("memtrace --python-allocators, probes at +0 (before)",
+                        med(1, daemon_args=["--python-allocators"], build=build,
+                            daemon_env={"MEMTRACE_PROBE_AT_ENTRY": "1"})),
                        ("memtrace --python-allocators",
                         med(1, daemon_args=["--python-allocators"], build=build))]
             for cname, (t, events, prog_ns) in configs:
@@ -172,7 +176,8 @@ def measure(build, n, repeat=3):
         "",
         f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs "
         f"(shared with other work, load average {load:.1f} when this part began: expect "
-        f"noise). Each time is the median of {repeat} runs, one for --python-allocators. "
+        f"noise). Each time is the median of {repeat} runs, one for each --python-allocators "
+        "configuration. "
         "Workload: "
         f"{n} iterations of building a small dict, `json.dumps` and `json.loads` "
         "of it, results kept; time measured inside the workload, from after attach. "
@@ -203,9 +208,15 @@ def measure(build, n, repeat=3):
         if default else "libc allocator events on every iteration (json's decoder",
         "allocates blocks over pymalloc's 512-byte limit), which is what it pays for.",
         "`--python-allocators` adds a trap on every PyObject_Malloc/Free: far more",
-        "than tracemalloc, which runs inside the interpreter. On Debian's python3.11",
-        "pymalloc is inlined, so `--python-allocators` sees few calls -- and counts",
-        "few (docs/python.md).",
+        "than tracemalloc, which runs inside the interpreter. \"Before\" probes every",
+        "function at its entry (`MEMTRACE_PROBE_AT_ENTRY=1`): a pyenv build's",
+        "PyObject_Malloc starts `mov %rdi,%rsi`, PyObject_Free `mov`, both single-stepped,",
+        "two traps each. Without it PyObject_Malloc is probed at its `js` (+6) and the",
+        "frees at pymalloc's `_PyObject_Free`, where the allocator table sends",
+        "PyObject_Free and PyMem_Free, at its `je` (+3): one trap each (docs/design.md,",
+        "\"Cheaper traps\"). What remains is the trap itself and the return probe.",
+        "On Debian's python3.11 pymalloc is inlined, so `--python-allocators` sees few",
+        "calls -- and counts few (docs/python.md).",
     ]
     if skipped:
         lines += ["", "Not installed, so not measured: " + ", ".join(skipped) + "."]
@@ -218,11 +229,15 @@ def main():
     ap.add_argument("--build", required=True)
     ap.add_argument("--n", type=int, default=20000)
     ap.add_argument("--out", default="docs/performance.md")
+    ap.add_argument("--print", action="store_true", help="print the section, write nothing")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("pybench: needs root", file=sys.stderr)
         return 1
     section = measure(args.build, args.n)
+    if args.print:
+        print("\n".join(section))
+        return 0
     try:
         with open(args.out) as f:
             text = f.read()

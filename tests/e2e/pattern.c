@@ -113,6 +113,7 @@ static void *volatile null_block;
 static volatile size_t huge_size = SIZE_MAX - 4096;
 static volatile size_t huge_count = SIZE_MAX / 8;
 static volatile size_t zero_size;
+static int no_pvalloc; /* --no-pvalloc */
 
 static void *preattach[PREATTACH_BLOCKS];
 static void *spike[SPIKE_PIECES];
@@ -396,6 +397,8 @@ SITE void site_memalign_family(void)
 	tally_free(p);
 	free(p);
 	tally_alloc(SITE_MEMALIGN_FAMILY, valloc(5000), 5000);
+	if (no_pvalloc)
+		return;
 	/* pvalloc rounds up to a page, but the requested size is what counts. */
 	p = pvalloc(6000);
 	tally_alloc(SITE_MEMALIGN_FAMILY, p, 6000);
@@ -542,8 +545,10 @@ static void prepare(void)
 	free(p);
 	keep(p = valloc(8));
 	free(p);
-	keep(p = pvalloc(8));
-	free(p);
+	if (!no_pvalloc) {
+		keep(p = pvalloc(8));
+		free(p);
+	}
 }
 
 static void run_phase(int loops)
@@ -671,13 +676,15 @@ static void wait_sigusr1(const sigset_t *set)
 
 static void usage(void)
 {
-	fprintf(stderr, "usage: pattern [--no-wait] [--loops K] [--expect-file PATH]\n");
+	fprintf(stderr,
+		"usage: pattern [--no-wait] [--loops K] [--expect-file PATH] [--no-pvalloc]\n");
 	exit(2);
 }
 
 /*
  * --no-wait: run the phase at once and exit (for "memtraced -- CMD"); --loops K: repeat the leak
- * sites; --expect-file PATH: write the expect line there instead of stdout.
+ * sites; --expect-file PATH: write the expect line there instead of stdout; --no-pvalloc: for
+ * an allocator without pvalloc (jemalloc: glibc's would hand it a block it cannot free).
  */
 int main(int argc, char **argv)
 {
@@ -693,6 +700,8 @@ int main(int argc, char **argv)
 			loops = (int)strtol(argv[++i], &end, 10);
 			if (*end || loops < 1 || loops > MAX_LOOPS)
 				usage();
+		} else if (!strcmp(argv[i], "--no-pvalloc")) {
+			no_pvalloc = 1;
 		} else if (!strcmp(argv[i], "--expect-file") && i + 1 < argc) {
 			/* open(2), not fopen: it is written after the phase without stdio. */
 			expect_fd = open(argv[++i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -89,7 +89,9 @@ def stop_daemon_clean(r, daemon):
 def test_daemon_sigkill(r):
     """SIGKILL the daemon while the target allocates at full speed: the target finishes with
     correct output, and a new daemon attaches to it at once."""
-    target = start_churn(r, "--threads", "2", "--seconds", "4", "--wait")
+    # the phase must outlast the kill and the second attach: with one trap per call
+    # the daemon is busier, and on a loaded machine that took 4 s
+    target = start_churn(r, "--threads", "2", "--seconds", "8", "--wait")
     daemon = r.start_daemon("--pid", str(target.pid))
     r.wait_state("attached", target.pid, daemon)
     target.send_signal(signal.SIGUSR1)

@@ -7,6 +7,7 @@ from harness import *  # noqa: F401,F403
 
 PYALLOC = os.path.join(HERE, "pyalloc.py")
 PY_VERSIONS = ("3.10", "3.11", "3.12", "3.13")
+DEBIAN_PYTHON = "/usr/bin/python3.11"
 EVENT_RE = re.compile(r"^event kind=(\d+) func=(\S+) tid=\d+ addr=(0x[0-9a-f]+|0) "
                       r"old=(0x[0-9a-f]+|0) size=(\d+) frames=\d+$")
 
@@ -85,24 +86,56 @@ def window(events, begin, end):
     return events[starts[0] + 1:ends[0]]
 
 
-def check_pyalloc(r, python, tag):
+def check_probe_sites(t, malloc_placed):
+    """status --json names where each function is probed, with the instruction there;
+    one placed past its entry has no reason not to be. With malloc_placed, a pyenv
+    build's PyObject_Malloc is probed at its js (after "mov %rdi,%rsi; test
+    %rdi,%rdi"), which the kernel emulates."""
+    sites = t.get("probe_sites") or []
+    py = [s for s in sites if (s.get("via") or s.get("function") or "").startswith("PyObject_")]
+    if not py:
+        raise Fail(f"status names no probe site of PyObject_*: {sites}")
+    for s in sites:
+        if not s.get("instruction") or (s.get("at") and s.get("why")):
+            raise Fail(f"probe site without its instruction, or placed with a reason: {s}")
+    malloc = [s for s in py if s.get("function") == "PyObject_Malloc"]
+    if malloc_placed and (not malloc or not malloc[0].get("at")):
+        raise Fail(f"PyObject_Malloc probed at its entry: {malloc}")
+
+
+def check_pyalloc(r, python, tag, args=(), env=None, log_says=None, start=False):
+    """args: to pyalloc.py; env: the target's environment, added; log_says: a regular
+    expression the daemon's log must match (how the frees were probed); start: the
+    daemon starts the script (memtraced -- python ...) instead of attaching to it."""
     signal_file = os.path.join(r.tmp, "go")
-    out = os.path.join(r.tmp, f"pyalloc-{tag}.out")
-    target = r.spawn([python, PYALLOC, signal_file], "target", f"pyalloc-{tag}.out")
-    r.wait_line(out, "ready", target)
-    daemon = r.spawn([r.memtraced, "--socket", r.sock, "--python-allocators", "--pid",
-                      str(target.pid)], "daemon", f"memtraced-{tag}.out",
-                     env=dict(os.environ, MEMTRACE_DEBUG_EVENTS="1"))
-    r.wait_daemon(daemon, r.sock)
-    r.wait_state("attached", daemon=daemon)
+    argv = [python, PYALLOC, signal_file, *args]
+    denv = dict(os.environ, MEMTRACE_DEBUG_EVENTS="1")
+    if start:
+        out = os.path.join(r.tmp, f"memtraced-{tag}.out")
+        daemon = r.spawn([r.memtraced, "--socket", r.sock, "--python-allocators", "--", *argv],
+                         "daemon", f"memtraced-{tag}.out", env=dict(denv, **(env or {})))
+        target = daemon
+        r.wait_line(out, "ready", daemon)
+        r.wait_daemon(daemon, r.sock)
+    else:
+        out = os.path.join(r.tmp, f"pyalloc-{tag}.out")
+        target = r.spawn(argv, "target", f"pyalloc-{tag}.out",
+                         env=dict(os.environ, **(env or {})))
+        r.wait_line(out, "ready", target)
+        daemon = r.spawn([r.memtraced, "--socket", r.sock, "--python-allocators", "--pid",
+                          str(target.pid)], "daemon", f"memtraced-{tag}.out", env=denv)
+        r.wait_daemon(daemon, r.sock)
+    t = r.wait_state("attached", daemon=daemon)
+    check_probe_sites(t, malloc_placed=python != DEBIAN_PYTHON)
     with open(signal_file, "w"):
         pass
     expect = r.read_expect(out, target)
     time.sleep(0.5)  # the daemon drains its ring buffer on a ~10 ms timer
-    # the allocator mix of stats names the kinds (the interpreter's own calls add to ours)
-    mix = r.ctl_json("stats", "--json").get("allocator_mix") or {}
+    # the allocator mix of stats names the kinds (the interpreter's own calls add to ours;
+    # traced from its start, the interpreter's stacks take the daemon long to symbolize)
+    mix = r.ctl_json("stats", "--json").get("allocator_mix") or {} if not start else {}
     mine = {"pymalloc_malloc": 1000 + 20 + 30 + 2, "pymalloc_calloc": 50, "pymalloc_realloc": 1}
-    for kind, least in mine.items():
+    for kind, least in mine.items() if not start else ():
         got = mix.get(kind, {}).get("allocations", 0) if isinstance(mix.get(kind), dict) \
             else mix.get(kind, 0)
         if got < least:
@@ -114,6 +147,10 @@ def check_pyalloc(r, python, tag):
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
     os.unlink(signal_file)
+    if log_says:
+        with open(r.daemon_logs[-1], errors="replace") as f:
+            if not re.search(log_says, f.read(), re.M):
+                raise Fail(f"the daemon's log does not say {log_says!r}")
     ev = window(parse_events(r.daemon_logs[-1]), 987651, 987652)
 
     def addrs(kind, func, size):
@@ -163,14 +200,52 @@ def check_pyalloc(r, python, tag):
 
 def test_python_allocators(r):
     """Every PyObject_*/PyMem_* call of the script is one event with the right kind,
-    address and size, on each pyenv CPython 3.10-3.13 present."""
+    address and size, on each pyenv CPython 3.10-3.13 present; the frees probed where
+    the allocator table sends them (pymalloc's _PyObject_Free, src/daemon/attach/pydispatch.c)."""
     for v in PY_VERSIONS:
         python = pyenv_python(v)
         if not python:
             print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
             continue
         with r.part(v):
-            check_pyalloc(r, python, v)
+            check_pyalloc(r, python, v,
+                          log_says=r"PyObject_Free dispatches to _PyObject_Free, probed there")
+    if not os.access(DEBIAN_PYTHON, os.X_OK):
+        print(f"SKIP {r.name}.debian: {DEBIAN_PYTHON} is not installed", flush=True)
+        return
+    with r.part("debian"):
+        # its PyObject_Free inlines pymalloc (the table is only its slow path): probed
+        # past its first compare, at the jne the kernel emulates
+        check_pyalloc(r, DEBIAN_PYTHON, "debian",
+                      log_says=r"probe on PyObject_Free in python3\.11 at \+[1-9]")
+
+
+def test_python_allocator_hooks(r):
+    """PyObject_Free and PyMem_Free are probed where the live allocator table sends
+    them (pymalloc's _PyObject_Free, or the debug hooks' _PyMem_DebugFree under
+    PYTHONMALLOC=debug); a program that installs an allocator while traced
+    (tracemalloc.start(), PyMem_SetAllocator) is stopped there and the dispatchers
+    probed again before the table changes. Every call still one event, exactly."""
+    for v in PY_VERSIONS:
+        python = pyenv_python(v)
+        if not python:
+            print(f"SKIP {r.name}.{v}: no pyenv CPython {v} under {pyenv_root()}", flush=True)
+            continue
+        with r.part(f"{v}.tracemalloc"):
+            check_pyalloc(r, python, f"{v}-tm", args=["tracemalloc"],
+                          log_says=r"installs an allocator: PyObject_Free and PyMem_Free "
+                                   r"probed themselves")
+        with r.part(f"{v}.debug_hooks"):
+            check_pyalloc(r, python, f"{v}-dbg", env={"PYTHONMALLOC": "debug"},
+                          log_says=r"PyObject_Free dispatches to _PyMem_DebugFree")
+        # started by the daemon: resolved before the interpreter runs, so before it
+        # installs the debug hooks PYTHONMALLOC asks for (_PyMem_SetupAllocators): the
+        # dispatchers are probed from the start (the table could not be read) or again
+        # then
+        with r.part(f"{v}.started_debug_hooks"):
+            check_pyalloc(r, python, f"{v}-sdbg", env={"PYTHONMALLOC": "debug"}, start=True,
+                          log_says=r"(PyObject_Free probed itself|installs an allocator: "
+                                   r"PyObject_Free and PyMem_Free probed themselves)")
 
 
 def status_note(r, python, tag, env=None):
@@ -678,6 +753,7 @@ TESTS = [
     ("python_running_server", test_running_server),
     ("python_tracemalloc", test_tracemalloc),
     ("python_allocators", test_python_allocators),
+    ("python_allocator_hooks", test_python_allocator_hooks),
     ("python_inlined_note", test_inlined_note),
     ("python_arenas", test_arenas),
     ("python_arenas_native", test_arenas_native),

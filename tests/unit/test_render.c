@@ -20,6 +20,13 @@ static struct snap_frame known_frames[] = {
     {0x7fff00001234, 0, NULL, NULL, NULL, 0, 0},
 };
 
+static struct snap_probe_site known_sites[] = {
+    {"malloc", "/lib/x86_64-linux-gnu/libc.so.6", 0x98930, 0, "push r12", NULL},
+    {"reallocarray", "/lib/x86_64-linux-gnu/libc.so.6", 0x9a7e0, 0, "mov rax, rsi",
+     "argument 2 is overwritten"},
+    {"free", "/lib/x86_64-linux-gnu/libc.so.6", 0x98ef0, 3, "je 0x98fb8", NULL},
+};
+
 static struct snap_target known_targets[] = {
     {
 	.pid = 1234,
@@ -29,6 +36,8 @@ static struct snap_target known_targets[] = {
 	.command = "./demo --leak",
 	.allocator = "/lib/x86_64-linux-gnu/libc.so.6",
 	.traced_ns = 62500000000ull,
+	.nsites = 3,
+	.sites = known_sites,
     },
     {
 	.pid = 77,
@@ -230,10 +239,20 @@ TEST(test_status_json)
 		  "{\"pid\":1234,\"command\":\"./demo --leak\",\"state\":\"attached\","
 		  "\"exit_code\":null,\"exit_signal\":null,"
 		  "\"allocator\":\"/lib/x86_64-linux-gnu/libc.so.6\",\"note\":null,\"probes\":10,"
+		  "\"probe_sites\":[{\"function\":\"malloc\",\"object\":"
+		  "\"/lib/x86_64-linux-gnu/libc.so.6\",\"offset\":624944,\"at\":0,"
+		  "\"instruction\":\"push r12\",\"why\":null,\"via\":null},"
+		  "{\"function\":\"reallocarray\",\"object\":\"/lib/x86_64-linux-gnu/libc.so.6\","
+		  "\"offset\":632800,\"at\":0,\"instruction\":\"mov rax, rsi\","
+		  "\"why\":\"argument 2 is overwritten\",\"via\":null},"
+		  "{\"function\":\"free\",\"object\":\"/lib/x86_64-linux-gnu/libc.so.6\","
+		  "\"offset\":626416,\"at\":3,\"instruction\":\"je 0x98fb8\","
+		  "\"why\":null,\"via\":null}],"
 		  "\"traced_seconds\":62.5},"
 		  "{\"pid\":77,\"command\":\"sh -c \\\"x\\\"\\n\\u001b[31m\","
 		  "\"state\":\"exited\",\"exit_code\":null,\"exit_signal\":9,"
-		  "\"allocator\":null,\"note\":null,\"probes\":0,\"traced_seconds\":1.5}]}\n");
+		  "\"allocator\":null,\"note\":null,\"probes\":0,\"probe_sites\":[],"
+		  "\"traced_seconds\":1.5}]}\n");
 	free(out);
 }
 

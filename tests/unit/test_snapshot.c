@@ -102,6 +102,25 @@ static void build_known(struct snapshot *s)
 		t->note = i == 1 ? xstrdup("pymalloc is inlined at 189 call sites") : NULL;
 		t->traced_ns = 5000000000ull * (i + 1);
 		counters_fill(&t->counters, i);
+		if (i == 0) { /* where its functions are probed */
+			t->nsites = 2;
+			t->sites = xcalloc(2, sizeof(*t->sites));
+			t->sites[0] =
+			    (struct snap_probe_site){xstrdup("free"),
+						     xstrdup("/lib/x86_64-linux-gnu/libc.so.6"),
+						     0x98ef0,
+						     3,
+						     xstrdup("je 0x98fb8"),
+						     NULL,
+						     NULL};
+			t->sites[1] = (struct snap_probe_site){xstrdup("_PyObject_Free"),
+							       xstrdup("/usr/lib/libpython3.12.so"),
+							       0x1cef80,
+							       0,
+							       xstrdup("test rsi, rsi"),
+							       xstrdup("a branch reaches +1..+3"),
+							       xstrdup("PyObject_Free")};
+		}
 	}
 
 	s->unwind = (struct snap_unwind){.present = 1,
@@ -191,6 +210,16 @@ static void build_random(struct snapshot *s)
 		t->allocator = random_name();
 		t->note = rng() % 2 ? random_name() : NULL;
 		t->traced_ns = random_u64();
+		t->nsites = (uint32_t)(rng() % 3);
+		t->sites = t->nsites ? xcalloc(t->nsites, sizeof(*t->sites)) : NULL;
+		for (uint32_t k = 0; k < t->nsites; k++)
+			t->sites[k] = (struct snap_probe_site){random_name(),
+							       rng() % 2 ? random_name() : NULL,
+							       random_u64(),
+							       random_u64(),
+							       random_name(),
+							       rng() % 2 ? random_name() : NULL,
+							       rng() % 2 ? random_name() : NULL};
 		for (size_t k = 0; k < sizeof(t->counters) / sizeof(uint64_t); k++)
 			((uint64_t *)&t->counters)[k] = random_u64();
 	}
@@ -298,6 +327,15 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(str_eq(x->allocator, y->allocator));
 		SAME(str_eq(x->note, y->note));
 		SAME(x->traced_ns == y->traced_ns);
+		SAME(x->nsites == y->nsites);
+		for (uint32_t k = 0; k < x->nsites && k < y->nsites; k++) {
+			const struct snap_probe_site *u = &x->sites[k], *v = &y->sites[k];
+
+			SAME(str_eq(u->function, v->function) && str_eq(u->object, v->object));
+			SAME(u->offset == v->offset && u->at == v->at);
+			SAME(str_eq(u->instruction, v->instruction) && str_eq(u->why, v->why));
+			SAME(str_eq(u->via, v->via));
+		}
 		SAME(counters_eq(&x->counters, &y->counters));
 	}
 	SAME(a->nstacks == b->nstacks);

@@ -177,6 +177,27 @@ static void json_stats_extras(struct json_writer *w, const struct snapshot *s)
 
 /* ---- JSON ---------------------------------------------------------------------- */
 
+/* Where each allocator function of t is probed (docs/design.md, "Cheaper traps"). */
+static void json_probe_sites(struct json_writer *w, const struct snap_target *t)
+{
+	json_key(w, "probe_sites");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < t->nsites; i++) {
+		const struct snap_probe_site *ps = &t->sites[i];
+
+		json_begin_object(w);
+		json_kv_string(w, "function", ps->function);
+		json_kv_string(w, "object", ps->object);
+		json_kv_u64(w, "offset", ps->offset);
+		json_kv_u64(w, "at", ps->at);
+		json_kv_string(w, "instruction", ps->instruction);
+		json_kv_string(w, "why", ps->why);
+		json_kv_string(w, "via", ps->via);
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
 static void json_target(struct json_writer *w, const struct snap_target *t, int with_counters)
 {
 	int exited = t->state == SNAP_TARGET_EXITED && t->exit_status >= 0;
@@ -198,6 +219,8 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	json_kv_string(w, "allocator", t->allocator);
 	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
+	if (!with_counters) /* status: where each function is probed */
+		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
 	if (with_counters) {
 		json_key(w, "counters");

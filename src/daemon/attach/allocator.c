@@ -20,6 +20,8 @@
 
 #include "daemon/attach/elfjump.h"
 #include "daemon/symbols/elfsym.h"
+#include "daemon/attach/probesite.h"
+#include "daemon/attach/pydispatch.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyinline.h"
@@ -116,6 +118,7 @@ static void add_probe(struct allocator *a, const struct elf_module *mod, const c
 	a->probes[a->nprobes].func = func;
 	a->probes[a->nprobes].object = object;
 	a->probes[a->nprobes].offset = off;
+	a->probes[a->nprobes].symbol = name;
 	a->nprobes++;
 }
 
@@ -206,8 +209,10 @@ static void fill_delete_probes(struct allocator *a)
 		}
 		if (dup)
 			continue;
-		a->probes[a->nprobes++] =
-		    (struct alloc_probe){.func = MT_FN_DELETE, .object = 1, .offset = off};
+		a->probes[a->nprobes++] = (struct alloc_probe){.func = MT_FN_DELETE,
+							       .object = 1,
+							       .offset = off,
+							       .symbol = cxx_delete_symbols[i]};
 	}
 	elfmod_close(mod);
 }
@@ -246,8 +251,10 @@ static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *e
 		}
 		elfmod_close(mod);
 	}
-	if (!rc)
+	if (!rc) {
 		fill_cxx_probes(a, pid, paths, n);
+		probesite_place_allocator(a);
+	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);
@@ -292,6 +299,10 @@ int allocator_resolve_python(int pid, struct allocator *a)
 	n = linkmap_search_order(pid, &paths);
 	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
 				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
+	if (added) {
+		pydispatch_apply(pid, a);
+		probesite_place_allocator(a);
+	}
 	for (i = 0; i < n; i++)
 		free(paths[i]);
 	free(paths);

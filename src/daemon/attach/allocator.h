@@ -14,11 +14,23 @@
 #include <stdint.h>
 
 #include "memtrace/event.h"
+#include "placement.h"
 
 struct alloc_probe {
 	int func;	 /* enum mt_func */
 	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new); 2: CPython */
 	uint64_t offset; /* file offset of the function's first instruction */
+
+	/* its name (static storage) */
+	const char *symbol;
+	/* where past offset its probes go (probesite.c) */
+	struct placement place;
+	/* CPython's frees: offset is the function the dispatcher reaches through
+	 * the allocator table (pydispatch.c), which finds the pointer in
+	 * arg0_reg (enum placement_gpr) */
+	uint8_t dispatched;
+	uint8_t arg0_reg;
+	char via_target[48]; /* the function probed, when dispatched */
 };
 
 struct allocator {
@@ -39,6 +51,15 @@ struct allocator {
 	struct alloc_probe probes[64];
 	int nprobes;
 	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
+	/* CPython frees probed where they dispatch to (pydispatch.c): the
+	 * dispatchers, to probe again if the program installs an allocator, and
+	 * the functions that install one (file offsets in py_open_path) */
+	struct alloc_probe py_dispatchers[2];
+	int npy_dispatchers;
+	uint64_t py_setters[4];
+	uint8_t py_setter_domain[4]; /* its first argument is the domain (raw: ignored) */
+	uint8_t py_setter_found[4];  /* by index of pydispatch_setters[] */
+	int npy_setters;
 };
 
 /* Name of an allocator function ("malloc"). */

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "memtrace.skel.h"
+#include "daemon/attach/probesite.h"
 #include "common/util.h"
 
 static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
@@ -107,7 +108,7 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 	return 0;
 }
 
-enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_COUNT };
+enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_PYALLOC_SET, PROG_COUNT };
 
 /*
  * --follow-forks. A uprobe made through perf's uprobe PMU (what libbpf
@@ -282,19 +283,28 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	return link;
 }
 
+/* MEMTRACE_BENCH_EMPTY_PROGRAMS=1: the same probes, empty programs (make bench's floor). */
+static int empty_programs(void)
+{
+	const char *env = getenv("MEMTRACE_BENCH_EMPTY_PROGRAMS");
+
+	return env && strcmp(env, "0") != 0;
+}
+
 static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
-		      uint64_t offset, int func, struct target_probes *tp,
+		      uint64_t offset, int func, uint64_t cookie, struct target_probes *tp,
 		      struct target_probes *old, const struct target_probes *inherited, int follow)
 {
 	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
+	int empty = empty_programs();
 	struct bpf_program *progs[PROG_COUNT] = {
-	    [PROG_FREE] = skel->progs.free_enter,
-	    [PROG_RETURN] = skel->progs.alloc_return,
-	    [PROG_OUTER_FREE] = skel->progs.outer_free_enter,
-	    [PROG_ENTRY] = skel->progs.alloc_enter,
+	    [PROG_FREE] = empty ? skel->progs.empty_enter : skel->progs.free_enter,
+	    [PROG_RETURN] = empty ? skel->progs.empty_return : skel->progs.alloc_return,
+	    [PROG_OUTER_FREE] = empty ? skel->progs.empty_enter : skel->progs.outer_free_enter,
+	    [PROG_ENTRY] = empty ? skel->progs.empty_enter : skel->progs.alloc_enter,
+	    [PROG_PYALLOC_SET] = skel->progs.pyalloc_set,
 	};
-	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which],
-		    .bpf_cookie = (uint64_t)func);
+	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which], .bpf_cookie = cookie);
 	struct probe_key key = {.offset = offset, .func = func, .prog = which};
 	struct bpf_link *link;
 	struct stat st;
@@ -320,8 +330,8 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	}
 	memset(&tp->tracefs[tp->nlinks], 0, sizeof(tp->tracefs[tp->nlinks]));
 	if (follow)
-		link = attach_inherited(progs[which], pid, path, offset, retprobe[which],
-					(uint64_t)func, &tp->tracefs[tp->nlinks]);
+		link = attach_inherited(progs[which], pid, path, offset, retprobe[which], cookie,
+					&tp->tracefs[tp->nlinks]);
 	else
 		link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
 	if (!link)
@@ -371,6 +381,10 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 		for (i = 0; i < a->nprobes && !rc; i++) {
 			const struct alloc_probe *p = &a->probes[i];
 			const char *path = allocator_probe_open_path(a, p);
+			/* entry and return probes share the place (placement.c keeps the
+			 * stack pointer the entry's where there is a return probe) */
+			uint64_t at = p->offset + p->place.offset;
+			uint64_t cookie = probesite_cookie(p->func, &p->place);
 			int is_free = p->func == MT_FN_FREE || p->func == MT_FN_DALLOCX;
 			/* PyObject_Free and an interposer's operator delete emit
 			 * at entry like free, and have a return probe so that a
@@ -379,22 +393,32 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 			    p->func == MT_FN_PYMALLOC_FREE || p->func == MT_FN_DELETE;
 
 			if (pass == 0 && is_free)
-				rc = attach_one(skel, PROG_FREE, pid, path, p->offset, p->func, tp,
+				rc = attach_one(skel, PROG_FREE, pid, path, at, p->func, cookie, tp,
 						old, inherited, follow);
 			else if (pass == 1 && !is_free)
-				rc = attach_one(skel, PROG_RETURN, pid, path, p->offset, p->func,
+				rc = attach_one(skel, PROG_RETURN, pid, path, at, p->func, cookie,
 						tp, old, inherited, follow);
 			else if (pass == 2 && is_outer_free)
-				rc = attach_one(skel, PROG_OUTER_FREE, pid, path, p->offset,
-						p->func, tp, old, inherited, follow);
+				rc = attach_one(skel, PROG_OUTER_FREE, pid, path, at, p->func,
+						cookie, tp, old, inherited, follow);
 			else if (pass == 2 && !is_free)
-				rc = attach_one(skel, PROG_ENTRY, pid, path, p->offset, p->func, tp,
-						old, inherited, follow);
+				rc = attach_one(skel, PROG_ENTRY, pid, path, at, p->func, cookie,
+						tp, old, inherited, follow);
 			if (rc)
 				snprintf(err, errlen, "cannot attach a uprobe to %s in %s: %s",
 					 allocator_func_name(p->func), allocator_probe_path(a, p),
 					 strerror(-rc));
 		}
+	}
+	/* CPython's allocator setters, while its frees are probed where they
+	 * dispatch to (pydispatch.c) */
+	for (i = 0; i < a->npy_setters && !rc; i++) {
+		rc = attach_one(skel, PROG_PYALLOC_SET, pid, a->py_open_path, a->py_setters[i],
+				MT_FN_COUNT, a->py_setter_domain[i], tp, old, inherited, follow);
+		if (rc)
+			snprintf(err, errlen,
+				 "cannot attach a uprobe to an allocator setter in %s: %s",
+				 a->py_path, strerror(-rc));
 	}
 	if (rc)
 		undo_attach(tp, old);

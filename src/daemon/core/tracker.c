@@ -623,7 +623,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		t->events_malformed++;
 		return;
 	}
-	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO)
+	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO || ev->kind == MT_EV_PYALLOC)
 		return; /* a process to attach to or to resolve: the daemon's business */
 	tg = tracker_find_target(t, ev->tgid);
 	if (!tg) {
