@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The events that change what is traced rather than what is allocated: a
+ * target's exec, a fork of a followed target, a --comm/--exe match, ld.so
+ * done mapping (after an exec, or a dlopen for the DWARF walker), a CPython
+ * installing an allocator. Each that needs the daemon before the process
+ * goes on stops it (SIGSTOP, recorded in "stopped" for the keeper).
+ * Included once by bpf/memtrace.bpf.c, after the maps and helpers it uses.
+ */
+/*
+ * A target executed a new program. Its old address space is gone, and probes
+ * placed for the old program must not count the new one's calls: one event,
+ * ordered in the ring buffer after every event of the old program (its other
+ * threads are gone by now) and before any of the new one.
+ */
+/* Matched targets alive now (the daemon takes exited ones off). */
+volatile __s32 matched;
+
+/*
+ * Stop the current process (SIGSTOP) for the daemon, recorded in "stopped"
+ * so that the keeper continues it if the daemon dies first; cont_current
+ * undoes it when the daemon cannot be told.
+ */
+static __always_inline void stop_current(__u32 tgid)
+{
+	__u8 one = 1;
+
+	bpf_map_update_elem(&stopped, &tgid, &one, BPF_ANY);
+	bpf_send_signal(19 /* SIGSTOP */);
+}
+
+static __always_inline void cont_current(__u32 tgid)
+{
+	bpf_send_signal(18 /* SIGCONT */);
+	bpf_map_delete_elem(&stopped, &tgid);
+}
+
+/*
+ * Whole-host mode: does the program just executed match --comm or --exe?
+ * Its comm is already the new program's name here.
+ */
+static __always_inline int exec_matches(struct linux_binprm *bprm)
+{
+	char comm[16];
+
+	if (cfg.match_comm[0]) {
+		bpf_get_current_comm(comm, sizeof(comm));
+		for (int i = 0; i < 16; i++) {
+			if (comm[i] != cfg.match_comm[i])
+				return 0;
+			if (!comm[i])
+				break;
+		}
+		return 1;
+	}
+	if (cfg.match_ino) {
+		struct inode *ino = BPF_CORE_READ(bprm, file, f_inode);
+
+		return BPF_CORE_READ(ino, i_ino) == cfg.match_ino &&
+		       BPF_CORE_READ(ino, i_sb, s_dev) == cfg.match_dev;
+	}
+	return 0;
+}
+
+/*
+ * A matching program starts (whole-host mode): it becomes a watched target
+ * and is stopped before its first instruction, so that the daemon can place
+ * the probes before any allocation; the daemon continues it (SIGCONT) as
+ * soon as they are attached. Past max_matches, it is left alone.
+ */
+static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
+{
+	struct mt_target_watch w = {.follow = cfg.match_follow};
+	struct mt_event *ev;
+
+	if (!exec_matches(bprm))
+		return;
+	/* two execs at once may both pass: the daemon checks the cap again */
+	if (matched >= (__s32)cfg.max_matches)
+		return;
+	if (bpf_map_update_elem(&targets, &tgid, &w, BPF_NOEXIST)) {
+		count_lost(MT_EV_MATCH);
+		return;
+	}
+	__sync_fetch_and_add(&matched, 1);
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		/* the daemon would never hear of it: leave it alone, counted */
+		bpf_map_delete_elem(&targets, &tgid);
+		__sync_fetch_and_add(&matched, -1);
+		count_lost(MT_EV_MATCH);
+		return;
+	}
+	stop_current(tgid);
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = MT_EV_MATCH;
+	ev->tgid = tgid;
+	ev->tid = (__u32)bpf_get_current_pid_tgid();
+	ev->stack_end = MT_STACK_NONE;
+	ev->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+}
+
+SEC("raw_tp/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+
+	if (!w) {
+		if (cfg.match_comm[0] || cfg.match_ino)
+			exec_match((struct linux_binprm *)ctx->args[2], tgid);
+		return 0;
+	}
+	__sync_fetch_and_add(&w->execs, 1);
+	/* the old program's unwind mappings: the daemon lists the new one's */
+	bpf_map_delete_elem(&uw_procs, &tgid);
+	if (!cfg.hold_exec) {
+		emit_small(MT_EV_EXEC, 0, 0, 0, 0);
+		return 0;
+	}
+	/* stopped until the daemon has placed a probe on the new program's
+	 * ld.so (ldso_state), so that it resolves the allocator the linker
+	 * binds before any of it runs; addr = 1 says so */
+	stop_current(tgid);
+	if (emit_small(MT_EV_EXEC, 0, 1, 0, 0))
+		cont_current(tgid); /* the daemon will not hear of it */
+	return 0;
+}
+
+/*
+ * ld.so's _dl_debug_state, probed for a target that executed a new program
+ * until its libraries are all mapped: stop there (before relocation and the
+ * libraries' constructors) for the daemon to resolve the allocator.
+ */
+SEC("uprobe")
+int ldso_state(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stop_current(tgid);
+	if (emit_small(MT_EV_LDSO, 0, 0, 0, 0))
+		cont_current(tgid);
+	return 0;
+}
+
+/*
+ * ld.so's _dl_debug_state in a process the DWARF walker unwinds: once the
+ * linker's map is consistent again after a dlopen or dlclose, stop (before
+ * the new objects' constructors run) for the daemon to load their unwind
+ * tables and list their mappings; it continues the process then.
+ */
+SEC("uprobe")
+int uw_ldso(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+	__s32 state = 0;
+
+	if (!up || !bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	if (up->r_state_addr &&
+	    (bpf_probe_read_user(&state, sizeof(state), (void *)up->r_state_addr) || state != 0))
+		return 0; /* RT_ADD or RT_DELETE: the consistent call follows */
+	stop_current(tgid);
+	if (emit_small(MT_EV_LDSO, 0, 1, 0, 0))
+		cont_current(tgid);
+	return 0;
+}
+
+/*
+ * A CPython target whose frees are probed where its allocator table
+ * dispatches them (src/daemon/attach/pydispatch.c) entered a function that installs an
+ * allocator: stop it there, before the table changes, for the daemon to
+ * probe PyObject_Free and PyMem_Free themselves again.
+ */
+SEC("uprobe")
+int pyalloc_set(struct pt_regs *ctx)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+
+	/* cookie 1: the first argument is the domain; the raw one's table
+	 * (PYMEM_DOMAIN_RAW, 0) is not where PyObject_Free dispatches */
+	if (bpf_get_attach_cookie(ctx) == 1 && PT_REGS_PARM1(ctx) == 0)
+		return 0;
+	if (!bpf_map_lookup_elem(&targets, &tgid))
+		return 0;
+	stop_current(tgid);
+	if (emit_small(MT_EV_PYALLOC, 0, 0, 0, 0))
+		cont_current(tgid); /* counted lost: its frees may go untraced */
+	return 0;
+}
+
+/*
+ * A followed target forked a new process (not a thread): the child inherits
+ * the probes (their perf events are inherited at fork), becomes a watched,
+ * followed target itself, and the daemon learns of it through one event,
+ * written before the child first runs (the tracepoint fires before the
+ * child is woken), so it precedes every event of the child.
+ */
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct task_struct *child = (struct task_struct *)ctx->args[1];
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid, cpid;
+	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+	struct mt_target_watch cw = {.follow = 1};
+	__u8 *arenas;
+
+	if (!w || !w->follow)
+		return 0;
+	ctgid = BPF_CORE_READ(child, tgid);
+	cpid = BPF_CORE_READ(child, pid);
+	if (ctgid != cpid || ctgid == tgid)
+		return 0; /* a thread */
+	if (bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY)) {
+		count_lost(MT_EV_FORK);
+		return 0;
+	}
+	/* the child has its parent's mappings until it maps others */
+	if (cfg.stack_walker == MT_WALK_DWARF) {
+		struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
+
+		if (up)
+			bpf_map_update_elem(&uw_procs, &ctgid, up, BPF_ANY);
+	}
+	/* a forked CPython maps arenas from its first instruction too */
+	arenas = bpf_map_lookup_elem(&mmaptrace, &tgid);
+	if (arenas)
+		bpf_map_update_elem(&mmaptrace, &ctgid, arenas, BPF_ANY);
+	emit_small(MT_EV_FORK, 0, ctgid, 0, 0);
+	return 0;
+}
