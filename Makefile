@@ -28,15 +28,15 @@ endif
 
 ARCH     := $(shell uname -m | sed 's/x86_64/x86/;s/aarch64/arm64/')
 
-COMMON_SRCS := src/snapshot.c src/proto.c src/util.c
+COMMON_SRCS := src/snapshot.c src/proto.c src/util.c src/strtab.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
-DAEMON_SRCS += src/notify.c src/metrics_http.c
+DAEMON_SRCS += src/notify.c src/metrics_http.c src/symcache.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
 	       src/keeper.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/group.c src/views.c
-CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c src/strtab.c
+CLIENT_SRCS += src/outputs.c src/folded.c src/pprof.c src/html.c
 
 COMMON_OBJS := $(COMMON_SRCS:src/%.c=$(O)/%.o)
 DAEMON_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/%.o)
@@ -144,6 +144,11 @@ e2e: all $(E2E_PROGS)
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
+
+# The scale workload: many live blocks over many stacks (tests/bench/scalebench.py).
+$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
+		-pthread $< -o $@
 
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@

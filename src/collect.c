@@ -14,11 +14,7 @@
 #include "symbolize.h"
 #include "util.h"
 
-struct sort_ctx {
-	const struct tracker *t;
-	int key;
-};
-
+/* The value a request sorts stacks by, largest first. */
 static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s, int key)
 {
 	switch (key) {
@@ -35,20 +31,22 @@ static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s,
 	}
 }
 
-static struct sort_ctx *sort_ctx; /* qsort has no context argument */
+/* A stack to sort: its key and tie-breaker copied out, so the sort reads one array. */
+struct sort_item {
+	uint64_t value;
+	uint64_t allocations;
+	uint32_t index;
+};
 
-static int cmp_stacks(const void *a, const void *b)
+static int cmp_items(const void *a, const void *b)
 {
-	const struct stack_entry *x = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)a);
-	const struct stack_entry *y = stack_get(&sort_ctx->t->stacks, *(const uint32_t *)b);
-	uint64_t vx = sort_value(sort_ctx->t, x, sort_ctx->key);
-	uint64_t vy = sort_value(sort_ctx->t, y, sort_ctx->key);
+	const struct sort_item *x = a, *y = b;
 
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	if (x->t.allocations != y->t.allocations)
-		return x->t.allocations > y->t.allocations ? -1 : 1;
-	return *(const uint32_t *)a < *(const uint32_t *)b ? -1 : 1;
+	if (x->value != y->value)
+		return x->value > y->value ? -1 : 1;
+	if (x->allocations != y->allocations)
+		return x->allocations > y->allocations ? -1 : 1;
+	return x->index < y->index ? -1 : 1;
 }
 
 static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
@@ -65,6 +63,23 @@ static int is_eval_loop(const struct snap_frame *f)
 {
 	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
 			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
+}
+
+/* A Python frame, its strings kept by the symbolizer like the native ones. */
+static void python_frame(struct daemon *d, uint32_t space, uint64_t word, struct snap_frame *out)
+{
+	struct snap_frame f;
+
+	pystacks_frame(d->py, (int)space, word, &f);
+	*out = f;
+	out->function = (char *)symbolizer_intern(d->sym, f.function);
+	out->file = (char *)symbolizer_intern(d->sym, f.file);
+	out->module = (char *)symbolizer_intern(d->sym, f.module);
+	out->build_id = (char *)symbolizer_intern(d->sym, f.build_id);
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
 }
 
 /*
@@ -84,16 +99,11 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 		nat++;
 	py = nat;
 	for (i = 0; i < nat; i++) {
-		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
+		n = symbolizer_frames_interned(d->sym, (int)s->tgid, frames[i], one,
+					       ARRAY_SIZE(one));
 		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
-			for (k = 0; k < n; k++) {
-				free(one[k].function);
-				free(one[k].module);
-				free(one[k].file);
-				free(one[k].build_id);
-			}
 			do {
-				pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+				python_frame(d, s->tgid, frames[py], &f);
 				push_frame(out, cap, &f);
 			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
 			continue;
@@ -102,7 +112,7 @@ static void fill_merged(struct daemon *d, const struct stack_entry *s, const uin
 			push_frame(out, cap, &one[k]);
 	}
 	for (; py < s->nframes; py++) {
-		pystacks_frame(d->py, (int)s->tgid, frames[py], &f);
+		python_frame(d, s->tgid, frames[py], &f);
 		push_frame(out, cap, &f);
 	}
 }
@@ -123,49 +133,69 @@ static const char *const root_functions[] = {
 
 /* Is this frame where stacks begin: a root function, or inside libc (whose
  * thread and program start functions may be nameless without debug info)? */
-static int is_root_frame(const struct snap_frame *f)
+static int is_root_frame(const char *function, const char *module)
 {
 	const char *base;
 	size_t i;
 
-	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
-		if (!strcmp(f->function, root_functions[i]))
+	for (i = 0; function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(function, root_functions[i]))
 			return 1;
 	}
-	if (!f->module)
+	if (!module)
 		return 0;
-	base = strrchr(f->module, '/');
-	base = base ? base + 1 : f->module;
+	base = strrchr(module, '/');
+	base = base ? base + 1 : module;
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5);
 }
 
 /*
- * Whether a stack is whole is decided by where it ends, not only by how the
- * walk ended: a chain that reached a root is whole even if the root's own
- * frame pointer is junk (libc is built without frame pointers), and one that
- * ended with a zero frame pointer anywhere else was cut short (code built
- * without frame pointers often leaves %rbp at 0). Checked once per stack.
+ * Where each stack of the stack table really ends (struct collect_ends in
+ * daemon.h). Whether a stack is whole is decided by where it ends, not only
+ * by how the walk ended: a chain that reached a root is whole even if the
+ * root's own frame pointer is junk (libc is built without frame pointers),
+ * and one that ended with a zero frame pointer anywhere else was cut short
+ * (code built without frame pointers often leaves %rbp at 0). A stack's
+ * frames never change, so each stack is checked once, from its last native
+ * frame's symbol alone (no DWARF), and the stack table is only read.
  */
-static void check_stack_end(struct daemon *d, uint32_t idx)
+static void check_stack_ends(struct daemon *d)
 {
-	struct stack_entry *e = stack_get(&d->tracker.stacks, idx);
-	struct snap_frame f;
-	uint32_t k;
+	const struct tracker *t = &d->tracker;
+	struct collect_ends *ce = &d->ends;
 
-	if (e->end_checked || !e->nframes ||
-	    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
-		return;
-	e->end_checked = 1;
-	/* the last native frame: Python frame words follow the native ones */
-	for (k = e->nframes; k > 1 && (stack_frames(&d->tracker.stacks, idx)[k - 1] & MT_PY_WORD);
-	     k--)
-		;
-	symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&d->tracker.stacks, idx)[k - 1], &f);
-	e->stack_end = is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN;
-	free(f.function);
-	free(f.module);
-	free(f.file);
-	free(f.build_id);
+	if (ce->cap < t->stacks.count) {
+		ce->cap = t->stacks.count + t->stacks.count / 2 + 256;
+		ce->end = xrealloc(ce->end, ce->cap * sizeof(*ce->end));
+	}
+	for (; ce->checked < t->stacks.count; ce->checked++) {
+		uint32_t idx = ce->checked, k;
+		const struct stack_entry *e = stack_get(&t->stacks, idx);
+		const uint64_t *frames = stack_frames(&t->stacks, idx);
+		const char *function, *module;
+
+		ce->end[idx] = (uint8_t)e->stack_end;
+		if (!e->nframes ||
+		    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
+			continue;
+		/* the last native frame: Python frame words follow the native ones */
+		for (k = e->nframes; k > 1 && (frames[k - 1] & MT_PY_WORD); k--)
+			;
+		function = symbolizer_symbol(d->sym, (int)e->tgid, frames[k - 1], &module);
+		if (is_root_frame(function, module)) {
+			ce->end[idx] = MT_STACK_COMPLETE;
+			continue;
+		}
+		ce->end[idx] = MT_STACK_BROKEN;
+		if (ce->nbroken == ce->broken_cap) {
+			ce->broken_cap = ce->broken_cap ? 2 * ce->broken_cap : 64;
+			ce->broken = xrealloc(ce->broken, ce->broken_cap * sizeof(*ce->broken));
+		}
+		ce->broken[ce->nbroken].stack = idx;
+		ce->broken[ce->nbroken].module =
+		    symbolizer_intern(d->sym, module ? module : "(no module)");
+		ce->nbroken++;
+	}
 }
 
 static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
@@ -173,13 +203,12 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
 	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
-	uint32_t i, cap = s->nframes ? s->nframes : 1;
-	size_t k, n;
+	uint32_t i, cap = s->nframes ? s->nframes + 4 : 1;
+	size_t n;
 
 	out->pid = tracker_space_pid(&d->tracker, s->tgid);
 	out->nframes = 0;
-	out->frames = xcalloc(cap, sizeof(*out->frames));
+	out->frames = xmalloc(cap * sizeof(*out->frames));
 	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
 		;
 	if (i < s->nframes) {
@@ -190,13 +219,14 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	}
 	for (; i < s->nframes; i++) {
 		/* inlined functions add frames at the same address */
-		n = symbolizer_frames(d->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
-		if (out->nframes + n > cap) {
-			cap = (out->nframes + (uint32_t)n) * 2;
+		if (out->nframes + SYMBOLIZER_MAX_INLINE + 1 > cap) {
+			cap = (out->nframes + SYMBOLIZER_MAX_INLINE + 1) * 2;
 			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
 		}
-		for (k = 0; k < n; k++)
-			out->frames[out->nframes++] = one[k];
+		n = symbolizer_frames_interned(d->sym, (int)s->tgid, frames[i],
+					       &out->frames[out->nframes],
+					       SYMBOLIZER_MAX_INLINE + 1);
+		out->nframes += (uint32_t)n;
 	}
 	out->allocations = s->t.allocations;
 	out->bytes_allocated = s->t.bytes_allocated;
@@ -207,7 +237,7 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 	out->peak_live_bytes = tracker_stack_peak_bytes(t, s);
 	out->temporary_allocations = s->t.temporary_allocations;
 	out->temporary_bytes = s->t.temporary_bytes;
-	out->stack_end = s->stack_end;
+	out->stack_end = idx < d->ends.checked ? d->ends.end[idx] : s->stack_end;
 }
 
 /*
@@ -217,25 +247,16 @@ static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
 static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *out)
 {
 	const struct tracker *t = &d->tracker;
+	const struct collect_ends *ce = &d->ends;
 	struct snap_truncation *v = NULL;
 	uint32_t n = 0, i, k;
 
-	for (i = 0; i < t->stacks.count; i++) {
-		const struct stack_entry *e = stack_get(&t->stacks, i);
-		struct snap_frame f;
-		const char *module;
+	for (i = 0; i < ce->nbroken; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, ce->broken[i].stack);
+		const char *module = ce->broken[i].module;
 
-		if (!pid || tracker_space_pid(t, e->tgid) == pid)
-			check_stack_end(d, i);
-		if (e->stack_end != MT_STACK_BROKEN || !e->nframes ||
-		    (pid && tracker_space_pid(t, e->tgid) != pid))
+		if (pid && tracker_space_pid(t, e->tgid) != pid)
 			continue;
-		/* the last native frame: Python frame words follow the native ones */
-		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
-		     k--)
-			;
-		symbolizer_frame(d->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
-		module = f.module ? f.module : "(no module)";
 		for (k = 0; k < n && strcmp(v[k].module, module); k++)
 			;
 		if (k == n) {
@@ -245,10 +266,6 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 		}
 		v[k].stacks++;
 		v[k].allocations += e->t.allocations;
-		free(f.function);
-		free(f.module);
-		free(f.file);
-		free(f.build_id);
 	}
 	/* most allocations first: a handful of modules, insertion sort */
 	for (i = 1; i < n; i++) {
@@ -362,8 +379,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 {
 	const struct tracker *t = &d->tracker;
 	int have_pid = 0;
-	struct sort_ctx ctx = {.t = t, .key = r->sort};
-	uint64_t lost[MT_LOST_SLOTS];
+	struct sort_item *items;
 	uint32_t *sel = NULL, nsel = 0, i, n;
 	int k;
 
@@ -381,10 +397,8 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	s->created_unix_ns = time_realtime_ns();
 	s->uptime_ns = time_monotonic_ns() - d->start_ns;
 	s->events_received = t->events_received;
-	if (!probes_read_lost(d->skel, lost, MT_LOST_SLOTS)) {
-		for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
-			s->events_lost[k] = lost[k];
-	}
+	for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
+		s->events_lost[k] = d->events_lost[k];
 	s->totals = t->totals;
 	if (r->pid)
 		pid_totals(t, r->pid, &s->totals);
@@ -412,22 +426,30 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		s->timeline_interval_ns = d->timeline.interval_ns;
 	}
 
+	check_stack_ends(d);
 	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
-	sel = xmalloc((size_t)t->stacks.count * sizeof(*sel));
+	/* the frames' strings are the symbolizer's (symbolizer_frames_interned) */
+	s->frames_borrowed = 1;
+	items = xmalloc(((size_t)t->stacks.count + 1) * sizeof(*items));
 	for (i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *e = stack_get(&t->stacks, i);
+		uint64_t value;
 
 		if (r->pid && tracker_space_pid(t, e->tgid) != r->pid)
 			continue;
-		if (!sort_value(t, e, r->sort))
+		value = sort_value(t, e, r->sort);
+		if (!value)
 			continue;
-		sel[nsel++] = i;
+		items[nsel++] = (struct sort_item){value, e->t.allocations, i};
 	}
 	s->stacks_total = nsel;
-	sort_ctx = &ctx;
-	qsort(sel, nsel, sizeof(*sel), cmp_stacks);
+	qsort(items, nsel, sizeof(*items), cmp_items);
+	sel = xmalloc(((size_t)nsel + 1) * sizeof(*sel));
+	for (i = 0; i < nsel; i++)
+		sel[i] = items[i].index;
+	free(items);
 	n = r->top && r->top < nsel ? r->top : nsel;
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	for (i = 0; i < n; i++)
@@ -437,4 +459,11 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		collect_blocks(d, r, sel, n, s);
 	free(sel);
 	return 0;
+}
+
+void collect_free(struct daemon *d)
+{
+	free(d->ends.end);
+	free(d->ends.broken);
+	memset(&d->ends, 0, sizeof(d->ends));
 }

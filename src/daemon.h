@@ -22,6 +22,23 @@ struct ring_buffer;
 struct client;
 struct metrics_http;
 
+/*
+ * Where each stack really ends (collect.c): the stack table is only read
+ * while a snapshot is built, so what was learned about a stack is kept here,
+ * one byte per stack (enum mt_stack_end), and the broken ones with the
+ * module their chain broke in.
+ */
+struct collect_ends {
+	uint8_t *end;	  /* by stack index, below checked */
+	uint32_t checked; /* stacks checked so far (the table only grows) */
+	uint32_t cap;
+	struct {
+		uint32_t stack;
+		const char *module; /* symbolizer_intern()ed */
+	} * broken;
+	uint32_t nbroken, broken_cap;
+};
+
 struct daemon {
 	struct tracker tracker;
 	struct target *targets;
@@ -50,6 +67,12 @@ struct daemon {
 	int follow_forks;	      /* --follow-forks: children become targets */
 	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
 	struct pystacks *py;	      /* Python frames of CPython targets */
+	struct collect_ends ends;     /* where stacks end (collect.c) */
+	/* the BPF lost counters as read when the request came: collect.c reads
+	 * no BPF map (it may run on another thread) */
+	uint64_t events_lost[MT_LOST_SLOTS];
+	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
+	uint64_t drain_gap_max_ns; /* longest time between two drains, since start or reset-peak */
 };
 
 /* Start or stop tracing a process at run time (memtracectl attach/detach).
@@ -63,8 +86,11 @@ void daemon_consume(struct daemon *d);
 /* Build the snapshot a request asks for (collect.c). */
 int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
 		     size_t errlen);
+/* Free what collect_snapshot() keeps between requests. */
+void collect_free(struct daemon *d);
 
 /* Socket server (server.c). */
+
 int server_listen(struct daemon *d, const char *path, char *err, size_t errlen);
 void server_close(struct daemon *d);
 void server_accept(struct daemon *d);

@@ -698,6 +698,12 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 
 void daemon_consume(struct daemon *d)
 {
+	uint64_t now = time_monotonic_ns();
+
+	/* the ingest figure: the longest the ring buffer waited for a drain */
+	if (d->last_drain_ns && now - d->last_drain_ns > d->drain_gap_max_ns)
+		d->drain_gap_max_ns = now - d->last_drain_ns;
+	d->last_drain_ns = now;
 	if (d->rb)
 		ring_buffer__consume(d->rb);
 }

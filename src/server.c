@@ -7,8 +7,10 @@
  * as the socket's mode 0660 already says to the filesystem.
  *
  * Bounds (docs/reliability.md): a client has d->client_timeout_ns from its
- * connect to send its line and read the whole reply, or it is dropped; the
- * replies waiting in the daemon for slow readers may hold at most
+ * connect to send its line, and as long again for each part of the reply it
+ * is slow to take (the timeout is for clients that stop, not for a large
+ * reply or a busy daemon);
+ * the replies waiting in the daemon for slow readers may hold at most
  * MAX_PENDING_OUTPUT bytes in all, past which a request gets "busy".
  */
 #include <errno.h>
@@ -25,6 +27,7 @@
 #include <unistd.h>
 
 #include "daemon.h"
+#include "probes.h"
 #include "util.h"
 
 #define MEMTRACE_GROUP	   "memtrace"
@@ -38,7 +41,7 @@ struct client {
 	char in[PROTO_MAX_REQUEST];
 	struct buf out;
 	size_t outpos;
-	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if not done by then */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if no progress by then */
 };
 
 static int group_id(gid_t *gid)
@@ -178,6 +181,7 @@ void server_close(struct daemon *d)
 	}
 	free(d->clients);
 	d->clients = NULL;
+	collect_free(d);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
 		unlink(d->socket_path);
@@ -206,35 +210,23 @@ static void reply_error(struct client *c, const char *msg)
 	reply(c, 1, msg, strlen(msg));
 }
 
-static void handle_request(struct daemon *d, struct client *c, size_t len)
+/* Drain, then read the BPF loss counters the reply reports (a child cannot). */
+static void request_prepare(struct daemon *d)
 {
-	struct proto_request req;
+	daemon_consume(d); /* include everything queued before the request */
+	if (d->skel && probes_read_lost(d->skel, d->events_lost, MT_LOST_SLOTS))
+		memset(d->events_lost, 0, sizeof(d->events_lost));
+}
+
+/* Build, encode and queue the reply to r in the daemon itself. */
+static void reply_here(struct daemon *d, struct client *c, const struct proto_request *r)
+{
 	struct snapshot snap;
 	char err[256];
 	uint8_t *bytes;
 	size_t nbytes;
 
-	if (proto_request_parse(c->in, len, &req, err, sizeof(err))) {
-		reply_error(c, err);
-		return;
-	}
-	if (d->pending_output > MAX_PENDING_OUTPUT) {
-		d->clients_busy++;
-		reply_error(c, "busy: too many unread replies, try again");
-		return;
-	}
-	daemon_consume(d); /* include everything queued before the request */
-	if (req.command == PROTO_CMD_RESET_PEAK) {
-		tracker_reset_peak(&d->tracker, time_monotonic_ns());
-		log_msg("peak reset at %llu live bytes",
-			(unsigned long long)d->tracker.totals.live_bytes);
-	}
-	if ((req.command == PROTO_CMD_ATTACH && daemon_attach(d, (int)req.pid, err, sizeof(err))) ||
-	    (req.command == PROTO_CMD_DETACH && daemon_detach(d, (int)req.pid, err, sizeof(err)))) {
-		reply_error(c, err);
-		return;
-	}
-	if (collect_snapshot(d, &req, &snap, err, sizeof(err))) {
+	if (collect_snapshot(d, r, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
 	}
@@ -245,6 +237,40 @@ static void handle_request(struct daemon *d, struct client *c, size_t len)
 		free(bytes);
 	}
 	snapshot_free(&snap);
+}
+
+enum handled {
+	HANDLED_REPLY, /* the reply is in c->out */
+};
+
+static int handle_request(struct daemon *d, struct client *c, size_t len)
+{
+	struct proto_request req;
+	char err[256];
+
+	if (proto_request_parse(c->in, len, &req, err, sizeof(err))) {
+		reply_error(c, err);
+		return HANDLED_REPLY;
+	}
+	if (d->pending_output > MAX_PENDING_OUTPUT) {
+		d->clients_busy++;
+		reply_error(c, "busy: too many unread replies, try again");
+		return HANDLED_REPLY;
+	}
+	request_prepare(d);
+	if (req.command == PROTO_CMD_RESET_PEAK) {
+		tracker_reset_peak(&d->tracker, time_monotonic_ns());
+		d->drain_gap_max_ns = 0; /* a new window for the ingest figure too */
+		log_msg("peak reset at %llu live bytes",
+			(unsigned long long)d->tracker.totals.live_bytes);
+	}
+	if ((req.command == PROTO_CMD_ATTACH && daemon_attach(d, (int)req.pid, err, sizeof(err))) ||
+	    (req.command == PROTO_CMD_DETACH && daemon_detach(d, (int)req.pid, err, sizeof(err)))) {
+		reply_error(c, err);
+		return HANDLED_REPLY;
+	}
+	reply_here(d, c, &req);
+	return HANDLED_REPLY;
 }
 
 /* Write what we can; returns 1 when the reply is fully sent or the peer is gone. */
@@ -261,14 +287,35 @@ static int client_flush(struct client *c)
 	return 1;
 }
 
-/* Flush a client of the table, keeping d->pending_output in step. */
+/* Flush a client of the table, keeping d->pending_output in step; progress
+ * gives the client another --client-timeout for the rest. */
 static int client_flush_counted(struct daemon *d, struct client *c)
 {
 	size_t before = c->outpos;
 	int done = client_flush(c);
 
 	d->pending_output -= c->outpos - before;
+	if (c->outpos != before)
+		c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
 	return done;
+}
+
+/* After a request was handled: send what is ready, or wait to. */
+static void client_after_request(struct daemon *d, int slot, int handled)
+{
+	struct client *c = d->clients[slot];
+	struct epoll_event ev = {.events = EPOLLOUT};
+
+	(void)handled;
+	d->pending_output += c->out.len;
+	c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
+	if (client_flush_counted(d, c)) {
+		client_close(d, slot);
+		return;
+	}
+	ev.data.u64 = (uint64_t)TAG_CLIENT << 32 | (uint32_t)slot;
+	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
+		client_close(d, slot);
 }
 
 /* Drop clients past their deadline: one that never sends its line, or never
@@ -334,7 +381,6 @@ void server_accept(struct daemon *d)
 void server_client_event(struct daemon *d, int slot, uint32_t events)
 {
 	struct client *c;
-	struct epoll_event ev = {.events = EPOLLOUT};
 	char *nl;
 	ssize_t n;
 
@@ -357,20 +403,14 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 		c->inlen += (size_t)n;
 		nl = memchr(c->in, '\n', c->inlen);
 		if (nl) {
-			handle_request(d, c, (size_t)(nl - c->in) + 1);
-			break;
+			client_after_request(d, slot,
+					     handle_request(d, c, (size_t)(nl - c->in) + 1));
+			return;
 		}
 		if (c->inlen == sizeof(c->in)) {
 			reply_error(c, "request too long");
-			break;
+			client_after_request(d, slot, HANDLED_REPLY);
+			return;
 		}
 	}
-	d->pending_output += c->out.len;
-	if (client_flush_counted(d, c)) {
-		client_close(d, slot);
-		return;
-	}
-	ev.data.u64 = (uint64_t)TAG_CLIENT << 32 | (uint32_t)slot;
-	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
-		client_close(d, slot);
 }

@@ -332,9 +332,24 @@ struct enc_frame {
 	int64_t line;
 };
 
+/*
+ * A frame as the snapshot being encoded holds it, strings by address: the
+ * frames of a daemon's snapshot share their strings (interned symbols), so
+ * most frame references are found here without hashing any string.
+ */
+struct ptr_frame {
+	uint64_t address, offset;
+	const char *function, *module, *file, *build_id;
+	int64_t line;
+	uint32_t frame; /* its index in the frame table */
+};
+
 struct encoder {
 	int nomem;
 	int too_big;
+	struct dedup ptr_index;
+	struct ptr_frame *ptrs;
+	size_t ptrs_cap;
 	struct dedup str_index;
 	const char **strs;
 	size_t *str_lens;
@@ -429,6 +444,45 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 	d->hashes[i] = hash;
 	*slot = (uint32_t)i + 1;
 	return (uint32_t)i;
+}
+
+static void intern_build_id(struct encoder *e, const struct snap_frame *f);
+
+/* intern_frame() and intern_build_id(), by the frame's string addresses first. */
+static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
+{
+	struct dedup *d = &e->ptr_index;
+	uint64_t hash = HASH_SEED;
+	uint32_t *slot, frame;
+	size_t pos, i;
+
+	/* a multiply per word: this runs once per frame reference */
+	hash = (hash ^ f->address ^ f->offset << 17) * 0x9e3779b97f4a7c15ull;
+	hash = (hash ^ (uint64_t)(uintptr_t)f->function ^ (uint64_t)(uintptr_t)f->file << 7) *
+	       0xff51afd7ed558ccdull;
+	hash = (hash ^ (uint64_t)(uintptr_t)f->module ^ (uint64_t)f->line << 11) *
+	       0xc4ceb9fe1a85ec53ull;
+	hash ^= hash >> 29;
+	if (dedup_reserve(d, &e->nomem))
+		return 0;
+	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
+		const struct ptr_frame *p = &e->ptrs[*slot - 1];
+
+		if (p->address == f->address && p->offset == f->offset &&
+		    p->function == f->function && p->module == f->module && p->file == f->file &&
+		    p->line == f->line && p->build_id == f->build_id)
+			return p->frame;
+	}
+	frame = intern_frame(e, f);
+	intern_build_id(e, f);
+	if (grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
+		return frame;
+	i = d->count++;
+	e->ptrs[i] = (struct ptr_frame){f->address, f->offset,	 f->function, f->module,
+					f->file,    f->build_id, f->line,     frame};
+	d->hashes[i] = hash;
+	*slot = (uint32_t)i + 1;
+	return frame;
 }
 
 /* Remember a frame's module and build-id, once per module. */
@@ -528,10 +582,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
 			 &e->nomem))
 			break;
-		for (uint32_t j = 0; j < st->nframes; j++) {
-			frame_refs[nrefs++] = intern_frame(e, &st->frames[j]);
-			intern_build_id(e, &st->frames[j]);
-		}
+		for (uint32_t j = 0; j < st->nframes; j++)
+			frame_refs[nrefs++] = intern_frame_fast(e, &st->frames[j]);
 	}
 	if (e->nomem || e->too_big)
 		goto out;
@@ -769,6 +821,8 @@ out:
 	free(payload.data);
 	dedup_free(&e.str_index);
 	dedup_free(&e.frame_index);
+	dedup_free(&e.ptr_index);
+	free(e.ptrs);
 	free(e.strs);
 	free(e.str_lens);
 	free(e.frames);
@@ -1469,7 +1523,7 @@ out:
 
 static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
 {
-	for (uint32_t j = 0; j < st->nframes && !s->string_pool; j++) {
+	for (uint32_t j = 0; j < st->nframes && !s->string_pool && !s->frames_borrowed; j++) {
 		free(st->frames[j].function);
 		free(st->frames[j].module);
 		free(st->frames[j].file);

@@ -33,8 +33,7 @@ struct stack_entry {
 	uint64_t frames_off;
 	uint32_t tgid;
 	uint32_t nframes;
-	uint16_t stack_end;   /* enum mt_stack_end of the event that made it */
-	uint16_t end_checked; /* collect.c checked a "complete" end reaches a root */
+	uint16_t stack_end; /* enum mt_stack_end of the event that made it */
 	struct stack_totals t;
 };
 

@@ -52,6 +52,22 @@ size_t hash_index_find(struct hash_index *t, uint64_t hash, int (*eq)(const void
 	return t->count++;
 }
 
+size_t hash_index_get(const struct hash_index *t, uint64_t hash,
+		      int (*eq)(const void *arg, size_t i), const void *arg)
+{
+	size_t pos;
+
+	if (!t->nslots)
+		return SIZE_MAX;
+	for (pos = hash & (t->nslots - 1); t->slots[pos]; pos = (pos + 1) & (t->nslots - 1)) {
+		size_t i = t->slots[pos] - 1;
+
+		if (t->hashes[i] == hash && eq(arg, i))
+			return i;
+	}
+	return SIZE_MAX;
+}
+
 void hash_index_free(struct hash_index *t)
 {
 	free(t->hashes);

@@ -186,6 +186,12 @@ struct snapshot {
 	 * their own allocation.
 	 */
 	char *string_pool;
+	/*
+	 * Set by whoever built the snapshot when the stacks' frame strings are
+	 * not its own (the daemon's interned symbols): snapshot_free() frees
+	 * the frame arrays only.
+	 */
+	uint32_t frames_borrowed;
 };
 
 /*
