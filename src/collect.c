@@ -13,6 +13,7 @@
 #include "pystacks.h"
 #include "symbolize.h"
 #include "util.h"
+#include "worker.h"
 
 /* The value a request sorts stacks by, largest first. */
 static uint64_t sort_value(const struct tracker *t, const struct stack_entry *s, int key)
@@ -159,7 +160,7 @@ static int is_root_frame(const char *function, const char *module)
  * frames never change, so each stack is checked once, from its last native
  * frame's symbol alone (no DWARF), and the stack table is only read.
  */
-static void check_stack_ends(struct daemon *d)
+void collect_check_ends(struct daemon *d)
 {
 	const struct tracker *t = &d->tracker;
 	struct collect_ends *ce = &d->ends;
@@ -280,6 +281,23 @@ static void fill_truncations(struct daemon *d, uint32_t pid, struct snapshot *ou
 	out->ntruncations = n;
 }
 
+/* How the daemon keeps up (section 40). */
+static void fill_daemon(struct daemon *d, struct snapshot *s)
+{
+	struct symbolizer_stats sym;
+	struct worker_stats w;
+
+	symbolizer_get_stats(d->sym, &sym);
+	worker_get_stats(d, &w);
+	s->has_daemon = 1;
+	s->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
+	s->daemon.frozen_requests = w.freezes;
+	s->daemon.freeze_max_ns = w.freeze_max_ns;
+	s->daemon.deferred_events = w.deferred_events;
+	s->daemon.symbol_lookups = sym.lookups;
+	s->daemon.symbol_cache_hits = sym.hits;
+}
+
 /*
  * The counters of every generation of pid (before and after an exec, or
  * attached again): sums, and the highest of their peaks.
@@ -374,8 +392,8 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	free(where);
 }
 
-int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
-		     size_t errlen)
+int collect_snapshot(struct daemon *d, const struct proto_request *r, const struct collect_ctx *ctx,
+		     struct snapshot *s, char *err, size_t errlen)
 {
 	const struct tracker *t = &d->tracker;
 	int have_pid = 0;
@@ -398,7 +416,7 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 	s->uptime_ns = time_monotonic_ns() - d->start_ns;
 	s->events_received = t->events_received;
 	for (k = 0; k < MT_LOST_SLOTS && k < (int)ARRAY_SIZE(s->events_lost); k++)
-		s->events_lost[k] = d->events_lost[k];
+		s->events_lost[k] = ctx->lost[k];
 	s->totals = t->totals;
 	if (r->pid)
 		pid_totals(t, r->pid, &s->totals);
@@ -426,7 +444,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, struct sna
 		s->timeline_interval_ns = d->timeline.interval_ns;
 	}
 
-	check_stack_ends(d);
+	fill_daemon(d, s);
+	if (ctx->check_ends)
+		collect_check_ends(d);
 	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;

@@ -21,6 +21,7 @@ struct pystacks;
 struct ring_buffer;
 struct client;
 struct metrics_http;
+struct worker;
 
 /*
  * Where each stack really ends (collect.c): the stack table is only read
@@ -68,10 +69,8 @@ struct daemon {
 	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
 	struct pystacks *py;	      /* Python frames of CPython targets */
 	struct collect_ends ends;     /* where stacks end (collect.c) */
-	/* the BPF lost counters as read when the request came: collect.c reads
-	 * no BPF map (it may run on another thread) */
-	uint64_t events_lost[MT_LOST_SLOTS];
-	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
+	struct worker *worker;	      /* serves requests that send stacks (worker.c) */
+	uint64_t last_drain_ns;	      /* when the ring buffer was last drained */
 	uint64_t drain_gap_max_ns; /* longest time between two drains, since start or reset-peak */
 };
 
@@ -83,13 +82,36 @@ int daemon_detach(struct daemon *d, int pid, char *err, size_t errlen);
 /* Drain the ring buffer into the tracker. */
 void daemon_consume(struct daemon *d);
 
-/* Build the snapshot a request asks for (collect.c). */
-int collect_snapshot(struct daemon *d, const struct proto_request *r, struct snapshot *s, char *err,
-		     size_t errlen);
+/* Apply one ring buffer record (what daemon_consume does with each). */
+void daemon_ingest(struct daemon *d, const void *data, size_t len);
+
+/* The worker no longer holds the core (worker.h): do what waited for that. */
+void daemon_resume(struct daemon *d);
+
+/* How a snapshot is collected. */
+struct collect_ctx {
+	const uint64_t *lost; /* MT_LOST_SLOTS BPF lost counters, read when the request came */
+	int check_ends;	      /* learn where new stacks end first (the symbolizer is ours) */
+};
+
+/*
+ * Build the snapshot a request asks for (collect.c). It only reads the
+ * daemon's state (and the symbolizer's caches), so the worker can run it on
+ * a frozen core; its frame strings are the symbolizer's (frames_borrowed).
+ */
+int collect_snapshot(struct daemon *d, const struct proto_request *r, const struct collect_ctx *ctx,
+		     struct snapshot *s, char *err, size_t errlen);
+/* Learn where the stacks added since the last call end (d->ends). */
+void collect_check_ends(struct daemon *d);
 /* Free what collect_snapshot() keeps between requests. */
 void collect_free(struct daemon *d);
 
 /* Socket server (server.c). */
+/* The worker thawed the core: answer the requests that waited for it. */
+void server_resume(struct daemon *d);
+/* The worker's reply frame (header and payload, proto.h) for the client in
+ * slot, if it is still that one (serial); the buffer becomes the server's. */
+void server_deliver(struct daemon *d, int slot, uint8_t *frame, size_t len, uint64_t serial);
 
 int server_listen(struct daemon *d, const char *path, char *err, size_t errlen);
 void server_close(struct daemon *d);
@@ -107,6 +129,7 @@ enum loop_tag {
 	TAG_TIMER,
 	TAG_CLIENT,
 	TAG_PIDFD,
+	TAG_WORKER,		 /* worker.c: the worker wants a freeze or a thaw */
 	TAG_METRICS_LISTEN = 32, /* metrics_http.c */
 	TAG_METRICS_CLIENT,
 };

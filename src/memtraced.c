@@ -27,6 +27,7 @@
 
 #include "daemon.h"
 #include "keeper.h"
+#include "worker.h"
 #include "notify.h"
 #include "pystacks.h"
 #include "memtrace.skel.h"
@@ -673,9 +674,8 @@ static void check_execs(struct daemon *d)
 	}
 }
 
-static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+void daemon_ingest(struct daemon *d, const void *data, size_t len)
 {
-	struct daemon *d = ctx;
 	const struct mt_event *ev = data;
 
 	if (debug_events && len >= sizeof(*ev))
@@ -693,6 +693,16 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		target_forked(d, ev->tgid, (int)ev->addr);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
 		target_matched(d, (int)ev->tgid);
+}
+
+static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+{
+	struct daemon *d = ctx;
+
+	if (worker_frozen(d))
+		worker_defer_event(d, data, len); /* applied in order at the thaw */
+	else
+		daemon_ingest(d, data, len);
 	return 0;
 }
 
@@ -706,6 +716,7 @@ void daemon_consume(struct daemon *d)
 	d->last_drain_ns = now;
 	if (d->rb)
 		ring_buffer__consume(d->rb);
+	worker_catch_up(d); /* after a request's freeze: apply a slice of what waited */
 }
 
 static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)
@@ -892,9 +903,29 @@ static void target_exited(struct daemon *d, int i)
 		log_msg("pid %d exited; its data stays readable", tg->pid);
 }
 
+/* Stop (0) or resume (1) watching target i's exit; resuming fires at once if it exited. */
+static void pidfd_arm(struct daemon *d, int i, int on)
+{
+	struct epoll_event ev = {.events = on ? EPOLLIN : 0};
+
+	if (d->targets[i].pidfd < 0)
+		return;
+	ev.data.u64 = (uint64_t)TAG_PIDFD << 32 | (uint32_t)i;
+	epoll_ctl(d->epfd, EPOLL_CTL_MOD, d->targets[i].pidfd, &ev);
+}
+
+void daemon_resume(struct daemon *d)
+{
+	for (int k = 0; k < d->ntargets; k++)
+		pidfd_arm(d, k, 1); /* exits seen meanwhile: handled now, after their events */
+	server_resume(d);
+}
+
 static void daemon_cleanup(struct daemon *d)
 {
 	int i;
+
+	worker_stop(d); /* first: it may be reading what is freed below */
 
 	for (i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
@@ -1200,9 +1231,12 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)
 					log_msg("timerfd: %s", strerror(errno));
 				daemon_consume(d);
-				daemon_sample(d);
-				check_execs(d);
-				for (int k = 0; k < d->ntargets; k++) {
+				/* while the worker reads the core, it does not change */
+				if (!worker_frozen(d)) {
+					daemon_sample(d);
+					check_execs(d);
+				}
+				for (int k = 0; k < d->ntargets && !worker_frozen(d); k++) {
 					if (d->targets[k].resolve_pending &&
 					    d->targets[k].state == SNAP_TARGET_ATTACHED)
 						target_resolve(d, k);
@@ -1233,8 +1267,15 @@ static int run_loop(struct daemon *d, int sigfd, int timerfd)
 				metrics_http_client_event(d, index, events[i].events);
 				break;
 			case TAG_PIDFD:
-				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0)
+				if ((int)index >= d->ntargets || d->targets[index].pidfd < 0)
+					break;
+				if (worker_frozen(d)) /* after its last events: at the thaw */
+					pidfd_arm(d, (int)index, 0);
+				else
 					target_exited(d, (int)index);
+				break;
+			case TAG_WORKER:
+				worker_event(d);
 				break;
 			}
 		}

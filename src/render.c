@@ -293,6 +293,24 @@ static void json_trace(struct json_writer *w, const struct snapshot *s)
 	json_end_object(w);
 }
 
+/* How the daemon kept up (snapshots that carry it). */
+static void json_daemon(struct json_writer *w, const struct snapshot *s)
+{
+	const struct snap_daemon *dm = &s->daemon;
+
+	if (!s->has_daemon)
+		return;
+	json_key(w, "daemon");
+	json_begin_object(w);
+	json_kv_double(w, "drain_gap_max", ns_to_seconds(dm->drain_gap_max_ns));
+	json_kv_u64(w, "frozen_requests", dm->frozen_requests);
+	json_kv_double(w, "freeze_max", ns_to_seconds(dm->freeze_max_ns));
+	json_kv_u64(w, "deferred_events", dm->deferred_events);
+	json_kv_u64(w, "symbol_lookups", dm->symbol_lookups);
+	json_kv_u64(w, "symbol_cache_hits", dm->symbol_cache_hits);
+	json_end_object(w);
+}
+
 static void json_status(struct json_writer *w, const struct snapshot *s,
 			const struct render_opts *o)
 {
@@ -305,6 +323,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s,
 	json_truncations(w, s);
 	if (s->started_unix_ns)
 		json_trace(w, s);
+	json_daemon(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -316,6 +335,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s, const st
 	json_counters(w, &s->totals);
 	json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	json_daemon(w, s);
 	json_targets(w, s, 1);
 	view_stats_json(w, s);
 	json_end_object(w);

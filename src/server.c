@@ -29,6 +29,7 @@
 #include "daemon.h"
 #include "probes.h"
 #include "util.h"
+#include "worker.h"
 
 #define MEMTRACE_GROUP	   "memtrace"
 #define MAX_CLIENTS	   256
@@ -42,7 +43,15 @@ struct client {
 	struct buf out;
 	size_t outpos;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if no progress by then */
+	struct proto_request req;
+	int deferred;	 /* req waits for the worker's thaw */
+	int at_worker;	 /* req is with the worker */
+	uint64_t serial; /* tells this client from a later one in its slot */
 };
+
+static uint64_t client_serials;
+
+#define NO_DEADLINE UINT64_MAX
 
 static int group_id(gid_t *gid)
 {
@@ -181,6 +190,7 @@ void server_close(struct daemon *d)
 	}
 	free(d->clients);
 	d->clients = NULL;
+	worker_stop(d);
 	collect_free(d);
 	if (d->listen_fd >= 0) {
 		close(d->listen_fd);
@@ -210,23 +220,19 @@ static void reply_error(struct client *c, const char *msg)
 	reply(c, 1, msg, strlen(msg));
 }
 
-/* Drain, then read the BPF loss counters the reply reports (a child cannot). */
-static void request_prepare(struct daemon *d)
-{
-	daemon_consume(d); /* include everything queued before the request */
-	if (d->skel && probes_read_lost(d->skel, d->events_lost, MT_LOST_SLOTS))
-		memset(d->events_lost, 0, sizeof(d->events_lost));
-}
-
-/* Build, encode and queue the reply to r in the daemon itself. */
+/* Build, encode and queue the reply to r here, on the loop thread. */
 static void reply_here(struct daemon *d, struct client *c, const struct proto_request *r)
 {
+	uint64_t lost[MT_LOST_SLOTS];
+	struct collect_ctx ctx = {.lost = lost, .check_ends = !worker_frozen(d)};
 	struct snapshot snap;
 	char err[256];
 	uint8_t *bytes;
 	size_t nbytes;
 
-	if (collect_snapshot(d, r, &snap, err, sizeof(err))) {
+	if (!d->skel || probes_read_lost(d->skel, lost, MT_LOST_SLOTS))
+		memset(lost, 0, sizeof(lost));
+	if (collect_snapshot(d, r, &ctx, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
 	}
@@ -240,15 +246,51 @@ static void reply_here(struct daemon *d, struct client *c, const struct proto_re
 }
 
 enum handled {
-	HANDLED_REPLY, /* the reply is in c->out */
+	HANDLED_REPLY,	  /* the reply is in c->out */
+	HANDLED_WORKER,	  /* the worker builds the answer (server_deliver) */
+	HANDLED_DEFERRED, /* it changes what the worker reads: after the thaw */
 };
 
-static int handle_request(struct daemon *d, struct client *c, size_t len)
+/* A parsed request: answer it, hand it to the worker, or put it off. */
+static int serve_request(struct daemon *d, int slot, const struct proto_request *req)
 {
-	struct proto_request req;
+	struct client *c = d->clients[slot];
 	char err[256];
 
-	if (proto_request_parse(c->in, len, &req, err, sizeof(err))) {
+	if (req->command != PROTO_CMD_SNAPSHOT && worker_frozen(d))
+		return HANDLED_DEFERRED; /* reset-peak, attach, detach change the core */
+	daemon_consume(d);		 /* include everything queued before the request */
+	if (req->command == PROTO_CMD_RESET_PEAK) {
+		tracker_reset_peak(&d->tracker, time_monotonic_ns());
+		d->drain_gap_max_ns = 0; /* a new window for the ingest figure too */
+		log_msg("peak reset at %llu live bytes",
+			(unsigned long long)d->tracker.totals.live_bytes);
+	}
+	if ((req->command == PROTO_CMD_ATTACH &&
+	     daemon_attach(d, (int)req->pid, err, sizeof(err))) ||
+	    (req->command == PROTO_CMD_DETACH &&
+	     daemon_detach(d, (int)req->pid, err, sizeof(err)))) {
+		reply_error(c, err);
+		return HANDLED_REPLY;
+	}
+	/* stacks mean symbolizing and encoding up to the whole table: the worker's */
+	if (req->stacks) {
+		if (!worker_submit(d, slot, c->serial, req))
+			return HANDLED_WORKER;
+		d->clients_busy++;
+		reply_error(c, "busy: too many requests waiting, try again");
+		return HANDLED_REPLY;
+	}
+	reply_here(d, c, req);
+	return HANDLED_REPLY;
+}
+
+static int handle_request(struct daemon *d, int slot, size_t len)
+{
+	struct client *c = d->clients[slot];
+	char err[256];
+
+	if (proto_request_parse(c->in, len, &c->req, err, sizeof(err))) {
 		reply_error(c, err);
 		return HANDLED_REPLY;
 	}
@@ -257,20 +299,7 @@ static int handle_request(struct daemon *d, struct client *c, size_t len)
 		reply_error(c, "busy: too many unread replies, try again");
 		return HANDLED_REPLY;
 	}
-	request_prepare(d);
-	if (req.command == PROTO_CMD_RESET_PEAK) {
-		tracker_reset_peak(&d->tracker, time_monotonic_ns());
-		d->drain_gap_max_ns = 0; /* a new window for the ingest figure too */
-		log_msg("peak reset at %llu live bytes",
-			(unsigned long long)d->tracker.totals.live_bytes);
-	}
-	if ((req.command == PROTO_CMD_ATTACH && daemon_attach(d, (int)req.pid, err, sizeof(err))) ||
-	    (req.command == PROTO_CMD_DETACH && daemon_detach(d, (int)req.pid, err, sizeof(err)))) {
-		reply_error(c, err);
-		return HANDLED_REPLY;
-	}
-	reply_here(d, c, &req);
-	return HANDLED_REPLY;
+	return serve_request(d, slot, &c->req);
 }
 
 /* Write what we can; returns 1 when the reply is fully sent or the peer is gone. */
@@ -306,16 +335,51 @@ static void client_after_request(struct daemon *d, int slot, int handled)
 	struct client *c = d->clients[slot];
 	struct epoll_event ev = {.events = EPOLLOUT};
 
-	(void)handled;
-	d->pending_output += c->out.len;
-	c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
-	if (client_flush_counted(d, c)) {
-		client_close(d, slot);
-		return;
+	if (handled == HANDLED_WORKER || handled == HANDLED_DEFERRED) {
+		/* waiting on us, not on the client; only a hang-up matters */
+		c->deferred = handled == HANDLED_DEFERRED;
+		c->at_worker = handled == HANDLED_WORKER;
+		c->deadline_ns = NO_DEADLINE;
+		ev.events = EPOLLRDHUP;
+	} else {
+		d->pending_output += c->out.len;
+		c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
+		if (client_flush_counted(d, c)) {
+			client_close(d, slot);
+			return;
+		}
 	}
 	ev.data.u64 = (uint64_t)TAG_CLIENT << 32 | (uint32_t)slot;
 	if (epoll_ctl(d->epfd, EPOLL_CTL_MOD, c->fd, &ev))
 		client_close(d, slot);
+}
+
+void server_resume(struct daemon *d)
+{
+	for (int i = 0; i < d->nclients && !worker_frozen(d); i++) {
+		struct client *c = d->clients[i];
+
+		if (!c || !c->deferred)
+			continue;
+		c->deferred = 0;
+		client_after_request(d, i, serve_request(d, i, &c->req));
+	}
+}
+
+void server_deliver(struct daemon *d, int slot, uint8_t *frame, size_t len, uint64_t serial)
+{
+	struct client *c = slot >= 0 && slot < d->nclients ? d->clients[slot] : NULL;
+
+	if (!c || c->serial != serial || !c->at_worker) {
+		free(frame); /* it hung up meanwhile */
+		return;
+	}
+	c->at_worker = 0;
+	/* the frame becomes the output buffer as it is: no copy of a large reply here */
+	buf_free(&c->out);
+	c->out = (struct buf){.data = frame, .len = len, .cap = len};
+	c->outpos = 0;
+	client_after_request(d, slot, HANDLED_REPLY);
 }
 
 /* Drop clients past their deadline: one that never sends its line, or never
@@ -345,6 +409,7 @@ void server_accept(struct daemon *d)
 	while ((fd = accept4(d->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
+		c->serial = ++client_serials;
 		c->deadline_ns = time_monotonic_ns() + d->client_timeout_ns;
 		if (!peer_allowed(fd)) {
 			reply_error(c, "permission denied: only root and group " MEMTRACE_GROUP
@@ -386,6 +451,11 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 
 	if (slot < 0 || slot >= d->nclients || !(c = d->clients[slot]))
 		return;
+	if (c->deferred || c->at_worker) {
+		/* its request waits for the thaw or the worker: this can only be a hang-up */
+		client_close(d, slot);
+		return;
+	}
 	if (c->out.len) {
 		/* replying: only writability matters */
 		if (client_flush_counted(d, c))
@@ -404,7 +474,7 @@ void server_client_event(struct daemon *d, int slot, uint32_t events)
 		nl = memchr(c->in, '\n', c->inlen);
 		if (nl) {
 			client_after_request(d, slot,
-					     handle_request(d, c, (size_t)(nl - c->in) + 1));
+					     handle_request(d, slot, (size_t)(nl - c->in) + 1));
 			return;
 		}
 		if (c->inlen == sizeof(c->in)) {

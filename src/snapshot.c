@@ -38,6 +38,7 @@ enum section {
 	SEC_AGES = 12,
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
+	SEC_DAEMON = 40,       /* how the daemon kept up: drain gaps, freezes, symbol cache */
 	SEC_KNOWN
 };
 
@@ -56,6 +57,7 @@ static const char *const section_names[] = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_DAEMON] = "daemon",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -92,6 +94,16 @@ static const size_t option_offsets[] = {
 
 _Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * ARRAY_SIZE(option_offsets),
 	       "every option must be on the wire");
+
+/* struct snap_daemon in wire order (section 40). */
+static const size_t daemon_offsets[] = {
+    offsetof(struct snap_daemon, drain_gap_max_ns), offsetof(struct snap_daemon, frozen_requests),
+    offsetof(struct snap_daemon, freeze_max_ns),    offsetof(struct snap_daemon, deferred_events),
+    offsetof(struct snap_daemon, symbol_lookups),   offsetof(struct snap_daemon, symbol_cache_hits),
+};
+
+_Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * ARRAY_SIZE(daemon_offsets),
+	       "every daemon figure must be on the wire");
 
 static uint64_t option_get(const struct snap_options *o, size_t i)
 {
@@ -748,6 +760,16 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			put_varint(&body, note_refs[i]);
 		put_section(out, &body, SEC_TARGET_NOTES);
 	}
+	if (s->has_daemon) {
+		put_varint(&body, ARRAY_SIZE(daemon_offsets));
+		for (size_t i = 0; i < ARRAY_SIZE(daemon_offsets); i++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)&s->daemon + daemon_offsets[i], sizeof(v));
+			put_varint(&body, v);
+		}
+		put_section(out, &body, SEC_DAEMON);
+	}
 out:
 	free(note_refs);
 	free(body.data);
@@ -1244,6 +1266,24 @@ static int dec_trace(struct reader *r)
 	return 0;
 }
 
+/* Section 40: a counted list of the daemon's figures (more may follow). */
+static int dec_daemon(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(daemon_offsets))
+			memcpy((char *)&s->daemon + daemon_offsets[i], &v, sizeof(v));
+	}
+	s->has_daemon = 1;
+	return 0;
+}
+
 static int dec_ages(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -1397,6 +1437,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_DAEMON] = dec_daemon,
 };
 
 /*

@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -56,6 +57,7 @@ struct pid_maps {
 	int pid;
 	struct proc_maps maps;
 	struct module **modules; /* per entry of maps; NULL until looked up */
+	const char **paths;	 /* per entry: its path, interned; NULL until asked */
 };
 
 struct symbolizer {
@@ -65,11 +67,20 @@ struct symbolizer {
 	size_t nmodules;
 	struct symbolizer_stats stats;
 	struct strtab strings; /* symbolizer_intern() */
+	/* symbolizer_hold(): modules dropped meanwhile wait here (another
+	 * thread may still read their strings) */
+	pthread_mutex_t hold_lock;
+	unsigned holds;
+	struct module **graveyard;
+	size_t ngraveyard;
 };
 
 struct symbolizer *symbolizer_new(void)
 {
-	return xcalloc(1, sizeof(struct symbolizer));
+	struct symbolizer *s = xcalloc(1, sizeof(struct symbolizer));
+
+	pthread_mutex_init(&s->hold_lock, NULL);
+	return s;
 }
 
 static void module_free(struct module *mod)
@@ -99,7 +110,41 @@ static void module_unref(struct symbolizer *s, struct module *mod)
 		s->nmodules--;
 	}
 	s->stats.modules_dropped++;
-	module_free(mod);
+	pthread_mutex_lock(&s->hold_lock);
+	if (s->holds) {
+		s->graveyard = xrealloc(s->graveyard, (s->ngraveyard + 1) * sizeof(*s->graveyard));
+		s->graveyard[s->ngraveyard++] = mod;
+		mod = NULL;
+	}
+	pthread_mutex_unlock(&s->hold_lock);
+	if (mod)
+		module_free(mod);
+}
+
+void symbolizer_hold(struct symbolizer *s)
+{
+	pthread_mutex_lock(&s->hold_lock);
+	s->holds++;
+	pthread_mutex_unlock(&s->hold_lock);
+}
+
+void symbolizer_release(struct symbolizer *s)
+{
+	struct module **dead = NULL;
+	size_t n = 0;
+
+	pthread_mutex_lock(&s->hold_lock);
+	if (!--s->holds) {
+		dead = s->graveyard;
+		n = s->ngraveyard;
+		s->graveyard = NULL;
+		s->ngraveyard = 0;
+	}
+	pthread_mutex_unlock(&s->hold_lock);
+	/* no one's: they left the tables when they were dropped */
+	for (size_t i = 0; i < n; i++)
+		module_free(dead[i]);
+	free(dead);
 }
 
 static void pid_maps_free(struct symbolizer *s, struct pid_maps *p)
@@ -108,7 +153,9 @@ static void pid_maps_free(struct symbolizer *s, struct pid_maps *p)
 		module_unref(s, p->modules[i]);
 	procmaps_free(&p->maps);
 	free(p->modules);
+	free(p->paths);
 	p->modules = NULL;
+	p->paths = NULL;
 }
 
 void symbolizer_free(struct symbolizer *s)
@@ -123,6 +170,10 @@ void symbolizer_free(struct symbolizer *s)
 	for (i = 0; i < s->nmodules; i++)
 		module_free(s->modules[i]); /* none left: each went with its last map entry */
 	free(s->modules);
+	for (i = 0; i < s->ngraveyard; i++)
+		module_free(s->graveyard[i]);
+	free(s->graveyard);
+	pthread_mutex_destroy(&s->hold_lock);
 	strtab_free(&s->strings);
 	free(s);
 }
@@ -212,6 +263,7 @@ static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 	pid_maps_free(s, p);
 	p->maps = fresh;
 	p->modules = mods;
+	p->paths = xcalloc(fresh.n, sizeof(*p->paths));
 }
 
 static int compare_key(uint32_t major, uint32_t minor, uint64_t inode, const struct module *mod)
@@ -366,6 +418,7 @@ void symbolizer_note_process(struct symbolizer *s, int pid)
 /* Where a return address of a pid is. */
 struct location {
 	const struct map_entry *e; /* NULL outside every mapping */
+	const char *path;	   /* e's path, interned */
 	struct module *mod;	   /* the file's module, when it was read as ELF */
 	uint64_t offset;	   /* as snap_frame.offset */
 	uint64_t vaddr;		   /* its ELF virtual address; 0 when it has none */
@@ -383,6 +436,9 @@ static void locate(struct symbolizer *s, int pid, uint64_t addr, struct location
 	if (!e || !e->path)
 		return;
 	loc->e = e;
+	if (!p->paths[e - p->maps.v])
+		p->paths[e - p->maps.v] = symbolizer_intern(s, e->path);
+	loc->path = p->paths[e - p->maps.v];
 	if (!procmaps_is_file(e)) {
 		loc->offset = addr - e->start;
 		return;
@@ -480,7 +536,7 @@ static void frame_base(const struct location *loc, uint64_t addr, struct snap_fr
 	out->address = addr;
 	out->offset = loc->offset;
 	if (loc->e)
-		out->module = loc->e->path;
+		out->module = (char *)loc->path;
 	if (loc->mod)
 		out->build_id = (char *)elfmod_build_id(loc->mod->elf);
 }
@@ -518,7 +574,7 @@ const char *symbolizer_symbol(struct symbolizer *s, int pid, uint64_t addr, cons
 
 	locate(s, pid, addr, &loc);
 	if (module)
-		*module = loc.e ? loc.e->path : NULL;
+		*module = loc.path;
 	site = site_of(s, &loc, SYM_LEVEL_NAME);
 	return site ? site->symbol : NULL;
 }
@@ -579,6 +635,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	struct pid_maps *p, *c;
 	struct proc_maps copy = {0};
 	struct module **mods;
+	const char **paths;
 
 	pid_refresh(s, pid_get(s, parent, 1));
 	p = pid_get(s, parent, 0);
@@ -592,6 +649,8 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	copy.n = p->maps.n;
 	mods = xcalloc(copy.n, sizeof(*mods));
 	memcpy(mods, p->modules, copy.n * sizeof(*mods));
+	paths = xcalloc(copy.n, sizeof(*paths));
+	memcpy(paths, p->paths, copy.n * sizeof(*paths));
 	for (size_t i = 0; i < copy.n; i++) {
 		if (mods[i])
 			mods[i]->refs++;
@@ -600,6 +659,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	pid_maps_free(s, c);
 	c->maps = copy;
 	c->modules = mods;
+	c->paths = paths;
 }
 
 void symbolizer_rename(struct symbolizer *s, int pid, int key)

@@ -90,9 +90,9 @@ void symbolizer_forget(struct symbolizer *s, int pid);
  * symbolizer_frames with the symbolizer's own strings: function, file,
  * module and build_id are not to be freed, and stay valid until the next
  * call that may re-read maps or drop a module (symbolizer_note,
- * symbolizer_note_process, symbolizer_fork, symbolizer_forget,
- * symbolizer_import) or symbolizer_free. What a request builds and sends
- * between two of those can point at them.
+ * symbolizer_note_process, symbolizer_fork, symbolizer_forget) or
+ * symbolizer_free, or while held (symbolizer_hold). What a request builds
+ * and sends between two of those can point at them.
  */
 size_t symbolizer_frames_interned(struct symbolizer *s, int pid, uint64_t addr,
 				  struct snap_frame *out, size_t max);
@@ -103,6 +103,15 @@ size_t symbolizer_frames_interned(struct symbolizer *s, int pid, uint64_t addr,
  * mapping). Strings as for symbolizer_frames_interned.
  */
 const char *symbolizer_symbol(struct symbolizer *s, int pid, uint64_t addr, const char **module);
+
+/*
+ * While held, the strings symbolizer_frames_interned() handed out stay valid
+ * even if their module goes (it is freed at the last release): another
+ * thread can encode what it collected while this one moves on. Both may be
+ * called from any thread.
+ */
+void symbolizer_hold(struct symbolizer *s);
+void symbolizer_release(struct symbolizer *s);
 
 /* A string kept until symbolizer_free, equal to str (NULL for NULL). */
 const char *symbolizer_intern(struct symbolizer *s, const char *str);

@@ -139,6 +139,20 @@ struct snap_options {
 	uint64_t temporary_threshold;
 };
 
+/*
+ * How the daemon itself kept up (section 40), when it says: for the bench
+ * and the tests, and anyone asking whether ingest stalls.
+ */
+struct snap_daemon {
+	uint64_t drain_gap_max_ns;  /* longest time between two ring buffer drains,
+				     * since tracing began or the last reset-peak */
+	uint64_t frozen_requests;   /* requests the worker served on a frozen core */
+	uint64_t freeze_max_ns;	    /* the longest such freeze (drains go on meanwhile) */
+	uint64_t deferred_events;   /* events drained during freezes, applied at the thaw */
+	uint64_t symbol_lookups;    /* return addresses looked up in symbol tables and DWARF */
+	uint64_t symbol_cache_hits; /* ... answered from the symbol cache instead */
+};
+
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
 #define SNAP_HISTOGRAM_BINS 65
 /* Allocator kinds a snapshot can carry (enum mt_func): the funcs section
@@ -177,6 +191,8 @@ struct snapshot {
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
+	uint32_t has_daemon;	       /* daemon holds the daemon's figures (section 40) */
+	struct snap_daemon daemon;
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];

@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The request worker (see worker.h). One thread, one request at a time, in
+ * the order they came. The handshake with the loop goes through one mutex,
+ * one condition variable (loop -> worker) and one eventfd (worker -> loop,
+ * TAG_WORKER in the loop's epoll set): the worker asks to freeze and waits
+ * until the loop grants it; it asks to thaw and goes on without waiting. The
+ * frozen flag itself belongs to the loop, so queued events are always
+ * applied before any newer one.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon.h"
+#include "evqueue.h"
+#include "probes.h"
+#include "symbolize.h"
+#include "util.h"
+#include "worker.h"
+
+/* The worker's nice value: the loop's is the process's (0). */
+#define WORKER_NICE 10
+
+struct job {
+	int slot;	 /* the client's slot in the loop's table */
+	uint64_t serial; /* and its serial, in case the slot was reused meanwhile */
+	struct proto_request req;
+};
+
+/* A reply frame for the loop to send. */
+struct done {
+	int slot;
+	uint64_t serial;
+	uint8_t *frame; /* header and payload */
+	size_t len;
+};
+
+struct worker {
+	pthread_t thread;
+	int efd; /* worker -> loop */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* loop -> worker: a job, a freeze granted, stop */
+	/* under lock */
+	struct job queue[WORKER_MAX_QUEUED];
+	unsigned head, count;
+	struct done *done; /* answers the loop has not taken yet */
+	size_t ndone, done_cap;
+	int freeze_wanted, thaw_wanted, granted, stopping;
+	uint64_t lost[MT_LOST_SLOTS]; /* the BPF lost counters when the freeze was granted */
+	struct worker_stats stats;
+	/* loop thread only (the queue's pool excepted) */
+	int frozen;	   /* the worker reads the core */
+	int grant_pending; /* a freeze was asked for while catching up */
+	uint64_t frozen_at;
+	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
+	uint64_t ndeferred;	 /* records queued since the freeze */
+};
+
+/* Chunks of touched memory ready for the deferred queue (1 MiB each). */
+#define DEFERRED_POOL 4
+/* Time the loop spends applying deferred events per drain, at most. */
+#define CATCH_UP_BUDGET_NS (2 * 1000 * 1000)
+
+/* ---- the worker thread ---------------------------------------------------- */
+
+static void wake_loop(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_msg("worker: cannot wake the loop: %s", strerror(errno));
+}
+
+/* Wait until the loop froze the core; 0, or -1 when stopping. */
+static int freeze(struct daemon *d, struct worker *w)
+{
+	int stopping;
+
+	/* the queue the loop drains into meanwhile gets memory already touched */
+	evqueue_prepare(&w->deferred, DEFERRED_POOL);
+	pthread_mutex_lock(&w->lock);
+	w->freeze_wanted = 1;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+	pthread_mutex_lock(&w->lock);
+	while (!w->granted && !w->stopping)
+		pthread_cond_wait(&w->cond, &w->lock);
+	w->granted = 0;
+	stopping = w->stopping;
+	pthread_mutex_unlock(&w->lock);
+	return stopping ? -1 : 0;
+}
+
+static void thaw(struct worker *w)
+{
+	pthread_mutex_lock(&w->lock);
+	w->thaw_wanted = 1;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+}
+
+/*
+ * Hand a reply to the loop, which sends it at the client's pace. The frame
+ * is made here: its memory is new, and touching new memory costs (a lot on
+ * some virtual machines); better this thread than the loop.
+ */
+static void post(struct worker *w, const struct job *job, int status, const void *payload,
+		 size_t len)
+{
+	uint8_t *frame = xmalloc(PROTO_REPLY_HEADER + len);
+
+	proto_reply_header(frame, status, (uint32_t)len);
+	memcpy(frame + PROTO_REPLY_HEADER, payload, len);
+	pthread_mutex_lock(&w->lock);
+	if (w->ndone == w->done_cap) {
+		w->done_cap = w->done_cap ? 2 * w->done_cap : 16;
+		w->done = xrealloc(w->done, w->done_cap * sizeof(*w->done));
+	}
+	w->done[w->ndone++] =
+	    (struct done){job->slot, job->serial, frame, PROTO_REPLY_HEADER + len};
+	if (status)
+		w->stats.failed++;
+	else
+		w->stats.served++;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+}
+
+static void serve(struct daemon *d, struct worker *w, struct job *job)
+{
+	struct collect_ctx ctx = {.lost = w->lost};
+	struct snapshot snap;
+	char err[256];
+	uint8_t *bytes = NULL;
+	size_t nbytes = 0;
+	int built;
+
+	if (freeze(d, w))
+		return;
+	/* strings of symbols dropped after the thaw stay until the reply is encoded */
+	symbolizer_hold(d->sym);
+	built = !collect_snapshot(d, &job->req, &ctx, &snap, err, sizeof(err));
+	thaw(w);
+	if (built) {
+		if (snapshot_encode(&snap, &bytes, &nbytes))
+			snprintf(err, sizeof(err), "cannot encode the snapshot");
+		snapshot_free(&snap);
+	}
+	symbolizer_release(d->sym);
+	if (bytes)
+		post(w, job, 0, bytes, nbytes);
+	else
+		post(w, job, 1, err, strlen(err));
+	free(bytes);
+}
+
+static void *worker_main(void *arg)
+{
+	struct daemon *d = arg;
+	struct worker *w = d->worker;
+	struct job job;
+
+	/* ingest first: on a busy machine the loop must get the CPU when it wakes */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE))
+		log_msg("worker: cannot lower its priority: %s", strerror(errno));
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!w->count && !w->stopping)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stopping) {
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		job = w->queue[w->head];
+		w->head = (w->head + 1) % WORKER_MAX_QUEUED;
+		w->count--;
+		pthread_mutex_unlock(&w->lock);
+		serve(d, w, &job);
+	}
+	return NULL;
+}
+
+/* ---- the loop thread ------------------------------------------------------ */
+
+static struct worker *worker_start(struct daemon *d)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct worker *w = xcalloc(1, sizeof(*w));
+	sigset_t all, old;
+
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	ev.data.u64 = (uint64_t)TAG_WORKER << 32;
+	if (w->efd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev)) {
+		log_msg("cannot start the request worker: %s", strerror(errno));
+		if (w->efd >= 0)
+			close(w->efd);
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	evqueue_init(&w->deferred);
+	d->worker = w;
+	/* signals stay with the loop's signalfd */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (pthread_create(&w->thread, NULL, worker_main, d)) {
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
+		log_msg("cannot start the request worker thread");
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
+		close(w->efd);
+		pthread_mutex_destroy(&w->lock);
+		pthread_cond_destroy(&w->cond);
+		evqueue_free(&w->deferred);
+		free(w);
+		d->worker = NULL;
+		return NULL;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return w;
+}
+
+int worker_submit(struct daemon *d, int slot, uint64_t serial, const struct proto_request *r)
+{
+	struct worker *w = d->worker ? d->worker : worker_start(d);
+	int rc = -1;
+
+	if (!w)
+		return -1;
+	pthread_mutex_lock(&w->lock);
+	if (w->count < WORKER_MAX_QUEUED) {
+		w->queue[(w->head + w->count) % WORKER_MAX_QUEUED] = (struct job){slot, serial, *r};
+		w->count++;
+		pthread_cond_broadcast(&w->cond);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+int worker_frozen(const struct daemon *d)
+{
+	return d->worker && (d->worker->frozen || d->worker->deferred.count);
+}
+
+void worker_defer_event(struct daemon *d, const void *data, size_t len)
+{
+	struct worker *w = d->worker;
+
+	if (!len)
+		return;
+	evqueue_push(&w->deferred, data, len);
+	w->ndeferred++;
+}
+
+/* Give the core to the worker: it is up to date with the ring buffer. */
+static void grant(struct daemon *d, struct worker *w)
+{
+	/* where stacks end is learned here, where the symbolizer is the loop's */
+	collect_check_ends(d);
+	w->frozen = 1;
+	w->grant_pending = 0;
+	w->frozen_at = time_monotonic_ns();
+	w->ndeferred = 0;
+	pthread_mutex_lock(&w->lock);
+	if (!d->skel || probes_read_lost(d->skel, w->lost, MT_LOST_SLOTS))
+		memset(w->lost, 0, sizeof(w->lost));
+	w->granted = 1;
+	w->stats.freezes++;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_catch_up(struct daemon *d)
+{
+	struct worker *w = d->worker;
+	uint64_t start;
+	const void *rec;
+	size_t len;
+	unsigned n = 0;
+
+	if (!w || w->frozen || !w->deferred.count)
+		return;
+	start = time_monotonic_ns();
+	while ((rec = evqueue_peek(&w->deferred, &len))) {
+		daemon_ingest(d, rec, len);
+		evqueue_pop(&w->deferred);
+		/* a slice at a time: the next drain comes soon */
+		if (!(++n & 255) && time_monotonic_ns() - start > CATCH_UP_BUDGET_NS)
+			break;
+	}
+	if (w->deferred.count)
+		return;
+	/* caught up: what waited for it goes on, then the next freeze */
+	daemon_resume(d);
+	if (w->grant_pending && !w->frozen && !w->deferred.count) {
+		daemon_consume(d);
+		if (!w->deferred.count)
+			grant(d, w);
+	}
+}
+
+/* Give the loop the answers the worker posted. */
+static void deliver(struct daemon *d, struct worker *w)
+{
+	struct done *v;
+	size_t n;
+
+	pthread_mutex_lock(&w->lock);
+	v = w->done;
+	n = w->ndone;
+	w->done = NULL;
+	w->ndone = w->done_cap = 0;
+	pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < n; i++)
+		server_deliver(d, v[i].slot, v[i].frame, v[i].len, v[i].serial);
+	free(v);
+}
+
+void worker_event(struct daemon *d)
+{
+	struct worker *w = d->worker;
+	int thaw_now, freeze_now;
+	uint64_t n;
+
+	if (!w)
+		return;
+	while (read(w->efd, &n, sizeof(n)) > 0)
+		;
+	deliver(d, w);
+	pthread_mutex_lock(&w->lock);
+	thaw_now = w->thaw_wanted && w->frozen;
+	w->thaw_wanted = 0;
+	freeze_now = w->freeze_wanted;
+	w->freeze_wanted = 0;
+	pthread_mutex_unlock(&w->lock);
+	if (thaw_now) {
+		uint64_t took = time_monotonic_ns() - w->frozen_at;
+
+		w->frozen = 0;
+		pthread_mutex_lock(&w->lock);
+		if (took > w->stats.freeze_max_ns)
+			w->stats.freeze_max_ns = took;
+		w->stats.deferred_events += w->ndeferred;
+		if (w->ndeferred > w->stats.deferred_max)
+			w->stats.deferred_max = w->ndeferred;
+		pthread_mutex_unlock(&w->lock);
+		if (!w->deferred.count)
+			daemon_resume(d);
+	}
+	if (freeze_now)
+		w->grant_pending = 1;
+	/* apply what came meanwhile (a slice), and grant the freeze once caught up */
+	if (w->deferred.count)
+		worker_catch_up(d);
+	else if (w->grant_pending && !w->frozen) {
+		daemon_consume(d); /* everything before the request counts */
+		if (!w->deferred.count)
+			grant(d, w);
+	}
+}
+
+void worker_get_stats(const struct daemon *d, struct worker_stats *out)
+{
+	struct worker *w = d->worker;
+
+	memset(out, 0, sizeof(*out));
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	*out = w->stats;
+	pthread_mutex_unlock(&w->lock);
+}
+
+void worker_stop(struct daemon *d)
+{
+	struct worker *w = d->worker;
+
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	/* a worker reading the frozen core finishes that, thaws and stops */
+	pthread_join(w->thread, NULL);
+	for (size_t i = 0; i < w->ndone; i++)
+		free(w->done[i].frame);
+	free(w->done);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
+	close(w->efd);
+	evqueue_free(&w->deferred);
+	pthread_mutex_destroy(&w->lock);
+	pthread_cond_destroy(&w->cond);
+	free(w);
+	d->worker = NULL;
+}
