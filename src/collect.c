@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "daemon.h"
+#include "framebuild.h"
 #include "pystacks.h"
 #include "symbolize.h"
 #include "util.h"
@@ -48,74 +49,6 @@ static int cmp_items(const void *a, const void *b)
 	if (x->allocations != y->allocations)
 		return x->allocations > y->allocations ? -1 : 1;
 	return x->index < y->index ? -1 : 1;
-}
-
-static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
-{
-	if (out->nframes == *cap) {
-		*cap *= 2;
-		out->frames = xrealloc(out->frames, *cap * sizeof(*out->frames));
-	}
-	out->frames[out->nframes++] = *f;
-}
-
-/* The interpreter loop: one native frame per run, which ran Python frames. */
-static int is_eval_loop(const struct snap_frame *f)
-{
-	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
-			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
-}
-
-/* A Python frame, its strings kept by the symbolizer like the native ones. */
-static void python_frame(struct daemon *d, uint32_t space, uint64_t word, struct snap_frame *out)
-{
-	struct snap_frame f;
-
-	pystacks_frame(d->py, (int)space, word, &f);
-	*out = f;
-	out->function = (char *)symbolizer_intern(d->sym, f.function);
-	out->file = (char *)symbolizer_intern(d->sym, f.file);
-	out->module = (char *)symbolizer_intern(d->sym, f.module);
-	out->build_id = (char *)symbolizer_intern(d->sym, f.build_id);
-	free(f.function);
-	free(f.module);
-	free(f.file);
-	free(f.build_id);
-}
-
-/*
- * A stack with Python frame words: native frames, each run of the
- * interpreter loop replaced by the Python frames it was running (up to the
- * word marked MT_PY_GROUP_END). Python frames left over (native frames cut
- * short: a module without frame pointers) follow the native ones.
- */
-static void fill_merged(struct daemon *d, const struct stack_entry *s, const uint64_t *frames,
-			struct snap_stack *out, uint32_t *cap)
-{
-	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1], f;
-	uint32_t nat = 0, py, i;
-	size_t k, n;
-
-	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
-		nat++;
-	py = nat;
-	for (i = 0; i < nat; i++) {
-		n = symbolizer_frames_interned(d->sym, (int)s->tgid, frames[i], one,
-					       ARRAY_SIZE(one));
-		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
-			do {
-				python_frame(d, s->tgid, frames[py], &f);
-				push_frame(out, cap, &f);
-			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
-			continue;
-		}
-		for (k = 0; k < n; k++)
-			push_frame(out, cap, &one[k]);
-	}
-	for (; py < s->nframes; py++) {
-		python_frame(d, s->tgid, frames[py], &f);
-		push_frame(out, cap, &f);
-	}
 }
 
 /* Functions that start a program or a thread: a stack that reaches one is whole. */
@@ -199,36 +132,15 @@ void collect_check_ends(struct daemon *d)
 	}
 }
 
-static void fill_stack(struct daemon *d, uint32_t idx, struct snap_stack *out)
+/* Stack idx as the snapshot shows it; its frames come from fb (offset in *frames_at). */
+static void fill_stack(struct daemon *d, struct framebuild *fb, uint32_t idx,
+		       struct snap_stack *out, uint64_t *frames_at)
 {
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
-	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	uint32_t i, cap = s->nframes ? s->nframes + 4 : 1;
-	size_t n;
 
 	out->pid = tracker_space_pid(&d->tracker, s->tgid);
-	out->nframes = 0;
-	out->frames = xmalloc(cap * sizeof(*out->frames));
-	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
-		;
-	if (i < s->nframes) {
-		fill_merged(d, s, frames, out, &cap);
-		i = s->nframes;
-	} else {
-		i = 0;
-	}
-	for (; i < s->nframes; i++) {
-		/* inlined functions add frames at the same address */
-		if (out->nframes + SYMBOLIZER_MAX_INLINE + 1 > cap) {
-			cap = (out->nframes + SYMBOLIZER_MAX_INLINE + 1) * 2;
-			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
-		}
-		n = symbolizer_frames_interned(d->sym, (int)s->tgid, frames[i],
-					       &out->frames[out->nframes],
-					       SYMBOLIZER_MAX_INLINE + 1);
-		out->nframes += (uint32_t)n;
-	}
+	*frames_at = framebuild_stack(fb, idx, &out->nframes);
 	out->allocations = s->t.allocations;
 	out->bytes_allocated = s->t.bytes_allocated;
 	out->frees = s->t.frees;
@@ -398,6 +310,8 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, const stru
 	const struct tracker *t = &d->tracker;
 	int have_pid = 0;
 	struct sort_item *items;
+	struct framebuild *fb;
+	uint64_t *frames_at;
 	uint32_t *sel = NULL, nsel = 0, i, n;
 	int k;
 
@@ -450,8 +364,6 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, const stru
 	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
-	/* the frames' strings are the symbolizer's (symbolizer_frames_interned) */
-	s->frames_borrowed = 1;
 	items = xmalloc(((size_t)t->stacks.count + 1) * sizeof(*items));
 	for (i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *e = stack_get(&t->stacks, i);
@@ -472,9 +384,13 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, const stru
 	free(items);
 	n = r->top && r->top < nsel ? r->top : nsel;
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
+	frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
+	fb = framebuild_new(d);
 	for (i = 0; i < n; i++)
-		fill_stack(d, sel[i], &s->stacks[i]);
+		fill_stack(d, fb, sel[i], &s->stacks[i], &frames_at[i]);
 	s->nstacks = n;
+	framebuild_finish(fb, s, frames_at);
+	free(frames_at);
 	if (r->blocks || r->ages)
 		collect_blocks(d, r, sel, n, s);
 	free(sel);

@@ -81,7 +81,7 @@ static char *stack_key(const struct snap_stack *st)
 	if (!st->nframes)
 		return xstrdup(NO_STACK_KEY);
 	for (uint32_t i = 0; i < st->nframes; i++) {
-		frame_location(&st->frames[i], loc, sizeof(loc));
+		frame_location(st->frames[i], loc, sizeof(loc));
 		if (i)
 			buf_put(&b, ";", 1);
 		buf_put(&b, loc, strlen(loc));
@@ -98,12 +98,12 @@ static char *stack_key(const struct snap_stack *st)
 static const struct snap_frame *key_frame(const struct snap_stack *st)
 {
 	for (uint32_t i = 0; i < st->nframes; i++) {
-		const struct snap_frame *f = &st->frames[i];
+		const struct snap_frame *f = st->frames[i];
 
 		if (!f->address && !f->module && f->file)
 			return f;
 	}
-	return &st->frames[0];
+	return st->frames[0];
 }
 
 struct pair {
@@ -165,7 +165,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 			else if (!out->cumulative)
 				group_frame_key(key_frame(st), by, key, sizeof(key));
 			else
-				group_frame_key(&st->frames[j], by, key, sizeof(key));
+				group_frame_key(st->frames[j], by, key, sizeof(key));
 			/* a recursive stack counts once per key */
 			for (size_t k = first; k < npairs && !dup; k++)
 				dup = !strcmp(pairs[k].key, key);

@@ -97,14 +97,14 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		json_begin_array(w);
 		for (uint32_t j = st->nframes; j-- > 0;) {
 			name.len = 0;
-			view_frame_name(&name, &st->frames[j]);
+			view_frame_name(&name, st->frames[j]);
 			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
 		}
 		json_end_array(w);
 		json_key(w, "site");
-		if (st->nframes && st->frames[0].file) {
+		if (st->nframes && st->frames[0]->file) {
 			name.len = 0;
-			buf_printf(&name, "%s:%" PRId64, st->frames[0].file, st->frames[0].line);
+			buf_printf(&name, "%s:%" PRId64, st->frames[0]->file, st->frames[0]->line);
 			json_string_len(w, (const char *)name.data, name.len);
 		} else {
 			json_null(w);

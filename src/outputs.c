@@ -141,7 +141,7 @@ size_t view_sites(const struct snapshot *s, struct view_site **out)
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		v[i].frame = st->nframes ? &st->frames[0] : NULL;
+		v[i].frame = st->nframes ? st->frames[0] : NULL;
 		v[i].allocations = st->allocations;
 		v[i].bytes_allocated = st->bytes_allocated;
 		v[i].live_allocations = st->live_allocations;

@@ -263,7 +263,7 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 		if (o->peak && !st->peak_live_bytes)
 			continue;
 		for (uint32_t j = 0; j < st->nframes; j++)
-			pb_varint(&packed, location_id(&p, st->pid, &st->frames[j], &tmp));
+			pb_varint(&packed, location_id(&p, st->pid, st->frames[j], &tmp));
 		if (packed.len)
 			pb_bytes(&msg, 1, packed.data, packed.len);
 		packed.len = 0;

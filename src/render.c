@@ -270,7 +270,7 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st, int o
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < st->nframes; i++)
-		json_frame(w, &st->frames[i]);
+		json_frame(w, st->frames[i]);
 	json_end_array(w);
 	json_kv_string(w, "stack_end", stack_end_name(st->stack_end));
 	json_end_object(w);
@@ -619,7 +619,7 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 			buf_printf(b, "  pid %" PRIu32, st->pid);
 		buf_printf(b, "\n");
 		for (uint32_t j = 0; j < st->nframes; j++)
-			text_frame(b, &st->frames[j]);
+			text_frame(b, st->frames[j]);
 		if (!st->nframes)
 			buf_printf(b, "    (no stack)\n");
 		else if (st->stack_end == MT_STACK_BROKEN)

@@ -345,14 +345,12 @@ struct enc_frame {
 };
 
 /*
- * A frame as the snapshot being encoded holds it, strings by address: the
- * frames of a daemon's snapshot share their strings (interned symbols), so
- * most frame references are found here without hashing any string.
+ * A frame of the snapshot being encoded, by address: stacks share frames
+ * (struct snap_stack), so most frame references are found here with one
+ * pointer hashed, no string read.
  */
 struct ptr_frame {
-	uint64_t address, offset;
-	const char *function, *module, *file, *build_id;
-	int64_t line;
+	const struct snap_frame *ptr;
 	uint32_t frame; /* its index in the frame table */
 };
 
@@ -460,29 +458,21 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 
 static void intern_build_id(struct encoder *e, const struct snap_frame *f);
 
-/* intern_frame() and intern_build_id(), by the frame's string addresses first. */
+/* intern_frame() and intern_build_id(), by the frame's address first. */
 static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 {
 	struct dedup *d = &e->ptr_index;
-	uint64_t hash = HASH_SEED;
+	uint64_t hash = ((uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull);
 	uint32_t *slot, frame;
 	size_t pos, i;
 
-	/* a multiply per word: this runs once per frame reference */
-	hash = (hash ^ f->address ^ f->offset << 17) * 0x9e3779b97f4a7c15ull;
-	hash = (hash ^ (uint64_t)(uintptr_t)f->function ^ (uint64_t)(uintptr_t)f->file << 7) *
-	       0xff51afd7ed558ccdull;
-	hash = (hash ^ (uint64_t)(uintptr_t)f->module ^ (uint64_t)f->line << 11) *
-	       0xc4ceb9fe1a85ec53ull;
 	hash ^= hash >> 29;
 	if (dedup_reserve(d, &e->nomem))
 		return 0;
 	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
 		const struct ptr_frame *p = &e->ptrs[*slot - 1];
 
-		if (p->address == f->address && p->offset == f->offset &&
-		    p->function == f->function && p->module == f->module && p->file == f->file &&
-		    p->line == f->line && p->build_id == f->build_id)
+		if (p->ptr == f)
 			return p->frame;
 	}
 	frame = intern_frame(e, f);
@@ -490,8 +480,7 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 	if (grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
 		return frame;
 	i = d->count++;
-	e->ptrs[i] = (struct ptr_frame){f->address, f->offset,	 f->function, f->module,
-					f->file,    f->build_id, f->line,     frame};
+	e->ptrs[i] = (struct ptr_frame){f, frame};
 	d->hashes[i] = hash;
 	*slot = (uint32_t)i + 1;
 	return frame;
@@ -595,7 +584,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			 &e->nomem))
 			break;
 		for (uint32_t j = 0; j < st->nframes; j++)
-			frame_refs[nrefs++] = intern_frame_fast(e, &st->frames[j]);
+			frame_refs[nrefs++] = intern_frame_fast(e, st->frames[j]);
 	}
 	if (e->nomem || e->too_big)
 		goto out;
@@ -739,10 +728,10 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 
 		put_varint(&body, st->stack_end);
 		for (uint32_t j = 0; j < st->nframes; j++)
-			k += st->frames[j].inlined != 0;
+			k += st->frames[j]->inlined != 0;
 		put_varint(&body, k);
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			if (st->frames[j].inlined)
+			if (st->frames[j]->inlined)
 				put_varint(&body, j);
 		}
 	}
@@ -860,8 +849,9 @@ struct decoder {
 	struct snapshot *s;
 	char **strings; /* the string table, pointing into s->string_pool */
 	uint32_t nstrings;
-	struct snap_frame *frames; /* the frame table */
-	uint32_t nframes;
+	uint8_t *inl_state; /* stack_info: per frame, 0 unseen, 1 not inlined, 2 inlined */
+	uint32_t *twin_of;  /* per frame: its twin in s->frame_twins + 1, or 0 */
+	size_t ntwins;
 };
 
 /* A bounded view of one section. */
@@ -1075,16 +1065,17 @@ static int dec_targets(struct reader *r)
 static int dec_frames(struct reader *r)
 {
 	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
 	uint32_t n;
 
 	if (rd_count(r, 6, SNAPSHOT_MAX_FRAMES, &n))
 		return -1;
-	d->frames = calloc(n ? n : 1, sizeof(*d->frames));
-	if (!d->frames)
+	s->frame_table = calloc(n ? n : 1, sizeof(*s->frame_table));
+	if (!s->frame_table)
 		return fail(d, "out of memory");
-	d->nframes = n;
+	s->nframe_table = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_frame *f = &d->frames[i];
+		struct snap_frame *f = &s->frame_table[i];
 
 		if (rd_varint(r, &f->address) || rd_varint(r, &f->offset) ||
 		    rd_string(r, &f->function) || rd_string(r, &f->module) ||
@@ -1107,30 +1098,31 @@ static int dec_stacks(struct reader *r)
 	if (!s->stacks)
 		return fail(d, "out of memory");
 	s->nstacks = n;
+	/* every reference takes a byte at least: the section's size bounds them
+	 * (pages of the block beyond what is used are never touched) */
+	s->frame_refs = malloc((left(r) ? left(r) : 1) * sizeof(*s->frame_refs));
+	if (!s->frame_refs)
+		return fail(d, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_stack *st = &s->stacks[i];
 		uint32_t nframes;
 
 		if (rd_u32(r, &st->pid) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &nframes))
 			return -1;
-		refs += nframes;
-		if (refs > SNAPSHOT_MAX_FRAME_REFS)
+		if (refs + nframes > SNAPSHOT_MAX_FRAME_REFS)
 			return fail(d, "stacks section: more than %u frames",
 				    SNAPSHOT_MAX_FRAME_REFS);
-		if (nframes) {
-			st->frames = malloc(nframes * sizeof(*st->frames));
-			if (!st->frames)
-				return fail(d, "out of memory");
-			st->nframes = nframes;
-		}
+		st->frames = s->frame_refs + refs;
+		st->nframes = nframes;
+		refs += nframes;
 		for (uint32_t j = 0; j < nframes; j++) {
 			uint64_t idx;
 
 			if (rd_varint(r, &idx))
 				return -1;
-			if (idx >= d->nframes)
+			if (idx >= s->nframe_table)
 				return fail(d, "stacks section: frame index out of range");
-			st->frames[j] = d->frames[idx];
+			st->frames[j] = &s->frame_table[idx];
 		}
 		if (rd_varint(r, &st->allocations) || rd_varint(r, &st->bytes_allocated) ||
 		    rd_varint(r, &st->frees) || rd_varint(r, &st->bytes_freed) ||
@@ -1193,6 +1185,57 @@ static int dec_blocks(struct reader *r)
  * Per stack: its stack_end and the indexes of its inlined frames; then the
  * modules that cut stacks short. Must follow the stacks section.
  */
+/*
+ * Whether a frame is inlined is said per reference (stack_info), and frames
+ * are shared: a frame first seen with one value keeps it, and a reference
+ * that says otherwise gets the frame's twin, a copy with the other value
+ * (one at most per frame: s->frame_twins). Valid files never need one.
+ */
+static int mark_inlined_start(struct decoder *d)
+{
+	struct snapshot *s = d->s;
+
+	d->inl_state = calloc(s->nframe_table ? s->nframe_table : 1, 1);
+	d->twin_of = calloc(s->nframe_table ? s->nframe_table : 1, sizeof(*d->twin_of));
+	s->frame_twins = calloc(s->nframe_table ? s->nframe_table : 1, sizeof(*s->frame_twins));
+	if (!d->inl_state || !d->twin_of || !s->frame_twins)
+		return fail(d, "out of memory");
+	return 0;
+}
+
+static void mark_inlined(struct decoder *d, struct snap_stack *st, uint32_t j, int inlined)
+{
+	struct snapshot *s = d->s;
+	struct snap_frame *f = st->frames[j];
+	size_t k;
+
+	if (f < s->frame_table || f >= s->frame_table + s->nframe_table)
+		return; /* a twin already */
+	k = (size_t)(f - s->frame_table);
+	if (!d->inl_state[k]) {
+		d->inl_state[k] = (uint8_t)(1 + inlined);
+		f->inlined = (uint8_t)inlined;
+		return;
+	}
+	if (d->inl_state[k] == 1 + inlined)
+		return;
+	if (!d->twin_of[k]) {
+		d->twin_of[k] = (uint32_t)d->ntwins + 1;
+		s->frame_twins[d->ntwins] = *f;
+		s->frame_twins[d->ntwins].inlined = (uint8_t)inlined;
+		d->ntwins++;
+	}
+	st->frames[j] = &s->frame_twins[d->twin_of[k] - 1];
+}
+
+static void mark_inlined_end(struct decoder *d)
+{
+	free(d->inl_state);
+	free(d->twin_of);
+	d->inl_state = NULL;
+	d->twin_of = NULL;
+}
+
 static int dec_stack_info(struct reader *r)
 {
 	struct decoder *d = r->d;
@@ -1203,8 +1246,11 @@ static int dec_stack_info(struct reader *r)
 		return -1;
 	if (n != s->nstacks)
 		return fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+	if (mark_inlined_start(d))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_stack *st = &s->stacks[i];
+		uint8_t listed[SNAPSHOT_MAX_DEPTH / 8] = {0};
 
 		if (rd_u32(r, &st->stack_end) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &k))
 			return -1;
@@ -1213,9 +1259,12 @@ static int dec_stack_info(struct reader *r)
 				return -1;
 			if (idx >= st->nframes)
 				return fail(d, "stack_info section: frame index out of range");
-			st->frames[idx].inlined = 1;
+			listed[idx / 8] |= (uint8_t)(1u << (idx % 8));
 		}
+		for (uint32_t j = 0; j < st->nframes; j++)
+			mark_inlined(d, st, j, (listed[j / 8] >> (j % 8)) & 1);
 	}
+	mark_inlined_end(d);
 	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
 		return -1;
 	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
@@ -1386,14 +1435,13 @@ static int dec_build_ids(struct reader *r)
 		}
 		id_of[module - 1] = id;
 	}
-	for (uint32_t k = 0; k < s->nstacks; k++) {
-		for (uint32_t j = 0; j < s->stacks[k].nframes; j++) {
-			struct snap_frame *f = &s->stacks[k].frames[j];
-			long idx = f->module ? string_index(d, f->module) : -1;
+	/* frames are shared: each gets its module's once */
+	for (uint32_t k = 0; k < s->nframe_table; k++) {
+		struct snap_frame *f = &s->frame_table[k];
+		long idx = f->module ? string_index(d, f->module) : -1;
 
-			if (idx >= 0)
-				f->build_id = id_of[idx];
-		}
+		if (idx >= 0)
+			f->build_id = id_of[idx];
 	}
 	free(id_of);
 	return 0;
@@ -1556,7 +1604,7 @@ int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *er
 out:
 	free(payload);
 	free(d.strings);
-	free(d.frames);
+	mark_inlined_end(&d);
 	if (rc)
 		snapshot_free(s);
 	return rc;
@@ -1564,15 +1612,18 @@ out:
 
 static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
 {
-	for (uint32_t j = 0; j < st->nframes && !s->string_pool && !s->frames_borrowed; j++) {
-		free(st->frames[j].function);
-		free(st->frames[j].module);
-		free(st->frames[j].file);
-		free(st->frames[j].build_id);
-	}
-	free(st->frames);
+	if (!s->frame_refs)
+		free(st->frames);
 	st->frames = NULL;
 	st->nframes = 0;
+}
+
+static void frame_free_strings(struct snap_frame *f)
+{
+	free(f->function);
+	free(f->module);
+	free(f->file);
+	free(f->build_id);
 }
 
 void snapshot_free(struct snapshot *s)
@@ -1590,6 +1641,12 @@ void snapshot_free(struct snapshot *s)
 	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
+	for (uint32_t i = 0; s->frame_table && i < s->nframe_table; i++)
+		if (!s->string_pool && !s->frames_borrowed)
+			frame_free_strings(&s->frame_table[i]);
+	free(s->frame_table);
+	free(s->frame_refs);
+	free(s->frame_twins);
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);

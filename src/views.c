@@ -32,7 +32,7 @@ static void kv_i64(struct json_writer *w, const char *key, int64_t v)
 static void row_label(const struct group_row *r, int by, char *dst, size_t len)
 {
 	if (by == GROUP_STACK && r->stack && r->stack->nframes)
-		group_frame_key(&r->stack->frames[0], GROUP_FUNCTION, dst, len);
+		group_frame_key(r->stack->frames[0], GROUP_FUNCTION, dst, len);
 	else
 		snprintf(dst, len, "%s", r->key);
 }
@@ -46,7 +46,7 @@ static void text_label_line(struct buf *b, const char *line)
 static void text_frames(struct buf *b, const struct snap_stack *st)
 {
 	for (uint32_t j = 0; st && j < st->nframes; j++)
-		render_text_frame(b, &st->frames[j]);
+		render_text_frame(b, st->frames[j]);
 	if (st && !st->nframes)
 		buf_printf(b, "    (no stack)\n");
 }
@@ -56,7 +56,7 @@ static void json_frames(struct json_writer *w, const struct snap_stack *st)
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t j = 0; st && j < st->nframes; j++)
-		render_json_frame(w, &st->frames[j]);
+		render_json_frame(w, st->frames[j]);
 	json_end_array(w);
 }
 

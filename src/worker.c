@@ -9,6 +9,7 @@
  * applied before any newer one.
  */
 #include <errno.h>
+#include <malloc.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -198,6 +199,10 @@ static struct worker *worker_start(struct daemon *d)
 	struct worker *w = xcalloc(1, sizeof(*w));
 	sigset_t all, old;
 
+	/* a request's big buffers (a full snapshot's, tens of MB) go back to
+	 * the system when freed: glibc would otherwise raise its mmap threshold
+	 * after the first and keep the next ones in its heap for good */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 	ev.data.u64 = (uint64_t)TAG_WORKER << 32;
 	if (w->efd < 0 || epoll_ctl(d->epfd, EPOLL_CTL_ADD, w->efd, &ev)) {

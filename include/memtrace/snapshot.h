@@ -80,7 +80,7 @@ struct snap_frame {
 struct snap_stack {
 	uint32_t pid;
 	uint32_t nframes;
-	struct snap_frame *frames; /* innermost first */
+	struct snap_frame **frames; /* innermost first; frames are shared between stacks */
 	uint64_t allocations;
 	uint64_t bytes_allocated;
 	uint64_t frees;
@@ -196,6 +196,20 @@ struct snapshot {
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
+	/*
+	 * Frames. A stack's frames array holds pointers to frames, and stacks
+	 * share them: the frames of a snapshot are few, the references to them
+	 * many (a heap of a hundred thousand stacks of twenty frames may have a
+	 * few dozen distinct frames). Frames in frame_table are the snapshot's
+	 * (snapshot_free frees their strings unless string_pool or
+	 * frames_borrowed says otherwise); frames elsewhere are the builder's.
+	 * When frame_refs is set, every stack's frames array lies in that one
+	 * block; else each is its own allocation.
+	 */
+	struct snap_frame *frame_table;
+	uint32_t nframe_table;
+	struct snap_frame **frame_refs;
+	struct snap_frame *frame_twins; /* decoder: frames copied to differ in inlined */
 	/*
 	 * Set by snapshot_decode(): one block holding every string above, which
 	 * then point into it. NULL in a built snapshot, whose strings are each

@@ -18,6 +18,8 @@ static struct snap_frame known_frames[] = {
     {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0},
     {0x7fff00001234, 0, NULL, NULL, NULL, 0, 0},
 };
+static struct snap_frame *known_frame_refs[] = {&known_frames[0], &known_frames[1],
+						&known_frames[2], &known_frames[3]};
 
 static struct snap_target known_targets[] = {
     {
@@ -44,7 +46,7 @@ static struct snap_stack known_stacks[] = {
     {
 	.pid = 1234,
 	.nframes = 4,
-	.frames = known_frames,
+	.frames = known_frame_refs,
 	.allocations = 32,
 	.bytes_allocated = 2097152,
 	.frees = 16,

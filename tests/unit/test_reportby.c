@@ -18,25 +18,28 @@ static struct snap_frame s1[] = {{0x1020, 0x20, "alloc_b", "/usr/bin/prog", "pro
 static struct snap_frame s2[] = {{0x1030, 0x30, "alloc_a", "/usr/bin/prog", "prog.c", 11},
 				 {0x1120, 0x120, "alloc_b", "/usr/bin/prog", "prog.c", 21},
 				 {0x1130, 0x130, "main", "/usr/bin/prog", "main.c", 7}};
+static struct snap_frame *s0p[] = {&s0[0], &s0[1]};
+static struct snap_frame *s1p[] = {&s1[0], &s1[1]};
+static struct snap_frame *s2p[] = {&s2[0], &s2[1], &s2[2]};
 
 static struct snap_stack stacks[] = {
     {.pid = 1,
      .nframes = 2,
-     .frames = s0,
+     .frames = s0p,
      .allocations = 10,
      .bytes_allocated = 20480,
      .live_allocations = 4,
      .live_bytes = 8192},
     {.pid = 1,
      .nframes = 2,
-     .frames = s1,
+     .frames = s1p,
      .allocations = 100,
      .bytes_allocated = 100000,
      .live_allocations = 1,
      .live_bytes = 100},
     {.pid = 1,
      .nframes = 3,
-     .frames = s2,
+     .frames = s2p,
      .allocations = 3,
      .bytes_allocated = 300,
      .live_allocations = 3,

@@ -59,6 +59,27 @@ static void counters_fill(struct mt_counters *c, uint64_t base)
 	c->untracked_allocations = base + 11;
 }
 
+/*
+ * Frames for every stack of s (nframes set): each stack its own, all of them
+ * in s's frame table, which owns them.
+ */
+static void give_frames(struct snapshot *s)
+{
+	uint32_t total = 0, k = 0;
+
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		total += s->stacks[i].nframes;
+	s->frame_table = xcalloc(total ? total : 1, sizeof(*s->frame_table));
+	s->nframe_table = total;
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
+		for (uint32_t j = 0; j < st->nframes; j++)
+			st->frames[j] = &s->frame_table[k++];
+	}
+}
+
 /* A hand-written snapshot: three targets, stacks with every kind of frame. */
 static void build_known(struct snapshot *s)
 {
@@ -106,19 +127,20 @@ static void build_known(struct snapshot *s)
 
 	s->nstacks = 4;
 	s->stacks = xcalloc(4, sizeof(*s->stacks));
+	for (uint32_t i = 0; i < 4; i++)
+		s->stacks[i].nframes = i == 3 ? 0 : (uint32_t)ARRAY_SIZE(frames) - i;
+	give_frames(s);
 	for (uint32_t i = 0; i < 4; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
 		st->pid = 1000 + i % 3;
-		st->nframes = i == 3 ? 0 : (uint32_t)ARRAY_SIZE(frames) - i;
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			st->frames[j].address = frames[j + i].address;
-			st->frames[j].offset = frames[j + i].offset;
-			st->frames[j].function = maybe_dup(frames[j + i].function);
-			st->frames[j].module = maybe_dup(frames[j + i].module);
-			st->frames[j].file = maybe_dup(frames[j + i].file);
-			st->frames[j].line = frames[j + i].line;
+			st->frames[j]->address = frames[j + i].address;
+			st->frames[j]->offset = frames[j + i].offset;
+			st->frames[j]->function = maybe_dup(frames[j + i].function);
+			st->frames[j]->module = maybe_dup(frames[j + i].module);
+			st->frames[j]->file = maybe_dup(frames[j + i].file);
+			st->frames[j]->line = frames[j + i].line;
 		}
 		st->allocations = 32 + i;
 		st->bytes_allocated = 2097152 + i;
@@ -191,13 +213,15 @@ static void build_random(struct snapshot *s)
 	s->nstacks = (uint32_t)(rng() % 4 ? rng() % 40 : 0);
 	s->stacks = s->nstacks ? xcalloc(s->nstacks, sizeof(*s->stacks)) : NULL;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
+		s->stacks[i].pid = (uint32_t)rng() % 4;
+		s->stacks[i].nframes = (uint32_t)(rng() % 30);
+	}
+	give_frames(s);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
-		st->pid = (uint32_t)rng() % 4;
-		st->nframes = (uint32_t)(rng() % 30);
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			struct snap_frame *f = &st->frames[j];
+			struct snap_frame *f = st->frames[j];
 
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
@@ -299,7 +323,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->pid == y->pid);
 		SAME(x->nframes == y->nframes);
 		for (uint32_t j = 0; j < x->nframes; j++) {
-			const struct snap_frame *f = &x->frames[j], *g = &y->frames[j];
+			const struct snap_frame *f = x->frames[j], *g = y->frames[j];
 
 			SAME(f->address == g->address);
 			SAME(f->offset == g->offset);
@@ -537,8 +561,8 @@ TEST(test_roundtrip_long_strings)
 	build_known(&s);
 	free(s.targets[0].command);
 	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	free(s.stacks[0].frames[0].function);
-	s.stacks[0].frames[0].function = long_string(300000, 'f');
+	free(s.stacks[0].frames[0]->function);
+	s.stacks[0].frames[0]->function = long_string(300000, 'f');
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
@@ -577,13 +601,14 @@ TEST(test_dedup)
 
 	s.nstacks = 1000;
 	s.stacks = xcalloc(s.nstacks, sizeof(*s.stacks));
-	for (uint32_t i = 0; i < s.nstacks; i++) {
+	for (uint32_t i = 0; i < s.nstacks; i++)
 		s.stacks[i].nframes = 20;
-		s.stacks[i].frames = xcalloc(20, sizeof(struct snap_frame));
+	give_frames(&s);
+	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
-			s.stacks[i].frames[j].address = j;
-			s.stacks[i].frames[j].function = long_string(100, (char)('a' + j));
-			s.stacks[i].frames[j].module =
+			s.stacks[i].frames[j]->address = j;
+			s.stacks[i].frames[j]->function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j]->module =
 			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
 		}
 	}
@@ -726,9 +751,9 @@ TEST(test_minimal_payload)
 	CHECK_EQ_U64(s.nstacks, 1);
 	CHECK_EQ_U64(s.stacks[0].pid, 42);
 	CHECK_EQ_U64(s.stacks[0].nframes, 2);
-	CHECK_STR(s.stacks[0].frames[1].module, "bc");
-	CHECK(s.stacks[0].frames[1].file == NULL);
-	CHECK_EQ_U64(s.stacks[0].frames[1].line, 3);
+	CHECK_STR(s.stacks[0].frames[1]->module, "bc");
+	CHECK(s.stacks[0].frames[1]->file == NULL);
+	CHECK_EQ_U64(s.stacks[0].frames[1]->line, 3);
 	CHECK_EQ_U64(s.stacks[0].peak_live_bytes, 6);
 	snapshot_free(&s);
 

@@ -1,0 +1,186 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Building a snapshot's shared frames (see framebuild.h). A memo from (space,
+ * word) to the run of table frames it became makes each reference one hash
+ * lookup; the references are kept as table indices while the table grows and
+ * become pointers at the end.
+ */
+#include "framebuild.h"
+#include "daemon.h"
+#include "pystacks.h"
+#include "strtab.h"
+#include "symbolize.h"
+#include "util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct word_run {
+	uint64_t word;
+	uint32_t space;
+	uint32_t first, count; /* frames in the table */
+};
+
+struct framebuild {
+	struct daemon *d;
+	struct snap_frame *table;
+	uint32_t ntable, table_cap;
+	struct hash_index memo; /* (space, word) -> runs */
+	struct word_run *runs;
+	size_t runs_cap;
+	uint32_t *refs; /* table indices */
+	uint64_t nrefs, refs_cap;
+};
+
+struct framebuild *framebuild_new(struct daemon *d)
+{
+	struct framebuild *b = xcalloc(1, sizeof(*b));
+
+	b->d = d;
+	return b;
+}
+
+static uint32_t table_add(struct framebuild *b, const struct snap_frame *f)
+{
+	if (b->ntable == b->table_cap) {
+		b->table_cap = b->table_cap ? 2 * b->table_cap : 256;
+		b->table = xrealloc(b->table, b->table_cap * sizeof(*b->table));
+	}
+	b->table[b->ntable] = *f;
+	return b->ntable++;
+}
+
+/* A Python frame, its strings kept by the symbolizer like the native ones. */
+static void python_frame(struct daemon *d, uint32_t space, uint64_t word, struct snap_frame *out)
+{
+	struct snap_frame f;
+
+	pystacks_frame(d->py, (int)space, word, &f);
+	*out = f;
+	out->function = (char *)symbolizer_intern(d->sym, f.function);
+	out->file = (char *)symbolizer_intern(d->sym, f.file);
+	out->module = (char *)symbolizer_intern(d->sym, f.module);
+	out->build_id = (char *)symbolizer_intern(d->sym, f.build_id);
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
+}
+
+struct run_key {
+	const struct framebuild *b;
+	uint32_t space;
+	uint64_t word;
+};
+
+static int run_eq(const void *arg, size_t i)
+{
+	const struct run_key *k = arg;
+
+	return k->b->runs[i].word == k->word && k->b->runs[i].space == k->space;
+}
+
+/* The frames one word of a space stands for (symbolized on first sight). */
+static const struct word_run *word_run(struct framebuild *b, uint32_t space, uint64_t word)
+{
+	struct run_key key = {b, space, word};
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	struct word_run *r;
+	size_t i, n;
+	int is_new;
+
+	i = hash_index_find(&b->memo, hash_mix(hash_mix(0, space), word), run_eq, &key, &is_new);
+	if (!is_new)
+		return &b->runs[i];
+	if (i == b->runs_cap) {
+		b->runs_cap = b->runs_cap ? 2 * b->runs_cap : 256;
+		b->runs = xrealloc(b->runs, b->runs_cap * sizeof(*b->runs));
+	}
+	r = &b->runs[i];
+	r->word = word;
+	r->space = space;
+	r->first = b->ntable;
+	if (word & MT_PY_WORD) {
+		python_frame(b->d, space, word, &one[0]);
+		n = 1;
+	} else {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames_interned(b->d->sym, (int)space, word, one, ARRAY_SIZE(one));
+	}
+	for (size_t k = 0; k < n; k++)
+		table_add(b, &one[k]);
+	r->count = (uint32_t)n;
+	return r;
+}
+
+static void ref_add(struct framebuild *b, uint32_t first, uint32_t count)
+{
+	if (b->nrefs + count > b->refs_cap) {
+		while (b->nrefs + count > b->refs_cap)
+			b->refs_cap = b->refs_cap ? 2 * b->refs_cap : 4096;
+		b->refs = xrealloc(b->refs, b->refs_cap * sizeof(*b->refs));
+	}
+	for (uint32_t k = 0; k < count; k++)
+		b->refs[b->nrefs++] = first + k;
+}
+
+/* The interpreter loop: one native frame per run, which ran Python frames. */
+static int is_eval_loop(const struct snap_frame *f)
+{
+	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
+			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
+}
+
+uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n)
+{
+	const struct stack_table *t = &b->d->tracker.stacks;
+	const struct stack_entry *s = stack_get(t, idx);
+	const uint64_t *frames = stack_frames(t, idx);
+	uint64_t start = b->nrefs;
+	uint32_t nat = 0, py, i;
+
+	/* Python frame words follow the native ones: each run of the
+	 * interpreter loop is replaced by the Python frames it was running (up
+	 * to the word marked MT_PY_GROUP_END); Python frames left over (native
+	 * frames cut short: a module without frame pointers) come last */
+	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
+		nat++;
+	py = nat;
+	for (i = 0; i < nat; i++) {
+		const struct word_run *r = word_run(b, s->tgid, frames[i]);
+
+		if (py < s->nframes && r->count &&
+		    is_eval_loop(&b->table[r->first + r->count - 1])) {
+			do {
+				const struct word_run *p = word_run(b, s->tgid, frames[py]);
+
+				ref_add(b, p->first, p->count);
+			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
+			continue;
+		}
+		ref_add(b, r->first, r->count);
+	}
+	for (; py < s->nframes; py++) {
+		const struct word_run *p = word_run(b, s->tgid, frames[py]);
+
+		ref_add(b, p->first, p->count);
+	}
+	*n = (uint32_t)(b->nrefs - start);
+	return start;
+}
+
+void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
+{
+	s->frames_borrowed = 1;
+	s->frame_table = b->table;
+	s->nframe_table = b->ntable;
+	s->frame_refs = xmalloc((b->nrefs ? b->nrefs : 1) * sizeof(*s->frame_refs));
+	for (uint64_t k = 0; k < b->nrefs; k++)
+		s->frame_refs[k] = &s->frame_table[b->refs[k]];
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		s->stacks[i].frames = s->frame_refs + offsets[i];
+	hash_index_free(&b->memo);
+	free(b->runs);
+	free(b->refs);
+	free(b);
+}
