@@ -11,6 +11,7 @@
 
 #include "daemon.h"
 #include "framebuild.h"
+#include "grouping.h"
 #include "pystacks.h"
 #include "symbolize.h"
 #include "util.h"
@@ -95,8 +96,14 @@ static int is_root_frame(const char *function, const char *module)
  */
 void collect_check_ends(struct daemon *d)
 {
+	collect_check_ends_for(d, UINT64_MAX);
+}
+
+void collect_check_ends_for(struct daemon *d, uint64_t budget_ns)
+{
 	const struct tracker *t = &d->tracker;
 	struct collect_ends *ce = &d->ends;
+	uint64_t start = budget_ns == UINT64_MAX ? 0 : time_monotonic_ns();
 
 	if (ce->cap < t->stacks.count) {
 		ce->cap = t->stacks.count + t->stacks.count / 2 + 256;
@@ -104,6 +111,9 @@ void collect_check_ends(struct daemon *d)
 	}
 	for (; ce->checked < t->stacks.count; ce->checked++) {
 		uint32_t idx = ce->checked, k;
+
+		if (start && !(idx & 255) && time_monotonic_ns() - start > budget_ns)
+			break; /* the rest on the next tick */
 		const struct stack_entry *e = stack_get(&t->stacks, idx);
 		const uint64_t *frames = stack_frames(&t->stacks, idx);
 		const char *function, *module;
@@ -133,8 +143,8 @@ void collect_check_ends(struct daemon *d)
 }
 
 /* Stack idx as the snapshot shows it; its frames come from fb (offset in *frames_at). */
-static void fill_stack(struct daemon *d, struct framebuild *fb, uint32_t idx,
-		       struct snap_stack *out, uint64_t *frames_at)
+void collect_fill_stack(struct daemon *d, struct framebuild *fb, uint32_t idx,
+			struct snap_stack *out, uint64_t *frames_at)
 {
 	const struct tracker *t = &d->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
@@ -359,8 +369,9 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, const stru
 	}
 
 	fill_daemon(d, s);
-	if (ctx->check_ends)
-		collect_check_ends(d);
+	if (ctx->check_ends) /* a status must be quick: a new burst of stacks is learned over ticks
+			      */
+		collect_check_ends_for(d, 5 * 1000 * 1000);
 	fill_truncations(d, r->pid, s);
 	if (!r->stacks)
 		return 0;
@@ -382,12 +393,21 @@ int collect_snapshot(struct daemon *d, const struct proto_request *r, const stru
 	for (i = 0; i < nsel; i++)
 		sel[i] = items[i].index;
 	free(items);
+	/* views that group or count leaks: only the rows (stacks) shown go */
+	if (r->group || r->leaks) {
+		if (r->group)
+			grouping_rows(d, r, sel, nsel, s);
+		else
+			grouping_leaks(d, r, sel, nsel, s);
+		free(sel);
+		return 0;
+	}
 	n = r->top && r->top < nsel ? r->top : nsel;
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
 	fb = framebuild_new(d);
 	for (i = 0; i < n; i++)
-		fill_stack(d, fb, sel[i], &s->stacks[i], &frames_at[i]);
+		collect_fill_stack(d, fb, sel[i], &s->stacks[i], &frames_at[i]);
 	s->nstacks = n;
 	framebuild_finish(fb, s, frames_at);
 	free(frames_at);

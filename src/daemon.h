@@ -101,8 +101,15 @@ struct collect_ctx {
  */
 int collect_snapshot(struct daemon *d, const struct proto_request *r, const struct collect_ctx *ctx,
 		     struct snapshot *s, char *err, size_t errlen);
-/* Learn where the stacks added since the last call end (d->ends). */
+/* Stack idx as a snapshot shows it (counters, where it ends), its frames
+ * from fb, their offset for framebuild_finish() in *frames_at. */
+struct framebuild;
+void collect_fill_stack(struct daemon *d, struct framebuild *fb, uint32_t idx,
+			struct snap_stack *out, uint64_t *frames_at);
+/* Learn where the stacks added since the last call end (d->ends): all of
+ * them, or as many as budget_ns allows. */
 void collect_check_ends(struct daemon *d);
+void collect_check_ends_for(struct daemon *d, uint64_t budget_ns);
 /* Free what collect_snapshot() keeps between requests. */
 void collect_free(struct daemon *d);
 
@@ -118,7 +125,8 @@ void server_close(struct daemon *d);
 void server_accept(struct daemon *d);
 /* An epoll event on the client in slot. */
 void server_client_event(struct daemon *d, int slot, uint32_t events);
-/* Drop the clients whose deadline has passed. */
+/* On the drain timer: drop the clients whose deadline has passed, and learn
+ * where a slice of the new stacks end. */
 void server_expire(struct daemon *d, uint64_t now_ns);
 
 /* What an epoll event is about: data.u64 = tag << 32 | index. */

@@ -8,7 +8,6 @@
 #include "framebuild.h"
 #include "daemon.h"
 #include "pystacks.h"
-#include "strtab.h"
 #include "symbolize.h"
 #include "util.h"
 
@@ -25,9 +24,12 @@ struct framebuild {
 	struct daemon *d;
 	struct snap_frame *table;
 	uint32_t ntable, table_cap;
-	struct hash_index memo; /* (space, word) -> runs */
+	/* (space, word) -> runs: open addressing of run numbers + 1, probed
+	 * inline (this is looked up once per frame of every stack walked) */
+	uint32_t *memo;
+	size_t memo_mask;
 	struct word_run *runs;
-	size_t runs_cap;
+	size_t nruns, runs_cap;
 	uint32_t *refs; /* table indices */
 	uint64_t nrefs, refs_cap;
 };
@@ -67,36 +69,49 @@ static void python_frame(struct daemon *d, uint32_t space, uint64_t word, struct
 	free(f.build_id);
 }
 
-struct run_key {
-	const struct framebuild *b;
-	uint32_t space;
-	uint64_t word;
-};
-
-static int run_eq(const void *arg, size_t i)
+static size_t run_slot(const struct framebuild *b, uint32_t space, uint64_t word)
 {
-	const struct run_key *k = arg;
+	uint64_t h = (word ^ (uint64_t)space << 40) * 0x9e3779b97f4a7c15ull;
 
-	return k->b->runs[i].word == k->word && k->b->runs[i].space == k->space;
+	return (size_t)(h ^ h >> 31) & b->memo_mask;
+}
+
+static void memo_grow(struct framebuild *b)
+{
+	size_t cap = b->memo ? 2 * (b->memo_mask + 1) : 1024;
+
+	free(b->memo);
+	b->memo = xcalloc(cap, sizeof(*b->memo));
+	b->memo_mask = cap - 1;
+	for (size_t i = 0; i < b->nruns; i++) {
+		size_t pos = run_slot(b, b->runs[i].space, b->runs[i].word);
+
+		while (b->memo[pos])
+			pos = (pos + 1) & b->memo_mask;
+		b->memo[pos] = (uint32_t)i + 1;
+	}
 }
 
 /* The frames one word of a space stands for (symbolized on first sight). */
 static const struct word_run *word_run(struct framebuild *b, uint32_t space, uint64_t word)
 {
-	struct run_key key = {b, space, word};
 	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
 	struct word_run *r;
-	size_t i, n;
-	int is_new;
+	size_t pos, n;
 
-	i = hash_index_find(&b->memo, hash_mix(hash_mix(0, space), word), run_eq, &key, &is_new);
-	if (!is_new)
-		return &b->runs[i];
-	if (i == b->runs_cap) {
+	if ((b->nruns + 1) * 2 > b->memo_mask + 1 || !b->memo)
+		memo_grow(b);
+	for (pos = run_slot(b, space, word); b->memo[pos]; pos = (pos + 1) & b->memo_mask) {
+		r = &b->runs[b->memo[pos] - 1];
+		if (r->word == word && r->space == space)
+			return r;
+	}
+	if (b->nruns == b->runs_cap) {
 		b->runs_cap = b->runs_cap ? 2 * b->runs_cap : 256;
 		b->runs = xrealloc(b->runs, b->runs_cap * sizeof(*b->runs));
 	}
-	r = &b->runs[i];
+	b->memo[pos] = (uint32_t)b->nruns + 1;
+	r = &b->runs[b->nruns++];
 	r->word = word;
 	r->space = space;
 	r->first = b->ntable;
@@ -131,12 +146,11 @@ static int is_eval_loop(const struct snap_frame *f)
 			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
 }
 
-uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n)
+void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg)
 {
 	const struct stack_table *t = &b->d->tracker.stacks;
 	const struct stack_entry *s = stack_get(t, idx);
 	const uint64_t *frames = stack_frames(t, idx);
-	uint64_t start = b->nrefs;
 	uint32_t nat = 0, py, i;
 
 	/* Python frame words follow the native ones: each run of the
@@ -148,25 +162,46 @@ uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n)
 	py = nat;
 	for (i = 0; i < nat; i++) {
 		const struct word_run *r = word_run(b, s->tgid, frames[i]);
+		uint32_t first = r->first, count = r->count;
 
-		if (py < s->nframes && r->count &&
-		    is_eval_loop(&b->table[r->first + r->count - 1])) {
+		if (py < s->nframes && count && is_eval_loop(&b->table[first + count - 1])) {
 			do {
 				const struct word_run *p = word_run(b, s->tgid, frames[py]);
 
-				ref_add(b, p->first, p->count);
+				if (fn(arg, p->first, p->count))
+					return;
 			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
 			continue;
 		}
-		ref_add(b, r->first, r->count);
+		if (fn(arg, first, count))
+			return;
 	}
 	for (; py < s->nframes; py++) {
 		const struct word_run *p = word_run(b, s->tgid, frames[py]);
 
-		ref_add(b, p->first, p->count);
+		if (fn(arg, p->first, p->count))
+			return;
 	}
+}
+
+static int add_refs(void *arg, uint32_t first, uint32_t count)
+{
+	ref_add(arg, first, count);
+	return 0;
+}
+
+uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n)
+{
+	uint64_t start = b->nrefs;
+
+	framebuild_walk(b, idx, add_refs, b);
 	*n = (uint32_t)(b->nrefs - start);
 	return start;
+}
+
+const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i)
+{
+	return &b->table[i];
 }
 
 void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
@@ -179,7 +214,7 @@ void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t 
 		s->frame_refs[k] = &s->frame_table[b->refs[k]];
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		s->stacks[i].frames = s->frame_refs + offsets[i];
-	hash_index_free(&b->memo);
+	free(b->memo);
 	free(b->runs);
 	free(b->refs);
 	free(b);

@@ -26,6 +26,18 @@ struct framebuild *framebuild_new(struct daemon *d);
 uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n);
 
 /*
+ * Call fn(arg, first, count) for each run of frames of stack idx, innermost
+ * first: frames first .. first + count - 1 of the table (framebuild_frame),
+ * the frames of one return address or one Python frame. fn returns nonzero
+ * to stop.
+ */
+typedef int framebuild_fn(void *arg, uint32_t first, uint32_t count);
+void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg);
+
+/* Frame i of the table (valid until the table grows: the next walk or stack). */
+const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i);
+
+/*
  * Hand the frames to s: s->frame_table, s->frame_refs, frames_borrowed, and
  * each s->stacks[i].frames from offsets[i] (what framebuild_stack returned;
  * nframes already set). Frees b.

@@ -33,7 +33,34 @@ int group_by_from_name(const char *name)
 	return -1;
 }
 
-static void frame_location(const struct snap_frame *f, char *dst, size_t len)
+static int str_cmp(const char *a, const char *b)
+{
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	return strcmp(a, b);
+}
+
+int group_site_cmp(const struct snap_frame *a, const struct snap_frame *b)
+{
+	int c;
+
+	if (!a || !b)
+		return (a != NULL) - (b != NULL);
+	if ((c = str_cmp(a->function, b->function)))
+		return c;
+	if (a->function) {
+		if ((c = str_cmp(a->file, b->file)))
+			return c;
+		return a->line < b->line ? -1 : a->line > b->line;
+	}
+	if ((c = str_cmp(a->module, b->module)))
+		return c;
+	if (a->module)
+		return a->offset < b->offset ? -1 : a->offset > b->offset;
+	return a->address < b->address ? -1 : a->address > b->address;
+}
+
+void group_frame_location(const struct snap_frame *f, char *dst, size_t len)
 {
 	if (f->module)
 		snprintf(dst, len, "%s+0x%" PRIx64, f->module, f->offset);
@@ -69,7 +96,7 @@ void group_frame_key(const struct snap_frame *f, int by, char *dst, size_t len)
 		}
 		break;
 	}
-	frame_location(f, dst, len);
+	group_frame_location(f, dst, len);
 }
 
 /* A stack's key: its frames' locations, innermost first, joined by ';'. */
@@ -81,7 +108,7 @@ static char *stack_key(const struct snap_stack *st)
 	if (!st->nframes)
 		return xstrdup(NO_STACK_KEY);
 	for (uint32_t i = 0; i < st->nframes; i++) {
-		frame_location(st->frames[i], loc, sizeof(loc));
+		group_frame_location(st->frames[i], loc, sizeof(loc));
 		if (i)
 			buf_put(&b, ";", 1);
 		buf_put(&b, loc, strlen(loc));
@@ -95,12 +122,17 @@ static char *stack_key(const struct snap_stack *st)
  * (address 0, no module, a file) when the stack has one, as tracemalloc
  * attributes memory to the Python line that asked for it; else frame 0.
  */
+int group_python_frame(const struct snap_frame *f)
+{
+	return !f->address && !f->module && f->file;
+}
+
 static const struct snap_frame *key_frame(const struct snap_stack *st)
 {
 	for (uint32_t i = 0; i < st->nframes; i++) {
 		const struct snap_frame *f = st->frames[i];
 
-		if (!f->address && !f->module && f->file)
+		if (group_python_frame(f))
 			return f;
 	}
 	return st->frames[0];
@@ -134,6 +166,42 @@ static void add_totals(struct group_totals *t, const struct snap_stack *st)
 	t->temporary_bytes += st->temporary_bytes;
 }
 
+static int row_key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct group_row *)a)->key, ((const struct group_row *)b)->key);
+}
+
+/* The daemon's rows (section 41): one per stack, its sums on the stack. */
+static void group_from_rows(const struct snapshot *s, struct group_table *out)
+{
+	const struct snap_groups *g = &s->groups;
+
+	out->rows = xcalloc(s->nstacks ? s->nstacks : 1, sizeof(*out->rows));
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		struct group_row *row = &out->rows[out->nrows++];
+
+		row->key = xstrdup(g->rows[i].key ? g->rows[i].key : "");
+		row->stack = &s->stacks[i];
+		row->nstacks = (uint32_t)g->rows[i].stacks;
+		add_totals(&row->t, &s->stacks[i]);
+	}
+	if (out->nrows)
+		qsort(out->rows, out->nrows, sizeof(*out->rows), row_key_cmp);
+	out->rest_rows = g->rest_rows;
+	out->rest_rows_live = g->rest_rows_live;
+	out->rest_rows_allocated = g->rest_rows_allocated;
+	out->rest_rows_peak = g->rest_rows_peak;
+	out->rest.live_bytes = g->rest.live_bytes;
+	out->rest.live_allocations = g->rest.live_allocations;
+	out->rest.allocations = g->rest.allocations;
+	out->rest.bytes_allocated = g->rest.bytes_allocated;
+	out->rest.frees = g->rest.frees;
+	out->rest.bytes_freed = g->rest.bytes_freed;
+	out->rest.peak_live_bytes = g->rest.peak_live_bytes;
+	out->rest.temporary_allocations = g->rest.temporary_allocations;
+	out->rest.temporary_bytes = g->rest.temporary_bytes;
+}
+
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out)
 {
 	struct pair *pairs = NULL;
@@ -143,6 +211,11 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 	memset(out, 0, sizeof(*out));
 	out->by = by;
 	out->cumulative = cumulative && by != GROUP_STACK;
+	if (s->has_groups && s->groups.by == (uint32_t)by + 1 &&
+	    s->groups.cumulative == (uint32_t)out->cumulative) {
+		group_from_rows(s, out);
+		return;
+	}
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 		uint32_t nkeys =

@@ -49,6 +49,13 @@ struct group_table {
 	size_t nrows;
 	int by;		/* enum group_by */
 	int cumulative; /* rows overlap: their sums may exceed the totals */
+	/*
+	 * A snapshot the daemon grouped holds only the top rows; the others
+	 * are counted here: how many, how many with live blocks, with
+	 * allocations, with bytes at the peak, and their sums.
+	 */
+	uint64_t rest_rows, rest_rows_live, rest_rows_allocated, rest_rows_peak;
+	struct group_totals rest;
 };
 
 /* "stack", "function", "file", "line", "module"; NULL for a bad value. */
@@ -63,11 +70,26 @@ int group_by_from_name(const char *name);
  */
 void group_frame_key(const struct snap_frame *f, int by, char *dst, size_t len);
 
+/* "module+0xoffset", or "0xaddress" outside any module: where a frame is. */
+void group_frame_location(const struct snap_frame *f, char *dst, size_t len);
+
+/* A Python frame (address 0, no module, a file): non-cumulative keys come from
+ * a stack's first one, when it has one, else from its frame 0. */
+int group_python_frame(const struct snap_frame *f);
+
+/*
+ * stats' allocation sites: frames are one site when they name the same
+ * function at the same line, or, without a function, the same module offset.
+ */
+int group_site_cmp(const struct snap_frame *a, const struct snap_frame *b);
+
 /*
  * Group the stacks of s (all of them, in any order) into out, ordered by key.
  * A stack without frames is keyed "(no stack)". GROUP_STACK keys a stack by
  * its frames' locations, so equal stacks of two snapshots of one program
- * have equal keys. cumulative is ignored for GROUP_STACK.
+ * have equal keys. cumulative is ignored for GROUP_STACK. A snapshot the
+ * daemon grouped the same way (its groups section) gives its rows as they
+ * are, with what the rows it did not send add up to in rest.
  */
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out);
 

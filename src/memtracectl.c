@@ -537,6 +537,25 @@ static int parse_args(int argc, char **argv, struct args *a)
 		a->request.top = 0;
 		a->request.sort = SNAP_SORT_ALLOCATED;
 	}
+	/*
+	 * Views that group or count leaks: the daemon does it and sends only
+	 * the rows shown, with what the others add up to (a heap of a hundred
+	 * thousand stacks would otherwise travel whole). A file is grouped here.
+	 */
+	if (a->grouped || a->command == CMD_PEAK) {
+		a->request.group = PROTO_GROUP_STACK + a->view.by;
+		a->request.cumulative = a->view.cumulative && a->view.by != GROUP_STACK;
+		a->request.order = a->command == CMD_PEAK ? SNAP_SORT_PEAK : a->group_sort;
+		a->request.top = (uint32_t)a->view.top;
+	} else if (a->command == CMD_STATS) {
+		a->request.group = PROTO_GROUP_SITE;
+		a->request.order = SNAP_SORT_ALLOCATED;
+		a->request.top = STATS_TOP_SITES;
+	} else if (a->command == CMD_LEAKS) {
+		a->request.leaks = 1;
+		a->request.blocks = 0;
+		a->request.top = (uint32_t)a->view.top;
+	}
 	if (profile_options(a))
 		return -1;
 	a->render.sort = a->request.sort;
@@ -749,7 +768,9 @@ static int select_from_file(const struct args *a, const char *file, struct snaps
 		log_msg("%s: pid %u is not in this snapshot", file, a->request.pid);
 		return -1;
 	}
-	snapshot_select(s, a->request.sort, a->request.top, a->request.pid);
+	/* rows and leaks are counted from every stack here */
+	snapshot_select(s, a->request.sort,
+			a->request.group || a->request.leaks ? 0 : a->request.top, a->request.pid);
 	return 0;
 }
 
@@ -1038,7 +1059,7 @@ int main(int argc, char **argv)
 	}
 	if (fetch_snapshot(&a, a.from, &snap, NULL, NULL))
 		return EXIT_RUNTIME;
-	if (a.command == CMD_LEAKS && !snap.has_blocks) {
+	if (a.command == CMD_LEAKS && !snap.has_blocks && !snap.has_leaks) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a.from);

@@ -4,6 +4,7 @@
  * part of `memtracectl stats`: size histogram, allocator mix, top sites.
  */
 #include "outputs.h"
+#include "group.h"
 #include "render.h"
 
 #include <inttypes.h>
@@ -14,7 +15,6 @@
 #include "memtrace/event.h"
 
 /* Sites shown by stats, by bytes and by count. */
-#define STATS_TOP_SITES 5
 
 static const char *const sample_names[SAMPLE_KEY_COUNT] = {
     [SAMPLE_LIVE] = "live",
@@ -99,33 +99,11 @@ void view_frame_name(struct buf *b, const struct snap_frame *f)
 	}
 }
 
-static int str_cmp(const char *a, const char *b)
-{
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	return strcmp(a, b);
-}
-
 /* Sites are equal when they name the same function at the same line, or,
- * without a function, the same module offset. */
+ * without a function, the same module offset (group.c). */
 static int site_cmp(const struct snap_frame *a, const struct snap_frame *b)
 {
-	int c;
-
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	if ((c = str_cmp(a->function, b->function)))
-		return c;
-	if (a->function) {
-		if ((c = str_cmp(a->file, b->file)))
-			return c;
-		return a->line < b->line ? -1 : a->line > b->line;
-	}
-	if ((c = str_cmp(a->module, b->module)))
-		return c;
-	if (a->module)
-		return a->offset < b->offset ? -1 : a->offset > b->offset;
-	return a->address < b->address ? -1 : a->address > b->address;
+	return group_site_cmp(a, b);
 }
 
 static int site_sort_cmp(const void *x, const void *y)

@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
+/* stats shows this many top allocation sites, by bytes and by count. */
+#define STATS_TOP_SITES 5
+
 #include "json.h"
 #include "memtrace/snapshot.h"
 #include "util.h"

@@ -388,6 +388,10 @@ void server_expire(struct daemon *d, uint64_t now_ns)
 {
 	int i;
 
+	/* serving's periodic work too: learn where new stacks end, a slice a tick */
+	if (!worker_frozen(d))
+		collect_check_ends_for(d, 2 * 1000 * 1000);
+
 	for (i = 0; i < d->nclients; i++) {
 		if (d->clients[i] && now_ns >= d->clients[i]->deadline_ns) {
 			d->clients_timed_out++;

@@ -39,6 +39,8 @@ enum section {
 	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_DAEMON = 40,       /* how the daemon kept up: drain gaps, freezes, symbol cache */
+	SEC_GROUPS = 41,       /* the rows a grouped snapshot's stacks stand for */
+	SEC_LEAKS = 42,	       /* leaking blocks per stack */
 	SEC_KNOWN
 };
 
@@ -57,7 +59,8 @@ static const char *const section_names[] = {
     [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
-    [SEC_DAEMON] = "daemon",
+    [SEC_DAEMON] = "daemon",	     [SEC_GROUPS] = "groups",
+    [SEC_LEAKS] = "leaks",
 };
 
 /* struct mt_counters in wire order; a counter block may carry more or fewer. */
@@ -104,6 +107,25 @@ static const size_t daemon_offsets[] = {
 
 _Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * ARRAY_SIZE(daemon_offsets),
 	       "every daemon figure must be on the wire");
+
+/* The rows a grouped snapshot did not send (section 41), in wire order. */
+static const size_t rest_offsets[] = {
+    offsetof(struct snap_groups, rest_rows),
+    offsetof(struct snap_groups, rest_rows_live),
+    offsetof(struct snap_groups, rest_rows_allocated),
+    offsetof(struct snap_groups, rest_rows_peak),
+    offsetof(struct snap_groups, rest.live_bytes),
+    offsetof(struct snap_groups, rest.live_allocations),
+    offsetof(struct snap_groups, rest.allocations),
+    offsetof(struct snap_groups, rest.bytes_allocated),
+    offsetof(struct snap_groups, rest.frees),
+    offsetof(struct snap_groups, rest.bytes_freed),
+    offsetof(struct snap_groups, rest.peak_live_bytes),
+    offsetof(struct snap_groups, rest.temporary_allocations),
+    offsetof(struct snap_groups, rest.temporary_bytes),
+};
+
+_Static_assert(sizeof(struct snap_row_sums) == sizeof(uint64_t) * 9, "every sum on the wire");
 
 static uint64_t option_get(const struct snap_options *o, size_t i)
 {
@@ -543,7 +565,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	uint32_t *frame_refs = NULL;
+	uint32_t *frame_refs = NULL, *row_refs = NULL;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -576,6 +598,13 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		note_refs[i] = intern_string(e, s->targets[i].note);
 		any_note |= s->targets[i].note != NULL;
+	}
+	if (s->has_groups) {
+		row_refs = calloc(s->nstacks ? s->nstacks : 1, sizeof(*row_refs));
+		if (!row_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; row_refs && i < s->nstacks; i++)
+			row_refs[i] = intern_string(e, s->groups.rows[i].key);
 	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -759,7 +788,44 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		}
 		put_section(out, &body, SEC_DAEMON);
 	}
+	if (s->has_groups) {
+		const struct snap_groups *g = &s->groups;
+
+		put_varint(&body, g->by);
+		put_varint(&body, g->cumulative);
+		put_varint(&body, g->order);
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(&body, row_refs[i]);
+			put_varint(&body, g->rows[i].stacks);
+		}
+		put_varint(&body, ARRAY_SIZE(rest_offsets));
+		for (size_t i = 0; i < ARRAY_SIZE(rest_offsets); i++) {
+			uint64_t v;
+
+			memcpy(&v, (const char *)g + rest_offsets[i], sizeof(v));
+			put_varint(&body, v);
+		}
+		put_section(out, &body, SEC_GROUPS);
+	}
+	if (s->has_leaks) {
+		const struct snap_leaks *l = &s->leaks;
+
+		put_varint(&body, l->older_than_ns);
+		put_varint(&body, l->blocks);
+		put_varint(&body, l->bytes);
+		put_varint(&body, l->stacks_total);
+		put_varint(&body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(&body, l->stacks[i].blocks);
+			put_varint(&body, l->stacks[i].bytes);
+			put_varint(&body, l->stacks[i].oldest_ns);
+			put_varint(&body, l->stacks[i].youngest_ns);
+		}
+		put_section(out, &body, SEC_LEAKS);
+	}
 out:
+	free(row_refs);
 	free(note_refs);
 	free(body.data);
 	free(frame_refs);
@@ -1333,6 +1399,66 @@ static int dec_daemon(struct reader *r)
 	return 0;
 }
 
+/* Section 41: the row each stack stands for, then the rows not sent. */
+static int dec_groups(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_groups *g = &s->groups;
+	uint32_t n;
+	uint64_t k, v;
+
+	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
+	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "groups section: %u rows for %u stacks", n, s->nstacks);
+	if (!g->by || g->by > 6 || g->cumulative > 1 || g->order >= SNAP_SORT_KEY_COUNT)
+		return fail(r->d, "groups section: bad grouping");
+	g->rows = calloc(n ? n : 1, sizeof(*g->rows));
+	if (!g->rows)
+		return fail(r->d, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
+			return -1;
+	if (rd_varint(r, &k))
+		return -1;
+	for (uint64_t i = 0; i < k; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(rest_offsets))
+			memcpy((char *)g + rest_offsets[i], &v, sizeof(v));
+	}
+	s->has_groups = 1;
+	return 0;
+}
+
+/* Section 42: leaking blocks, in total and per stack. */
+static int dec_leaks(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_leaks *l = &s->leaks;
+	uint32_t n;
+
+	if (rd_varint(r, &l->older_than_ns) || rd_varint(r, &l->blocks) ||
+	    rd_varint(r, &l->bytes) || rd_varint(r, &l->stacks_total) ||
+	    rd_count(r, 4, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return fail(r->d, "leaks section: %u entries for %u stacks", n, s->nstacks);
+	l->stacks = calloc(n ? n : 1, sizeof(*l->stacks));
+	if (!l->stacks)
+		return fail(r->d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_leak *e = &l->stacks[i];
+
+		if (rd_varint(r, &e->blocks) || rd_varint(r, &e->bytes) ||
+		    rd_varint(r, &e->oldest_ns) || rd_varint(r, &e->youngest_ns))
+			return -1;
+	}
+	s->has_leaks = 1;
+	return 0;
+}
+
 static int dec_ages(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -1485,7 +1611,8 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
-    [SEC_DAEMON] = dec_daemon,
+    [SEC_DAEMON] = dec_daemon,	     [SEC_GROUPS] = dec_groups,
+    [SEC_LEAKS] = dec_leaks,
 };
 
 /*
@@ -1647,6 +1774,11 @@ void snapshot_free(struct snapshot *s)
 	free(s->frame_table);
 	free(s->frame_refs);
 	free(s->frame_twins);
+	for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
+		if (!s->string_pool)
+			free(s->groups.rows[i].key);
+	free(s->groups.rows);
+	free(s->leaks.stacks);
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
@@ -1693,6 +1825,15 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 
 	if (!s->nstacks)
 		return;
+	/* rows and leaks describe the stacks as they were chosen: not these */
+	if (!s->string_pool)
+		for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
+			free(s->groups.rows[i].key);
+	free(s->groups.rows);
+	free(s->leaks.stacks);
+	memset(&s->groups, 0, sizeof(s->groups));
+	memset(&s->leaks, 0, sizeof(s->leaks));
+	s->has_groups = s->has_leaks = 0;
 	order = xcalloc(s->nstacks, sizeof(*order));
 	sorted = xcalloc(s->nstacks, sizeof(*sorted));
 	for (uint32_t i = 0; i < s->nstacks; i++) {

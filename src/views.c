@@ -272,6 +272,9 @@ void render_peak(struct buf *out, const struct snapshot *s, const struct view_op
 		if (k < shown)
 			shown_sum += t.rows[k].t.peak_live_bytes;
 	}
+	/* the rows the daemon kept (it sends the top ones) */
+	n += t.rest_rows_peak;
+	sum += t.rest.peak_live_bytes;
 
 	if (o->format == RENDER_JSON) {
 		struct json_writer w;
@@ -355,7 +358,18 @@ void render_leaks(struct buf *out, const struct snapshot *s, const struct view_o
 
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		rows[i].stack = i;
-	for (uint32_t i = 0; i < s->nblocks; i++) {
+	/* the daemon counted them (leaks section): its top stacks, and the totals */
+	for (uint32_t i = 0; s->has_leaks && i < s->nstacks; i++) {
+		rows[i].blocks = s->leaks.stacks[i].blocks;
+		rows[i].bytes = s->leaks.stacks[i].bytes;
+		rows[i].oldest_ns = s->leaks.stacks[i].oldest_ns;
+		rows[i].youngest_ns = s->leaks.stacks[i].youngest_ns;
+	}
+	if (s->has_leaks) {
+		blocks = s->leaks.blocks;
+		bytes = s->leaks.bytes;
+	}
+	for (uint32_t i = 0; !s->has_leaks && i < s->nblocks; i++) {
 		const struct snap_block *b = &s->blocks[i];
 		struct leak_row *r = &rows[b->stack];
 
@@ -375,6 +389,8 @@ void render_leaks(struct buf *out, const struct snapshot *s, const struct view_o
 	while (n < s->nstacks && rows[n].blocks)
 		n++;
 	shown = o->top && o->top < n ? o->top : n;
+	if (s->has_leaks)
+		n = (size_t)s->leaks.stacks_total;
 
 	if (o->format == RENDER_JSON) {
 		struct json_writer w;
@@ -635,6 +651,8 @@ void render_report_grouped(struct buf *out, const struct snapshot *s, const stru
 			break;
 	}
 	shown = o->top && o->top < n ? o->top : n;
+	/* the rows the daemon kept (it sends the top ones) */
+	n += allocated ? t.rest_rows_allocated : t.rest_rows_live;
 
 	if (o->format == RENDER_JSON) {
 		struct json_writer w;

@@ -153,6 +153,58 @@ struct snap_daemon {
 	uint64_t symbol_cache_hits; /* ... answered from the symbol cache instead */
 };
 
+/*
+ * A grouped snapshot (section 41): the daemon grouped the stacks it selected
+ * into rows and sent the top ones, each as one stack (the row's first, with
+ * the row's sums for counters); this says which row each stack stands for,
+ * and what the rows it did not send add up to.
+ */
+struct snap_row {
+	char *key;	 /* the row's key, as group.c makes it */
+	uint64_t stacks; /* stacks grouped into it */
+};
+
+/* Sums over rows (struct group_totals' fields, in its order). */
+struct snap_row_sums {
+	uint64_t live_bytes;
+	uint64_t live_allocations;
+	uint64_t allocations;
+	uint64_t bytes_allocated;
+	uint64_t frees;
+	uint64_t bytes_freed;
+	uint64_t peak_live_bytes;
+	uint64_t temporary_allocations;
+	uint64_t temporary_bytes;
+};
+
+struct snap_groups {
+	uint32_t by;		      /* 1 stack, 2 function, 3 file, 4 line, 5 module, 6 site */
+	uint32_t cumulative;	      /* a stack counts in each row one of its frames keys */
+	uint32_t order;		      /* enum snap_sort the rows were chosen by */
+	struct snap_row *rows;	      /* one per stack of the snapshot */
+	uint64_t rest_rows;	      /* rows not sent */
+	uint64_t rest_rows_live;      /* ... of which with live_allocations */
+	uint64_t rest_rows_allocated; /* ... with allocations */
+	uint64_t rest_rows_peak;      /* ... with peak_live_bytes */
+	struct snap_row_sums rest;    /* their sums */
+};
+
+/*
+ * Leaking blocks per stack (section 42), instead of the block list: for each
+ * stack of the snapshot, its live blocks at least older_than_ns old.
+ */
+struct snap_leak {
+	uint64_t blocks, bytes;
+	uint64_t oldest_ns, youngest_ns; /* ages of the oldest and youngest of them */
+};
+
+struct snap_leaks {
+	uint64_t older_than_ns;
+	uint64_t blocks, bytes;	  /* over every stack, sent or not */
+	uint64_t stacks_total;	  /* stacks with such blocks */
+	struct snap_leak *stacks; /* one per stack of the snapshot */
+};
+
 /* Bin 0: size 0; bin i > 0: sizes in [2^(i-1), 2^i). */
 #define SNAP_HISTOGRAM_BINS 65
 /* Allocator kinds a snapshot can carry (enum mt_func): the funcs section
@@ -191,7 +243,11 @@ struct snapshot {
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
-	uint32_t has_daemon;	       /* daemon holds the daemon's figures (section 40) */
+	uint32_t has_groups;	       /* groups (section 41) */
+	struct snap_groups groups;
+	uint32_t has_leaks; /* leaks (section 42) */
+	struct snap_leaks leaks;
+	uint32_t has_daemon; /* daemon holds the daemon's figures (section 40) */
 	struct snap_daemon daemon;
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */

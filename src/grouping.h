@@ -1,0 +1,34 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Views that group a large heap, answered in the daemon so that only what is
+ * shown travels: group=NAME requests (rows of stacks by stack, function,
+ * file, line, module or allocation site, exactly as group.c makes them in
+ * the client, the top ones sent), and leaks=1 requests (per stack, its live
+ * blocks past an age, the top stacks sent). Reads the core only: run on a
+ * frozen core (worker.h).
+ */
+#ifndef MEMTRACE_GROUPING_H
+#define MEMTRACE_GROUPING_H
+
+#include <stdint.h>
+
+#include "memtrace/snapshot.h"
+#include "proto.h"
+
+struct daemon;
+
+/*
+ * Fill s's stacks (with their frames) and groups section for a group=
+ * request: sel[0..nsel) are the stacks the request selects, in its order.
+ */
+void grouping_rows(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
+		   uint32_t nsel, struct snapshot *s);
+
+/*
+ * Fill s's stacks (with their frames) and leaks section for a leaks=1
+ * request: sel[0..nsel) are the stacks the request selects, in its order.
+ */
+void grouping_leaks(struct daemon *d, const struct proto_request *r, const uint32_t *sel,
+		    uint32_t nsel, struct snapshot *s);
+
+#endif
