@@ -32,7 +32,7 @@ COMMON_SRCS := src/snapshot.c src/proto.c src/util.c src/strtab.c src/group.c
 DAEMON_SRCS := src/memtraced.c src/heap.c src/stacks.c src/tracker.c src/probes.c \
 	       src/allocator.c src/procmaps.c src/elfsym.c src/symbolize.c src/server.c \
 	       src/target.c src/collect.c src/dwarfline.c src/timeline.c
-DAEMON_SRCS += src/notify.c src/metrics_http.c src/symcache.c src/worker.c src/evqueue.c src/framebuild.c src/grouping.c
+DAEMON_SRCS += src/notify.c src/metrics_http.c src/symcache.c src/worker.c src/evqueue.c src/framebuild.c src/grouping.c src/recent.c
 DAEMON_SRCS += src/pyinline.c src/pystacks.c src/pyoffsets.c src/elfjump.c \
 	       src/keeper.c
 CLIENT_SRCS := src/memtracectl.c src/render.c src/json.c src/views.c

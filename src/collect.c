@@ -115,7 +115,6 @@ void collect_check_ends_for(struct daemon *d, uint64_t budget_ns)
 		if (start && !(idx & 255) && time_monotonic_ns() - start > budget_ns)
 			break; /* the rest on the next tick */
 		const struct stack_entry *e = stack_get(&t->stacks, idx);
-		const uint64_t *frames = stack_frames(&t->stacks, idx);
 		const char *function, *module;
 
 		ce->end[idx] = (uint8_t)e->stack_end;
@@ -123,9 +122,11 @@ void collect_check_ends_for(struct daemon *d, uint64_t budget_ns)
 		    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
-		for (k = e->nframes; k > 1 && (frames[k - 1] & MT_PY_WORD); k--)
+		for (k = e->nframes; k > 1 && (stack_word(&t->stacks, idx, k - 1) & MT_PY_WORD);
+		     k--)
 			;
-		function = symbolizer_symbol(d->sym, (int)e->tgid, frames[k - 1], &module);
+		function = symbolizer_symbol(d->sym, (int)e->tgid,
+					     stack_word(&t->stacks, idx, k - 1), &module);
 		if (is_root_frame(function, module)) {
 			ce->end[idx] = MT_STACK_COMPLETE;
 			continue;
@@ -279,10 +280,10 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 			   uint32_t n, struct snapshot *s)
 {
 	const struct tracker *t = &d->tracker;
-	uint64_t now = time_monotonic_ns();
-	const struct heap_block *b;
+	uint64_t now = time_monotonic_ns(), pos = 0;
+	struct heap_block hb, *b = &hb;
 	uint32_t *where;
-	size_t pos = 0, cap = 0;
+	size_t cap = 0;
 
 	s->has_blocks = r->blocks;
 	s->has_ages = r->ages;
@@ -293,7 +294,7 @@ static void collect_blocks(struct daemon *d, const struct proto_request *r, cons
 	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
 	for (uint32_t i = 0; i < n; i++)
 		where[sel[i]] = i;
-	while ((b = heap_next(&t->heap, &pos))) {
+	while (heap_next(&t->heap, &pos, b)) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
 		struct snap_stack *st;
 

@@ -150,34 +150,35 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 {
 	const struct stack_table *t = &b->d->tracker.stacks;
 	const struct stack_entry *s = stack_get(t, idx);
-	const uint64_t *frames = stack_frames(t, idx);
+	const uint32_t *nums = t->frames + s->frames_off;
+	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;
 
 	/* Python frame words follow the native ones: each run of the
 	 * interpreter loop is replaced by the Python frames it was running (up
 	 * to the word marked MT_PY_GROUP_END); Python frames left over (native
 	 * frames cut short: a module without frame pointers) come last */
-	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
+	while (nat < s->nframes && !(words[nums[nat]] & MT_PY_WORD))
 		nat++;
 	py = nat;
 	for (i = 0; i < nat; i++) {
-		const struct word_run *r = word_run(b, s->tgid, frames[i]);
+		const struct word_run *r = word_run(b, s->tgid, words[nums[i]]);
 		uint32_t first = r->first, count = r->count;
 
 		if (py < s->nframes && count && is_eval_loop(&b->table[first + count - 1])) {
 			do {
-				const struct word_run *p = word_run(b, s->tgid, frames[py]);
+				const struct word_run *p = word_run(b, s->tgid, words[nums[py]]);
 
 				if (fn(arg, p->first, p->count))
 					return;
-			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
+			} while (!(words[nums[py++]] & MT_PY_GROUP_END) && py < s->nframes);
 			continue;
 		}
 		if (fn(arg, first, count))
 			return;
 	}
 	for (; py < s->nframes; py++) {
-		const struct word_run *p = word_run(b, s->tgid, frames[py]);
+		const struct word_run *p = word_run(b, s->tgid, words[nums[py]]);
 
 		if (fn(arg, p->first, p->count))
 			return;

@@ -396,12 +396,11 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
 
 	for (uint32_t i = 0; i < nsel; i++) {
 		const struct stack_entry *e = stack_get(t, sel[i]);
-		const uint64_t *w = stack_frames(t, sel[i]);
 
 		if (e->tgid != stack_get(t, sel[0])->tgid || !e->nframes)
 			return 0;
 		for (uint32_t k = 0; k < e->nframes; k++)
-			if (w[k] & MT_PY_WORD)
+			if (stack_word(t, sel[i], k) & MT_PY_WORD)
 				return 0;
 	}
 	g->rows = xmalloc((nsel ? nsel : 1) * sizeof(*g->rows));
@@ -777,8 +776,8 @@ void grouping_leaks(struct daemon *d, const struct proto_request *r, const uint3
 	struct leak_item *items;
 	struct framebuild *fb;
 	uint64_t *frames_at;
-	const struct heap_block *b;
-	size_t hpos = 0;
+	struct heap_block hb, *b = &hb;
+	uint64_t hpos = 0;
 
 	/* per selected stack, where it is in the request's order */
 	pos_of = xmalloc((t->stacks.count ? t->stacks.count : 1) * sizeof(*pos_of));
@@ -793,7 +792,7 @@ void grouping_leaks(struct daemon *d, const struct proto_request *r, const uint3
 	memset(&s->leaks, 0, sizeof(s->leaks));
 	s->leaks.older_than_ns = r->older_than_ns;
 	/* one walk of the live heap */
-	while ((b = heap_next(&t->heap, &hpos))) {
+	while (heap_next(&t->heap, &hpos, b)) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
 		struct snap_leak *l;
 		uint32_t p;
