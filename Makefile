@@ -176,7 +176,7 @@ FUZZ_SRCS_proto    := src/proto.c src/util.c src/snapshot.c
 FUZZ_SRCS_snapshot := src/snapshot.c src/util.c
 FUZZ_SRCS_procmaps := src/procmaps.c src/util.c
 FUZZ_SRCS_elf      := src/elfsym.c src/dwarfline.c src/elfjump.c src/util.c
-FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/dwarfline.c src/util.c
+FUZZ_SRCS_pyoffsets := src/pyoffsets.c src/dwarfline.c src/elfsym.c src/util.c
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(wildcard src/*.h include/memtrace/*.h)
