@@ -13,8 +13,9 @@
  * prints "ready" and then takes commands on stdin, one per line:
  *     hold N        allocate N blocks of 32 bytes, block i on path i mod 2^LEVELS,
  *                   and keep them: replies "held N"
- *     churn S       every worker makes malloc(32)+free pairs on random paths of
- *                   its own for S seconds: replies "churned PAIRS"
+ *     churn S [R]   every worker makes malloc(32)+free pairs on random paths of
+ *                   its own for S seconds, at most R pairs a second each (no
+ *                   bound without R): replies "churned PAIRS"
  *     release       free every held block: replies "released N"
  *     quit          exit
  */
@@ -40,7 +41,7 @@ static int levels, nthreads;
 static unsigned long npaths;
 static void **held;
 static long nheld, hold_target;
-static double churn_seconds;
+static double churn_seconds, churn_rate;
 
 static pthread_barrier_t start_barrier, done_barrier;
 static enum job_kind job;
@@ -134,7 +135,7 @@ static void do_hold(struct worker *wk)
 
 static void do_churn(struct worker *wk)
 {
-	double end = now_s() + churn_seconds;
+	double start = now_s(), end = start + churn_seconds;
 	unsigned long mine = (npaths + (unsigned long)nthreads - 1) / (unsigned long)nthreads;
 
 	wk->pairs = 0;
@@ -147,6 +148,18 @@ static void do_churn(struct worker *wk)
 			continue;
 		walk_path(&w);
 		wk->pairs += w.count;
+		/* paced: ahead of the rate, wait for the clock */
+		if (churn_rate > 0) {
+			double ahead = start + (double)wk->pairs / churn_rate - now_s();
+
+			if (ahead > 0) {
+				struct timespec ts = {
+				    .tv_sec = (time_t)ahead,
+				    .tv_nsec = (long)((ahead - (double)(time_t)ahead) * 1e9)};
+
+				nanosleep(&ts, NULL);
+			}
+		}
 	}
 }
 
@@ -211,8 +224,12 @@ int main(int argc, char **argv)
 			printf("held %ld\n", n);
 		} else if (sscanf(line, "churn %lf", &s) == 1 && s >= 0) {
 			long pairs = 0;
+			double rate = 0;
 
+			if (sscanf(line, "churn %lf %lf", &s, &rate) < 2)
+				rate = 0;
 			churn_seconds = s;
+			churn_rate = rate;
 			run_job(JOB_CHURN);
 			for (int i = 0; i < nthreads; i++)
 				pairs += workers[i].pairs;
