@@ -40,8 +40,8 @@
 /*
  * Default bounds, sized from the machine's RAM so that the daemon can never
  * take the host's memory: live blocks may use a quarter of it at 128 bytes
- * each (a 32-byte slot at the heap table's lowest load, doubled while it
- * grows), stacks a sixteenth at 1 KiB each (entry, index and 64 frames).
+ * each (generous: a 24-byte slot in a table at least 72% full), stacks a
+ * sixteenth at 1 KiB each (entry, index and 64 frames).
  */
 #define LIVE_BLOCK_COST 128
 #define STACK_COST	1024

@@ -206,9 +206,15 @@ def fmt_s(v):
     return f"{v:.3f}" if v < 10 else f"{v:.1f}"
 
 
+def num(n):
+    """1 000 000: thousands apart, as the rest of the docs write them."""
+    return f"{n:,}".replace(",", " ")
+
+
 def section(points, gaps, repeat, load):
     """The section's lines."""
     ok = all(not v["errors"] for p in points for v in p["views"].values())
+    points = [p for p in points if p["views"]]
     lines = [
         HEADING,
         "",
@@ -224,7 +230,7 @@ def section(points, gaps, repeat, load):
         "render). Targets (issue 14): every view within 200 ms, `snapshot -o` and the file "
         "formats within 2 s.",
         "",
-        "| request | " + " | ".join(f"{p['blocks']:,} blocks, {p['stacks']:,} stacks".replace(",", " ")
+        "| request | " + " | ".join(f"{num(p['blocks'])} blocks, {num(p['stacks'])} stacks"
                                    for p in points) + " |",
         "| --- |" + " ---: |" * len(points),
     ]
@@ -240,7 +246,8 @@ def section(points, gaps, repeat, load):
             cells.append(("**" if over else "") + fmt_s(v["median_s"]) + " s" +
                          ("**" if over else "") + (" (failed)" if v["errors"] else ""))
         lines.append(f"| `{name}` | " + " | ".join(cells) + " |")
-    lines += ["", "Times over a target are in bold." if not ok else "", ""]
+    lines += ["", "Times over their target are in bold." + (
+        "" if ok else " Some requests failed: see (failed)."), ""]
     lines += [
         "Daemon memory per live block (its RSS after the blocks were allocated and counted, "
         "less its RSS before, over the number of blocks; fixed costs such as the symbol "
@@ -250,23 +257,22 @@ def section(points, gaps, repeat, load):
         "| ---: | ---: | ---: | --- |",
     ]
     for p in points:
-        lines.append(f"| {p['blocks']:,} | {p['stacks']:,} | {p['bytes_per_block']:.1f} | "
-                     f"{p['rss_before_kib'] / 1024:.1f} → {p['rss_after_kib'] / 1024:.1f} MiB |"
-                     .replace(",", " "))
+        lines.append(f"| {num(p['blocks'])} | {num(p['stacks'])} | {p['bytes_per_block']:.1f} | "
+                     f"{p['rss_before_kib'] / 1024:.1f} → {p['rss_after_kib'] / 1024:.1f} MiB |")
     if len(points) >= 2 and points[-1]["blocks"] > points[-2]["blocks"]:
         a, b = points[-2], points[-1]
         slope = (b["rss_after_kib"] - a["rss_after_kib"]) * 1024 / (b["blocks"] - a["blocks"])
-        lines += ["", f"Between {a['blocks']:,} and {b['blocks']:,} blocks the daemon grew by "
-                  f"{slope:.1f} bytes per added block.".replace(",", " ")]
+        lines += ["", f"Between {num(a['blocks'])} and {num(b['blocks'])} blocks the daemon grew "
+                  f"by {slope:.1f} bytes per added block."]
     lines += [""]
     if gaps:
         g = gaps[0]
         lines += [
-            f"Ingest while requests are served: at {g['blocks']:,} live blocks, heapscale's two "
-            "threads make malloc+free pairs down random paths for 10 s while "
+            f"Ingest while requests are served: at {num(g['blocks'])} live blocks, heapscale's "
+            "two threads make malloc+free pairs down random paths for 10 s while "
             f"{g['clients']} clients take `snapshot -o` one after another. The daemon's "
             "longest gap between two ring buffer drains (`drain_gap_max` in `status --json`, "
-            "from a `reset-peak` at the start of the window) and how the window went:".replace(",", " "),
+            "from a `reset-peak` at the start of the window) and how the window went:",
             "",
             "| clients | longest drain gap | snapshots taken | pairs made | allocations and frees "
             "counted | events lost | longest freeze |",
@@ -321,7 +327,7 @@ def write_section(path, lines):
 def measure(build, blocks, levels, repeat, views=VIEWS, gap=True):
     """Every point and the drain gap runs; returns (section lines, results)."""
     load = os.getloadavg()[0]
-    results = {"points": [], "gaps": []}
+    results = {"points": [], "gaps": [], "repeat": repeat, "load": load}
     with tempfile.TemporaryDirectory(prefix="memtrace-scale-") as tmp:
         for n in blocks:
             results["points"].append(scale_point(build, tmp, n, levels, repeat, views))
@@ -345,7 +351,14 @@ def main():
     ap.add_argument("--no-gap", action="store_true", help="skip the drain gap runs")
     ap.add_argument("--json", default="")
     ap.add_argument("--out", default="docs/performance.md", help="'' to write nothing")
+    ap.add_argument("--from-json", default="", help="rewrite the section from a --json file")
     args = ap.parse_args()
+    if args.from_json:
+        with open(args.from_json) as f:
+            results = json.load(f)
+        write_section(args.out, section(results["points"], results["gaps"], results["repeat"],
+                                        results["load"]))
+        return 0
     if os.geteuid() != 0:
         print("scalebench: needs root", file=sys.stderr)
         return 1
