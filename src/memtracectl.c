@@ -923,21 +923,29 @@ static int write_snapshot_file(const char *path, const uint8_t *data, size_t len
 
 static int run_snapshot(const struct args *a)
 {
-	struct snapshot snap;
-	uint8_t *raw;
-	size_t len;
+	struct snapshot_counts counts;
+	uint8_t *raw = NULL;
+	size_t len = 0;
+	char err[256];
 	int rc;
 
-	if (fetch_snapshot(a, a->from, &snap, &raw, &len))
+	/* checked and counted as it streams through zlib, not decoded: a
+	 * million blocks would be tens of MB of model for three numbers */
+	rc = a->from ? fetch_from_file(a->from, &raw, &len) : fetch_from_socket(a, &raw, &len);
+	if (rc)
 		return EXIT_RUNTIME;
+	if (snapshot_scan(raw, len, &counts, err, sizeof(err))) {
+		log_msg("%s: %s", a->from ? a->from : a->socket, err);
+		free(raw);
+		return EXIT_RUNTIME;
+	}
 	rc = write_snapshot_file(a->output, raw, len);
 	if (!rc && strcmp(a->output, "-"))
 		fprintf(stderr,
-			"memtracectl: wrote %s: %zu bytes, %" PRIu32 " stacks, %" PRIu32
-			" live blocks, %" PRIu32 " timeline points\n",
-			a->output, len, snap.nstacks, snap.nblocks, snap.ntimeline);
+			"memtracectl: wrote %s: %zu bytes, %" PRIu64 " stacks, %" PRIu64
+			" live blocks, %" PRIu64 " timeline points\n",
+			a->output, len, counts.stacks, counts.blocks, counts.timeline_points);
 	free(raw);
-	snapshot_free(&snap);
 	return rc ? EXIT_RUNTIME : 0;
 }
 

@@ -109,26 +109,17 @@ static void thaw(struct worker *w)
 	wake_loop(w);
 }
 
-/*
- * Hand a reply to the loop, which sends it at the client's pace. The frame
- * is made here: its memory is new, and touching new memory costs (a lot on
- * some virtual machines); better this thread than the loop.
- */
-static void post(struct worker *w, const struct job *job, int status, const void *payload,
-		 size_t len)
+/* Hand a reply frame (header and payload) to the loop, which sends it at the
+ * client's pace, as it is. */
+static void post(struct worker *w, const struct job *job, uint8_t *frame, size_t len)
 {
-	uint8_t *frame = xmalloc(PROTO_REPLY_HEADER + len);
-
-	proto_reply_header(frame, status, (uint32_t)len);
-	memcpy(frame + PROTO_REPLY_HEADER, payload, len);
 	pthread_mutex_lock(&w->lock);
 	if (w->ndone == w->done_cap) {
 		w->done_cap = w->done_cap ? 2 * w->done_cap : 16;
 		w->done = xrealloc(w->done, w->done_cap * sizeof(*w->done));
 	}
-	w->done[w->ndone++] =
-	    (struct done){job->slot, job->serial, frame, PROTO_REPLY_HEADER + len};
-	if (status)
+	w->done[w->ndone++] = (struct done){job->slot, job->serial, frame, len};
+	if (frame[4])
 		w->stats.failed++;
 	else
 		w->stats.served++;
@@ -141,8 +132,8 @@ static void serve(struct daemon *d, struct worker *w, struct job *job)
 	struct collect_ctx ctx = {.lost = w->lost};
 	struct snapshot snap;
 	char err[256];
-	uint8_t *bytes = NULL;
-	size_t nbytes = 0;
+	uint8_t *frame = NULL;
+	size_t len = 0;
 	int built;
 
 	if (freeze(d, w))
@@ -151,17 +142,23 @@ static void serve(struct daemon *d, struct worker *w, struct job *job)
 	symbolizer_hold(d->sym);
 	built = !collect_snapshot(d, &job->req, &ctx, &snap, err, sizeof(err));
 	thaw(w);
+	/* encoded behind room for the reply's header: the frame is made here,
+	 * where new memory's cost (high on some virtual machines) is no stall */
 	if (built) {
-		if (snapshot_encode(&snap, &bytes, &nbytes))
+		if (snapshot_encode_after(&snap, PROTO_REPLY_HEADER, &frame, &len))
 			snprintf(err, sizeof(err), "cannot encode the snapshot");
 		snapshot_free(&snap);
 	}
 	symbolizer_release(d->sym);
-	if (bytes)
-		post(w, job, 0, bytes, nbytes);
-	else
-		post(w, job, 1, err, strlen(err));
-	free(bytes);
+	if (frame) {
+		proto_reply_header(frame, 0, (uint32_t)len);
+	} else {
+		len = strlen(err);
+		frame = xmalloc(PROTO_REPLY_HEADER + len);
+		proto_reply_header(frame, 1, (uint32_t)len);
+		memcpy(frame + PROTO_REPLY_HEADER, err, len);
+	}
+	post(w, job, frame, PROTO_REPLY_HEADER + len);
 }
 
 static void *worker_main(void *arg)

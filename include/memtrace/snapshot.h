@@ -285,6 +285,8 @@ struct snapshot {
  * payload). Returns 0, or -errno.
  */
 int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
+/* The same with room bytes free before the snapshot in *out (out_len excludes them). */
+int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, size_t *out_len);
 
 /*
  * Decode untrusted bytes into s (zeroed first). Returns 0, or -1 with a
@@ -293,6 +295,21 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
  * on error.
  */
 int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *err, size_t errlen);
+
+/* What snapshot_scan() counts. */
+struct snapshot_counts {
+	uint64_t stacks, blocks, timeline_points;
+};
+
+/*
+ * Check untrusted bytes as snapshot_decode() checks the envelope (header,
+ * checksum, the compressed payload whole) and the payload's sections'
+ * framing, and count stacks, live blocks and timeline points, without
+ * building the snapshot: a window of the payload at a time. 0, or -1 with a
+ * one-line reason in err (the decoder's messages).
+ */
+int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, char *err,
+		  size_t errlen);
 
 /* Free everything a decoded (or built) snapshot owns, and zero it. */
 void snapshot_free(struct snapshot *s);

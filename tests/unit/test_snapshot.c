@@ -389,6 +389,19 @@ static void roundtrip(const struct snapshot *s)
 	CHECK(snapshot_eq(s, &d));
 	snapshot_free(&d);
 	CHECK(is_zeroed(&d));
+	/* scanned without decoding: the same counts; a byte changed or lost: refused */
+	{
+		struct snapshot_counts c;
+
+		CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == 0);
+		CHECK_EQ_U64(c.stacks, s->nstacks);
+		CHECK_EQ_U64(c.blocks, s->has_blocks ? s->nblocks : 0);
+		CHECK_EQ_U64(c.timeline_points, s->ntimeline);
+		CHECK(snapshot_scan(bytes, len - 1, &c, err, sizeof(err)) == -1);
+		bytes[len - 1] ^= 1;
+		CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+		CHECK_STR(err, "snapshot: bad checksum");
+	}
 	free(bytes);
 }
 
