@@ -214,6 +214,7 @@ static void fill_daemon(struct daemon *d, struct snapshot *s)
 	worker_get_stats(d, &w);
 	s->has_daemon = 1;
 	s->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
+	s->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	s->daemon.frozen_requests = w.freezes;
 	s->daemon.freeze_max_ns = w.freeze_max_ns;
 	s->daemon.deferred_events = w.deferred_events;

@@ -72,6 +72,7 @@ struct daemon {
 	struct worker *worker;	      /* serves requests that send stacks (worker.c) */
 	uint64_t last_drain_ns;	      /* when the ring buffer was last drained */
 	uint64_t drain_gap_max_ns; /* longest time between two drains, since start or reset-peak */
+	uint64_t loop_busy_max_ns; /* longest the loop worked on one wakeup, the same window */
 };
 
 /* Start or stop tracing a process at run time (memtracectl attach/detach).

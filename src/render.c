@@ -303,6 +303,7 @@ static void json_daemon(struct json_writer *w, const struct snapshot *s)
 	json_key(w, "daemon");
 	json_begin_object(w);
 	json_kv_double(w, "drain_gap_max", ns_to_seconds(dm->drain_gap_max_ns));
+	json_kv_double(w, "loop_busy_max", ns_to_seconds(dm->loop_busy_max_ns));
 	json_kv_u64(w, "frozen_requests", dm->frozen_requests);
 	json_kv_double(w, "freeze_max", ns_to_seconds(dm->freeze_max_ns));
 	json_kv_u64(w, "deferred_events", dm->deferred_events);

@@ -262,7 +262,8 @@ static int serve_request(struct daemon *d, int slot, const struct proto_request 
 	daemon_consume(d);		 /* include everything queued before the request */
 	if (req->command == PROTO_CMD_RESET_PEAK) {
 		tracker_reset_peak(&d->tracker, time_monotonic_ns());
-		d->drain_gap_max_ns = 0; /* a new window for the ingest figure too */
+		d->drain_gap_max_ns = 0; /* a new window for the ingest figures too */
+		d->loop_busy_max_ns = 0;
 		log_msg("peak reset at %llu live bytes",
 			(unsigned long long)d->tracker.totals.live_bytes);
 	}

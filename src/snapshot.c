@@ -103,6 +103,7 @@ static const size_t daemon_offsets[] = {
     offsetof(struct snap_daemon, drain_gap_max_ns), offsetof(struct snap_daemon, frozen_requests),
     offsetof(struct snap_daemon, freeze_max_ns),    offsetof(struct snap_daemon, deferred_events),
     offsetof(struct snap_daemon, symbol_lookups),   offsetof(struct snap_daemon, symbol_cache_hits),
+    offsetof(struct snap_daemon, loop_busy_max_ns),
 };
 
 _Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * ARRAY_SIZE(daemon_offsets),

@@ -193,6 +193,7 @@ def drain_gap(build, tmp, blocks, levels, clients=3, seconds=10, ring=None):
                 "allocations_counted": after["allocations"] - before["allocations"],
                 "frees_counted": after["frees"] - before["frees"],
                 "drain_gap_max_ms": daemon.get("drain_gap_max", 0) * 1e3,
+                "loop_busy_max_ms": daemon.get("loop_busy_max", 0) * 1e3,
                 "freeze_max_ms": daemon.get("freeze_max", 0) * 1e3,
                 "frozen_requests": daemon.get("frozen_requests", 0)}
     finally:
@@ -275,19 +276,22 @@ def section(points, gaps, repeat, load):
             "from a `reset-peak` at the start of the window) and how the window went:",
             "",
             "| clients | longest drain gap | snapshots taken | pairs made | allocations and frees "
-            "counted | events lost | longest freeze |",
-            "| ---: | ---: | ---: | ---: | --- | ---: | ---: |",
+            "counted | events lost | longest freeze | longest loop wakeup |",
+            "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
         ]
         for g in gaps:
             exact = (g["allocations_counted"] == g["pairs"] and g["frees_counted"] == g["pairs"])
             lines.append(f"| {g['clients']} | {g['drain_gap_max_ms']:.1f} ms | {g['snapshots']} | "
                          f"{g['pairs']} | {'all' if exact else 'NOT ALL'} "
                          f"({g['allocations_counted']}, {g['frees_counted']}) | "
-                         f"{g['events_lost']} | {g['freeze_max_ms']:.0f} ms |")
+                         f"{g['events_lost']} | {g['freeze_max_ms']:.0f} ms | "
+                         f"{g.get('loop_busy_max_ms', 0):.1f} ms |")
         lines += [
             "",
             "The drain timer fires every 10 ms; on this shared machine a wakeup can wait for",
             "a CPU for several more (the run without clients shows the machine's own share).",
+            "The longest loop wakeup (`loop_busy_max`) is the daemon's own share of a gap:",
+            "the longest its event loop worked between two waits, draining included.",
             "A freeze is the worker reading the core for a request: the loop goes on",
             "draining the ring buffer meanwhile, into a queue it applies afterwards",
             "(docs/design.md).",
@@ -334,7 +338,8 @@ def measure(build, blocks, levels, repeat, views=VIEWS, gap=True):
         if gap:
             for clients in (3, 0):
                 g = drain_gap(build, tmp, blocks[-1], levels, clients=clients)
-                print(f"  drain gap with {clients} clients: {g['drain_gap_max_ms']:.1f} ms, "
+                print(f"  drain gap with {clients} clients: {g['drain_gap_max_ms']:.1f} ms "
+                      f"(loop busy {g['loop_busy_max_ms']:.1f} ms), "
                       f"{g['snapshots']} snapshots, {g['pairs']} pairs, lost "
                       f"{g['events_lost']}", flush=True)
                 results["gaps"].append(g)

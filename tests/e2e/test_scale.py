@@ -199,6 +199,15 @@ def test_scale_small_ring(r):
         if number(after, "live_allocations", "stats") != 20001:
             raise Fail(f"live_allocations={after['live_allocations']}, expected 20001")
 
+    with r.part("daemon_figures"):
+        d = r.ctl_json("status", "--json").get("daemon", {})
+        # every snapshot was built by the worker on a frozen core; the loop's figures are kept
+        if number(d, "frozen_requests", "daemon") < sum(taken):
+            raise Fail(f"frozen_requests={d.get('frozen_requests')}, {sum(taken)} snapshots")
+        for k in ("drain_gap_max", "loop_busy_max", "freeze_max"):
+            if not number(d, k, "daemon") > 0:
+                raise Fail(f"{k}={d.get(k)}")
+
     stop_daemon(r, s.daemon)
 
 

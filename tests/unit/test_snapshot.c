@@ -549,6 +549,73 @@ TEST(test_roundtrip_known)
 	CHECK(is_zeroed(&s));
 }
 
+/* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
+TEST(test_roundtrip_daemon_sections)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.has_daemon = 1;
+	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
+		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
+	s.has_groups = 1;
+	s.groups.by = 4;
+	s.groups.cumulative = 1;
+	s.groups.order = SNAP_SORT_PEAK;
+	s.groups.rows = xcalloc(s.nstacks, sizeof(*s.groups.rows));
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		s.groups.rows[i].key = i == 2 ? xstrdup("") : xstrdup(i ? "demo.c:42" : "é ü");
+		s.groups.rows[i].stacks = 7 * i + 1;
+	}
+	s.groups.rest_rows = 9;
+	s.groups.rest_rows_live = 8;
+	s.groups.rest_rows_allocated = 7;
+	s.groups.rest_rows_peak = 6;
+	for (size_t i = 0; i < sizeof(s.groups.rest) / sizeof(uint64_t); i++)
+		((uint64_t *)&s.groups.rest)[i] = UINT64_MAX - i;
+	s.has_leaks = 1;
+	s.leaks.older_than_ns = 5000000000ull;
+	s.leaks.blocks = 123;
+	s.leaks.bytes = 4567;
+	s.leaks.stacks_total = 11;
+	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.has_daemon);
+	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
+	CHECK(d.has_groups);
+	CHECK_EQ_U64(d.groups.by, 4);
+	CHECK_EQ_U64(d.groups.cumulative, 1);
+	CHECK_EQ_U64(d.groups.order, SNAP_SORT_PEAK);
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		CHECK_STR(d.groups.rows[i].key, s.groups.rows[i].key);
+		CHECK_EQ_U64(d.groups.rows[i].stacks, s.groups.rows[i].stacks);
+	}
+	CHECK_EQ_U64(d.groups.rest_rows, 9);
+	CHECK_EQ_U64(d.groups.rest_rows_live, 8);
+	CHECK_EQ_U64(d.groups.rest_rows_allocated, 7);
+	CHECK_EQ_U64(d.groups.rest_rows_peak, 6);
+	CHECK(!memcmp(&d.groups.rest, &s.groups.rest, sizeof(s.groups.rest)));
+	CHECK(d.has_leaks);
+	CHECK_EQ_U64(d.leaks.older_than_ns, s.leaks.older_than_ns);
+	CHECK_EQ_U64(d.leaks.blocks, 123);
+	CHECK_EQ_U64(d.leaks.bytes, 4567);
+	CHECK_EQ_U64(d.leaks.stacks_total, 11);
+	CHECK(!memcmp(d.leaks.stacks, s.leaks.stacks, s.nstacks * sizeof(*s.leaks.stacks)));
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
 TEST(test_roundtrip_random)
 {
 	for (int i = 0; i < 300; i++) {
@@ -1095,6 +1162,7 @@ TEST(test_names)
 int main(void)
 {
 	RUN(test_roundtrip_known);
+	RUN(test_roundtrip_daemon_sections);
 	RUN(test_roundtrip_random);
 	RUN(test_roundtrip_empty);
 	RUN(test_roundtrip_long_strings);
