@@ -32,6 +32,10 @@ struct framebuild {
 	size_t nruns, runs_cap;
 	uint32_t *refs; /* table indices */
 	uint64_t nrefs, refs_cap;
+	/* word number of the stack table -> its run + 1 (0: not yet), for the
+	 * space of that run: the common case without hashing the word */
+	uint32_t *by_num;
+	uint32_t nby_num;
 };
 
 struct framebuild *framebuild_new(struct daemon *d)
@@ -128,6 +132,37 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 	return r;
 }
 
+/* The run of word number num of the stack table, in space. */
+static const struct word_run *num_run(struct framebuild *b, uint32_t space, uint32_t num)
+{
+	const struct stack_table *t = &b->d->tracker.stacks;
+	const struct word_run *r;
+
+	if (!b->by_num) {
+		/* the table does not change while a snapshot is built */
+		b->nby_num = t->nwords;
+		b->by_num = xcalloc(b->nby_num ? b->nby_num : 1, sizeof(*b->by_num));
+	}
+	if (num < b->nby_num && b->by_num[num]) {
+		r = &b->runs[b->by_num[num] - 1];
+		if (r->space == space)
+			return r;
+	}
+	r = word_run(b, space, t->words[num]);
+	if (num < b->nby_num)
+		b->by_num[num] = (uint32_t)(r - b->runs) + 1;
+	return r;
+}
+
+void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_t *first,
+		     uint32_t *count)
+{
+	const struct word_run *r = num_run(b, space, num);
+
+	*first = r->first;
+	*count = r->count;
+}
+
 static void ref_add(struct framebuild *b, uint32_t first, uint32_t count)
 {
 	if (b->nrefs + count > b->refs_cap) {
@@ -153,6 +188,7 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 	const uint32_t *nums = t->frames + s->frames_off;
 	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;
+	uint32_t space = s->tgid;
 
 	/* Python frame words follow the native ones: each run of the
 	 * interpreter loop is replaced by the Python frames it was running (up
@@ -162,12 +198,12 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 		nat++;
 	py = nat;
 	for (i = 0; i < nat; i++) {
-		const struct word_run *r = word_run(b, s->tgid, words[nums[i]]);
+		const struct word_run *r = num_run(b, space, nums[i]);
 		uint32_t first = r->first, count = r->count;
 
 		if (py < s->nframes && count && is_eval_loop(&b->table[first + count - 1])) {
 			do {
-				const struct word_run *p = word_run(b, s->tgid, words[nums[py]]);
+				const struct word_run *p = num_run(b, space, nums[py]);
 
 				if (fn(arg, p->first, p->count))
 					return;
@@ -178,7 +214,7 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 			return;
 	}
 	for (; py < s->nframes; py++) {
-		const struct word_run *p = word_run(b, s->tgid, words[nums[py]]);
+		const struct word_run *p = num_run(b, space, nums[py]);
 
 		if (fn(arg, p->first, p->count))
 			return;
@@ -218,5 +254,6 @@ void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t 
 	free(b->memo);
 	free(b->runs);
 	free(b->refs);
+	free(b->by_num);
 	free(b);
 }

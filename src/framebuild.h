@@ -34,6 +34,10 @@ uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n);
 typedef int framebuild_fn(void *arg, uint32_t first, uint32_t count);
 void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg);
 
+/* The run of frames of word number num of the stack table, in space (a tgid). */
+void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_t *first,
+		     uint32_t *count);
+
 /* Frame i of the table (valid until the table grows: the next walk or stack). */
 const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i);
 

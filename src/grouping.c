@@ -61,6 +61,7 @@ struct grouping {
 	size_t seq_cap[2], nseq[2];
 	uint32_t *loc_rank;  /* stack rows: rank of each location string in string order */
 	uint8_t *loc_prefix; /* ... whether it is a prefix of another location */
+	int rows_are_stacks; /* stacks_are_rows() said so: one space, native frames only */
 };
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -403,6 +404,7 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
 			if (stack_word(t, sel[i], k) & MT_PY_WORD)
 				return 0;
 	}
+	g->rows_are_stacks = 1;
 	g->rows = xmalloc((nsel ? nsel : 1) * sizeof(*g->rows));
 	g->rows_cap = nsel;
 	for (uint32_t i = 0; i < nsel; i++) {
@@ -429,9 +431,85 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
  */
 static char *stack_row_key(struct grouping *g, const struct row *r);
 
+/* The location numbers of a stack of native frames of one space, one at a time. */
+struct loc_iter {
+	struct grouping *g;
+	uint32_t space;
+	const uint32_t *nums; /* its word numbers */
+	uint32_t nwords, word;
+	uint32_t first, count, k; /* the current word's frames, and the next of them */
+};
+
+static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx, uint32_t from)
+{
+	const struct stack_table *t = &g->d->tracker.stacks;
+	const struct stack_entry *e = stack_get(t, idx);
+
+	*it = (struct loc_iter){g, e->tgid, t->frames + e->frames_off, e->nframes, from, 0, 0, 0};
+}
+
+/* The next location number into *loc: 1, or 0 at the end. */
+static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
+{
+	while (it->k == it->count) {
+		if (it->word == it->nwords)
+			return 0;
+		framebuild_word(it->g->fb, it->space, it->nums[it->word++], &it->first, &it->count);
+		it->k = 0;
+	}
+	*loc = frame_key(it->g, it->first + it->k++);
+	return 1;
+}
+
+/*
+ * chain_cmp() for stacks that are rows: their word numbers are equal as far
+ * as their locations are (the same words of the same space, the same frames),
+ * so the comparison starts at the first word they differ in.
+ */
+static int chain_cmp_words(struct grouping *g, const struct row *a, const struct row *b)
+{
+	const struct stack_table *t = &g->d->tracker.stacks;
+	const struct stack_entry *ea = stack_get(t, a->rep), *eb = stack_get(t, b->rep);
+	const uint32_t *na = t->frames + ea->frames_off, *nb = t->frames + eb->frames_off;
+	uint32_t n = ea->nframes < eb->nframes ? ea->nframes : eb->nframes, i = 0;
+	struct loc_iter ia, ib;
+	uint32_t x, y;
+	int more_a, more_b;
+
+	while (i < n && na[i] == nb[i])
+		i++;
+	loc_iter_init(&ia, g, a->rep, i);
+	loc_iter_init(&ib, g, b->rep, i);
+	for (;;) {
+		more_a = loc_iter_next(&ia, &x);
+		more_b = loc_iter_next(&ib, &y);
+		if (!more_a || !more_b) /* one is a prefix of the other: the shorter first */
+			return more_a - more_b;
+		if (x != y)
+			break;
+	}
+	{
+		const char *sx = g->keys.strs[x], *sy = g->keys.strs[y];
+		size_t lx = g->keys.lens[x], ly = g->keys.lens[y], m = lx < ly ? lx : ly;
+		int c = memcmp(sx, sy, m);
+		unsigned char cx, cy;
+		uint32_t unused;
+
+		if (c || lx == ly)
+			return c;
+		/* one location starts with the other: what follows it decides */
+		cx = lx > m ? (unsigned char)sx[m] : (loc_iter_next(&ia, &unused) ? ';' : '\0');
+		cy = ly > m ? (unsigned char)sy[m] : (loc_iter_next(&ib, &unused) ? ';' : '\0');
+		return cx < cy ? -1 : cx > cy;
+	}
+}
+
 static int chain_cmp(struct grouping *g, const struct row *a, const struct row *b)
 {
 	size_t n, i;
+
+	if (g->rows_are_stacks)
+		return chain_cmp_words(g, a, b);
 
 	stack_keys(g, a->rep, 0);
 	stack_keys(g, b->rep, 1);
