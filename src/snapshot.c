@@ -256,11 +256,76 @@ static uint64_t hash_u64(uint64_t h, uint64_t v)
  * failure instead of aborting: a snapshot of a huge heap must not take the
  * daemon down. snapshot_encode() reports it as -ENOMEM at the end.
  */
+/*
+ * The compressed payload, made as the sections are: each section goes to
+ * deflate as soon as it is complete, and the biggest (the block list) in
+ * pieces, so that a snapshot of a million blocks is never also held whole
+ * uncompressed.
+ */
+struct zsink {
+	z_stream z;
+	int started;
+	uint8_t *data;	   /* room + HEADER_SIZE bytes, then the compressed ones */
+	size_t cap, start; /* start: room + HEADER_SIZE */
+	uint64_t total_in;
+	int err; /* 0, -ENOMEM, -E2BIG or -EIO */
+};
+
 struct wbuf {
 	uint8_t *data;
 	size_t len, cap;
 	int *nomem;
+	struct zsink *sink; /* the payload: what is put here goes on to the sink */
 };
+
+static void sink_deflate(struct zsink *k, const uint8_t *p, size_t n, int flush)
+{
+	if (k->err)
+		return;
+	if (n > SNAPSHOT_MAX_BYTES - k->total_in) {
+		k->err = -E2BIG;
+		return;
+	}
+	k->total_in += n;
+	do {
+		/* avail_in is 32 bits: a gigabyte at a time */
+		size_t piece = n < (1u << 30) ? n : (1u << 30);
+		int rc;
+
+		n -= piece;
+		k->z.next_in = (Bytef *)p;
+		k->z.avail_in = (uInt)piece;
+		if (piece)
+			p += piece;
+		for (;;) {
+			if (!k->z.avail_out) {
+				size_t cap = 2 * k->cap;
+				uint8_t *np = realloc(k->data, cap);
+
+				if (!np) {
+					k->err = -ENOMEM;
+					return;
+				}
+				k->data = np;
+				k->cap = cap;
+				k->z.next_out = np + k->start + k->z.total_out;
+				k->z.avail_out = (uInt)(cap - k->start - k->z.total_out < (1u << 30)
+							    ? cap - k->start - k->z.total_out
+							    : (1u << 30));
+			}
+			rc = deflate(&k->z, n ? Z_NO_FLUSH : flush);
+			if (rc == Z_STREAM_END)
+				return;
+			if ((rc != Z_OK && rc != Z_BUF_ERROR) ||
+			    (rc == Z_BUF_ERROR && k->z.avail_out && flush == Z_FINISH && !n)) {
+				k->err = -EIO; /* no progress with room to make it: never loop */
+				return;
+			}
+			if (!k->z.avail_in && k->z.avail_out && (n || flush == Z_NO_FLUSH))
+				break;
+		}
+	} while (n);
+}
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem, int *nomem)
 {
@@ -537,28 +602,91 @@ static void put_counters(struct wbuf *w, const struct mt_counters *c)
 }
 
 /* Section bodies are built in body, then framed as tag, length, body. */
+/* What out holds goes on to its sink, if it has one. */
+static void sink_flush(struct wbuf *out)
+{
+	if (!out->sink || !out->len || *out->nomem)
+		return;
+	sink_deflate(out->sink, out->data, out->len, Z_NO_FLUSH);
+	out->len = 0;
+}
+
 static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
 {
 	put_varint(out, tag);
 	put_varint(out, body->len);
-	wbuf_put(out, body->data, body->len);
+	if (out->sink && !*body->nomem) {
+		sink_flush(out);
+		sink_deflate(out->sink, body->data, body->len, Z_NO_FLUSH);
+	} else {
+		wbuf_put(out, body->data, body->len);
+	}
 	body->len = 0;
 }
 
-/* Section 9: the live block list. */
+static size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
+/*
+ * Section 9: the live block list. Into a sink, its length is counted first
+ * and the body goes in pieces of BLOCK_PIECE bytes.
+ */
+#define BLOCK_PIECE (256 * 1024)
+
 static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
+	uint64_t len = varint_len(s->blocks_older_than_ns) + varint_len(s->nblocks), sent = 0;
+
+	if (!out->sink) {
+		put_varint(body, s->blocks_older_than_ns);
+		put_varint(body, s->nblocks);
+		for (uint32_t i = 0; i < s->nblocks; i++) {
+			const struct snap_block *b = &s->blocks[i];
+
+			put_varint(body, b->stack);
+			put_varint(body, b->address);
+			put_varint(body, b->size);
+			put_varint(body, b->age_ns);
+		}
+		put_section(out, body, SEC_BLOCKS);
+		return;
+	}
+	for (uint32_t i = 0; i < s->nblocks; i++) {
+		const struct snap_block *b = &s->blocks[i];
+
+		len += varint_len(b->stack) + varint_len(b->address) + varint_len(b->size) +
+		       varint_len(b->age_ns);
+	}
+	put_varint(out, SEC_BLOCKS);
+	put_varint(out, len);
+	sink_flush(out);
 	put_varint(body, s->blocks_older_than_ns);
 	put_varint(body, s->nblocks);
-	for (uint32_t i = 0; i < s->nblocks; i++) {
+	for (uint32_t i = 0; i < s->nblocks && !*body->nomem; i++) {
 		const struct snap_block *b = &s->blocks[i];
 
 		put_varint(body, b->stack);
 		put_varint(body, b->address);
 		put_varint(body, b->size);
 		put_varint(body, b->age_ns);
+		if (body->len >= BLOCK_PIECE) {
+			sent += body->len;
+			sink_deflate(out->sink, body->data, body->len, Z_NO_FLUSH);
+			body->len = 0;
+		}
 	}
-	put_section(out, body, SEC_BLOCKS);
+	sent += body->len;
+	if (!*body->nomem)
+		sink_deflate(out->sink, body->data, body->len, Z_NO_FLUSH);
+	body->len = 0;
+	if (sent != len && !*body->nomem && !out->sink->err)
+		out->sink->err = -EIO; /* the count and the bytes disagree: never sent */
 }
 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
@@ -861,47 +989,56 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
 int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, size_t *out_len)
 {
 	struct encoder e = {0};
-	struct wbuf payload = {.nomem = &e.nomem};
+	struct zsink sink = {.start = room + HEADER_SIZE};
+	struct wbuf payload = {.nomem = &e.nomem, .sink = &sink};
 	uint8_t *bytes = NULL;
-	uLongf clen;
+	uint64_t clen;
 	int err = 0;
 
 	*out = NULL;
 	*out_len = 0;
 	if (check_limits(s))
 		return -E2BIG;
-	encode_sections(&e, s, &payload);
-	if (e.nomem) {
+	sink.cap = sink.start + 64 * 1024;
+	sink.data = malloc(sink.cap);
+	if (!sink.data || deflateInit(&sink.z, Z_BEST_SPEED) != Z_OK) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (e.too_big || payload.len > SNAPSHOT_MAX_BYTES) {
+	sink.started = 1;
+	sink.z.next_out = sink.data + sink.start;
+	sink.z.avail_out = (uInt)(sink.cap - sink.start);
+	encode_sections(&e, s, &payload);
+	sink_flush(&payload);
+	if (!e.nomem && !e.too_big)
+		sink_deflate(&sink, NULL, 0, Z_FINISH);
+	if (e.nomem || sink.err == -ENOMEM) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (e.too_big || sink.err == -E2BIG) {
 		err = -E2BIG;
 		goto out;
 	}
-	clen = compressBound(payload.len);
-	bytes = malloc(room + HEADER_SIZE + clen);
-	if (!bytes) {
-		err = -ENOMEM;
+	if (sink.err) {
+		err = sink.err;
 		goto out;
 	}
-	if (compress2(bytes + room + HEADER_SIZE, &clen,
-		      payload.data ? payload.data : (uint8_t *)"", payload.len,
-		      Z_BEST_SPEED) != Z_OK) {
-		err = -EIO;
-		goto out;
-	}
+	bytes = sink.data;
+	sink.data = NULL;
+	clen = sink.z.total_out;
 	memcpy(bytes + room, SNAPSHOT_MAGIC, 8);
 	put_le32(bytes + room + 8, SNAPSHOT_VERSION);
 	put_le32(bytes + room + 12, 0);
-	put_le64(bytes + room + 16, payload.len);
+	put_le64(bytes + room + 16, sink.total_in);
 	put_le64(bytes + room + 24, clen);
-	put_le32(bytes + room + 32, (uint32_t)crc32(0, bytes + room + HEADER_SIZE, clen));
+	put_le32(bytes + room + 32, (uint32_t)crc32_z(0, bytes + room + HEADER_SIZE, clen));
 	*out = bytes;
 	*out_len = HEADER_SIZE + clen;
-	bytes = NULL;
 out:
-	free(bytes);
+	if (sink.started)
+		deflateEnd(&sink.z);
+	free(sink.data);
 	free(payload.data);
 	dedup_free(&e.str_index);
 	dedup_free(&e.frame_index);

@@ -616,6 +616,26 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK(is_zeroed(&s));
 }
 
+/* A block list bigger than the encoder's pieces: streamed, read back the same. */
+TEST(test_roundtrip_many_blocks)
+{
+	struct snapshot s;
+
+	build_known(&s);
+	s.has_blocks = 1;
+	s.blocks_older_than_ns = 12345;
+	s.nblocks = 100000;
+	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
+	for (uint32_t i = 0; i < s.nblocks; i++)
+		s.blocks[i] = (struct snap_block){.stack = i % s.nstacks,
+						  .address = 0x7f0000000000ull + 48ull * i,
+						  .size = rng() % 100000,
+						  .age_ns = rng() >> (i % 64)};
+	roundtrip(&s);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
 TEST(test_roundtrip_random)
 {
 	for (int i = 0; i < 300; i++) {
@@ -1163,6 +1183,7 @@ int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);
 	RUN(test_roundtrip_empty);
 	RUN(test_roundtrip_long_strings);
