@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The deferred event FIFO (see evqueue.h). A chunk holds records laid out
- * as a 4-byte length then the bytes, each padded to 8; a length of 0 marks
- * the end of the used part of a chunk that is not the tail.
+ * as an 8-byte header (the length, 4 bytes, then 4 unused) then the bytes,
+ * padded to 8: the bytes are 8-byte aligned, as in the ring buffer, for
+ * the event structs read from them. A length of 0 marks the end of the used
+ * part of a chunk that is not the tail.
  */
 #include "evqueue.h"
 #include "util.h"
@@ -17,7 +19,7 @@
 struct evchunk {
 	struct evchunk *next;
 	size_t used;
-	uint8_t data[EVQUEUE_CHUNK_BYTES - 2 * sizeof(size_t)];
+	uint8_t data[EVQUEUE_CHUNK_BYTES - 2 * sizeof(size_t)] __attribute__((aligned(8)));
 };
 
 static struct evchunk *chunk_new(void)
@@ -117,9 +119,11 @@ static void chunk_put(struct evqueue *q, struct evchunk *c)
 		chunk_free(c);
 }
 
+#define RECORD_HEADER 8
+
 static size_t record_size(size_t len)
 {
-	return (sizeof(uint32_t) + len + 7) & ~(size_t)7;
+	return (RECORD_HEADER + len + 7) & ~(size_t)7;
 }
 
 void evqueue_push(struct evqueue *q, const void *data, size_t len)
@@ -140,7 +144,7 @@ void evqueue_push(struct evqueue *q, const void *data, size_t len)
 		q->tail = c;
 	}
 	memcpy(q->tail->data + q->tail->used, &n, sizeof(n));
-	memcpy(q->tail->data + q->tail->used + sizeof(n), data, len);
+	memcpy(q->tail->data + q->tail->used + RECORD_HEADER, data, len);
 	q->tail->used += need;
 	q->count++;
 	q->bytes += need;
@@ -157,7 +161,7 @@ const void *evqueue_peek(struct evqueue *q, size_t *len)
 			memcpy(&n, q->head->data + q->head_pos, sizeof(n));
 			if (n) {
 				*len = n;
-				return q->head->data + q->head_pos + sizeof(n);
+				return q->head->data + q->head_pos + RECORD_HEADER;
 			}
 		}
 		if (q->head == q->tail)

@@ -47,6 +47,8 @@ TEST(evqueue_order)
 
 				memcpy(&v, got, sizeof(v));
 				CHECK_EQ_U64(v, next);
+				/* aligned as the ring buffer's records: events are read in place */
+				CHECK_EQ_U64((uintptr_t)got % 8, 0);
 				CHECK_EQ_U64(len, 8 + (next * 37) % (sizeof(rec) - 8));
 				CHECK(got[len - 1] == (uint8_t)(next & 0xff) || len <= sizeof(v));
 				next++;
@@ -59,6 +61,7 @@ TEST(evqueue_order)
 
 		memcpy(&v, got, sizeof(v));
 		CHECK_EQ_U64(v, next);
+		CHECK_EQ_U64((uintptr_t)got % 8, 0);
 		next++;
 		evqueue_pop(&q);
 	}
