@@ -210,7 +210,9 @@ static void fill_daemon(struct daemon *d, struct snapshot *s)
 	struct symbolizer_stats sym;
 	struct worker_stats w;
 
+	worker_symbols_lock(d);
 	symbolizer_get_stats(d->sym, &sym);
+	worker_symbols_unlock(d);
 	worker_get_stats(d, &w);
 	s->has_daemon = 1;
 	s->daemon.drain_gap_max_ns = d->drain_gap_max_ns;

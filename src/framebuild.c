@@ -10,6 +10,7 @@
 #include "pystacks.h"
 #include "symbolize.h"
 #include "util.h"
+#include "worker.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -119,6 +120,8 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 	r->word = word;
 	r->space = space;
 	r->first = b->ntable;
+	/* the symbolizer fills its caches: another lane may look up too */
+	worker_symbols_lock(b->d);
 	if (word & MT_PY_WORD) {
 		python_frame(b->d, space, word, &one[0]);
 		n = 1;
@@ -126,6 +129,7 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 		/* inlined functions add frames at the same address */
 		n = symbolizer_frames_interned(b->d->sym, (int)space, word, one, ARRAY_SIZE(one));
 	}
+	worker_symbols_unlock(b->d);
 	for (size_t k = 0; k < n; k++)
 		table_add(b, &one[k]);
 	r->count = (uint32_t)n;

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The request worker (see worker.h). One thread, one request at a time, in
- * the order they came. The handshake with the loop goes through one mutex,
- * one condition variable (loop -> worker) and one eventfd (worker -> loop,
- * TAG_WORKER in the loop's epoll set): the worker asks to freeze and waits
- * until the loop grants it; it asks to thaw and goes on without waiting. The
- * frozen flag itself belongs to the loop, so queued events are always
- * applied before any newer one.
+ * The request worker (see worker.h). Two threads (lanes), each serving its
+ * requests one at a time in the order they came. The handshake with the
+ * loop goes through one mutex, one condition variable (loop -> lanes) and
+ * one eventfd (lanes -> loop, TAG_WORKER in the loop's epoll set): a lane
+ * asks to freeze and waits until the loop grants it; it asks to thaw and
+ * goes on without waiting. The frozen count itself belongs to the loop, so
+ * queued events are always applied before any newer one.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -45,25 +45,50 @@ struct done {
 	size_t len;
 };
 
-struct worker {
+/*
+ * A lane: a thread and its queue. Lane 0 takes the requests whose answer
+ * is a whole snapshot (every stack, or the block list); lane 1 the others,
+ * which are small however large the heap: grouped views, leaks, the top N
+ * stacks, stats. Lane 1 may join a freeze lane 0 holds.
+ */
+enum { LANE_WHOLE, LANE_SMALL, NLANES };
+
+struct lane {
 	pthread_t thread;
+	int started;
+	/* under the worker's lock */
+	struct job queue[WORKER_MAX_QUEUED];
+	unsigned head, count;
+	int freeze_wanted, thaw_wanted, granted;
+	uint64_t lost[MT_LOST_SLOTS]; /* the BPF lost counters when the freeze began */
+	/* loop thread only */
+	int holds;	   /* it reads the frozen core */
+	int grant_pending; /* it asked for a freeze not granted yet */
+};
+
+struct worker {
 	int efd; /* worker -> loop */
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* loop -> worker: a job, a freeze granted, stop */
+	/* the symbolizer's caches fill as two lanes read them */
+	pthread_mutex_t sym_lock;
+	struct lane lanes[NLANES];
 	/* under lock */
-	struct job queue[WORKER_MAX_QUEUED];
-	unsigned head, count;
 	struct done *done; /* answers the loop has not taken yet */
 	size_t ndone, done_cap;
-	int freeze_wanted, thaw_wanted, granted, stopping;
-	uint64_t lost[MT_LOST_SLOTS]; /* the BPF lost counters when the freeze was granted */
+	int stopping;
 	struct worker_stats stats;
 	/* loop thread only (the queue's pool excepted) */
-	int frozen;	   /* the worker reads the core */
-	int grant_pending; /* a freeze was asked for while catching up */
+	int frozen; /* lanes reading the core */
 	uint64_t frozen_at;
-	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
-	uint64_t ndeferred;	 /* records queued since the freeze */
+	uint64_t lost[MT_LOST_SLOTS]; /* read when the freeze began */
+	struct evqueue deferred;      /* drained while frozen or catching up, not applied yet */
+	uint64_t ndeferred;	      /* records queued since the freeze */
+};
+
+struct lane_arg {
+	struct daemon *d;
+	struct lane *lane;
 };
 
 /* Chunks of touched memory ready for the deferred queue (1 MiB each). */
@@ -71,7 +96,18 @@ struct worker {
 /* Time the loop spends applying deferred events per drain, at most. */
 #define CATCH_UP_BUDGET_NS (2 * 1000 * 1000)
 
-/* ---- the worker thread ---------------------------------------------------- */
+/* Stacks a request for the top N may ask for and still count as small. */
+#define SMALL_TOP 1000
+
+/* A request whose answer is small however large the heap. */
+static int small_answer(const struct proto_request *r)
+{
+	if (r->blocks)
+		return 0;
+	return r->group || r->leaks || (r->top && r->top <= SMALL_TOP);
+}
+
+/* ---- the worker threads --------------------------------------------------- */
 
 static void wake_loop(struct worker *w)
 {
@@ -81,30 +117,30 @@ static void wake_loop(struct worker *w)
 		log_msg("worker: cannot wake the loop: %s", strerror(errno));
 }
 
-/* Wait until the loop froze the core; 0, or -1 when stopping. */
-static int freeze(struct daemon *d, struct worker *w)
+/* Wait until the loop froze the core for lane l; 0, or -1 when stopping. */
+static int freeze(struct worker *w, struct lane *l)
 {
 	int stopping;
 
 	/* the queue the loop drains into meanwhile gets memory already touched */
 	evqueue_prepare(&w->deferred, DEFERRED_POOL);
 	pthread_mutex_lock(&w->lock);
-	w->freeze_wanted = 1;
+	l->freeze_wanted = 1;
 	pthread_mutex_unlock(&w->lock);
 	wake_loop(w);
 	pthread_mutex_lock(&w->lock);
-	while (!w->granted && !w->stopping)
+	while (!l->granted && !w->stopping)
 		pthread_cond_wait(&w->cond, &w->lock);
-	w->granted = 0;
+	l->granted = 0;
 	stopping = w->stopping;
 	pthread_mutex_unlock(&w->lock);
 	return stopping ? -1 : 0;
 }
 
-static void thaw(struct worker *w)
+static void thaw(struct worker *w, struct lane *l)
 {
 	pthread_mutex_lock(&w->lock);
-	w->thaw_wanted = 1;
+	l->thaw_wanted = 1;
 	pthread_mutex_unlock(&w->lock);
 	wake_loop(w);
 }
@@ -127,21 +163,21 @@ static void post(struct worker *w, const struct job *job, uint8_t *frame, size_t
 	wake_loop(w);
 }
 
-static void serve(struct daemon *d, struct worker *w, struct job *job)
+static void serve(struct daemon *d, struct worker *w, struct lane *l, struct job *job)
 {
-	struct collect_ctx ctx = {.lost = w->lost};
+	struct collect_ctx ctx = {.lost = l->lost};
 	struct snapshot snap;
 	char err[256];
 	uint8_t *frame = NULL;
 	size_t len = 0;
 	int built;
 
-	if (freeze(d, w))
+	if (freeze(w, l))
 		return;
 	/* strings of symbols dropped after the thaw stay until the reply is encoded */
 	symbolizer_hold(d->sym);
 	built = !collect_snapshot(d, &job->req, &ctx, &snap, err, sizeof(err));
-	thaw(w);
+	thaw(w, l);
 	/* encoded behind room for the reply's header: the frame is made here,
 	 * where new memory's cost (high on some virtual machines) is no stall */
 	if (built) {
@@ -163,38 +199,56 @@ static void serve(struct daemon *d, struct worker *w, struct job *job)
 
 static void *worker_main(void *arg)
 {
-	struct daemon *d = arg;
-	struct worker *w = d->worker;
+	struct lane_arg a = *(struct lane_arg *)arg;
+	struct worker *w = a.d->worker;
+	struct lane *l = a.lane;
 	struct job job;
 
+	free(arg);
 	/* ingest first: on a busy machine the loop must get the CPU when it wakes */
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE))
 		log_msg("worker: cannot lower its priority: %s", strerror(errno));
 
 	for (;;) {
 		pthread_mutex_lock(&w->lock);
-		while (!w->count && !w->stopping)
+		while (!l->count && !w->stopping)
 			pthread_cond_wait(&w->cond, &w->lock);
 		if (w->stopping) {
 			pthread_mutex_unlock(&w->lock);
 			break;
 		}
-		job = w->queue[w->head];
-		w->head = (w->head + 1) % WORKER_MAX_QUEUED;
-		w->count--;
+		job = l->queue[l->head];
+		l->head = (l->head + 1) % WORKER_MAX_QUEUED;
+		l->count--;
 		pthread_mutex_unlock(&w->lock);
-		serve(d, w, &job);
+		serve(a.d, w, l, &job);
 	}
 	return NULL;
 }
 
 /* ---- the loop thread ------------------------------------------------------ */
 
+static void worker_free(struct daemon *d, struct worker *w)
+{
+	for (size_t i = 0; i < w->ndone; i++)
+		free(w->done[i].frame);
+	free(w->done);
+	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
+	close(w->efd);
+	evqueue_free(&w->deferred);
+	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->sym_lock);
+	pthread_cond_destroy(&w->cond);
+	free(w);
+	d->worker = NULL;
+}
+
 static struct worker *worker_start(struct daemon *d)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct worker *w = xcalloc(1, sizeof(*w));
 	sigset_t all, old;
+	int ok = 1;
 
 	/* a request's big buffers (a full snapshot's, tens of MB) go back to
 	 * the system when freed: glibc would otherwise raise its mmap threshold
@@ -210,39 +264,46 @@ static struct worker *worker_start(struct daemon *d)
 		return NULL;
 	}
 	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->sym_lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	evqueue_init(&w->deferred);
 	d->worker = w;
 	/* signals stay with the loop's signalfd */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
-	if (pthread_create(&w->thread, NULL, worker_main, d)) {
-		pthread_sigmask(SIG_SETMASK, &old, NULL);
-		log_msg("cannot start the request worker thread");
-		epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
-		close(w->efd);
-		pthread_mutex_destroy(&w->lock);
-		pthread_cond_destroy(&w->cond);
-		evqueue_free(&w->deferred);
-		free(w);
-		d->worker = NULL;
-		return NULL;
+	for (int i = 0; i < NLANES && ok; i++) {
+		struct lane_arg *a = xmalloc(sizeof(*a));
+
+		*a = (struct lane_arg){d, &w->lanes[i]};
+		if (pthread_create(&w->lanes[i].thread, NULL, worker_main, a)) {
+			free(a);
+			ok = 0;
+		} else {
+			w->lanes[i].started = 1;
+		}
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) {
+		log_msg("cannot start the request worker threads");
+		worker_stop(d);
+		return NULL;
+	}
 	return w;
 }
 
 int worker_submit(struct daemon *d, int slot, uint64_t serial, const struct proto_request *r)
 {
 	struct worker *w = d->worker ? d->worker : worker_start(d);
+	struct lane *l;
 	int rc = -1;
 
 	if (!w)
 		return -1;
+	l = &w->lanes[small_answer(r) ? LANE_SMALL : LANE_WHOLE];
 	pthread_mutex_lock(&w->lock);
-	if (w->count < WORKER_MAX_QUEUED) {
-		w->queue[(w->head + w->count) % WORKER_MAX_QUEUED] = (struct job){slot, serial, *r};
-		w->count++;
+	if (l->count < WORKER_MAX_QUEUED) {
+		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] = (struct job){slot, serial, *r};
+		l->count++;
 		pthread_cond_broadcast(&w->cond);
 		rc = 0;
 	}
@@ -265,22 +326,54 @@ void worker_defer_event(struct daemon *d, const void *data, size_t len)
 	w->ndeferred++;
 }
 
-/* Give the core to the worker: it is up to date with the ring buffer. */
+void worker_symbols_lock(struct daemon *d)
+{
+	if (d->worker)
+		pthread_mutex_lock(&d->worker->sym_lock);
+}
+
+void worker_symbols_unlock(struct daemon *d)
+{
+	if (d->worker)
+		pthread_mutex_unlock(&d->worker->sym_lock);
+}
+
+/* Let lane l read the core, frozen as it is (w->lost read when it froze). */
+static void grant_lane(struct worker *w, struct lane *l)
+{
+	l->holds = 1;
+	l->grant_pending = 0;
+	w->frozen++;
+	pthread_mutex_lock(&w->lock);
+	memcpy(l->lost, w->lost, sizeof(l->lost));
+	l->granted = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Freeze the core for the lanes that wait: it is up to date with the ring buffer. */
 static void grant(struct daemon *d, struct worker *w)
 {
 	/* where stacks end is learned here, where the symbolizer is the loop's */
 	collect_check_ends(d);
-	w->frozen = 1;
-	w->grant_pending = 0;
 	w->frozen_at = time_monotonic_ns();
 	w->ndeferred = 0;
-	pthread_mutex_lock(&w->lock);
 	if (!d->skel || probes_read_lost(d->skel, w->lost, MT_LOST_SLOTS))
 		memset(w->lost, 0, sizeof(w->lost));
-	w->granted = 1;
+	pthread_mutex_lock(&w->lock);
 	w->stats.freezes++;
-	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].grant_pending)
+			grant_lane(w, &w->lanes[i]);
+}
+
+static int any_pending(const struct worker *w)
+{
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].grant_pending)
+			return 1;
+	return 0;
 }
 
 void worker_catch_up(struct daemon *d)
@@ -305,9 +398,9 @@ void worker_catch_up(struct daemon *d)
 		return;
 	/* caught up: what waited for it goes on, then the next freeze */
 	daemon_resume(d);
-	if (w->grant_pending && !w->frozen && !w->deferred.count) {
+	if (any_pending(w) && !w->frozen && !w->deferred.count) {
 		daemon_consume(d);
-		if (!w->deferred.count)
+		if (!w->deferred.count && !w->frozen)
 			grant(d, w);
 	}
 }
@@ -332,7 +425,7 @@ static void deliver(struct daemon *d, struct worker *w)
 void worker_event(struct daemon *d)
 {
 	struct worker *w = d->worker;
-	int thaw_now, freeze_now;
+	int thaw_now[NLANES], freeze_now[NLANES], was_frozen;
 	uint64_t n;
 
 	if (!w)
@@ -341,15 +434,27 @@ void worker_event(struct daemon *d)
 		;
 	deliver(d, w);
 	pthread_mutex_lock(&w->lock);
-	thaw_now = w->thaw_wanted && w->frozen;
-	w->thaw_wanted = 0;
-	freeze_now = w->freeze_wanted;
-	w->freeze_wanted = 0;
+	for (int i = 0; i < NLANES; i++) {
+		struct lane *l = &w->lanes[i];
+
+		thaw_now[i] = l->thaw_wanted && l->holds;
+		l->thaw_wanted = 0;
+		freeze_now[i] = l->freeze_wanted;
+		l->freeze_wanted = 0;
+	}
 	pthread_mutex_unlock(&w->lock);
-	if (thaw_now) {
+	was_frozen = w->frozen;
+	for (int i = 0; i < NLANES; i++) {
+		if (thaw_now[i]) {
+			w->lanes[i].holds = 0;
+			w->frozen--;
+		}
+		if (freeze_now[i])
+			w->lanes[i].grant_pending = 1;
+	}
+	if (was_frozen && !w->frozen) {
 		uint64_t took = time_monotonic_ns() - w->frozen_at;
 
-		w->frozen = 0;
 		pthread_mutex_lock(&w->lock);
 		if (took > w->stats.freeze_max_ns)
 			w->stats.freeze_max_ns = took;
@@ -360,14 +465,21 @@ void worker_event(struct daemon *d)
 		if (!w->deferred.count)
 			daemon_resume(d);
 	}
-	if (freeze_now)
-		w->grant_pending = 1;
+	/* a small answer need not wait for a whole snapshot's freeze: it reads
+	 * the core as that froze (a whole snapshot never joins a freeze, so
+	 * none lasts longer than one of each) */
+	if (w->frozen && w->lanes[LANE_SMALL].grant_pending && !w->lanes[LANE_SMALL].holds) {
+		grant_lane(w, &w->lanes[LANE_SMALL]);
+		pthread_mutex_lock(&w->lock);
+		w->stats.joined++;
+		pthread_mutex_unlock(&w->lock);
+	}
 	/* apply what came meanwhile (a slice), and grant the freeze once caught up */
 	if (w->deferred.count)
 		worker_catch_up(d);
-	else if (w->grant_pending && !w->frozen) {
+	else if (any_pending(w) && !w->frozen) {
 		daemon_consume(d); /* everything before the request counts */
-		if (!w->deferred.count)
+		if (!w->deferred.count && !w->frozen)
 			grant(d, w);
 	}
 }
@@ -394,16 +506,9 @@ void worker_stop(struct daemon *d)
 	w->stopping = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	/* a worker reading the frozen core finishes that, thaws and stops */
-	pthread_join(w->thread, NULL);
-	for (size_t i = 0; i < w->ndone; i++)
-		free(w->done[i].frame);
-	free(w->done);
-	epoll_ctl(d->epfd, EPOLL_CTL_DEL, w->efd, NULL);
-	close(w->efd);
-	evqueue_free(&w->deferred);
-	pthread_mutex_destroy(&w->lock);
-	pthread_cond_destroy(&w->cond);
-	free(w);
-	d->worker = NULL;
+	/* a lane reading the frozen core finishes that, thaws and stops */
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].started)
+			pthread_join(w->lanes[i].thread, NULL);
+	worker_free(d, w);
 }

@@ -18,9 +18,20 @@
  * only reads the core: requests that would change it (reset-peak, attach,
  * detach), timer work and target exits wait (daemon_resume()).
  *
+ * Two lanes, two threads: one for requests whose answer is a whole snapshot
+ * (every stack, the block list: a second or more at a million blocks), one
+ * for those whose answer is small however large the heap (grouped views,
+ * leaks, the top N stacks, stats). The small lane may join a freeze the
+ * whole lane holds, reading the core as it was when that froze, so that
+ * `stats` or `report --by line` need not wait for a snapshot to be built;
+ * a whole snapshot never joins a freeze, so no freeze lasts longer than one
+ * request of each lane.
+ *
  * Invariants: only the loop thread mutates the core, and only while not
- * frozen; the worker reads the core only while frozen, and after a thaw uses
- * only its own snapshot and strings the symbolizer keeps (symbolizer_hold).
+ * frozen; the lanes read the core only while frozen, and after a thaw use
+ * only their own snapshot and strings the symbolizer keeps
+ * (symbolizer_hold). What a lookup fills in the symbolizer's caches, the
+ * lanes fill under worker_symbols_lock().
  */
 #ifndef MEMTRACE_WORKER_H
 #define MEMTRACE_WORKER_H
@@ -42,6 +53,7 @@ struct worker_stats {
 	uint64_t freeze_max_ns;	  /* the longest freeze */
 	uint64_t deferred_events; /* events queued during freezes, then applied */
 	uint64_t deferred_max;	  /* the most queued at once */
+	uint64_t joined;	  /* small requests that joined a whole snapshot's freeze */
 };
 
 /*
@@ -74,7 +86,15 @@ void worker_event(struct daemon *d);
 
 void worker_get_stats(const struct daemon *d, struct worker_stats *out);
 
-/* Stop the worker (after the request it builds); waiting ones are dropped. */
+/*
+ * Around what fills the symbolizer's caches (a lookup not cached yet) or
+ * reads its figures while lanes may run: two lanes can read the frozen core
+ * at once. No-ops before the worker starts.
+ */
+void worker_symbols_lock(struct daemon *d);
+void worker_symbols_unlock(struct daemon *d);
+
+/* Stop the worker (after the requests its lanes build); waiting ones are dropped. */
 void worker_stop(struct daemon *d);
 
 #endif

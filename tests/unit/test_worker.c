@@ -130,21 +130,37 @@ void collect_check_ends(struct daemon *d)
 	(void)d;
 }
 
+/* Two lanes: a whole snapshot (top=0) and a small answer (top=7) at once. */
+static volatile int in_whole, small_during_whole;
+static uint32_t whole_seen_at_start, small_seen_at_start, small_seen_at_end;
+
 int collect_snapshot(struct daemon *d, const struct proto_request *r, const struct collect_ctx *ctx,
 		     struct snapshot *s, char *err, size_t errlen)
 {
+	uint32_t start = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
+
 	(void)d;
 	(void)ctx;
 	(void)err;
 	(void)errlen;
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
-	seen_at_start = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
+	s->events_received = start;
+	s->stacks_total = r->top;
+	if (!r->top) { /* the whole lane: long */
+		whole_seen_at_start = start;
+		__atomic_store_n(&in_whole, 1, __ATOMIC_RELEASE);
+		usleep(300 * 1000);
+		__atomic_store_n(&in_whole, 0, __ATOMIC_RELEASE);
+		return 0;
+	}
+	if (__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE))
+		small_during_whole++;
+	small_seen_at_start = start;
+	seen_at_start = start;
 	__atomic_store_n(&collecting, 1, __ATOMIC_RELEASE);
 	usleep(100 * 1000); /* the loop drains meanwhile */
-	seen_at_end = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
-	s->events_received = seen_at_start;
-	s->stacks_total = r->top;
+	small_seen_at_end = seen_at_end = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
 	return 0;
 }
 
@@ -218,9 +234,51 @@ TEST(worker_freeze)
 	close(d.epfd);
 }
 
+/* A small answer asked for while a whole snapshot is built joins its freeze. */
+TEST(worker_small_joins)
+{
+	struct daemon d;
+	struct proto_request whole, small;
+	struct worker_stats st;
+	int spins = 0;
+
+	memset(&d, 0, sizeof(d));
+	d.epfd = epoll_create1(EPOLL_CLOEXEC);
+	d.sym = symbolizer_new();
+	replies = 0;
+	collecting = 0;
+	proto_request_init(&whole); /* top=0: every stack */
+	proto_request_init(&small);
+	small.top = 7;
+	CHECK(!worker_submit(&d, 1, 1, &whole));
+	while (!__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE) && spins++ < 5000)
+		loop_once(&d);
+	CHECK(__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE));
+	CHECK(!worker_submit(&d, 2, 2, &small));
+	while (replies < 2 && spins++ < 40000)
+		loop_once(&d);
+	CHECK_EQ_U64(replies, 2);
+	/* it ran while the whole one was built, on the same frozen core */
+	CHECK_EQ_U64(small_during_whole, 1);
+	CHECK_EQ_U64(small_seen_at_end, small_seen_at_start);
+	CHECK_EQ_U64(small_seen_at_start, whole_seen_at_start);
+	worker_get_stats(&d, &st);
+	CHECK_EQ_U64(st.joined, 1);
+	CHECK_EQ_U64(st.freezes, 1);
+	while (worker_frozen(&d) && spins++ < 40000)
+		loop_once(&d);
+	CHECK(!worker_frozen(&d));
+	CHECK_EQ_U64(napplied, next_event);
+	CHECK_EQ_U64(out_of_order, 0);
+	worker_stop(&d);
+	symbolizer_free(d.sym);
+	close(d.epfd);
+}
+
 int main(void)
 {
 	RUN(evqueue_order);
 	RUN(worker_freeze);
+	RUN(worker_small_joins);
 	return UNIT_DONE();
 }
