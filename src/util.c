@@ -42,6 +42,11 @@ uint64_t time_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t time_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static void *check_alloc(void *p)
 {
 	if (!p) {

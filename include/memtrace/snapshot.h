@@ -151,9 +151,9 @@ struct snap_daemon {
 	uint64_t deferred_events;   /* events drained during freezes, applied at the thaw */
 	uint64_t symbol_lookups;    /* return addresses looked up in symbol tables and DWARF */
 	uint64_t symbol_cache_hits; /* ... answered from the symbol cache instead */
-	uint64_t loop_busy_max_ns;  /* the longest the event loop worked on one wakeup
-				     * (its own share of a drain gap), since tracing
-				     * began or the last reset-peak */
+	uint64_t loop_busy_max_ns;  /* the most CPU time the event loop used on one
+				     * wakeup (its own share of a drain gap), since
+				     * tracing began or the last reset-peak */
 };
 
 /*

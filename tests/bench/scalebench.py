@@ -291,7 +291,7 @@ def section(points, gaps, repeat, load):
             "The drain timer fires every 10 ms; on this shared machine a wakeup can wait for",
             "a CPU for several more (the run without clients shows the machine's own share).",
             "The longest loop wakeup (`loop_busy_max`) is the daemon's own share of a gap:",
-            "the longest its event loop worked between two waits, draining included.",
+            "the most CPU time its event loop used between two waits, draining included.",
             "A freeze is the worker reading the core for a request: the loop goes on",
             "draining the ring buffer meanwhile, into a queue it applies afterwards",
             "(docs/design.md).",
