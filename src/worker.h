@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The request worker: a second thread that builds and encodes the replies to
+ * The request worker: threads that build and encode the replies to
  * requests that send stacks (reports, snapshots), so that however large a
  * reply is, the event loop goes on draining the ring buffer; the loop sends
  * the bytes at the client's pace, as any reply. docs/design.md says why a
