@@ -146,7 +146,7 @@ struct snap_options {
 struct snap_daemon {
 	uint64_t drain_gap_max_ns;  /* longest time between two ring buffer drains,
 				     * since tracing began or the last reset-peak */
-	uint64_t frozen_requests;   /* requests the worker served on a frozen core */
+	uint64_t frozen_requests;   /* times the core was frozen for requests */
 	uint64_t freeze_max_ns;	    /* the longest such freeze (drains go on meanwhile) */
 	uint64_t deferred_events;   /* events drained during freezes, applied at the thaw */
 	uint64_t symbol_lookups;    /* return addresses looked up in symbol tables and DWARF */
