@@ -65,44 +65,48 @@ struct options {
 	const char *match_comm;
 	const char *match_exe;
 	uint64_t max_targets;
+	int realtime;
 };
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: memtraced [options] --pid PID\n"
-		"       memtraced [options] -- COMMAND [ARGS...]\n"
-		"       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
-		"\n"
-		"Trace every allocation of a running process (--pid) or of a command it\n"
-		"starts, and serve reports to memtracectl on a Unix socket.\n"
-		"\n"
-		"  -p, --pid PID              attach to a running process\n"
-		"  -s, --socket PATH          listen here (default %s)\n"
-		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
-		"      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
-		"                             the kernel's bpf_get_stack (slower, see docs)\n"
-		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
-		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
-		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
-		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
-		"      --client-timeout S     drop clients not done in S s (default 10)\n"
-		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
-		"      --temporary-threshold N  a block freed before N more allocations of its\n"
-		"                             thread is temporary (default 1; 0: off)\n"
-		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
-		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
-		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
-		"                             (exact object counts; slow: see docs/python.md)\n"
-		"      --follow-forks         trace the children a target forks, from their\n"
-		"                             first call, each under its own pid\n"
-		"      --comm NAME            whole host: trace every process named NAME, running\n"
-		"                             now or started later (from its first instruction)\n"
-		"      --exe PATH             whole host: the same for processes running PATH\n"
-		"      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
-		"  -h, --help                 this help\n"
-		"  -V, --version              print the version\n",
-		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
+	fprintf(
+	    f,
+	    "usage: memtraced [options] --pid PID\n"
+	    "       memtraced [options] -- COMMAND [ARGS...]\n"
+	    "       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
+	    "\n"
+	    "Trace every allocation of a running process (--pid) or of a command it\n"
+	    "starts, and serve reports to memtracectl on a Unix socket.\n"
+	    "\n"
+	    "  -p, --pid PID              attach to a running process\n"
+	    "  -s, --socket PATH          listen here (default %s)\n"
+	    "      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+	    "      --stack-walker fp|kernel  our bounded frame-pointer walk (default), or\n"
+	    "                             the kernel's bpf_get_stack (slower, see docs)\n"
+	    "      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
+	    "      --max-live-blocks N    live blocks tracked before counting as untracked\n"
+	    "                             (default: RAM/4 / 128 B; 0: no limit)\n"
+	    "      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
+	    "      --client-timeout S     drop clients not done in S s (default 10)\n"
+	    "      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+	    "      --temporary-threshold N  a block freed before N more allocations of its\n"
+	    "                             thread is temporary (default 1; 0: off)\n"
+	    "      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+	    "                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
+	    "      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+	    "                             (exact object counts; slow: see docs/python.md)\n"
+	    "      --follow-forks         trace the children a target forks, from their\n"
+	    "                             first call, each under its own pid\n"
+	    "      --comm NAME            whole host: trace every process named NAME, running\n"
+	    "                             now or started later (from its first instruction)\n"
+	    "      --exe PATH             whole host: the same for processes running PATH\n"
+	    "      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
+	    "      --realtime             drain the ring buffer at real-time priority\n"
+	    "                             (SCHED_FIFO 1; requests are still served at nice 10)\n"
+	    "  -h, --help                 this help\n"
+	    "  -V, --version              print the version\n",
+	    PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -128,7 +132,8 @@ static int parse_options(int argc, char **argv, struct options *o)
 		OPT_FOLLOW,
 		OPT_COMM,
 		OPT_EXE,
-		OPT_MAX_TARGETS
+		OPT_MAX_TARGETS,
+		OPT_REALTIME
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -147,6 +152,7 @@ static int parse_options(int argc, char **argv, struct options *o)
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"exe", required_argument, NULL, OPT_EXE},
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
+	    {"realtime", no_argument, NULL, OPT_REALTIME},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -209,6 +215,9 @@ static int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--sample-interval must be 10 to 86400000 ms",
 						   optarg);
 			o->sample_interval_ms = v;
+			break;
+		case OPT_REALTIME:
+			o->realtime = 1;
 			break;
 		case OPT_CLIENT_TIMEOUT:
 			if (parse_u64(optarg, 3600, &v) || !v)
@@ -1432,6 +1441,8 @@ int main(int argc, char **argv)
 		(unsigned long long)o.max_live_blocks, (unsigned long long)o.max_stacks);
 	notify_ready();
 
+	if (o.realtime)
+		worker_loop_realtime(); /* this thread only: not the lanes, not children */
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);
 	close(timerfd);

@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <malloc.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -247,6 +248,7 @@ static struct worker *worker_start(struct daemon *d)
 {
 	struct epoll_event ev = {.events = EPOLLIN};
 	struct worker *w = xcalloc(1, sizeof(*w));
+	pthread_attr_t attr;
 	sigset_t all, old;
 	int ok = 1;
 
@@ -268,20 +270,26 @@ static struct worker *worker_start(struct daemon *d)
 	pthread_cond_init(&w->cond, NULL);
 	evqueue_init(&w->deferred);
 	d->worker = w;
-	/* signals stay with the loop's signalfd */
+	/* signals stay with the loop's signalfd; the lanes are ordinary
+	 * threads whatever the loop's policy (--realtime) */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
 	for (int i = 0; i < NLANES && ok; i++) {
 		struct lane_arg *a = xmalloc(sizeof(*a));
 
 		*a = (struct lane_arg){d, &w->lanes[i]};
-		if (pthread_create(&w->lanes[i].thread, NULL, worker_main, a)) {
+		if (pthread_create(&w->lanes[i].thread, &attr, worker_main, a)) {
 			free(a);
 			ok = 0;
 		} else {
 			w->lanes[i].started = 1;
 		}
 	}
+	pthread_attr_destroy(&attr);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!ok) {
 		log_msg("cannot start the request worker threads");
@@ -494,6 +502,19 @@ void worker_get_stats(const struct daemon *d, struct worker_stats *out)
 	pthread_mutex_lock(&w->lock);
 	*out = w->stats;
 	pthread_mutex_unlock(&w->lock);
+}
+
+int worker_loop_realtime(void)
+{
+	struct sched_param p = {.sched_priority = 1};
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p)) {
+		log_msg("--realtime: cannot take SCHED_FIFO (%s); draining at normal priority",
+			strerror(errno));
+		return -1;
+	}
+	log_msg("draining the ring buffer at real-time priority (SCHED_FIFO 1)");
+	return 0;
 }
 
 void worker_stop(struct daemon *d)

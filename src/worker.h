@@ -94,6 +94,14 @@ void worker_get_stats(const struct daemon *d, struct worker_stats *out);
 void worker_symbols_lock(struct daemon *d);
 void worker_symbols_unlock(struct daemon *d);
 
+/*
+ * --realtime: the calling thread (the loop) at SCHED_FIFO priority 1, reset
+ * on fork (children and the lanes stay SCHED_OTHER), so that it drains the
+ * ring buffer when its timer fires however busy the machine. 0, or -1
+ * (logged; it goes on at its normal priority).
+ */
+int worker_loop_realtime(void);
+
 /* Stop the worker (after the requests its lanes build); waiting ones are dropped. */
 void worker_stop(struct daemon *d);
 

@@ -153,12 +153,14 @@ def scale_point(build, tmp, blocks, levels, repeat, views=VIEWS, daemon_args=())
         run.close()
 
 
-def drain_gap(build, tmp, blocks, levels, clients=3, seconds=10, ring=None):
+def drain_gap(build, tmp, blocks, levels, clients=3, seconds=10, ring=None, realtime=False):
     """The daemon's longest gap between ring buffer drains while clients take
     full snapshots (snapshot -o) in a loop during a two-thread churn (none
     with clients=0). The window starts at a reset-peak, which restarts the
-    daemon's maximum."""
+    daemon's maximum. realtime: memtraced --realtime."""
     args = ["--ring-buffer-size", str(ring)] if ring else []
+    if realtime:
+        args.append("--realtime")
     run = Run(build, tmp, levels, 2, args)
     try:
         assert run.command(f"hold {blocks}") == f"held {blocks}"
@@ -188,7 +190,8 @@ def drain_gap(build, tmp, blocks, levels, clients=3, seconds=10, ring=None):
         pairs = int(line.split()[1])
         after = run.stats()
         daemon = run.status().get("daemon", {})
-        return {"blocks": blocks, "clients": clients, "pairs": pairs, "snapshots": sum(taken),
+        return {"blocks": blocks, "clients": clients, "realtime": realtime, "pairs": pairs,
+                "snapshots": sum(taken),
                 "failed": failed, "events_lost": after["events_lost"],
                 "allocations_counted": after["allocations"] - before["allocations"],
                 "frees_counted": after["frees"] - before["frees"],
@@ -275,13 +278,15 @@ def section(points, gaps, repeat, load):
             "longest gap between two ring buffer drains (`drain_gap_max` in `status --json`, "
             "from a `reset-peak` at the start of the window) and how the window went:",
             "",
-            "| clients | longest drain gap | snapshots taken | pairs made | allocations and frees "
-            "counted | events lost | longest freeze | longest loop wakeup |",
-            "| ---: | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
+            "| clients | loop priority | longest drain gap | snapshots taken | pairs made | "
+            "allocations and frees counted | events lost | longest freeze | longest loop wakeup |",
+            "| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
         ]
         for g in gaps:
             exact = (g["allocations_counted"] == g["pairs"] and g["frees_counted"] == g["pairs"])
-            lines.append(f"| {g['clients']} | {g['drain_gap_max_ms']:.1f} ms | {g['snapshots']} | "
+            prio = "`--realtime`" if g.get("realtime") else "normal"
+            lines.append(f"| {g['clients']} | {prio} | {g['drain_gap_max_ms']:.1f} ms | "
+                         f"{g['snapshots']} | "
                          f"{g['pairs']} | {'all' if exact else 'NOT ALL'} "
                          f"({g['allocations_counted']}, {g['frees_counted']}) | "
                          f"{g['events_lost']} | {g['freeze_max_ms']:.0f} ms | "
@@ -289,7 +294,9 @@ def section(points, gaps, repeat, load):
         lines += [
             "",
             "The drain timer fires every 10 ms; on this shared machine a wakeup can wait for",
-            "a CPU for several more (the run without clients shows the machine's own share).",
+            "a CPU for several more: the churn's two threads alone keep both CPUs busy (the",
+            "run without clients shows it). With `--realtime` the loop thread (only) runs",
+            "at SCHED_FIFO 1 and takes a CPU when its timer fires.",
             "The longest loop wakeup (`loop_busy_max`) is the daemon's own share of a gap:",
             "the most CPU time its event loop used between two waits, draining included.",
             "A freeze is the worker reading the core for a request: the loop goes on",
@@ -336,9 +343,11 @@ def measure(build, blocks, levels, repeat, views=VIEWS, gap=True):
         for n in blocks:
             results["points"].append(scale_point(build, tmp, n, levels, repeat, views))
         if gap:
-            for clients in (3, 0):
-                g = drain_gap(build, tmp, blocks[-1], levels, clients=clients)
-                print(f"  drain gap with {clients} clients: {g['drain_gap_max_ms']:.1f} ms "
+            for clients, realtime in ((3, False), (0, False), (3, True), (0, True)):
+                g = drain_gap(build, tmp, blocks[-1], levels, clients=clients,
+                              realtime=realtime)
+                print(f"  drain gap with {clients} clients"
+                      f"{' (--realtime)' if realtime else ''}: {g['drain_gap_max_ms']:.1f} ms "
                       f"(loop busy {g['loop_busy_max_ms']:.1f} ms), "
                       f"{g['snapshots']} snapshots, {g['pairs']} pairs, lost "
                       f"{g['events_lost']}", flush=True)

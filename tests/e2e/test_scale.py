@@ -211,4 +211,39 @@ def test_scale_small_ring(r):
     stop_daemon(r, s.daemon)
 
 
-TESTS = [("scale_views", test_scale_views), ("scale_small_ring", test_scale_small_ring)]
+def sched_of(pid, tid):
+    """(policy, nice) of a thread: /proc stat fields 41 and 19."""
+    with open(f"/proc/{pid}/task/{tid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[38]), int(fields[16])
+
+
+def test_scale_realtime(r):
+    """--realtime: the loop thread alone at SCHED_FIFO; the request lanes and the traced
+    command it starts are ordinary (nice 10 for the lanes), and requests are answered."""
+    daemon = r.start_daemon("--realtime", "--", "/bin/sleep", "30")
+    st = r.ctl_json("status", "--json")
+    child = st["targets"][0]["pid"] if st.get("targets") else 0
+    with r.part("loop_fifo"):
+        if sched_of(daemon.pid, daemon.pid)[0] != 1:
+            raise Fail(f"the loop thread's policy is {sched_of(daemon.pid, daemon.pid)[0]}, "
+                       "not SCHED_FIFO (1)")
+        if not child or sched_of(child, child)[0] != 0:
+            raise Fail(f"the traced command (pid {child}) is not SCHED_OTHER")
+    with r.part("lanes_ordinary"):
+        r.report("--top", "5")
+        rc, _, err = r.ctl("report", "--by", "line")
+        if rc:
+            raise Fail(f"report --by line exited {rc}: {one_line(err)[:200]}")
+        others = [int(t) for t in os.listdir(f"/proc/{daemon.pid}/task") if int(t) != daemon.pid]
+        if len(others) < 2:
+            raise Fail(f"{len(others)} threads besides the loop, expected the 2 request lanes")
+        for tid in others:
+            policy, nice = sched_of(daemon.pid, tid)
+            if policy != 0 or nice != 10:
+                raise Fail(f"thread {tid}: policy {policy} nice {nice}, expected 0 and 10")
+    stop_daemon(r, daemon)
+
+
+TESTS = [("scale_views", test_scale_views), ("scale_small_ring", test_scale_small_ring),
+         ("scale_realtime", test_scale_realtime)]
