@@ -282,7 +282,7 @@ def section(points, gaps, repeat, load):
             "allocations and frees counted | events lost | longest freeze | longest loop wakeup |",
             "| ---: | --- | ---: | ---: | ---: | --- | ---: | ---: | ---: |",
         ]
-        for g in gaps:
+        for g in sorted(gaps, key=lambda g: (-g["clients"], bool(g.get("realtime")))):
             exact = (g["allocations_counted"] == g["pairs"] and g["frees_counted"] == g["pairs"])
             prio = "`--realtime`" if g.get("realtime") else "normal"
             lines.append(f"| {g['clients']} | {prio} | {g['drain_gap_max_ms']:.1f} ms | "
@@ -291,12 +291,23 @@ def section(points, gaps, repeat, load):
                          f"({g['allocations_counted']}, {g['frees_counted']}) | "
                          f"{g['events_lost']} | {g['freeze_max_ms']:.0f} ms | "
                          f"{g.get('loop_busy_max_ms', 0):.1f} ms |")
+        lines += [""]
+        for clients in sorted({g["clients"] for g in gaps}, reverse=True):
+            for rt in (False, True):
+                v = [g["drain_gap_max_ms"] for g in gaps
+                     if g["clients"] == clients and bool(g.get("realtime")) == rt]
+                if v:
+                    lines.append(f"- {clients} clients, {'`--realtime`' if rt else 'normal'}: "
+                                 f"longest gap median {statistics.median(v):.1f} ms, "
+                                 f"max {max(v):.1f} ms over {len(v)} run{'s' if len(v) > 1 else ''}.")
         lines += [
             "",
             "The drain timer fires every 10 ms; on this shared machine a wakeup can wait for",
             "a CPU for several more: the churn's two threads alone keep both CPUs busy (the",
-            "run without clients shows it). With `--realtime` the loop thread (only) runs",
-            "at SCHED_FIFO 1 and takes a CPU when its timer fires.",
+            "runs without clients show it). With `--realtime` the loop thread (only) runs",
+            "at SCHED_FIFO 1 and takes a CPU when its timer fires, unless the CPU is in a",
+            "long kernel path: this kernel does not preempt the kernel (PREEMPT_NONE), and",
+            "page table work is slow on this virtual machine.",
             "The longest loop wakeup (`loop_busy_max`) is the daemon's own share of a gap:",
             "the most CPU time its event loop used between two waits, draining included.",
             "A freeze is the worker reading the core for a request: the loop goes on",
@@ -335,7 +346,7 @@ def write_section(path, lines):
         f.write(text)
 
 
-def measure(build, blocks, levels, repeat, views=VIEWS, gap=True):
+def measure(build, blocks, levels, repeat, views=VIEWS, gap=True, gap_repeat=3):
     """Every point and the drain gap runs; returns (section lines, results)."""
     load = os.getloadavg()[0]
     results = {"points": [], "gaps": [], "repeat": repeat, "load": load}
@@ -343,7 +354,8 @@ def measure(build, blocks, levels, repeat, views=VIEWS, gap=True):
         for n in blocks:
             results["points"].append(scale_point(build, tmp, n, levels, repeat, views))
         if gap:
-            for clients, realtime in ((3, False), (0, False), (3, True), (0, True)):
+            runs = [(3, False), (3, True)] * gap_repeat + [(0, False), (0, True)]
+            for clients, realtime in runs:
                 g = drain_gap(build, tmp, blocks[-1], levels, clients=clients,
                               realtime=realtime)
                 print(f"  drain gap with {clients} clients"
