@@ -60,7 +60,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
-.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python
+.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -129,7 +129,7 @@ $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
-E2E_PROGS += $(O)/tests/libplugin.so
+E2E_PROGS += $(O)/tests/libplugin.so $(O)/tests/heapscale
 $(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
 $(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
@@ -183,18 +183,29 @@ $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 $(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@
 
+# The scale workload: many live blocks over many stacks (tests/bench/scalebench.py).
+$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
+		-pthread $< -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
 # Figures for docs/performance.md (root, real BPF; takes a few minutes): native
-# allocations, then a Python workload (tests/bench/pybench.py). bench-python
-# rewrites only the Python section.
+# allocations, the scale section (tests/bench/scalebench.py), then a Python
+# workload (tests/bench/pybench.py). bench-python and bench-scale rewrite only
+# their section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench $(O)/tests/heapscale
 	python3 tests/bench/bench.py --build $(O)
 
 bench-python: all
 	python3 tests/bench/pybench.py --build $(O)
+
+# The scale section alone: views of a million live blocks over 131 072 stacks,
+# memory per block, drain gaps while clients take snapshots (several minutes).
+bench-scale: all $(O)/tests/heapscale
+	python3 tests/bench/scalebench.py --build $(O)
 
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 # One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
@@ -210,7 +221,8 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
-FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c $(COMMON_SRCS)
+FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \
+		       src/daemon/symbols/elfsym.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
 		       attach/pydispatch.c attach/allocator.c attach/elfjump.c symbols/elfsym.c \

@@ -82,7 +82,7 @@ struct snap_frame {
 struct snap_stack {
 	uint32_t pid;
 	uint32_t nframes;
-	struct snap_frame *frames; /* innermost first */
+	struct snap_frame **frames; /* innermost first; frames are shared between stacks */
 	struct mt_stack_counters t;
 	uint64_t oldest_live_age_ns; /* section 12: age of its oldest live block */
 	uint32_t stack_end;	     /* enum mt_stack_end: why its frames stop */
@@ -134,6 +134,62 @@ struct snap_options {
 	uint64_t temporary_threshold;
 };
 
+/*
+ * How the daemon itself kept up (section 42), when it says: for the bench
+ * and the tests, and anyone asking whether ingest stalls.
+ */
+struct snap_daemon {
+	uint64_t drain_gap_max_ns;  /* longest time between two ring buffer drains,
+				     * since tracing began or the last reset-peak */
+	uint64_t frozen_requests;   /* times the core was frozen for requests */
+	uint64_t freeze_max_ns;	    /* the longest such freeze (drains go on meanwhile) */
+	uint64_t deferred_events;   /* events drained during freezes, applied at the thaw */
+	uint64_t symbol_lookups;    /* return addresses looked up in symbol tables and DWARF */
+	uint64_t symbol_cache_hits; /* ... answered from the symbol cache instead */
+	uint64_t loop_busy_max_ns;  /* the most CPU time the event loop used on one
+				     * wakeup (its own share of a drain gap), since
+				     * tracing began or the last reset-peak */
+};
+
+/*
+ * A grouped snapshot (section 43): the daemon grouped the stacks it selected
+ * into rows and sent the top ones, each as one stack (the row's first, with
+ * the row's sums for counters); this says which row each stack stands for,
+ * and what the rows it did not send add up to.
+ */
+struct snap_row {
+	char *key;	 /* the row's key, as group.c makes it */
+	uint64_t stacks; /* stacks grouped into it */
+};
+
+struct snap_groups {
+	uint32_t by;		       /* 1 stack, 2 function, 3 file, 4 line, 5 module, 6 site */
+	uint32_t cumulative;	       /* a stack counts in each row one of its frames keys */
+	uint32_t order;		       /* enum mt_sort the rows were chosen by */
+	struct snap_row *rows;	       /* one per stack of the snapshot */
+	uint64_t rest_rows;	       /* rows not sent */
+	uint64_t rest_rows_live;       /* ... of which with live_allocations */
+	uint64_t rest_rows_allocated;  /* ... with allocations */
+	uint64_t rest_rows_peak;       /* ... with peak_live_bytes */
+	struct mt_stack_counters rest; /* their sums */
+};
+
+/*
+ * Leaking blocks per stack (section 44), instead of the block list: for each
+ * stack of the snapshot, its live blocks at least older_than_ns old.
+ */
+struct snap_leak {
+	uint64_t blocks, bytes;
+	uint64_t oldest_ns, youngest_ns; /* ages of the oldest and youngest of them */
+};
+
+struct snap_leaks {
+	uint64_t older_than_ns;
+	uint64_t blocks, bytes;	  /* over every stack, sent or not */
+	uint64_t stacks_total;	  /* stacks with such blocks */
+	struct snap_leak *stacks; /* one per stack of the snapshot */
+};
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -164,16 +220,42 @@ struct snapshot {
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
+	uint32_t has_groups;	       /* groups (section 43) */
+	struct snap_groups groups;
+	uint32_t has_leaks; /* leaks (section 44) */
+	struct snap_leaks leaks;
+	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
+	struct snap_daemon daemon;
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
+	/*
+	 * Frames. A stack's frames array holds pointers to frames, and stacks
+	 * share them: the frames of a snapshot are few, the references to them
+	 * many (a heap of a hundred thousand stacks of twenty frames may have a
+	 * few dozen distinct frames). Frames in frame_table are the snapshot's
+	 * (snapshot_free frees their strings unless string_pool or
+	 * frames_borrowed says otherwise); frames elsewhere are the builder's.
+	 * When frame_refs is set, every stack's frames array lies in that one
+	 * block; else each is its own allocation.
+	 */
+	struct snap_frame *frame_table;
+	uint32_t nframe_table;
+	struct snap_frame **frame_refs;
+	struct snap_frame *frame_twins; /* decoder: frames copied to differ in inlined */
 	/*
 	 * Set by snapshot_decode(): one block holding every string above, which
 	 * then point into it. NULL in a built snapshot, whose strings are each
 	 * their own allocation.
 	 */
 	char *string_pool;
+	/*
+	 * Set by whoever built the snapshot when the stacks' frame strings are
+	 * not its own (the daemon's interned symbols): snapshot_free() frees
+	 * the frame arrays only.
+	 */
+	uint32_t frames_borrowed;
 };
 
 /*
@@ -181,6 +263,8 @@ struct snapshot {
  * payload). Returns 0, or -errno.
  */
 int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
+/* The same with room bytes free before the snapshot in *out (out_len excludes them). */
+int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, size_t *out_len);
 
 /*
  * Decode untrusted bytes into s (zeroed first). Returns 0, or -1 with a
@@ -189,6 +273,21 @@ int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len);
  * on error.
  */
 int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *err, size_t errlen);
+
+/* What snapshot_scan() counts. */
+struct snapshot_counts {
+	uint64_t stacks, blocks, timeline_points;
+};
+
+/*
+ * Check untrusted bytes as snapshot_decode() checks the envelope (header,
+ * checksum, the compressed payload whole) and the payload's sections'
+ * framing, and count stacks, live blocks and timeline points, without
+ * building the snapshot: a window of the payload at a time. 0, or -1 with a
+ * one-line reason in err (the decoder's messages).
+ */
+int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, char *err,
+		  size_t errlen);
 
 /* Free everything a decoded (or built) snapshot owns, and zero it. */
 void snapshot_free(struct snapshot *s);

@@ -55,6 +55,10 @@ enum request_key {
 	KEY_BLOCKS,
 	KEY_OLDER_THAN,
 	KEY_AGES,
+	KEY_GROUP,
+	KEY_CUMULATIVE,
+	KEY_ORDER,
+	KEY_LEAKS,
 	KEY_COUNT
 };
 
@@ -62,11 +66,29 @@ static const struct {
 	const char *name;
 	uint64_t max;
 } request_keys[KEY_COUNT] = {
-    [KEY_TOP] = {"top", PROTO_MAX_TOP}, [KEY_SORT] = {"sort", 0},
-    [KEY_PID] = {"pid", PROTO_MAX_PID}, [KEY_STACKS] = {"stacks", 1},
-    [KEY_BLOCKS] = {"blocks", 1},	[KEY_OLDER_THAN] = {"older_than", PROTO_MAX_OLDER_THAN},
+    [KEY_TOP] = {"top", PROTO_MAX_TOP},
+    [KEY_SORT] = {"sort", 0},
+    [KEY_PID] = {"pid", PROTO_MAX_PID},
+    [KEY_STACKS] = {"stacks", 1},
+    [KEY_BLOCKS] = {"blocks", 1},
+    [KEY_OLDER_THAN] = {"older_than", PROTO_MAX_OLDER_THAN},
     [KEY_AGES] = {"ages", 1},
+    [KEY_GROUP] = {"group", 0},
+    [KEY_CUMULATIVE] = {"cumulative", 1},
+    [KEY_ORDER] = {"order", 0},
+    [KEY_LEAKS] = {"leaks", 1},
 };
+
+static const char *const group_names[PROTO_GROUP_COUNT] = {
+    [PROTO_GROUP_NONE] = "none", [PROTO_GROUP_STACK] = "stack", [PROTO_GROUP_FUNCTION] = "function",
+    [PROTO_GROUP_FILE] = "file", [PROTO_GROUP_LINE] = "line",	[PROTO_GROUP_MODULE] = "module",
+    [PROTO_GROUP_SITE] = "site",
+};
+
+const char *proto_group_name(int group)
+{
+	return group > PROTO_GROUP_NONE && group < PROTO_GROUP_COUNT ? group_names[group] : NULL;
+}
 
 /* Longest piece of a bad line quoted back in an error. */
 #define QUOTE_MAX 32
@@ -92,16 +114,31 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		return request_error(err, errlen, "%s given twice", word);
 	*seen |= 1u << k;
 
-	if (k == KEY_SORT) {
+	if (k == KEY_SORT || k == KEY_ORDER) {
 		int sort = mt_sort_from_name(value);
 
 		if (sort < 0)
 			return request_error(err, errlen,
-					     "bad sort '%.*s' (expected live, allocated, count, "
+					     "bad %s '%.*s' (expected live, allocated, count, "
 					     "peak or temporary)",
-					     QUOTE_MAX, value);
-		r->sort = sort;
+					     word, QUOTE_MAX, value);
+		if (k == KEY_SORT)
+			r->sort = sort;
+		else
+			r->order = sort;
 		return 0;
+	}
+	if (k == KEY_GROUP) {
+		for (int g = 0; g < PROTO_GROUP_COUNT; g++) {
+			if (!strcmp(value, group_names[g])) {
+				r->group = g;
+				return 0;
+			}
+		}
+		return request_error(err, errlen,
+				     "bad group '%.*s' (expected none, stack, function, file, "
+				     "line, module or site)",
+				     QUOTE_MAX, value);
 	}
 	if (parse_u64(value, request_keys[k].max, &v))
 		return request_error(err, errlen, "bad %s '%.*s' (expected 0 to %llu)", word,
@@ -116,6 +153,10 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		r->older_than_ns = v;
 	else if (k == KEY_AGES)
 		r->ages = (int)v;
+	else if (k == KEY_CUMULATIVE)
+		r->cumulative = (int)v;
+	else if (k == KEY_LEAKS)
+		r->leaks = (int)v;
 	else
 		r->stacks = (int)v;
 	return 0;
@@ -175,7 +216,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	const char *sort = mt_sort_name(r->sort);
 	int n;
 
-	char extra[80] = "";
+	char extra[160] = "";
 
 	static const char *const names[] = {[PROTO_CMD_SNAPSHOT] = "snapshot",
 					    [PROTO_CMD_RESET_PEAK] = "reset-peak",
@@ -185,13 +226,25 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	if (r->command < PROTO_CMD_SNAPSHOT || r->command > PROTO_CMD_DETACH || !sort ||
 	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
 	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
-	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1))
+	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1) ||
+	    r->group < PROTO_GROUP_NONE || r->group >= PROTO_GROUP_COUNT ||
+	    (r->cumulative != 0 && r->cumulative != 1) || !mt_sort_name(r->order) ||
+	    (r->leaks != 0 && r->leaks != 1))
 		return -1;
 	if (r->blocks || r->older_than_ns)
 		snprintf(extra, sizeof(extra), " blocks=%d older_than=%llu", r->blocks,
 			 (unsigned long long)r->older_than_ns);
 	if (r->ages)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " ages=1");
+	if (r->group)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " group=%s cumulative=%d order=%s", group_names[r->group], r->cumulative,
+			 mt_sort_name(r->order));
+	else if (r->cumulative || r->order)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " cumulative=%d order=%s", r->cumulative, mt_sort_name(r->order));
+	if (r->leaks)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " leaks=1");
 	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n", names[r->command],
 		     r->top, sort, r->pid, r->stacks, extra);
 	if (n < 0 || (size_t)n >= buflen)

@@ -32,22 +32,57 @@ enum proto_command {
 	PROTO_CMD_DETACH,     /* stop tracing pid=N (its data stays), then answer */
 };
 
+/*
+ * Rows the daemon groups stacks into before it answers (group=NAME), so that
+ * a grouped view of a large heap moves only the rows it shows: by stack,
+ * function, file, line or module as memtracectl report --by (group.h), or
+ * by allocation site (the innermost frame, stats' top sites).
+ */
+enum proto_group {
+	PROTO_GROUP_NONE = 0,
+	PROTO_GROUP_STACK,
+	PROTO_GROUP_FUNCTION,
+	PROTO_GROUP_FILE,
+	PROTO_GROUP_LINE,
+	PROTO_GROUP_MODULE,
+	PROTO_GROUP_SITE,
+	PROTO_GROUP_COUNT
+};
+
 struct proto_request {
 	int command;		/* enum proto_command */
-	uint32_t top;		/* stacks to include; 0 = all */
+	uint32_t top;		/* stacks (or rows, or leaking stacks) to include; 0 = all */
 	int sort;		/* enum mt_sort */
 	uint32_t pid;		/* 0 = every target */
 	int stacks;		/* 0 = counters and targets only */
 	int blocks;		/* 1 = the live block list too (blocks=1) */
 	uint64_t older_than_ns; /* only blocks at least this old (older_than=NS) */
 	int ages;		/* 1 = each stack's oldest live block (ages=1) */
+	/*
+	 * group=NAME: the stacks sort selects (sort=, pid=) are grouped into
+	 * rows, ordered by order= (enum mt_sort), and the top rows are sent,
+	 * each as one stack (its first, with the row's sums), with the rows'
+	 * keys and what the rows not sent add up to (snapshot groups section).
+	 */
+	int group;	/* enum proto_group */
+	int cumulative; /* cumulative=1: a stack counts in every row one of its frames keys */
+	int order;	/* enum mt_sort: the rows' order */
+	/*
+	 * leaks=1: instead of the block list, per stack the blocks at least
+	 * older_than old (count, bytes, age range), for the top stacks by bytes.
+	 */
+	int leaks;
 };
 
 /*
  * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0, ages=0. The first word is the command: "snapshot" or "reset-peak".
+ * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0. The
+ * first word is the command: "snapshot" or "reset-peak".
  */
 void proto_request_init(struct proto_request *r);
+
+/* "stack", "function", "file", "line", "module", "site"; NULL for none or a bad value. */
+const char *proto_group_name(int group);
 
 /*
  * Parse one request line (with or without its trailing '\n'; len excludes

@@ -24,6 +24,16 @@ const size_t snap_option_offsets[SNAP_NOPTIONS] = {
 _Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * SNAP_NOPTIONS,
 	       "every option must be on the wire");
 
+const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
+    offsetof(struct snap_daemon, drain_gap_max_ns), offsetof(struct snap_daemon, frozen_requests),
+    offsetof(struct snap_daemon, freeze_max_ns),    offsetof(struct snap_daemon, deferred_events),
+    offsetof(struct snap_daemon, symbol_lookups),   offsetof(struct snap_daemon, symbol_cache_hits),
+    offsetof(struct snap_daemon, loop_busy_max_ns),
+};
+
+_Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * SNAP_NDAEMON,
+	       "every daemon figure must be on the wire");
+
 static const char *const target_state_names[] = {
     [SNAP_TARGET_ATTACHING] = "attaching", [SNAP_TARGET_ATTACHED] = "attached",
     [SNAP_TARGET_EXITED] = "exited",	   [SNAP_TARGET_DETACHED] = "detached",
@@ -48,15 +58,30 @@ uint64_t snapshot_events_lost(const struct snapshot *s)
 
 static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
 {
-	for (uint32_t j = 0; j < st->nframes && !s->string_pool; j++) {
-		free(st->frames[j].function);
-		free(st->frames[j].module);
-		free(st->frames[j].file);
-		free(st->frames[j].build_id);
-	}
-	free(st->frames);
+	if (!s->frame_refs)
+		free(st->frames);
 	st->frames = NULL;
 	st->nframes = 0;
+}
+
+static void frame_free_strings(struct snap_frame *f)
+{
+	free(f->function);
+	free(f->module);
+	free(f->file);
+	free(f->build_id);
+}
+
+static void free_rows_and_leaks(struct snapshot *s)
+{
+	for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
+		if (!s->string_pool)
+			free(s->groups.rows[i].key);
+	free(s->groups.rows);
+	free(s->leaks.stacks);
+	memset(&s->groups, 0, sizeof(s->groups));
+	memset(&s->leaks, 0, sizeof(s->leaks));
+	s->has_groups = s->has_leaks = 0;
 }
 
 void snapshot_free(struct snapshot *s)
@@ -83,6 +108,13 @@ void snapshot_free(struct snapshot *s)
 	free(s->truncations);
 	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
 		stack_free_frames(s, &s->stacks[i]);
+	for (uint32_t i = 0; s->frame_table && i < s->nframe_table; i++)
+		if (!s->string_pool && !s->frames_borrowed)
+			frame_free_strings(&s->frame_table[i]);
+	free(s->frame_table);
+	free(s->frame_refs);
+	free(s->frame_twins);
+	free_rows_and_leaks(s);
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
@@ -99,6 +131,8 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 
 	if (!s->nstacks)
 		return;
+	/* rows and leaks describe the stacks as they were chosen: not these */
+	free_rows_and_leaks(s);
 	order = xcalloc(s->nstacks, sizeof(*order));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (pid && s->stacks[i].pid != pid)

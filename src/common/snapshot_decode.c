@@ -6,6 +6,7 @@
  * built and says why in one line. Fuzzed (tests/fuzz/fuzz_snapshot.c).
  */
 #include "memtrace/snapshot.h"
+#include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
 
@@ -16,133 +17,6 @@
 #include <string.h>
 #include <zlib.h>
 
-struct decoder {
-	char *err;
-	size_t errlen;
-	struct snapshot *s;
-	char **strings; /* the string table, pointing into s->string_pool */
-	uint32_t nstrings;
-	struct snap_frame *frames; /* the frame table */
-	uint32_t nframes;
-};
-
-/* A bounded view of one section. */
-struct reader {
-	struct decoder *d;
-	const uint8_t *p, *end;
-	const char *section;
-};
-
-static int fail(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-static int fail(struct decoder *d, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (!d->errlen)
-		return -1;
-	n = snprintf(d->err, d->errlen, "snapshot: ");
-	if (n >= 0 && (size_t)n < d->errlen) {
-		va_start(ap, fmt);
-		vsnprintf(d->err + n, d->errlen - (size_t)n, fmt, ap);
-		va_end(ap);
-	}
-	return -1;
-}
-
-static size_t left(const struct reader *r)
-{
-	return (size_t)(r->end - r->p);
-}
-
-static int rd_varint(struct reader *r, uint64_t *v)
-{
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t byte;
-
-		if (r->p == r->end)
-			return fail(r->d, "%s section: truncated", r->section);
-		byte = *r->p++;
-		if (shift == 63 && byte > 1)
-			break;
-		x |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			*v = x;
-			return 0;
-		}
-	}
-	return fail(r->d, "%s section: bad varint", r->section);
-}
-
-static int rd_u32(struct reader *r, uint32_t *v)
-{
-	uint64_t x;
-
-	if (rd_varint(r, &x))
-		return -1;
-	if (x > UINT32_MAX)
-		return fail(r->d, "%s section: value out of range", r->section);
-	*v = (uint32_t)x;
-	return 0;
-}
-
-static int rd_i64(struct reader *r, int64_t *v)
-{
-	uint64_t x;
-
-	if (rd_varint(r, &x))
-		return -1;
-	*v = unzigzag(x);
-	return 0;
-}
-
-static int rd_string(struct reader *r, char **s)
-{
-	uint64_t ref;
-
-	if (rd_varint(r, &ref))
-		return -1;
-	if (ref > r->d->nstrings)
-		return fail(r->d, "%s section: string index out of range", r->section);
-	*s = ref ? r->d->strings[ref - 1] : NULL;
-	return 0;
-}
-
-/* A count of entries each at least min_bytes long, at most max of them. */
-static int rd_count(struct reader *r, size_t min_bytes, uint32_t max, uint32_t *count)
-{
-	uint64_t n;
-
-	if (rd_varint(r, &n))
-		return -1;
-	if (n > max)
-		return fail(r->d, "%s section: %llu entries exceed the limit of %u", r->section,
-			    (unsigned long long)n, max);
-	if (n > left(r) / min_bytes)
-		return fail(r->d, "%s section: truncated", r->section);
-	*count = (uint32_t)n;
-	return 0;
-}
-
-static int rd_counters(struct reader *r, struct mt_counters *c)
-{
-	uint64_t n, v;
-
-	if (rd_varint(r, &n))
-		return -1;
-	/* Each field is at least one byte, so the loop ends with the section. */
-	for (uint64_t i = 0; i < n; i++) {
-		if (rd_varint(r, &v))
-			return -1;
-		if (i < MT_NCOUNTERS)
-			mt_counter_set(c, i, v);
-	}
-	return 0;
-}
-
 static int dec_strings(struct reader *r)
 {
 	struct decoder *d = r->d;
@@ -152,22 +26,22 @@ static int dec_strings(struct reader *r)
 	if (rd_count(r, 1, SNAPSHOT_MAX_STRINGS, &n))
 		return -1;
 	/* Each string gives its length byte to its NUL: the pool fits in the section. */
-	pool = d->s->string_pool = malloc(left(r) + 1);
+	pool = d->s->string_pool = malloc(rd_left(r) + 1);
 	d->strings = calloc(n ? n : 1, sizeof(*d->strings));
 	if (!pool || !d->strings)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t len;
 
 		if (rd_varint(r, &len))
 			return -1;
 		if (len > SNAPSHOT_MAX_STRING)
-			return fail(d, "strings section: string longer than %u bytes",
-				    SNAPSHOT_MAX_STRING);
-		if (len > left(r))
-			return fail(d, "strings section: truncated");
+			return dec_fail(d, "strings section: string longer than %u bytes",
+					SNAPSHOT_MAX_STRING);
+		if (len > rd_left(r))
+			return dec_fail(d, "strings section: truncated");
 		if (memchr(r->p, '\0', len))
-			return fail(d, "strings section: string contains a NUL byte");
+			return dec_fail(d, "strings section: string contains a NUL byte");
 		memcpy(pool, r->p, len);
 		pool[len] = '\0';
 		d->strings[i] = pool;
@@ -216,7 +90,7 @@ static int dec_targets(struct reader *r)
 		return -1;
 	s->targets = calloc(n ? n : 1, sizeof(*s->targets));
 	if (!s->targets)
-		return fail(r->d, "out of memory");
+		return dec_fail(r->d, "out of memory");
 	s->ntargets = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_target *t = &s->targets[i];
@@ -228,7 +102,7 @@ static int dec_targets(struct reader *r)
 		    rd_counters(r, &t->counters))
 			return -1;
 		if (exit_status < INT32_MIN || exit_status > INT32_MAX)
-			return fail(r->d, "targets section: value out of range");
+			return dec_fail(r->d, "targets section: value out of range");
 		t->exit_status = (int32_t)exit_status;
 	}
 	return 0;
@@ -237,16 +111,17 @@ static int dec_targets(struct reader *r)
 static int dec_frames(struct reader *r)
 {
 	struct decoder *d = r->d;
+	struct snapshot *s = d->s;
 	uint32_t n;
 
 	if (rd_count(r, 6, SNAPSHOT_MAX_FRAMES, &n))
 		return -1;
-	d->frames = calloc(n ? n : 1, sizeof(*d->frames));
-	if (!d->frames)
-		return fail(d, "out of memory");
-	d->nframes = n;
+	s->frame_table = calloc(n ? n : 1, sizeof(*s->frame_table));
+	if (!s->frame_table)
+		return dec_fail(d, "out of memory");
+	s->nframe_table = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_frame *f = &d->frames[i];
+		struct snap_frame *f = &s->frame_table[i];
 
 		if (rd_varint(r, &f->address) || rd_varint(r, &f->offset) ||
 		    rd_string(r, &f->function) || rd_string(r, &f->module) ||
@@ -267,32 +142,33 @@ static int dec_stacks(struct reader *r)
 		return -1;
 	s->stacks = calloc(n ? n : 1, sizeof(*s->stacks));
 	if (!s->stacks)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	s->nstacks = n;
+	/* every reference takes a byte at least: the section's size bounds them
+	 * (pages of the block beyond what is used are never touched) */
+	s->frame_refs = malloc((rd_left(r) ? rd_left(r) : 1) * sizeof(*s->frame_refs));
+	if (!s->frame_refs)
+		return dec_fail(d, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_stack *st = &s->stacks[i];
 		uint32_t nframes;
 
 		if (rd_u32(r, &st->pid) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &nframes))
 			return -1;
+		if (refs + nframes > SNAPSHOT_MAX_FRAME_REFS)
+			return dec_fail(d, "stacks section: more than %u frames",
+					SNAPSHOT_MAX_FRAME_REFS);
+		st->frames = s->frame_refs + refs;
+		st->nframes = nframes;
 		refs += nframes;
-		if (refs > SNAPSHOT_MAX_FRAME_REFS)
-			return fail(d, "stacks section: more than %u frames",
-				    SNAPSHOT_MAX_FRAME_REFS);
-		if (nframes) {
-			st->frames = malloc(nframes * sizeof(*st->frames));
-			if (!st->frames)
-				return fail(d, "out of memory");
-			st->nframes = nframes;
-		}
 		for (uint32_t j = 0; j < nframes; j++) {
 			uint64_t idx;
 
 			if (rd_varint(r, &idx))
 				return -1;
-			if (idx >= d->nframes)
-				return fail(d, "stacks section: frame index out of range");
-			st->frames[j] = d->frames[idx];
+			if (idx >= s->nframe_table)
+				return dec_fail(d, "stacks section: frame index out of range");
+			st->frames[j] = &s->frame_table[idx];
 		}
 #define RD_STACK_COUNTER(field, section)                                                           \
 	if (section == 0 && rd_varint(r, &st->t.field))                                            \
@@ -313,7 +189,7 @@ static int dec_timeline(struct reader *r)
 		return -1;
 	s->timeline = calloc(n ? n : 1, sizeof(*s->timeline));
 	if (!s->timeline)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	s->ntimeline = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_timeline_point *p = &s->timeline[i];
@@ -336,7 +212,7 @@ static int dec_blocks(struct reader *r)
 		return -1;
 	s->blocks = calloc(n ? n : 1, sizeof(*s->blocks));
 	if (!s->blocks)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	s->has_blocks = 1;
 	s->nblocks = n;
 	for (uint32_t i = 0; i < n; i++) {
@@ -346,9 +222,61 @@ static int dec_blocks(struct reader *r)
 		    rd_varint(r, &b->age_ns))
 			return -1;
 		if (b->stack >= s->nstacks)
-			return fail(d, "blocks section: stack index out of range");
+			return dec_fail(d, "blocks section: stack index out of range");
 	}
 	return 0;
+}
+
+/*
+ * Whether a frame is inlined is said per reference (stack_info), and frames
+ * are shared: a frame first seen with one value keeps it, and a reference
+ * that says otherwise gets the frame's twin, a copy with the other value
+ * (one at most per frame: s->frame_twins). Valid files never need one.
+ */
+static int mark_inlined_start(struct decoder *d)
+{
+	struct snapshot *s = d->s;
+	size_t n = s->nframe_table ? s->nframe_table : 1;
+
+	d->inl_state = calloc(n, 1);
+	d->twin_of = calloc(n, sizeof(*d->twin_of));
+	s->frame_twins = calloc(n, sizeof(*s->frame_twins));
+	if (!d->inl_state || !d->twin_of || !s->frame_twins)
+		return dec_fail(d, "out of memory");
+	return 0;
+}
+
+static void mark_inlined(struct decoder *d, struct snap_stack *st, uint32_t j, int inlined)
+{
+	struct snapshot *s = d->s;
+	struct snap_frame *f = st->frames[j];
+	size_t k;
+
+	if (f < s->frame_table || f >= s->frame_table + s->nframe_table)
+		return; /* a twin already */
+	k = (size_t)(f - s->frame_table);
+	if (!d->inl_state[k]) {
+		d->inl_state[k] = (uint8_t)(1 + inlined);
+		f->inlined = (uint8_t)inlined;
+		return;
+	}
+	if (d->inl_state[k] == 1 + inlined)
+		return;
+	if (!d->twin_of[k]) {
+		d->twin_of[k] = (uint32_t)d->ntwins + 1;
+		s->frame_twins[d->ntwins] = *f;
+		s->frame_twins[d->ntwins].inlined = (uint8_t)inlined;
+		d->ntwins++;
+	}
+	st->frames[j] = &s->frame_twins[d->twin_of[k] - 1];
+}
+
+static void mark_inlined_end(struct decoder *d)
+{
+	free(d->inl_state);
+	free(d->twin_of);
+	d->inl_state = NULL;
+	d->twin_of = NULL;
 }
 
 /*
@@ -364,9 +292,12 @@ static int dec_stack_info(struct reader *r)
 	if (rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
 		return -1;
 	if (n != s->nstacks)
-		return fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+		return dec_fail(d, "stack_info section: %u stacks, not %u", n, s->nstacks);
+	if (mark_inlined_start(d))
+		return -1;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_stack *st = &s->stacks[i];
+		uint8_t listed[SNAPSHOT_MAX_DEPTH / 8] = {0};
 
 		if (rd_u32(r, &st->stack_end) || rd_count(r, 1, SNAPSHOT_MAX_DEPTH, &k))
 			return -1;
@@ -374,15 +305,18 @@ static int dec_stack_info(struct reader *r)
 			if (rd_u32(r, &idx))
 				return -1;
 			if (idx >= st->nframes)
-				return fail(d, "stack_info section: frame index out of range");
-			st->frames[idx].inlined = 1;
+				return dec_fail(d, "stack_info section: frame index out of range");
+			listed[idx / 8] |= (uint8_t)(1u << (idx % 8));
 		}
+		for (uint32_t j = 0; j < st->nframes; j++)
+			mark_inlined(d, st, j, (listed[j / 8] >> (j % 8)) & 1);
 	}
+	mark_inlined_end(d);
 	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
 		return -1;
 	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
 	if (!s->truncations)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	s->ntruncations = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_truncation *t = &s->truncations[i];
@@ -402,8 +336,8 @@ static int dec_temporary(struct reader *r)
 	if (rd_varint(r, &n))
 		return -1;
 	if (n != s->nstacks)
-		return fail(r->d, "temporary section: %llu entries for %u stacks",
-			    (unsigned long long)n, s->nstacks);
+		return dec_fail(r->d, "temporary section: %llu entries for %u stacks",
+				(unsigned long long)n, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 #define RD_STACK_COUNTER(field, section)                                                           \
 	if (section == 1 && rd_varint(r, &s->stacks[i].t.field))                                   \
@@ -439,8 +373,8 @@ static int dec_ages(struct reader *r)
 	if (rd_varint(r, &n))
 		return -1;
 	if (n != s->nstacks)
-		return fail(r->d, "ages section: %llu entries for %u stacks", (unsigned long long)n,
-			    s->nstacks);
+		return dec_fail(r->d, "ages section: %llu entries for %u stacks",
+				(unsigned long long)n, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		if (rd_varint(r, &s->stacks[i].oldest_live_age_ns))
 			return -1;
@@ -518,7 +452,7 @@ static int dec_build_ids(struct reader *r)
 		return -1;
 	id_of = calloc(d->nstrings ? d->nstrings : 1, sizeof(*id_of));
 	if (!id_of)
-		return fail(d, "out of memory");
+		return dec_fail(d, "out of memory");
 	for (uint32_t i = 0; i < n; i++) {
 		uint64_t module;
 		char *id;
@@ -529,18 +463,24 @@ static int dec_build_ids(struct reader *r)
 		}
 		if (!module || module > d->nstrings) {
 			free(id_of);
-			return fail(d, "build_ids section: string index out of range");
+			return dec_fail(d, "build_ids section: string index out of range");
 		}
 		id_of[module - 1] = id;
 	}
-	for (uint32_t k = 0; k < s->nstacks; k++) {
-		for (uint32_t j = 0; j < s->stacks[k].nframes; j++) {
-			struct snap_frame *f = &s->stacks[k].frames[j];
-			long idx = f->module ? string_index(d, f->module) : -1;
+	/* frames are shared: each gets its module's once (twins too) */
+	for (uint32_t k = 0; k < s->nframe_table; k++) {
+		struct snap_frame *f = &s->frame_table[k];
+		long idx = f->module ? string_index(d, f->module) : -1;
 
-			if (idx >= 0)
-				f->build_id = id_of[idx];
-		}
+		if (idx >= 0)
+			f->build_id = id_of[idx];
+	}
+	for (size_t k = 0; s->frame_twins && k < d->ntwins; k++) {
+		struct snap_frame *f = &s->frame_twins[k];
+		long idx = f->module ? string_index(d, f->module) : -1;
+
+		if (idx >= 0)
+			f->build_id = id_of[idx];
 	}
 	free(id_of);
 	return 0;
@@ -560,74 +500,6 @@ static const char *const own_section_names[] = {
     [SEC_FUNCS_EXT - SEC_HISTOGRAM] = "funcs_ext",
 };
 
-static int dec_target_notes(struct reader *r)
-{
-	struct snapshot *s = r->d->s;
-	uint32_t n;
-
-	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
-		return -1;
-	if (n != s->ntargets)
-		return fail(r->d, "target_notes section: %u targets, not %u", n, s->ntargets);
-	for (uint32_t i = 0; i < n; i++) {
-		if (rd_string(r, &s->targets[i].note))
-			return -1;
-	}
-	return 0;
-}
-
-static int dec_unwind(struct reader *r)
-{
-	struct snap_unwind *u = &r->d->s->unwind;
-	uint64_t *fields[] = {&u->memory_limit, &u->memory_used,     &u->table_bytes,
-			      &u->tables,	&u->modules_without, &u->modules_refused};
-	uint64_t n, v;
-
-	if (rd_varint(r, &n))
-		return -1;
-	/* Each field is at least one byte, so the loop ends with the section. */
-	for (uint64_t i = 0; i < n; i++) {
-		if (rd_varint(r, &v))
-			return -1;
-		if (i < ARRAY_SIZE(fields))
-			*fields[i] = v;
-	}
-	u->present = 1;
-	return 0;
-}
-
-static int dec_probe_sites(struct reader *r)
-{
-	struct snapshot *s = r->d->s;
-	uint32_t n;
-
-	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
-		return -1;
-	if (n != s->ntargets)
-		return fail(r->d, "probe_sites section: %u targets, not %u", n, s->ntargets);
-	for (uint32_t i = 0; i < n; i++) {
-		struct snap_target *t = &s->targets[i];
-		uint32_t m;
-
-		if (rd_count(r, 7, SNAPSHOT_MAX_SITES, &m))
-			return -1;
-		t->sites = calloc(m ? m : 1, sizeof(*t->sites));
-		if (!t->sites)
-			return fail(r->d, "out of memory");
-		t->nsites = m;
-		for (uint32_t j = 0; j < m; j++) {
-			struct snap_probe_site *ps = &t->sites[j];
-
-			if (rd_string(r, &ps->function) || rd_string(r, &ps->object) ||
-			    rd_varint(r, &ps->offset) || rd_varint(r, &ps->at) ||
-			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why) ||
-			    rd_string(r, &ps->via))
-				return -1;
-		}
-	}
-	return 0;
-}
-
 static int (*const section_decoders[])(struct reader *) = {
     [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
     [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
@@ -637,6 +509,8 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
     [SEC_UNWIND] = dec_unwind,	     [SEC_PROBE_SITES] = dec_probe_sites,
+    [SEC_DAEMON] = dec_daemon,	     [SEC_GROUPS] = dec_groups,
+    [SEC_LEAKS] = dec_leaks,
 };
 
 /*
@@ -655,21 +529,21 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (rd_varint(&top, &tag) || rd_varint(&top, &size))
 			return -1;
 		if (tag <= last)
-			return fail(d, "section %llu out of order", (unsigned long long)tag);
-		if (size > left(&top))
-			return fail(d, "payload truncated");
+			return dec_fail(d, "section %llu out of order", (unsigned long long)tag);
+		if (size > rd_left(&top))
+			return dec_fail(d, "payload truncated");
 		r = (struct reader){.d = d, .p = top.p, .end = top.p + size};
 		top.p += size;
 		if (last < SEC_LAST && tag > last + 1)
-			return fail(d, "missing %s section", section_names[last + 1]);
+			return dec_fail(d, "missing %s section", section_names[last + 1]);
 		last = tag;
 		if (tag >= SEC_HISTOGRAM && tag <= SEC_OWN_LAST) {
 			r.section = own_section_names[tag - SEC_HISTOGRAM];
 			if (own_section_decoders[tag - SEC_HISTOGRAM](&r))
 				return -1;
 			if (r.p != r.end)
-				return fail(d, "%s section: %zu unexpected bytes at its end",
-					    r.section, left(&r));
+				return dec_fail(d, "%s section: %zu unexpected bytes at its end",
+						r.section, rd_left(&r));
 			continue;
 		}
 		if (tag >= SEC_KNOWN || !section_decoders[tag])
@@ -678,50 +552,11 @@ static int decode_payload(struct decoder *d, const uint8_t *p, size_t len)
 		if (section_decoders[tag](&r))
 			return -1;
 		if (r.p != r.end)
-			return fail(d, "%s section: %zu unexpected bytes at its end", r.section,
-				    left(&r));
+			return dec_fail(d, "%s section: %zu unexpected bytes at its end", r.section,
+					rd_left(&r));
 	}
 	if (last < SEC_LAST)
-		return fail(d, "missing %s section", section_names[last + 1]);
-	return 0;
-}
-
-/* Checks the header; returns the payload's compressed and full lengths. */
-static int check_header(struct decoder *d, const uint8_t *buf, size_t len, uint64_t *ulen,
-			uint64_t *clen)
-{
-	uint32_t version, flags;
-
-	if (len < 8) {
-		if (!len || !memcmp(buf, SNAPSHOT_MAGIC, len))
-			return fail(d, "truncated");
-		return fail(d, "not a memtrace snapshot");
-	}
-	if (memcmp(buf, SNAPSHOT_MAGIC, 8))
-		return fail(d, "not a memtrace snapshot");
-	if (len < HEADER_SIZE)
-		return fail(d, "truncated");
-	version = get_le32(buf + 8);
-	flags = get_le32(buf + 12);
-	*ulen = get_le64(buf + 16);
-	*clen = get_le64(buf + 24);
-	if (version > SNAPSHOT_VERSION)
-		return fail(d, "version %u is newer than this program supports", version);
-	if (version == 0)
-		return fail(d, "bad version 0");
-	if (flags)
-		return fail(d, "unknown flags 0x%x", flags);
-	if (*clen > len - HEADER_SIZE)
-		return fail(d, "truncated");
-	if (*clen < len - HEADER_SIZE)
-		return fail(d, "%llu bytes of garbage after the payload",
-			    (unsigned long long)(len - HEADER_SIZE - *clen));
-	if (*ulen > SNAPSHOT_MAX_BYTES || *ulen > (uint64_t)*clen * MAX_ZLIB_RATIO + ZLIB_SLACK ||
-	    *ulen != (uLong)*ulen)
-		return fail(d, "payload length %llu is not believable", (unsigned long long)*ulen);
-	if (get_le32(buf + 32) != (uint32_t)crc32_z(0, buf + HEADER_SIZE, (z_size_t)*clen))
-		return fail(d, "bad checksum");
-	d->s->version = version;
+		return dec_fail(d, "missing %s section", section_names[last + 1]);
 	return 0;
 }
 
@@ -741,21 +576,21 @@ int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *er
 		goto out;
 	payload = malloc(ulen ? ulen : 1);
 	if (!payload) {
-		fail(&d, "out of memory");
+		dec_fail(&d, "out of memory");
 		goto out;
 	}
 	out_len = ulen;
 	in_len = clen;
 	if (uncompress2(payload, &out_len, buf + HEADER_SIZE, &in_len) != Z_OK || out_len != ulen ||
 	    in_len != clen) {
-		fail(&d, "corrupt compressed payload");
+		dec_fail(&d, "corrupt compressed payload");
 		goto out;
 	}
 	rc = decode_payload(&d, payload, ulen);
 out:
 	free(payload);
 	free(d.strings);
-	free(d.frames);
+	mark_inlined_end(&d);
 	if (rc)
 		snapshot_free(s);
 	return rc;

@@ -7,8 +7,10 @@
  * abort: a snapshot of a huge heap must not take the daemon down.
  */
 #include "memtrace/snapshot.h"
+#include "common/dedup.h"
 #include "common/snapshot_wire.h"
 #include "common/varint.h"
+#include "common/zsink.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -16,22 +18,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-static uint64_t hash_bytes(const void *p, size_t n, uint64_t h)
-{
-	const uint8_t *b = p;
-
-	for (size_t i = 0; i < n; i++)
-		h = (h ^ b[i]) * 0x100000001b3ull; /* FNV-1a */
-	return h;
-}
-
-static uint64_t hash_u64(uint64_t h, uint64_t v)
-{
-	return hash_bytes(&v, sizeof(v), h);
-}
-
-#define HASH_SEED 0xcbf29ce484222325ull
 
 /*
  * The encoder's growable buffers and tables remember the first allocation
@@ -42,6 +28,7 @@ struct wbuf {
 	uint8_t *data;
 	size_t len, cap;
 	int *nomem;
+	struct zsink *sink; /* the payload: what is put here goes on to the sink */
 };
 
 static int grow(void **p, size_t *cap, size_t need, size_t elem, int *nomem)
@@ -80,70 +67,28 @@ static void put_varint(struct wbuf *w, uint64_t v)
 	wbuf_put(w, tmp, varint_encode(tmp, v));
 }
 
-/* Open addressing over entry indices; entries live in the caller's arrays. */
-struct dedup {
-	uint32_t *slots; /* entry index + 1; 0 = empty */
-	size_t nslots;	 /* power of two */
-	uint64_t *hashes;
-	size_t count, cap;
-};
-
-static uint32_t *dedup_slot(struct dedup *d, uint64_t hash, size_t *pos)
-{
-	*pos = hash & (d->nslots - 1);
-	return &d->slots[*pos];
-}
-
-static uint32_t *dedup_next(struct dedup *d, size_t *pos)
-{
-	*pos = (*pos + 1) & (d->nslots - 1);
-	return &d->slots[*pos];
-}
-
-/* Make room for one more entry; rehashes when half full. */
-static int dedup_reserve(struct dedup *d, int *nomem)
-{
-	uint32_t *slots;
-	size_t nslots, pos;
-
-	if (grow((void **)&d->hashes, &d->cap, d->count + 1, sizeof(*d->hashes), nomem))
-		return -1;
-	if (d->nslots && (d->count + 1) * 2 <= d->nslots)
-		return 0;
-	nslots = d->nslots ? d->nslots * 2 : 256;
-	slots = calloc(nslots, sizeof(*slots));
-	if (!slots) {
-		*nomem = 1;
-		return -1;
-	}
-	free(d->slots);
-	d->slots = slots;
-	d->nslots = nslots;
-	for (size_t i = 0; i < d->count; i++) {
-		uint32_t *slot = dedup_slot(d, d->hashes[i], &pos);
-
-		while (*slot)
-			slot = dedup_next(d, &pos);
-		*slot = (uint32_t)i + 1;
-	}
-	return 0;
-}
-
-static void dedup_free(struct dedup *d)
-{
-	free(d->slots);
-	free(d->hashes);
-}
-
 struct enc_frame {
 	uint64_t address, offset;
 	uint32_t function, module, file; /* string references: index + 1, 0 = NULL */
 	int64_t line;
 };
 
+/*
+ * A frame of the snapshot being encoded, by address: stacks share frames
+ * (struct snap_stack), so most frame references are found here with one
+ * pointer hashed, no string read.
+ */
+struct ptr_frame {
+	const struct snap_frame *ptr;
+	uint32_t frame; /* its index in the frame table */
+};
+
 struct encoder {
 	int nomem;
 	int too_big;
+	struct dedup ptr_index;
+	struct ptr_frame *ptrs;
+	size_t ptrs_cap;
 	struct dedup str_index;
 	const char **strs;
 	size_t *str_lens;
@@ -260,6 +205,34 @@ static void intern_build_id(struct encoder *e, const struct snap_frame *f)
 	e->nbuild_ids++;
 }
 
+/* intern_frame() and intern_build_id(), by the frame's address first. */
+static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
+{
+	struct dedup *d = &e->ptr_index;
+	uint64_t hash = ((uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull);
+	uint32_t *slot, frame;
+	size_t pos, i;
+
+	hash ^= hash >> 29;
+	if (dedup_reserve(d, &e->nomem))
+		return 0;
+	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
+		const struct ptr_frame *p = &e->ptrs[*slot - 1];
+
+		if (p->ptr == f)
+			return p->frame;
+	}
+	frame = intern_frame(e, f);
+	intern_build_id(e, f);
+	if (grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
+		return frame;
+	i = d->count++;
+	e->ptrs[i] = (struct ptr_frame){f, frame};
+	d->hashes[i] = hash;
+	*slot = (uint32_t)i + 1;
+	return frame;
+}
+
 static void put_counters(struct wbuf *w, const struct mt_counters *c)
 {
 	put_varint(w, MT_NCOUNTERS);
@@ -267,29 +240,131 @@ static void put_counters(struct wbuf *w, const struct mt_counters *c)
 		put_varint(w, mt_counter_get(c, i));
 }
 
+/* What out holds goes on to its sink, if it has one. */
+static void sink_flush(struct wbuf *out)
+{
+	if (!out->sink || !out->len || *out->nomem)
+		return;
+	zsink_put(out->sink, out->data, out->len, Z_NO_FLUSH);
+	out->len = 0;
+}
+
 /* Section bodies are built in body, then framed as tag, length, body. */
 static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
 {
 	put_varint(out, tag);
 	put_varint(out, body->len);
-	wbuf_put(out, body->data, body->len);
+	if (out->sink && !*body->nomem) {
+		sink_flush(out);
+		zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
+	} else {
+		wbuf_put(out, body->data, body->len);
+	}
 	body->len = 0;
 }
 
-/* Section 9: the live block list. */
+static void put_block(struct wbuf *body, const struct snap_block *b)
+{
+	put_varint(body, b->stack);
+	put_varint(body, b->address);
+	put_varint(body, b->size);
+	put_varint(body, b->age_ns);
+}
+
+/*
+ * Section 9: the live block list. Into a sink, its length is counted first
+ * and the body goes in pieces of BLOCK_PIECE bytes.
+ */
+#define BLOCK_PIECE (256 * 1024)
+
 static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
-	put_varint(body, s->blocks_older_than_ns);
-	put_varint(body, s->nblocks);
+	uint64_t len = varint_len(s->blocks_older_than_ns) + varint_len(s->nblocks), sent = 0;
+
+	if (!out->sink) {
+		put_varint(body, s->blocks_older_than_ns);
+		put_varint(body, s->nblocks);
+		for (uint32_t i = 0; i < s->nblocks; i++)
+			put_block(body, &s->blocks[i]);
+		put_section(out, body, SEC_BLOCKS);
+		return;
+	}
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		const struct snap_block *b = &s->blocks[i];
 
-		put_varint(body, b->stack);
-		put_varint(body, b->address);
-		put_varint(body, b->size);
-		put_varint(body, b->age_ns);
+		len += varint_len(b->stack) + varint_len(b->address) + varint_len(b->size) +
+		       varint_len(b->age_ns);
 	}
-	put_section(out, body, SEC_BLOCKS);
+	put_varint(out, SEC_BLOCKS);
+	put_varint(out, len);
+	sink_flush(out);
+	put_varint(body, s->blocks_older_than_ns);
+	put_varint(body, s->nblocks);
+	for (uint32_t i = 0; i < s->nblocks && !*body->nomem; i++) {
+		put_block(body, &s->blocks[i]);
+		if (body->len >= BLOCK_PIECE) {
+			sent += body->len;
+			zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
+			body->len = 0;
+		}
+	}
+	sent += body->len;
+	if (!*body->nomem)
+		zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
+	body->len = 0;
+	if (sent != len && !*body->nomem && !out->sink->err)
+		out->sink->err = -EIO; /* the count and the bytes disagree: never sent */
+}
+
+/* Sections 42-44: the daemon's own figures, a grouped snapshot's rows, leaks. */
+static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs,
+				  struct wbuf *body, struct wbuf *out)
+{
+	if (s->has_daemon) {
+		put_varint(body, SNAP_NDAEMON);
+		for (size_t i = 0; i < SNAP_NDAEMON; i++)
+			put_varint(body, *(const uint64_t *)((const char *)&s->daemon +
+							     snap_daemon_offsets[i]));
+		put_section(out, body, SEC_DAEMON);
+	}
+	if (s->has_groups) {
+		const struct snap_groups *g = &s->groups;
+
+		put_varint(body, g->by);
+		put_varint(body, g->cumulative);
+		put_varint(body, g->order);
+		put_varint(body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(body, row_refs[i]);
+			put_varint(body, g->rows[i].stacks);
+		}
+		/* a count of figures, then the figures: later ones can be added */
+		put_varint(body, 4 + SNAP_STACK_COUNTERS_ALL);
+		put_varint(body, g->rest_rows);
+		put_varint(body, g->rest_rows_live);
+		put_varint(body, g->rest_rows_allocated);
+		put_varint(body, g->rest_rows_peak);
+#define PUT_REST(field, section) put_varint(body, g->rest.field);
+		MT_STACK_COUNTERS(PUT_REST)
+#undef PUT_REST
+		put_section(out, body, SEC_GROUPS);
+	}
+	if (s->has_leaks) {
+		const struct snap_leaks *l = &s->leaks;
+
+		put_varint(body, l->older_than_ns);
+		put_varint(body, l->blocks);
+		put_varint(body, l->bytes);
+		put_varint(body, l->stacks_total);
+		put_varint(body, s->nstacks);
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+			put_varint(body, l->stacks[i].blocks);
+			put_varint(body, l->stacks[i].bytes);
+			put_varint(body, l->stacks[i].oldest_ns);
+			put_varint(body, l->stacks[i].youngest_ns);
+		}
+		put_section(out, body, SEC_LEAKS);
+	}
 }
 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
@@ -297,7 +372,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	uint32_t *frame_refs = NULL, *site_refs = NULL;
+	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL;
 	size_t nsites = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
@@ -350,16 +425,21 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->via);
 		}
 	}
+	if (s->has_groups) {
+		row_refs = calloc(s->nstacks ? s->nstacks : 1, sizeof(*row_refs));
+		if (!row_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; row_refs && i < s->nstacks; i++)
+			row_refs[i] = intern_string(e, s->groups.rows[i].key);
+	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
 		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
 			 &e->nomem))
 			break;
-		for (uint32_t j = 0; j < st->nframes; j++) {
-			frame_refs[nrefs++] = intern_frame(e, &st->frames[j]);
-			intern_build_id(e, &st->frames[j]);
-		}
+		for (uint32_t j = 0; j < st->nframes; j++)
+			frame_refs[nrefs++] = intern_frame_fast(e, st->frames[j]);
 	}
 	if (e->nomem || e->too_big)
 		goto out;
@@ -505,10 +585,10 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 
 		put_varint(&body, st->stack_end);
 		for (uint32_t j = 0; j < st->nframes; j++)
-			k += st->frames[j].inlined != 0;
+			k += st->frames[j]->inlined != 0;
 		put_varint(&body, k);
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			if (st->frames[j].inlined)
+			if (st->frames[j]->inlined)
 				put_varint(&body, j);
 		}
 	}
@@ -557,7 +637,9 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		}
 		put_section(out, &body, SEC_PROBE_SITES);
 	}
+	encode_scale_sections(s, row_refs, &body, out);
 out:
+	free(row_refs);
 	free(site_refs);
 	free(note_refs);
 	free(body.data);
@@ -587,50 +669,60 @@ static int check_limits(const struct snapshot *s)
 
 int snapshot_encode(const struct snapshot *s, uint8_t **out, size_t *out_len)
 {
+	return snapshot_encode_after(s, 0, out, out_len);
+}
+
+int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, size_t *out_len)
+{
 	struct encoder e = {0};
-	struct wbuf payload = {.nomem = &e.nomem};
-	uint8_t *bytes = NULL;
-	uLongf clen;
+	struct zsink sink;
+	struct wbuf payload = {.nomem = &e.nomem, .sink = &sink};
+	uint8_t *bytes;
+	uint64_t clen;
 	int err = 0;
 
 	*out = NULL;
 	*out_len = 0;
 	if (check_limits(s))
 		return -E2BIG;
-	encode_sections(&e, s, &payload);
-	if (e.nomem) {
+	if (zsink_init(&sink, room + HEADER_SIZE, SNAPSHOT_MAX_BYTES, Z_BEST_SPEED)) {
 		err = -ENOMEM;
 		goto out;
 	}
-	if (e.too_big || payload.len > SNAPSHOT_MAX_BYTES) {
+	encode_sections(&e, s, &payload);
+	sink_flush(&payload);
+	if (!e.nomem && !e.too_big)
+		zsink_put(&sink, NULL, 0, Z_FINISH);
+	if (e.nomem || sink.err == -ENOMEM) {
+		err = -ENOMEM;
+		goto out;
+	}
+	if (e.too_big || sink.err == -E2BIG) {
 		err = -E2BIG;
 		goto out;
 	}
-	clen = compressBound(payload.len);
-	bytes = malloc(HEADER_SIZE + clen);
-	if (!bytes) {
-		err = -ENOMEM;
+	if (sink.err) {
+		err = sink.err;
 		goto out;
 	}
-	if (compress2(bytes + HEADER_SIZE, &clen, payload.data ? payload.data : (uint8_t *)"",
-		      payload.len, Z_BEST_SPEED) != Z_OK) {
-		err = -EIO;
-		goto out;
-	}
-	memcpy(bytes, SNAPSHOT_MAGIC, 8);
-	put_le32(bytes + 8, SNAPSHOT_VERSION);
-	put_le32(bytes + 12, 0);
-	put_le64(bytes + 16, payload.len);
-	put_le64(bytes + 24, clen);
-	put_le32(bytes + 32, (uint32_t)crc32(0, bytes + HEADER_SIZE, clen));
+	bytes = sink.data;
+	sink.data = NULL;
+	clen = zsink_out(&sink);
+	memcpy(bytes + room, SNAPSHOT_MAGIC, 8);
+	put_le32(bytes + room + 8, SNAPSHOT_VERSION);
+	put_le32(bytes + room + 12, 0);
+	put_le64(bytes + room + 16, sink.total_in);
+	put_le64(bytes + room + 24, clen);
+	put_le32(bytes + room + 32, (uint32_t)crc32_z(0, bytes + room + HEADER_SIZE, clen));
 	*out = bytes;
 	*out_len = HEADER_SIZE + clen;
-	bytes = NULL;
 out:
-	free(bytes);
+	zsink_free(&sink);
 	free(payload.data);
 	dedup_free(&e.str_index);
 	dedup_free(&e.frame_index);
+	dedup_free(&e.ptr_index);
+	free(e.ptrs);
 	free(e.strs);
 	free(e.str_lens);
 	free(e.frames);

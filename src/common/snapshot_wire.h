@@ -35,6 +35,9 @@ enum section {
 	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
 	SEC_UNWIND = 40,       /* the DWARF walker's unwind tables */
 	SEC_PROBE_SITES = 41,  /* where each allocator function is probed */
+	SEC_DAEMON = 42,       /* how the daemon kept up: drain gaps, freezes, symbol cache */
+	SEC_GROUPS = 43,       /* the rows a grouped snapshot's stacks stand for */
+	SEC_LEAKS = 44,	       /* leaking blocks per stack */
 	SEC_KNOWN
 };
 
@@ -54,11 +57,17 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
     [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
     [SEC_UNWIND] = "unwind",	     [SEC_PROBE_SITES] = "probe_sites",
+    [SEC_DAEMON] = "daemon",	     [SEC_GROUPS] = "groups",
+    [SEC_LEAKS] = "leaks",
 };
 
 /* struct snap_options in wire order (section 11). */
 #define SNAP_NOPTIONS 6
 extern const size_t snap_option_offsets[SNAP_NOPTIONS];
+
+/* struct snap_daemon in wire order (section 42). */
+#define SNAP_NDAEMON 7
+extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
 
 /* Stack counters in the stacks section (section 0 of MT_STACK_COUNTERS). */
 enum {
@@ -66,6 +75,16 @@ enum {
 	SNAP_STACK_COUNTERS = 0 MT_STACK_COUNTERS(SNAP_STACK_SECTION0)
 #undef SNAP_STACK_SECTION0
 };
+
+/* Every stack counter (the rest of a grouped snapshot, section 43). */
+enum {
+#define SNAP_STACK_ONE(field, section) +1
+	SNAP_STACK_COUNTERS_ALL = 0 MT_STACK_COUNTERS(SNAP_STACK_ONE)
+#undef SNAP_STACK_ONE
+};
+
+/* The highest grouping a grouped snapshot names (section 43: 1 stack ... 6 site). */
+#define SNAP_GROUP_MAX 6
 
 static inline void put_le32(uint8_t *p, uint32_t v)
 {

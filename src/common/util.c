@@ -41,6 +41,11 @@ uint64_t time_realtime_ns(void)
 	return clock_ns(CLOCK_REALTIME);
 }
 
+uint64_t time_thread_cpu_ns(void)
+{
+	return clock_ns(CLOCK_THREAD_CPUTIME_ID);
+}
+
 static void *check_alloc(void *p)
 {
 	if (!p) {
@@ -96,15 +101,19 @@ void buf_printf(struct buf *b, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* formatted once where it fits (most often), twice where it does not */
+	buf_reserve(b, 64);
 	va_start(ap, fmt);
-	n = vsnprintf(NULL, 0, fmt, ap);
+	n = vsnprintf((char *)b->data + b->len, b->cap - b->len, fmt, ap);
 	va_end(ap);
 	if (n < 0)
 		return;
-	buf_reserve(b, (size_t)n + 1);
-	va_start(ap, fmt);
-	vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
-	va_end(ap);
+	if ((size_t)n >= b->cap - b->len) {
+		buf_reserve(b, (size_t)n + 1);
+		va_start(ap, fmt);
+		vsnprintf((char *)b->data + b->len, (size_t)n + 1, fmt, ap);
+		va_end(ap);
+	}
 	b->len += (size_t)n;
 }
 

@@ -20,6 +20,8 @@ void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t time_monotonic_ns(void);
 uint64_t time_realtime_ns(void);
+/* CPU time the calling thread has used. */
+uint64_t time_thread_cpu_ns(void);
 
 /* Allocation that aborts with a message on exhaustion (for small, bounded
  * bookkeeping only; tables that can grow large handle ENOMEM themselves). */

@@ -27,4 +27,14 @@ static inline size_t varint_encode(uint8_t out[VARINT_MAX_BYTES], uint64_t v)
 	return n;
 }
 
+/* The bytes varint_encode() writes for v. */
+static inline size_t varint_len(uint64_t v)
+{
+	size_t n = 1;
+
+	while (v >>= 7)
+		n++;
+	return n;
+}
+
 #endif

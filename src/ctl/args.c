@@ -7,6 +7,7 @@
 #include "ctl/args.h"
 #include "common/util.h"
 #include "ctl/view/group.h"
+#include "ctl/view/sites.h"
 #include "memtrace/snapshot.h"
 
 #include <errno.h>
@@ -469,6 +470,25 @@ int args_parse(int argc, char **argv, struct args *a)
 	if (a->command == CMD_STATS) { /* every stack, for the top sites */
 		a->request.top = 0;
 		a->request.sort = MT_SORT_ALLOCATED;
+	}
+	/*
+	 * Views that group or count leaks: the daemon does it and sends only
+	 * the rows shown, with what the others add up to (a heap of a hundred
+	 * thousand stacks would otherwise travel whole). A file is grouped here.
+	 */
+	if (a->grouped || a->command == CMD_PEAK) {
+		a->request.group = PROTO_GROUP_STACK + a->view.by;
+		a->request.cumulative = a->view.cumulative && a->view.by != GROUP_STACK;
+		a->request.order = a->command == CMD_PEAK ? MT_SORT_PEAK : a->view.sort;
+		a->request.top = (uint32_t)a->view.top;
+	} else if (a->command == CMD_STATS) {
+		a->request.group = PROTO_GROUP_SITE;
+		a->request.order = MT_SORT_ALLOCATED;
+		a->request.top = STATS_TOP_SITES;
+	} else if (a->command == CMD_LEAKS) {
+		a->request.leaks = 1;
+		a->request.blocks = 0;
+		a->request.top = (uint32_t)a->view.top;
 	}
 	if (profile_options(a))
 		return -1;

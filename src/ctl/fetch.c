@@ -226,7 +226,24 @@ static int select_from_file(const struct proto_request *req, const char *file, s
 		log_msg("%s: pid %u is not in this snapshot", file, req->pid);
 		return -1;
 	}
-	snapshot_select(s, req->sort, req->top, req->pid);
+	/* rows and leaks are counted from every stack here */
+	snapshot_select(s, req->sort, req->group || req->leaks ? 0 : req->top, req->pid);
+	return 0;
+}
+
+int fetch_checked(const struct proto_request *req, const char *socket_path, const char *file,
+		  struct buf *raw, struct snapshot_counts *counts)
+{
+	char err[256];
+
+	memset(raw, 0, sizeof(*raw));
+	if (file ? fetch_from_file(file, raw) : fetch_from_socket(req, socket_path, raw))
+		return -1;
+	if (snapshot_scan(raw->data, raw->len, counts, err, sizeof(err))) {
+		log_msg("%s: %s", file ? file : socket_path, err);
+		buf_free(raw);
+		return -1;
+	}
 	return 0;
 }
 

@@ -22,4 +22,13 @@
 int fetch_snapshot(const struct proto_request *req, const char *socket_path, const char *file,
 		   int whole, struct snapshot *snap, struct buf *raw);
 
+/*
+ * The bytes of a snapshot, as fetch_snapshot() gets them, checked and counted
+ * as they stream through zlib (snapshot_scan) but not decoded: a million
+ * blocks would be tens of MB of model for three numbers. 0, or -1 after a
+ * one-line message.
+ */
+int fetch_checked(const struct proto_request *req, const char *socket_path, const char *file,
+		  struct buf *raw, struct snapshot_counts *counts);
+
 #endif

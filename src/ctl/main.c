@@ -94,7 +94,7 @@ static int print_leaks(struct buf *out, const struct snapshot *s, const struct a
 {
 	struct leaks_view v;
 
-	if (!s->has_blocks) {
+	if (!s->has_blocks && !s->has_leaks) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a->from);
@@ -116,20 +116,19 @@ static int print_timeline(struct buf *out, const struct snapshot *s, const struc
 
 static int run_snapshot(const struct args *a)
 {
-	struct snapshot snap;
+	struct snapshot_counts counts;
 	struct buf raw;
 	int rc;
 
-	if (fetch(a, a->from, 1, &snap, &raw))
+	if (fetch_checked(&a->request, a->socket, a->from, &raw, &counts))
 		return EXIT_RUNTIME;
 	rc = write_output(a->output, raw.data, raw.len);
 	if (!rc && strcmp(a->output, "-"))
 		fprintf(stderr,
-			"memtracectl: wrote %s: %zu bytes, %" PRIu32 " stacks, %" PRIu32
-			" live blocks, %" PRIu32 " timeline points\n",
-			a->output, raw.len, snap.nstacks, snap.nblocks, snap.ntimeline);
+			"memtracectl: wrote %s: %zu bytes, %" PRIu64 " stacks, %" PRIu64
+			" live blocks, %" PRIu64 " timeline points\n",
+			a->output, raw.len, counts.stacks, counts.blocks, counts.timeline_points);
 	buf_free(&raw);
-	snapshot_free(&snap);
 	return rc ? EXIT_RUNTIME : 0;
 }
 

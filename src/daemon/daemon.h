@@ -53,6 +53,10 @@ struct daemon {
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 	int epfd;
 	uint64_t start_ns;
+	/* how ingest keeps up (status, section 42), since start or reset-peak */
+	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
+	uint64_t drain_gap_max_ns; /* longest time between two drains */
+	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
 };
 
 #endif

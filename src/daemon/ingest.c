@@ -16,6 +16,8 @@
 #include "daemon/targets.h"
 #include "daemon/attach/allocator.h"
 #include "daemon/attach/probes.h"
+#include "daemon/serve/server.h"
+#include "daemon/serve/worker.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
@@ -23,9 +25,8 @@
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
 
-static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+void ingest_record(struct daemon *d, const void *data, size_t len)
 {
-	struct daemon *d = ctx;
 	const struct mt_event *ev = data;
 
 	if (debug_events && len >= sizeof(*ev))
@@ -47,13 +48,32 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		target_forked(d, ev->tgid, (int)ev->addr);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_MATCH)
 		target_matched(d, (int)ev->tgid);
+}
+
+static int handle_ringbuf_event(void *ctx, void *data, size_t len)
+{
+	struct daemon *d = ctx;
+	struct worker *w = server_worker(d->server);
+
+	if (worker_frozen(w))
+		worker_defer_event(w, data, len); /* applied in order after the thaw */
+	else
+		ingest_record(d, data, len);
 	return 0;
 }
 
 void ingest_drain(struct daemon *d)
 {
+	uint64_t now = time_monotonic_ns();
+
+	/* the ingest figure: the longest the ring buffer waited for a drain */
+	if (d->last_drain_ns && now - d->last_drain_ns > d->drain_gap_max_ns)
+		d->drain_gap_max_ns = now - d->last_drain_ns;
+	d->last_drain_ns = now;
 	if (d->rb)
 		ring_buffer__consume(d->rb);
+	/* after a request's freeze: apply a slice of what waited */
+	worker_catch_up(server_worker(d->server));
 }
 
 static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)

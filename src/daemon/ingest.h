@@ -3,12 +3,21 @@
 #ifndef MEMTRACE_DAEMON_INGEST_H
 #define MEMTRACE_DAEMON_INGEST_H
 
+#include <stddef.h>
+
 struct daemon;
 
 /* Map the ring buffer and hook the tracker's new-stack callback; 0 or -1 (errno). */
 int ingest_open(struct daemon *d);
 
-/* Apply every record queued in the ring buffer now. */
+/*
+ * Take every record queued in the ring buffer now: applied, or deferred
+ * while the request worker reads the core (serve/worker.h), and then a
+ * slice of the deferred ones applied once it thawed.
+ */
 void ingest_drain(struct daemon *d);
+
+/* Apply one ring buffer record (what ingest_drain does with each, in order). */
+void ingest_record(struct daemon *d, const void *data, size_t len);
 
 #endif

@@ -21,6 +21,7 @@
 #include "daemon/targets.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
+#include "daemon/serve/worker.h"
 #include "common/util.h"
 
 /* Memory over time: a point per sampling interval, once a target is traced. */
@@ -38,12 +39,15 @@ static void tick(struct daemon *d)
 	uint64_t now;
 
 	ingest_drain(d);
-	daemon_sample(d);
-	if (execs_unseen(d)) {
-		ingest_drain(d); /* an exec event queued since is acted on in order */
-		check_execs(d);
+	/* while the request worker reads the core, it does not change */
+	if (!worker_frozen(server_worker(d->server))) {
+		daemon_sample(d);
+		if (execs_unseen(d)) {
+			ingest_drain(d); /* an exec event queued since is acted on in order */
+			check_execs(d);
+		}
 	}
-	for (int k = 0; k < d->ntargets; k++) {
+	for (int k = 0; k < d->ntargets && !worker_frozen(server_worker(d->server)); k++) {
 		if (d->targets[k].resolve_pending && d->targets[k].state == SNAP_TARGET_ATTACHED)
 			target_resolve(d, k);
 	}
@@ -56,7 +60,7 @@ int run_loop(struct daemon *d, int sigfd, int timerfd)
 {
 	struct epoll_event events[32];
 	struct signalfd_siginfo si;
-	uint64_t ticks;
+	uint64_t ticks, busy_from, busy;
 	int n, i;
 
 	for (;;) {
@@ -67,6 +71,7 @@ int run_loop(struct daemon *d, int sigfd, int timerfd)
 			log_msg("epoll_wait: %s", strerror(errno));
 			return 1;
 		}
+		busy_from = time_thread_cpu_ns();
 		for (i = 0; i < n; i++) {
 			uint32_t tag = (uint32_t)(events[i].data.u64 >> 32);
 			uint32_t index = (uint32_t)events[i].data.u64;
@@ -103,12 +108,23 @@ int run_loop(struct daemon *d, int sigfd, int timerfd)
 				metrics_http_client_event(d->metrics, index, events[i].events);
 				break;
 			case TAG_PIDFD:
-				if ((int)index < d->ntargets && d->targets[index].pidfd >= 0) {
-					ingest_drain(d); /* its last events come first */
+				if ((int)index >= d->ntargets || d->targets[index].pidfd < 0)
+					break;
+				ingest_drain(d); /* its last events come first */
+				if (worker_frozen(server_worker(d->server)))
+					target_pidfd_arm(d, (int)index, 0); /* at the thaw */
+				else
 					target_exited(d, (int)index);
-				}
+				break;
+			case TAG_WORKER:
+				worker_event(server_worker(d->server));
 				break;
 			}
 		}
+		/* the loop's own share of a drain gap: the CPU it used on one
+		 * wakeup (waiting for a CPU meanwhile is the machine's share) */
+		busy = time_thread_cpu_ns() - busy_from;
+		if (busy > d->loop_busy_max_ns)
+			d->loop_busy_max_ns = busy;
 	}
 }

@@ -36,6 +36,7 @@
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/notify.h"
 #include "daemon/serve/server.h"
+#include "daemon/serve/worker.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
@@ -73,6 +74,8 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->sym = d->sym;
 	v->py = d->py;
 	v->start_ns = d->start_ns;
+	v->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
+	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
 		struct unwind_status us;
@@ -110,7 +113,24 @@ static void service_reset_peak(void *ctx)
 	struct daemon *d = ctx;
 
 	tracker_reset_peak(&d->tracker, time_monotonic_ns());
+	d->drain_gap_max_ns = 0; /* a new window for the ingest figures too */
+	d->loop_busy_max_ns = 0;
 	log_msg("peak reset at %llu live bytes", (unsigned long long)d->tracker.totals.live_bytes);
+}
+
+static void service_ingest(void *ctx, const void *data, size_t len)
+{
+	ingest_record(ctx, data, len);
+}
+
+/* The worker thawed the core: target exits seen meanwhile are acted on now,
+ * after their events. */
+static void service_resume(void *ctx)
+{
+	struct daemon *d = ctx;
+
+	for (int k = 0; k < d->ntargets; k++)
+		target_pidfd_arm(d, k, 1);
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -173,9 +193,9 @@ static int daemon_init(struct daemon *d, const struct options *o)
 
 static void daemon_cleanup(struct daemon *d)
 {
+	server_close(d->server); /* first: its worker may be reading the core */
 	targets_free(d);
 	metrics_http_close(d->metrics);
-	server_close(d->server);
 	if (d->rb)
 		ring_buffer__free(d->rb);
 	unwind_free(d->unwind);
@@ -221,7 +241,9 @@ int main(int argc, char **argv)
 			      .view = service_view,
 			      .attach = service_attach,
 			      .detach = service_detach,
-			      .reset_peak = service_reset_peak};
+			      .reset_peak = service_reset_peak,
+			      .ingest = service_ingest,
+			      .resume = service_resume};
 	struct bpf_options bo;
 	struct options o;
 	struct daemon d;
@@ -310,6 +332,8 @@ int main(int argc, char **argv)
 		(unsigned long long)o.max_stacks);
 	notify_ready();
 
+	if (o.realtime)
+		worker_loop_realtime(); /* this thread only: not the lanes, not children */
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);
 	close(timerfd);

@@ -19,8 +19,8 @@
 /*
  * Default bounds, sized from the machine's RAM so that the daemon can never
  * take the host's memory: live blocks may use a quarter of it at 128 bytes
- * each (a 32-byte slot at the heap table's lowest load, doubled while it
- * grows), stacks a sixteenth at 1 KiB each (entry, index and 64 frames).
+ * each (generous: a 24-byte slot in a table at least 72% full), stacks a
+ * sixteenth at 1 KiB each (entry, index and 64 frames).
  */
 #define LIVE_BLOCK_COST 128
 #define STACK_COST	1024
@@ -28,42 +28,45 @@
 
 static void usage(FILE *f)
 {
-	fprintf(f,
-		"usage: memtraced [options] --pid PID\n"
-		"       memtraced [options] -- COMMAND [ARGS...]\n"
-		"       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
-		"\n"
-		"Trace every allocation of a running process (--pid) or of a command it\n"
-		"starts, and serve reports to memtracectl on a Unix socket.\n"
-		"\n"
-		"  -p, --pid PID              attach to a running process\n"
-		"  -s, --socket PATH          listen here (default %s)\n"
-		"      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
-		"      --stack-walker W       dwarf: unwind tables from call frame information,\n"
-		"                             frame pointers where there is none (default);\n"
-		"                             fp: frame pointers; kernel: bpf_get_stack\n"
-		"      --unwind-memory N      unwind tables at most (bytes, K, M, G; 256M)\n"
-		"      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
-		"      --max-live-blocks N    live blocks tracked before counting as untracked\n"
-		"                             (default: RAM/4 / 128 B; 0: no limit)\n"
-		"      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
-		"      --client-timeout S     drop clients not done in S s (default 10)\n"
-		"      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
-		"      --temporary-threshold N  a block freed before N more allocations of its\n"
-		"                             thread is temporary (default 1; 0: off)\n"
-		"      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
-		"                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
-		"      --python-allocators    also probe CPython's PyObject_Malloc family\n"
-		"                             (exact object counts; slow: see docs/python.md)\n"
-		"      --follow-forks         trace the children a target forks, from their\n"
-		"                             first call, each under its own pid\n"
-		"      --comm NAME            whole host: trace every process named NAME, running\n"
-		"                             now or started later (from its first instruction)\n"
-		"      --exe PATH             whole host: the same for processes running PATH\n"
-		"      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
-		"  -h, --help                 this help\n"
-		"  -V, --version              print the version\n",
-		PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
+	fprintf(
+	    f,
+	    "usage: memtraced [options] --pid PID\n"
+	    "       memtraced [options] -- COMMAND [ARGS...]\n"
+	    "       memtraced [options]      (idle: add targets with memtracectl attach PID)\n"
+	    "\n"
+	    "Trace every allocation of a running process (--pid) or of a command it\n"
+	    "starts, and serve reports to memtracectl on a Unix socket.\n"
+	    "\n"
+	    "  -p, --pid PID              attach to a running process\n"
+	    "  -s, --socket PATH          listen here (default %s)\n"
+	    "      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
+	    "      --stack-walker W       dwarf: unwind tables from call frame information,\n"
+	    "                             frame pointers where there is none (default);\n"
+	    "                             fp: frame pointers; kernel: bpf_get_stack\n"
+	    "      --unwind-memory N      unwind tables at most (bytes, K, M, G; 256M)\n"
+	    "      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
+	    "      --max-live-blocks N    live blocks tracked before counting as untracked\n"
+	    "                             (default: RAM/4 / 128 B; 0: no limit)\n"
+	    "      --max-stacks N         distinct stacks kept (default: RAM/16 / 1 KiB)\n"
+	    "      --client-timeout S     drop clients not done in S s (default 10)\n"
+	    "      --sample-interval MS   memory-over-time sampling interval (default 1000)\n"
+	    "      --temporary-threshold N  a block freed before N more allocations of its\n"
+	    "                             thread is temporary (default 1; 0: off)\n"
+	    "      --metrics-listen ADDR  serve Prometheus metrics at http://ADDR/metrics;\n"
+	    "                             ADDR is HOST:PORT or PORT (host 127.0.0.1)\n"
+	    "      --python-allocators    also probe CPython's PyObject_Malloc family\n"
+	    "                             (exact object counts; slow: see docs/python.md)\n"
+	    "      --follow-forks         trace the children a target forks, from their\n"
+	    "                             first call, each under its own pid\n"
+	    "      --comm NAME            whole host: trace every process named NAME, running\n"
+	    "                             now or started later (from its first instruction)\n"
+	    "      --exe PATH             whole host: the same for processes running PATH\n"
+	    "      --max-targets N        --comm/--exe: at most N traced at once (default 64)\n"
+	    "      --realtime             drain the ring buffer at real-time priority\n"
+	    "                             (SCHED_FIFO 1; requests are still served at nice 10)\n"
+	    "  -h, --help                 this help\n"
+	    "  -V, --version              print the version\n",
+	    PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
 }
 
 static int usage_error(const char *msg, const char *arg)
@@ -90,6 +93,7 @@ int parse_options(int argc, char **argv, struct options *o)
 		OPT_COMM,
 		OPT_EXE,
 		OPT_MAX_TARGETS,
+		OPT_REALTIME,
 		OPT_UNWIND_MEMORY
 	};
 	static const struct option longopts[] = {
@@ -109,6 +113,7 @@ int parse_options(int argc, char **argv, struct options *o)
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"exe", required_argument, NULL, OPT_EXE},
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
+	    {"realtime", no_argument, NULL, OPT_REALTIME},
 	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -177,6 +182,9 @@ int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--sample-interval must be 10 to 86400000 ms",
 						   optarg);
 			o->sample_interval_ms = v;
+			break;
+		case OPT_REALTIME:
+			o->realtime = 1;
 			break;
 		case OPT_CLIENT_TIMEOUT:
 			if (parse_u64(optarg, 3600, &v) || !v)

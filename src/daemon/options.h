@@ -24,6 +24,7 @@ struct options {
 	const char *match_exe;
 	uint64_t max_targets;
 	uint64_t unwind_memory;
+	int realtime; /* --realtime: the loop thread at SCHED_FIFO 1 */
 };
 
 /* Parse argv into o; 0, or the exit code (2) after a one-line message.

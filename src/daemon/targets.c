@@ -483,6 +483,13 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 	free(h);
 }
 
+void target_pidfd_arm(struct daemon *d, int i, int on)
+{
+	if (d->targets[i].pidfd >= 0)
+		loop_rewatch(d->epfd, d->targets[i].pidfd, on ? EPOLLIN : 0, TAG_PIDFD,
+			     (uint32_t)i);
+}
+
 void target_exited(struct daemon *d, int i)
 {
 	struct target *tg = &d->targets[i];

@@ -56,6 +56,9 @@ void target_detach_end(struct daemon *d, struct target_detach *h);
 
 /* Entry i's process exited (its pidfd said so; drain the ring buffer first). */
 void target_exited(struct daemon *d, int i);
+/* Stop (0) or resume (1) watching target i's exit; resuming fires at once if
+ * it exited meanwhile (while the request worker read the core). */
+void target_pidfd_arm(struct daemon *d, int i, int on);
 
 /* Whole-host mode: pid executed a matching program and is stopped at its exec. */
 void target_matched(struct daemon *d, int pid);

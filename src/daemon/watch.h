@@ -22,6 +22,7 @@ enum loop_tag {
 	TAG_PIDFD,
 	TAG_METRICS_LISTEN,
 	TAG_METRICS_CLIENT,
+	TAG_WORKER, /* serve/worker.c: the worker wants a freeze or a thaw */
 };
 
 /* Watch fd for events (EPOLLIN, EPOLLOUT) under tag and index; 0 or -1 (errno). */

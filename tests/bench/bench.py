@@ -2,8 +2,10 @@
 """make bench: what tracing costs the target, per malloc+free pair, and whether
 the daemon keeps up. Runs tests/bench/allocbench untraced and traced with each
 stack walker at several call depths, checks the daemon counted every call with
-no event lost, then a Python workload (tests/bench/pybench.py: untraced,
-tracemalloc, memtrace's two modes), and writes both tables to
+no event lost, then the scale section (tests/bench/scalebench.py: views of a
+million live blocks over 131 072 stacks, memory per block, drain gaps while
+clients take snapshots), then a Python workload (tests/bench/pybench.py:
+untraced, tracemalloc, memtrace's two modes), and writes the tables to
 docs/performance.md.
 
     python3 tests/bench/bench.py --build DIR [--pairs N] [--py-n N] [--out FILE]
@@ -20,6 +22,7 @@ import tempfile
 import time
 
 import pybench
+import scalebench
 
 
 def prog_stats(pairs):
@@ -335,6 +338,7 @@ def main():
     # the floor first: it is what the issue of cheaper traps is measured by
     lines = lines[:4] + floor_lines(args, frows, load) + ["## Call depth and stack walkers",
                                                           ""] + lines[4:]
+    lines += scalebench.measure(args.build, [10000, 100000, 1000000], 17, args.repeat)[0]
     lines += pybench.measure(args.build, args.py_n)
     with open(args.out, "w") as f:
         f.write("\n".join(lines))

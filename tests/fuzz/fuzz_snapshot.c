@@ -28,15 +28,23 @@ static void put_le(uint8_t *p, uint64_t v, int n)
 static void decode_check(const uint8_t *data, size_t size)
 {
 	struct snapshot s, again;
+	struct snapshot_counts counts;
 	char err[256];
 	uint8_t *bytes;
 	size_t n;
+	int scanned = snapshot_scan(data, size, &counts, err, sizeof(err));
 
+	if (!memchr(err, 0, sizeof(err)) || strchr(err, '\n'))
+		abort();
 	if (snapshot_decode(data, size, &s, err, sizeof(err))) {
 		if (!memchr(err, 0, sizeof(err)) || strchr(err, '\n'))
 			abort(); /* the reason is one terminated line */
 		return;
 	}
+	/* what decodes, scans, to the same counts (the scan checks less) */
+	if (scanned || counts.stacks != s.nstacks || counts.timeline_points != s.ntimeline ||
+	    counts.blocks != (s.has_blocks ? s.nblocks : 0))
+		abort();
 	snapshot_events_lost(&s);
 	for (uint32_t i = 0; i < s.ntargets; i++)
 		snap_target_state_name(s.targets[i].state);

@@ -90,9 +90,11 @@ TEST(test_requests)
 {
 	struct args a;
 
-	/* views group every stack, whatever --top says */
+	/* views that group: the daemon groups every stack and sends the top rows */
 	CHECK(!PARSE(&a, "peak", "--top", "3", "--by", "line"));
-	CHECK_EQ_U64(a.request.top, 0);
+	CHECK_EQ_U64(a.request.group, PROTO_GROUP_LINE);
+	CHECK_EQ_U64(a.request.order, MT_SORT_PEAK);
+	CHECK_EQ_U64(a.request.top, 3);
 	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
 	CHECK_EQ_U64(a.view.top, 3);
 	CHECK_EQ_U64(a.view.by, GROUP_LINE);
@@ -103,16 +105,19 @@ TEST(test_requests)
 	CHECK_STR(a.files[0], "old.mts");
 	CHECK_STR(a.files[1], "new.mts");
 
-	/* leaks: the live block list, only blocks that old */
+	/* leaks: counted per stack in the daemon, only blocks that old */
 	CHECK(!PARSE(&a, "leaks", "--older-than", "2s"));
-	CHECK_EQ_U64(a.request.blocks, 1);
+	CHECK_EQ_U64(a.request.leaks, 1);
+	CHECK_EQ_U64(a.request.blocks, 0);
 	CHECK_EQ_U64(a.request.older_than_ns, 2000000000ull);
 	CHECK_EQ_U64(a.view.older_than, 2000000000ull);
 
-	/* report --by: every stack that allocated, ordered in the client */
+	/* report --by: every stack that allocated, grouped in the daemon by the sort */
 	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4"));
 	CHECK(a.grouped);
-	CHECK_EQ_U64(a.request.top, 0);
+	CHECK_EQ_U64(a.request.group, PROTO_GROUP_FILE);
+	CHECK_EQ_U64(a.request.order, MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(a.request.top, 4);
 	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
 	CHECK_EQ_U64(a.view.sort, MT_SORT_ALLOCATED);
 	CHECK_EQ_U64(a.view.top, 4);

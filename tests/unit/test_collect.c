@@ -150,12 +150,14 @@ static int collect(struct fixture *f, const char *line, struct snapshot *s)
 	char err[256];
 
 	CHECK(proto_request_parse(line, strlen(line), &r, err, sizeof(err)) == 0);
+	/* as the server does first, on the loop thread */
+	stack_ends_check(&f->v, &f->ends, UINT64_MAX);
 	return collect_snapshot(&f->v, &f->ends, &r, s, err, sizeof(err));
 }
 
 static uint64_t site_of(const struct snap_stack *st)
 {
-	return st->nframes ? st->frames[0].address : 0;
+	return st->nframes ? st->frames[0]->address : 0;
 }
 
 TEST(test_totals)

@@ -18,11 +18,12 @@
 
 static struct snap_frame frame_a = {0x1010, 0x10, "alpha", "/usr/bin/prog", "prog.c", 10};
 static struct snap_frame frame_b = {0x1020, 0x20, "beta", "/usr/bin/prog", "prog.c", 20};
+static struct snap_frame *ref_a[] = {&frame_a}, *ref_b[] = {&frame_b};
 
 static struct snap_stack stacks[] = {
-    {.pid = 11, .nframes = 1, .frames = &frame_a, .t.allocations = 1, .t.live_bytes = 10},
-    {.pid = 22, .nframes = 1, .frames = &frame_b, .t.allocations = 5, .t.live_bytes = 500},
-    {.pid = 11, .nframes = 1, .frames = &frame_b, .t.allocations = 2, .t.live_bytes = 200},
+    {.pid = 11, .nframes = 1, .frames = ref_a, .t.allocations = 1, .t.live_bytes = 10},
+    {.pid = 22, .nframes = 1, .frames = ref_b, .t.allocations = 5, .t.live_bytes = 500},
+    {.pid = 11, .nframes = 1, .frames = ref_b, .t.allocations = 2, .t.live_bytes = 200},
 };
 
 static struct snap_target targets[] = {

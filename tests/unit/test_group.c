@@ -25,11 +25,16 @@ static struct snap_frame s2[] = {{0x1010, 0x10, "alloc_a", "/usr/bin/prog", "pro
 				 {0x1020, 0x20, "alloc_a", "/usr/bin/prog", "prog.c", 12, 0},
 				 {0x1100, 0x100, "main", "/usr/bin/prog", "main.c", 5, 0}};
 static struct snap_frame s3[] = {{0x7f0000001000, 0x1000, NULL, "/lib/libx.so", NULL, 0, 0}};
+/* stacks hold pointers to (shared) frames */
+static struct snap_frame *s0p[] = {&s0[0], &s0[1]};
+static struct snap_frame *s1p[] = {&s1[0], &s1[1]};
+static struct snap_frame *s2p[] = {&s2[0], &s2[1], &s2[2]};
+static struct snap_frame *s3p[] = {&s3[0]};
 
 static struct snap_stack stacks[] = {
     {.pid = 1,
      .nframes = 2,
-     .frames = s0,
+     .frames = s0p,
      .t.allocations = 10,
      .t.bytes_allocated = 1000,
      .t.frees = 4,
@@ -39,7 +44,7 @@ static struct snap_stack stacks[] = {
      .t.peak_live_bytes = 700},
     {.pid = 1,
      .nframes = 2,
-     .frames = s1,
+     .frames = s1p,
      .t.allocations = 3,
      .t.bytes_allocated = 300,
      .t.live_allocations = 3,
@@ -47,14 +52,14 @@ static struct snap_stack stacks[] = {
      .t.peak_live_bytes = 300},
     {.pid = 1,
      .nframes = 3,
-     .frames = s2,
+     .frames = s2p,
      .t.allocations = 1,
      .t.bytes_allocated = 50,
      .t.live_allocations = 1,
      .t.live_bytes = 50},
     {.pid = 1,
      .nframes = 1,
-     .frames = s3,
+     .frames = s3p,
      .t.allocations = 2,
      .t.bytes_allocated = 2048,
      .t.live_allocations = 2,
@@ -199,10 +204,12 @@ static struct snap_frame py1[] = {
     {0x7f00002000, 0x2000, "list_resize", "/usr/lib/libpython3.12.so", "list.c", 82, 0},
     {0, 0, "make_bytes", NULL, "app.py", 8, 0},
     {0, 0, "<module>", NULL, "app.py", 19, 0}};
+static struct snap_frame *py0p[] = {&py0[0], &py0[1], &py0[2]};
+static struct snap_frame *py1p[] = {&py1[0], &py1[1], &py1[2]};
 static struct snap_stack py_stacks[] = {
-    {.pid = 2, .nframes = 3, .frames = py0, .t.live_allocations = 5, .t.live_bytes = 5000},
-    {.pid = 2, .nframes = 3, .frames = py1, .t.live_allocations = 1, .t.live_bytes = 80},
-    {.pid = 2, .nframes = 2, .frames = s0, .t.live_allocations = 1, .t.live_bytes = 7}};
+    {.pid = 2, .nframes = 3, .frames = py0p, .t.live_allocations = 5, .t.live_bytes = 5000},
+    {.pid = 2, .nframes = 3, .frames = py1p, .t.live_allocations = 1, .t.live_bytes = 80},
+    {.pid = 2, .nframes = 2, .frames = s0p, .t.live_allocations = 1, .t.live_bytes = 7}};
 static struct snapshot py_snap = {.nstacks = 3, .stacks = py_stacks};
 
 TEST(python_frames_first)

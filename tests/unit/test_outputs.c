@@ -40,10 +40,17 @@ static void build(struct snapshot *s)
 	s->stacks = xcalloc(2, sizeof(*s->stacks));
 	s->stacks[0].pid = 7;
 	s->stacks[0].nframes = 3;
-	s->stacks[0].frames = xcalloc(3, sizeof(struct snap_frame));
-	s->stacks[0].frames[0] = frame(0x1010, "leaf", "/bin/a", "abcd");
-	s->stacks[0].frames[1] = frame(0x7f0000002020, NULL, "/lib/libx.so", "ef01");
-	s->stacks[0].frames[2] = frame(0x1030, "main", "/bin/a", "abcd");
+	/* the snapshot's frames; stacks point at them */
+	s->nframe_table = 5;
+	s->frame_table = xcalloc(5, sizeof(*s->frame_table));
+	s->frame_table[0] = frame(0x1010, "leaf", "/bin/a", "abcd");
+	s->frame_table[1] = frame(0x7f0000002020, NULL, "/lib/libx.so", "ef01");
+	s->frame_table[2] = frame(0x1030, "main", "/bin/a", "abcd");
+	s->frame_table[3] = frame(0x1040, "leaf2", "/bin/a", "abcd");
+	s->frame_table[4] = frame(0x1030, "main", "/bin/a", "abcd");
+	s->stacks[0].frames = xcalloc(3, sizeof(*s->stacks[0].frames));
+	for (int i = 0; i < 3; i++)
+		s->stacks[0].frames[i] = &s->frame_table[i];
 	s->stacks[0].t.allocations = 3;
 	s->stacks[0].t.bytes_allocated = 300;
 	s->stacks[0].t.live_allocations = 1;
@@ -51,9 +58,9 @@ static void build(struct snapshot *s)
 	s->stacks[0].t.peak_live_bytes = 200;
 	s->stacks[1].pid = 7;
 	s->stacks[1].nframes = 2;
-	s->stacks[1].frames = xcalloc(2, sizeof(struct snap_frame));
-	s->stacks[1].frames[0] = frame(0x1040, "leaf2", "/bin/a", "abcd");
-	s->stacks[1].frames[1] = frame(0x1030, "main", "/bin/a", "abcd");
+	s->stacks[1].frames = xcalloc(2, sizeof(*s->stacks[1].frames));
+	s->stacks[1].frames[0] = &s->frame_table[3];
+	s->stacks[1].frames[1] = &s->frame_table[4];
 	s->stacks[1].t.allocations = 5;
 	s->stacks[1].t.bytes_allocated = 50;
 	s->stacks[1].t.peak_live_bytes = 10;
@@ -126,18 +133,18 @@ TEST(test_codec_sections)
 	CHECK(!memcmp(d.allocations_by_func, s.allocations_by_func, sizeof(s.allocations_by_func)));
 	CHECK(!memcmp(d.bytes_by_func, s.bytes_by_func, sizeof(s.bytes_by_func)));
 	CHECK_EQ_U64(d.nstacks, 2);
-	CHECK_STR(d.stacks[0].frames[0].build_id, "abcd");
-	CHECK_STR(d.stacks[0].frames[1].build_id, "ef01");
-	CHECK_STR(d.stacks[1].frames[1].build_id, "abcd");
+	CHECK_STR(d.stacks[0].frames[0]->build_id, "abcd");
+	CHECK_STR(d.stacks[0].frames[1]->build_id, "ef01");
+	CHECK_STR(d.stacks[1].frames[1]->build_id, "abcd");
 	snapshot_free(&d);
 	free(bytes);
 
 	/* a frame without a build-id keeps none */
-	free(s.stacks[0].frames[1].build_id);
-	s.stacks[0].frames[1].build_id = NULL;
+	free(s.stacks[0].frames[1]->build_id);
+	s.stacks[0].frames[1]->build_id = NULL;
 	CHECK(!snapshot_encode(&s, &bytes, &len));
 	CHECK(!snapshot_decode(bytes, len, &d, err, sizeof(err)));
-	CHECK(d.stacks[0].frames[1].build_id == NULL);
+	CHECK(d.stacks[0].frames[1]->build_id == NULL);
 	snapshot_free(&d);
 	free(bytes);
 	snapshot_free(&s);
@@ -169,8 +176,8 @@ TEST(test_folded)
 	CHECK_STR(out, "main;libx.so+0x2020;leaf 3\nmain;leaf2 5\n");
 	free(out);
 	/* ';' in a name would split the frame: it becomes '?' */
-	free(s.stacks[1].frames[0].function);
-	s.stacks[1].frames[0].function = xstrdup("a;b\nc");
+	free(s.stacks[1].frames[0]->function);
+	s.stacks[1].frames[0]->function = xstrdup("a;b\nc");
 	out = folded(&s, MT_SORT_PEAK);
 	CHECK_STR(out, "main;libx.so+0x2020;leaf 200\nmain;a?b?c 10\n");
 	free(out);
@@ -289,8 +296,8 @@ TEST(test_html_escapes_script)
 	char *page;
 
 	build(&s);
-	free(s.stacks[0].frames[0].function);
-	s.stacks[0].frames[0].function = xstrdup("</script><script>alert(1)</script>");
+	free(s.stacks[0].frames[0]->function);
+	s.stacks[0].frames[0]->function = xstrdup("</script><script>alert(1)</script>");
 	render_html(&b, &s, &o);
 	buf_put(&b, "", 1);
 	page = (char *)b.data;

@@ -19,6 +19,8 @@ static struct snap_frame known_frames[] = {
     {0x7f0000027249, 0x27249, NULL, "/lib/x86_64-linux-gnu/libc.so.6", NULL, 0, 0},
     {0x7fff00001234, 0, NULL, NULL, NULL, 0, 0},
 };
+static struct snap_frame *known_frame_refs[] = {&known_frames[0], &known_frames[1],
+						&known_frames[2], &known_frames[3]};
 
 static struct snap_probe_site known_sites[] = {
     {"malloc", "/lib/x86_64-linux-gnu/libc.so.6", 0x98930, 0, "push r12", NULL},
@@ -54,7 +56,7 @@ static struct snap_stack known_stacks[] = {
     {
 	.pid = 1234,
 	.nframes = 4,
-	.frames = known_frames,
+	.frames = known_frame_refs,
 	.t.allocations = 32,
 	.t.bytes_allocated = 2097152,
 	.t.frees = 16,

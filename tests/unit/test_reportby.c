@@ -17,25 +17,28 @@ static struct snap_frame s1[] = {{0x1020, 0x20, "alloc_b", "/usr/bin/prog", "pro
 static struct snap_frame s2[] = {{0x1030, 0x30, "alloc_a", "/usr/bin/prog", "prog.c", 11},
 				 {0x1120, 0x120, "alloc_b", "/usr/bin/prog", "prog.c", 21},
 				 {0x1130, 0x130, "main", "/usr/bin/prog", "main.c", 7}};
+static struct snap_frame *s0p[] = {&s0[0], &s0[1]};
+static struct snap_frame *s1p[] = {&s1[0], &s1[1]};
+static struct snap_frame *s2p[] = {&s2[0], &s2[1], &s2[2]};
 
 static struct snap_stack stacks[] = {
     {.pid = 1,
      .nframes = 2,
-     .frames = s0,
+     .frames = s0p,
      .t.allocations = 10,
      .t.bytes_allocated = 20480,
      .t.live_allocations = 4,
      .t.live_bytes = 8192},
     {.pid = 1,
      .nframes = 2,
-     .frames = s1,
+     .frames = s1p,
      .t.allocations = 100,
      .t.bytes_allocated = 100000,
      .t.live_allocations = 1,
      .t.live_bytes = 100},
     {.pid = 1,
      .nframes = 3,
-     .frames = s2,
+     .frames = s2p,
      .t.allocations = 3,
      .t.bytes_allocated = 300,
      .t.live_allocations = 3,

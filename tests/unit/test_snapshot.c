@@ -59,6 +59,27 @@ static void counters_fill(struct mt_counters *c, uint64_t base)
 	c->untracked_allocations = base + 11;
 }
 
+/*
+ * Frames for every stack of s (nframes set): each stack its own, all of them
+ * in s's frame table, which owns them.
+ */
+static void give_frames(struct snapshot *s)
+{
+	uint32_t total = 0, k = 0;
+
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		total += s->stacks[i].nframes;
+	s->frame_table = xcalloc(total ? total : 1, sizeof(*s->frame_table));
+	s->nframe_table = total;
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		struct snap_stack *st = &s->stacks[i];
+
+		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
+		for (uint32_t j = 0; j < st->nframes; j++)
+			st->frames[j] = &s->frame_table[k++];
+	}
+}
+
 /* A hand-written snapshot: three targets, stacks with every kind of frame. */
 static void build_known(struct snapshot *s)
 {
@@ -132,19 +153,20 @@ static void build_known(struct snapshot *s)
 					 .modules_refused = 1};
 	s->nstacks = 4;
 	s->stacks = xcalloc(4, sizeof(*s->stacks));
+	for (uint32_t i = 0; i < 4; i++)
+		s->stacks[i].nframes = i == 3 ? 0 : (uint32_t)ARRAY_SIZE(frames) - i;
+	give_frames(s);
 	for (uint32_t i = 0; i < 4; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
 		st->pid = 1000 + i % 3;
-		st->nframes = i == 3 ? 0 : (uint32_t)ARRAY_SIZE(frames) - i;
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			st->frames[j].address = frames[j + i].address;
-			st->frames[j].offset = frames[j + i].offset;
-			st->frames[j].function = maybe_dup(frames[j + i].function);
-			st->frames[j].module = maybe_dup(frames[j + i].module);
-			st->frames[j].file = maybe_dup(frames[j + i].file);
-			st->frames[j].line = frames[j + i].line;
+			st->frames[j]->address = frames[j + i].address;
+			st->frames[j]->offset = frames[j + i].offset;
+			st->frames[j]->function = maybe_dup(frames[j + i].function);
+			st->frames[j]->module = maybe_dup(frames[j + i].module);
+			st->frames[j]->file = maybe_dup(frames[j + i].file);
+			st->frames[j]->line = frames[j + i].line;
 		}
 		st->t.allocations = 32 + i;
 		st->t.bytes_allocated = 2097152 + i;
@@ -227,13 +249,15 @@ static void build_random(struct snapshot *s)
 	s->nstacks = (uint32_t)(rng() % 4 ? rng() % 40 : 0);
 	s->stacks = s->nstacks ? xcalloc(s->nstacks, sizeof(*s->stacks)) : NULL;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
+		s->stacks[i].pid = (uint32_t)rng() % 4;
+		s->stacks[i].nframes = (uint32_t)(rng() % 30);
+	}
+	give_frames(s);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
-		st->pid = (uint32_t)rng() % 4;
-		st->nframes = (uint32_t)(rng() % 30);
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
 		for (uint32_t j = 0; j < st->nframes; j++) {
-			struct snap_frame *f = &st->frames[j];
+			struct snap_frame *f = st->frames[j];
 
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
@@ -345,7 +369,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(x->pid == y->pid);
 		SAME(x->nframes == y->nframes);
 		for (uint32_t j = 0; j < x->nframes; j++) {
-			const struct snap_frame *f = &x->frames[j], *g = &y->frames[j];
+			const struct snap_frame *f = x->frames[j], *g = y->frames[j];
 
 			SAME(f->address == g->address);
 			SAME(f->offset == g->offset);
@@ -411,6 +435,19 @@ static void roundtrip(const struct snapshot *s)
 	CHECK(snapshot_eq(s, &d));
 	snapshot_free(&d);
 	CHECK(is_zeroed(&d));
+	/* scanned without decoding: the same counts; a byte changed or lost: refused */
+	{
+		struct snapshot_counts c;
+
+		CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == 0);
+		CHECK_EQ_U64(c.stacks, s->nstacks);
+		CHECK_EQ_U64(c.blocks, s->has_blocks ? s->nblocks : 0);
+		CHECK_EQ_U64(c.timeline_points, s->ntimeline);
+		CHECK(snapshot_scan(bytes, len - 1, &c, err, sizeof(err)) == -1);
+		bytes[len - 1] ^= 1;
+		CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+		CHECK_STR(err, "snapshot: bad checksum");
+	}
 	free(bytes);
 }
 
@@ -558,6 +595,93 @@ TEST(test_roundtrip_known)
 	CHECK(is_zeroed(&s));
 }
 
+/* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
+TEST(test_roundtrip_daemon_sections)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.has_daemon = 1;
+	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
+		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
+	s.has_groups = 1;
+	s.groups.by = 4;
+	s.groups.cumulative = 1;
+	s.groups.order = MT_SORT_PEAK;
+	s.groups.rows = xcalloc(s.nstacks, sizeof(*s.groups.rows));
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		s.groups.rows[i].key = i == 2 ? xstrdup("") : xstrdup(i ? "demo.c:42" : "é ü");
+		s.groups.rows[i].stacks = 7 * i + 1;
+	}
+	s.groups.rest_rows = 9;
+	s.groups.rest_rows_live = 8;
+	s.groups.rest_rows_allocated = 7;
+	s.groups.rest_rows_peak = 6;
+	for (size_t i = 0; i < sizeof(s.groups.rest) / sizeof(uint64_t); i++)
+		((uint64_t *)&s.groups.rest)[i] = UINT64_MAX - i;
+	s.has_leaks = 1;
+	s.leaks.older_than_ns = 5000000000ull;
+	s.leaks.blocks = 123;
+	s.leaks.bytes = 4567;
+	s.leaks.stacks_total = 11;
+	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.has_daemon);
+	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
+	CHECK(d.has_groups);
+	CHECK_EQ_U64(d.groups.by, 4);
+	CHECK_EQ_U64(d.groups.cumulative, 1);
+	CHECK_EQ_U64(d.groups.order, MT_SORT_PEAK);
+	for (uint32_t i = 0; i < s.nstacks; i++) {
+		CHECK_STR(d.groups.rows[i].key, s.groups.rows[i].key);
+		CHECK_EQ_U64(d.groups.rows[i].stacks, s.groups.rows[i].stacks);
+	}
+	CHECK_EQ_U64(d.groups.rest_rows, 9);
+	CHECK_EQ_U64(d.groups.rest_rows_live, 8);
+	CHECK_EQ_U64(d.groups.rest_rows_allocated, 7);
+	CHECK_EQ_U64(d.groups.rest_rows_peak, 6);
+	CHECK(!memcmp(&d.groups.rest, &s.groups.rest, sizeof(s.groups.rest)));
+	CHECK(d.has_leaks);
+	CHECK_EQ_U64(d.leaks.older_than_ns, s.leaks.older_than_ns);
+	CHECK_EQ_U64(d.leaks.blocks, 123);
+	CHECK_EQ_U64(d.leaks.bytes, 4567);
+	CHECK_EQ_U64(d.leaks.stacks_total, 11);
+	CHECK(!memcmp(d.leaks.stacks, s.leaks.stacks, s.nstacks * sizeof(*s.leaks.stacks)));
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+/* A block list bigger than the encoder's pieces: streamed, read back the same. */
+TEST(test_roundtrip_many_blocks)
+{
+	struct snapshot s;
+
+	build_known(&s);
+	s.has_blocks = 1;
+	s.blocks_older_than_ns = 12345;
+	s.nblocks = 100000;
+	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
+	for (uint32_t i = 0; i < s.nblocks; i++)
+		s.blocks[i] = (struct snap_block){.stack = i % s.nstacks,
+						  .address = 0x7f0000000000ull + 48ull * i,
+						  .size = rng() % 100000,
+						  .age_ns = rng() >> (i % 64)};
+	roundtrip(&s);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
 TEST(test_roundtrip_random)
 {
 	for (int i = 0; i < 300; i++) {
@@ -583,8 +707,8 @@ TEST(test_roundtrip_long_strings)
 	build_known(&s);
 	free(s.targets[0].command);
 	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	free(s.stacks[0].frames[0].function);
-	s.stacks[0].frames[0].function = long_string(300000, 'f');
+	free(s.stacks[0].frames[0]->function);
+	s.stacks[0].frames[0]->function = long_string(300000, 'f');
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
@@ -623,13 +747,14 @@ TEST(test_dedup)
 
 	s.nstacks = 1000;
 	s.stacks = xcalloc(s.nstacks, sizeof(*s.stacks));
-	for (uint32_t i = 0; i < s.nstacks; i++) {
+	for (uint32_t i = 0; i < s.nstacks; i++)
 		s.stacks[i].nframes = 20;
-		s.stacks[i].frames = xcalloc(20, sizeof(struct snap_frame));
+	give_frames(&s);
+	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
-			s.stacks[i].frames[j].address = j;
-			s.stacks[i].frames[j].function = long_string(100, (char)('a' + j));
-			s.stacks[i].frames[j].module =
+			s.stacks[i].frames[j]->address = j;
+			s.stacks[i].frames[j]->function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j]->module =
 			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
 		}
 	}
@@ -772,9 +897,9 @@ TEST(test_minimal_payload)
 	CHECK_EQ_U64(s.nstacks, 1);
 	CHECK_EQ_U64(s.stacks[0].pid, 42);
 	CHECK_EQ_U64(s.stacks[0].nframes, 2);
-	CHECK_STR(s.stacks[0].frames[1].module, "bc");
-	CHECK(s.stacks[0].frames[1].file == NULL);
-	CHECK_EQ_U64(s.stacks[0].frames[1].line, 3);
+	CHECK_STR(s.stacks[0].frames[1]->module, "bc");
+	CHECK(s.stacks[0].frames[1]->file == NULL);
+	CHECK_EQ_U64(s.stacks[0].frames[1]->line, 3);
 	CHECK_EQ_U64(s.stacks[0].t.peak_live_bytes, 6);
 	snapshot_free(&s);
 
@@ -1115,6 +1240,8 @@ TEST(test_names)
 int main(void)
 {
 	RUN(test_roundtrip_known);
+	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);
 	RUN(test_roundtrip_empty);
 	RUN(test_roundtrip_long_strings);

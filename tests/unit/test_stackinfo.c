@@ -17,13 +17,15 @@ static struct snapshot *make(void)
 	    {0x1010, 0x10, "outer", "/bin/prog", "prog.c", 3, 0},
 	    {0x1100, 0x100, "main", "/bin/prog", "prog.c", 9, 0},
 	};
+	/* the second stack shares the first's last frame */
+	static struct snap_frame *refs[3] = {&frames[0], &frames[1], &frames[2]};
 	static struct snap_stack stacks[2] = {
 	    {.pid = 7,
 	     .nframes = 3,
-	     .frames = frames,
+	     .frames = refs,
 	     .t.allocations = 1,
 	     .stack_end = MT_STACK_BROKEN},
-	    {.pid = 7, .nframes = 1, .frames = &frames[2], .t.allocations = 2},
+	    {.pid = 7, .nframes = 1, .frames = &refs[2], .t.allocations = 2},
 	};
 	static struct snap_truncation tr[1] = {{"/lib/libnofp.so", 3, 40}};
 	static struct snapshot s;
@@ -53,10 +55,12 @@ TEST(round_trip)
 		return;
 	CHECK_EQ_U64(out.stacks[0].stack_end, MT_STACK_BROKEN);
 	CHECK_EQ_U64(out.stacks[1].stack_end, MT_STACK_COMPLETE);
-	CHECK_EQ_U64(out.stacks[0].frames[0].inlined, 1);
-	CHECK_EQ_U64(out.stacks[0].frames[1].inlined, 0);
-	CHECK_EQ_U64(out.stacks[0].frames[2].inlined, 0);
-	CHECK_STR(out.stacks[0].frames[0].function, "grab");
+	CHECK_EQ_U64(out.stacks[0].frames[0]->inlined, 1);
+	CHECK_EQ_U64(out.stacks[0].frames[1]->inlined, 0);
+	CHECK_EQ_U64(out.stacks[0].frames[2]->inlined, 0);
+	CHECK_STR(out.stacks[0].frames[0]->function, "grab");
+	/* shared in the file, shared when read back */
+	CHECK(out.stacks[0].frames[2] == out.stacks[1].frames[0]);
 	CHECK_EQ_U64(out.ntruncations, 1);
 	if (out.ntruncations == 1) {
 		CHECK_STR(out.truncations[0].module, "/lib/libnofp.so");

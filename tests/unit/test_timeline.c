@@ -114,7 +114,7 @@ static const struct stack_entry *site_stack(struct tracker *t, uint64_t site)
 	for (uint32_t i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *s = stack_get(&t->stacks, i);
 
-		if (s->nframes && stack_frames(&t->stacks, i)[0] == site)
+		if (s->nframes && stack_word(&t->stacks, i, 0) == site)
 			return s;
 	}
 	return NULL;

@@ -73,7 +73,7 @@ static const struct stack_entry *site_stack(struct tracker *t, uint64_t site)
 	for (i = 0; i < t->stacks.count; i++) {
 		const struct stack_entry *s = stack_get(&t->stacks, i);
 
-		if (s->nframes && stack_frames(&t->stacks, i)[0] == site)
+		if (s->nframes && stack_word(&t->stacks, i, 0) == site)
 			return s;
 	}
 	return NULL;
@@ -89,47 +89,101 @@ static void check_invariants(struct tracker *t)
 	CHECK(c->peak_live_bytes >= c->live_bytes);
 }
 
+/* A stack table with one empty stack for each of tgids 1, 2 and 7 (the heap
+ * takes a block's tgid from its stack). */
+static uint32_t stack_of[8];
+
+static void tgid_stacks(struct stack_table *st)
+{
+	int is_new;
+
+	stacks_init(st, 0);
+	for (uint32_t tgid = 1; tgid < 8; tgid++)
+		stack_of[tgid] = stack_intern(st, tgid, NULL, 0, &is_new);
+}
+
+/* The size of a live block, or UINT64_MAX when it is not live. */
+static uint64_t live_size(const struct heap *h, uint32_t tgid, uint64_t addr)
+{
+	struct heap_block b;
+
+	return heap_get(h, tgid, addr, &b) ? b.size : UINT64_MAX;
+}
+
 TEST(heap_insert_find_remove)
 {
+	struct stack_table st;
 	struct heap h;
 	struct heap_block b = {.addr = 0x1000, .size = 10, .tgid = 1}, out;
 	uint64_t i;
 
-	CHECK(heap_init(&h, 0) == 0);
+	tgid_stacks(&st);
+	b.stack = stack_of[1];
+	CHECK(heap_init(&h, 0, &st) == 0);
 	CHECK(heap_insert(&h, &b, &out) == HEAP_INSERTED);
 	b.size = 20;
 	CHECK(heap_insert(&h, &b, &out) == HEAP_REPLACED);
 	CHECK_EQ_U64(out.size, 10);
+	CHECK_EQ_U64(out.tgid, 1);
 	CHECK_EQ_U64(h.count, 1);
 	/* same address, other process: a different block */
 	b.tgid = 2;
+	b.stack = stack_of[2];
 	CHECK(heap_insert(&h, &b, &out) == HEAP_INSERTED);
-	CHECK(heap_find(&h, 1, 0x1000)->size == 20);
+	CHECK(heap_get(&h, 1, 0x1000, &out) && out.size == 20);
 	CHECK(heap_remove(&h, 1, 0x1000, &out) == 1);
 	CHECK(heap_remove(&h, 1, 0x1000, &out) == 0);
-	CHECK(heap_find(&h, 2, 0x1000) != NULL);
+	CHECK(heap_get(&h, 2, 0x1000, NULL));
+	/* sizes and times as they were, to the microsecond, up to 48 bits */
+	b.addr = 0x2000;
+	b.size = (1ull << 47) + 12345;
+	b.time_ns = 987654321123000ull;
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_INSERTED);
+	CHECK(heap_get(&h, 2, 0x2000, &out) && out.size == b.size && out.time_ns == b.time_ns);
+	CHECK(heap_set_size(&h, 2, 0x2000, 7) && heap_get(&h, 2, 0x2000, &out) && out.size == 7);
+	b.size = 1ull << 48; /* one too many */
+	b.addr = 0x3000;
+	CHECK(heap_insert(&h, &b, NULL) == HEAP_FULL);
+	CHECK(heap_remove(&h, 2, 0x2000, NULL) == 1);
 	/* many blocks force growth; backward-shift deletion keeps all findable */
 	for (i = 1; i <= 100000; i++) {
-		struct heap_block x = {.addr = i * 16, .size = i, .tgid = 7};
+		struct heap_block x = {.addr = i * 16, .size = i, .tgid = 7, .stack = stack_of[7]};
 
 		CHECK(heap_insert(&h, &x, NULL) == HEAP_INSERTED);
 	}
 	for (i = 1; i <= 100000; i += 2)
 		CHECK(heap_remove(&h, 7, i * 16, &out) == 1 && out.size == i);
 	for (i = 2; i <= 100000; i += 2)
-		CHECK(heap_find(&h, 7, i * 16) && heap_find(&h, 7, i * 16)->size == i);
+		CHECK(heap_get(&h, 7, i * 16, &out) && out.size == i);
 	for (i = 1; i <= 100000; i += 2)
-		CHECK(heap_find(&h, 7, i * 16) == NULL);
+		CHECK(!heap_get(&h, 7, i * 16, NULL));
 	CHECK_EQ_U64(h.count, 50000 + 1);
+	/* at most 24 bytes a slot, at least 72% full once grown */
+	CHECK(h.bytes * 72 <= (100000 + 1) * 24 * 100 + 16 * 24 * HEAP_SHARDS * 100);
+	/* every block once by iteration */
+	{
+		uint64_t pos = 0, seen = 0, sum = 0;
+
+		while (heap_next(&h, &pos, &out)) {
+			seen++;
+			sum += out.size;
+		}
+		CHECK_EQ_U64(seen, h.count);
+		CHECK_EQ_U64(sum, 50000ull * 50001 + 20);
+	}
 	heap_destroy(&h);
+	stacks_destroy(&st);
 }
 
 TEST(heap_limit)
 {
+	struct stack_table st;
 	struct heap h;
 	struct heap_block b = {.addr = 16, .size = 1, .tgid = 1};
 
-	CHECK(heap_init(&h, 2) == 0);
+	tgid_stacks(&st);
+	b.stack = stack_of[1];
+	CHECK(heap_init(&h, 2, &st) == 0);
 	CHECK(heap_insert(&h, &b, NULL) == HEAP_INSERTED);
 	b.addr = 32;
 	CHECK(heap_insert(&h, &b, NULL) == HEAP_INSERTED);
@@ -138,6 +192,7 @@ TEST(heap_limit)
 	b.addr = 32; /* replacing is always possible */
 	CHECK(heap_insert(&h, &b, NULL) == HEAP_REPLACED);
 	heap_destroy(&h);
+	stacks_destroy(&st);
 }
 
 TEST(stack_interning)
@@ -165,8 +220,11 @@ TEST(stack_interning)
 		CHECK(is_new);
 	}
 	CHECK(stack_intern(&st, 1, a, 3, &is_new) == x && !is_new);
-	CHECK_EQ_U64(stack_frames(&st, y)[2], 4);
+	CHECK_EQ_U64(stack_word(&st, y, 2), 4);
 	CHECK_EQ_U64(st.count, 50004);
+	/* words are held once: 1, 2, 3, 4 of a and b, then i and i * 7 */
+	CHECK(st.nwords <= 4 + 2 * 50000);
+	CHECK_EQ_U64(st.frames_len, 3 + 3 + 2 + 3 + 2 * 50000);
 	stacks_destroy(&st);
 
 	CHECK(stacks_init(&st, 1) == 0);
@@ -240,7 +298,7 @@ TEST(realloc_semantics)
 	CHECK_EQ_U64(t.totals.allocations, 3);
 	CHECK_EQ_U64(t.totals.frees, 2);
 	CHECK_EQ_U64(t.totals.live_bytes, 40);
-	CHECK(heap_find(&t.heap, PID, 0x5000) != NULL);
+	CHECK(heap_get(&t.heap, PID, 0x5000, NULL));
 	realloc_call(&t, TID, 0x5000, 0, 0, 0); /* realloc(p, 0) returning NULL: a free */
 	CHECK_EQ_U64(t.totals.frees, 3);
 	CHECK_EQ_U64(t.totals.bytes_freed, 70);
@@ -270,7 +328,7 @@ TEST(realloc_race_with_other_thread)
 	CHECK_EQ_U64(t.totals.allocations, 3);
 	CHECK_EQ_U64(t.totals.frees, 1);
 	CHECK_EQ_U64(t.totals.live_bytes, 37);
-	CHECK(heap_find(&t.heap, PID, 0x1000) && heap_find(&t.heap, PID, 0x1000)->size == 7);
+	CHECK(live_size(&t.heap, PID, 0x1000) == 7);
 	check_invariants(&t);
 	tracker_destroy(&t);
 }
@@ -467,8 +525,8 @@ TEST(generations_after_exec)
 	CHECK_EQ_U64(cur->c.missed_frees, 0);
 	CHECK_EQ_U64(t.totals.missed_frees, 0);
 	CHECK_EQ_U64(t.totals.live_bytes, 60);
-	CHECK(heap_find(&t.heap, key, 0x1000) && heap_find(&t.heap, key, 0x1000)->size == 10);
-	CHECK(heap_find(&t.heap, PID, 0x1000) && heap_find(&t.heap, PID, 0x1000)->size == 30);
+	CHECK(live_size(&t.heap, key, 0x1000) == 10);
+	CHECK(live_size(&t.heap, PID, 0x1000) == 30);
 	/* every stack belongs to one generation or the other */
 	for (uint32_t i = 0; i < t.stacks.count; i++)
 		CHECK(stack_get(&t.stacks, i)->tgid == key || stack_get(&t.stacks, i)->tgid == PID);
@@ -490,11 +548,11 @@ static void check_bytes(struct tracker *t)
 {
 	const struct mt_counters *c = &t->totals;
 	uint64_t heap_bytes = 0, maps_bytes = 0;
-	const struct heap_block *b;
+	struct heap_block b;
 	const struct tracker_target *tg = tracker_find_target(t, PID);
 
-	for (size_t i = 0; (b = heap_next(&t->heap, &i));)
-		heap_bytes += b->size;
+	for (uint64_t i = 0; heap_next(&t->heap, &i, &b);)
+		heap_bytes += b.size;
 	CHECK_EQ_U64(c->live_bytes, heap_bytes);
 	CHECK_EQ_U64(c->live_bytes, c->bytes_allocated - c->bytes_freed - c->missed_free_bytes);
 	for (uint32_t i = 0; i < tg->nmaps; i++) {
@@ -537,11 +595,11 @@ TEST(mmap_blocks)
 	CHECK_EQ_U64(t.totals.frees, 1);
 	CHECK_EQ_U64(t.totals.bytes_freed, M + 4096);
 	CHECK_EQ_U64(t.totals.live_allocations, 3);
-	CHECK_EQ_U64(heap_find(&t.heap, PID, A + M)->size, M - 4096);
+	CHECK_EQ_U64(live_size(&t.heap, PID, A + M), M - 4096);
 	/* a hole in the middle, then the tail */
 	munmap_call(&t, A + M + 8192, 4096);
 	munmap_call(&t, A + 2 * M - 4096, 4096);
-	CHECK_EQ_U64(heap_find(&t.heap, PID, A + M)->size, M - 3 * 4096);
+	CHECK_EQ_U64(live_size(&t.heap, PID, A + M), M - 3 * 4096);
 	CHECK_EQ_U64(tracker_find_target(&t, PID)->nmaps, 3); /* 2 pieces + the third block */
 	s = site_stack(&t, 0x500);
 	CHECK_EQ_U64(s->t.live_bytes, M - 3 * 4096);
@@ -554,7 +612,7 @@ TEST(mmap_blocks)
 	munmap_call(&t, 0x1000 & ~4095ull, 4096);
 	CHECK_EQ_U64(t.totals.bytes_freed, M + 3 * 4096);
 	CHECK_EQ_U64(t.totals.unknown_frees, 0);
-	CHECK(heap_find(&t.heap, PID, 0x1000) != NULL);
+	CHECK(heap_get(&t.heap, PID, 0x1000, NULL));
 	check_bytes(&t);
 
 	/* one munmap over the rest of both blocks: two frees, all bytes */
@@ -576,6 +634,67 @@ TEST(mmap_blocks)
 	tracker_destroy(&t);
 }
 
+/*
+ * Temporary allocations: freed by their own thread before N more
+ * allocations of that thread; kept per thread, not per block (recent.c).
+ */
+TEST(temporary_allocations)
+{
+	struct tracker t;
+
+	setup(&t);
+	/* N = 1: only the thread's latest allocation */
+	alloc(&t, 0x1000, 8, 0x1111);
+	release(&t, 0x1000); /* temporary */
+	alloc(&t, 0x2000, 8, 0x1111);
+	alloc(&t, 0x3000, 8, 0x1111);
+	release(&t, 0x2000); /* one allocation came after it: not */
+	send(&t, MT_EV_FREE, MT_FN_FREE, TID + 1, 0x3000, 0, 0, 0); /* another thread's free: not */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 1);
+	CHECK_EQ_U64(t.recent.count, 0);
+	tracker_destroy(&t);
+
+	/* N = 3, two threads, a missed free and a realloc in between */
+	setup(&t);
+	t.temporary_threshold = 3;
+	alloc(&t, 0x1000, 8, 0x1111);					    /* A #1 */
+	alloc(&t, 0x2000, 8, 0x1111);					    /* A #2 */
+	send(&t, MT_EV_ALLOC, MT_FN_MALLOC, TID + 1, 0x9000, 0, 8, 0x1111); /* B #1 */
+	alloc(&t, 0x3000, 8, 0x1111);					    /* A #3 */
+	release(&t, 0x1000);	      /* two after it: temporary */
+	alloc(&t, 0x4000, 8, 0x1111); /* A #4 */
+	release(&t, 0x2000);	      /* A #3 and #4 after it: temporary */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 2);
+	alloc(&t, 0x6000, 8, 0x1111); /* A #5 */
+	release(&t, 0x3000);	      /* A #4 and #5... */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 3);
+	alloc(&t, 0x3000, 8, 0x1111); /* A #6 */
+	alloc(&t, 0x7000, 8, 0x1111); /* A #7 */
+	release(&t, 0x4000);	      /* #5, #6 and #7 after it: no longer */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 3);
+	/* the address allocated again while live: its free was missed, not temporary */
+	alloc(&t, 0x3000, 16, 0x1111); /* A #8 */
+	CHECK_EQ_U64(t.totals.missed_frees, 1);
+	CHECK_EQ_U64(t.totals.temporary_allocations, 3);
+	/* realloc of a recent block by its own thread: the old one is freed
+	 * (temporary), the new one allocated */
+	realloc_call(&t, TID, 0x3000, 0x5000, 32, 0x2222); /* A #9 */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 4);
+	/* a failed realloc puts the block back, still recent */
+	send(&t, MT_EV_REALLOC_ENTER, MT_FN_REALLOC, TID, 0, 0x5000, 0, 0);
+	send(&t, MT_EV_REALLOC, MT_FN_REALLOC, TID, 0, 0x5000, 1ull << 40, 0);
+	release(&t, 0x5000);
+	CHECK_EQ_U64(t.totals.temporary_allocations, 5);
+	send(&t, MT_EV_FREE, MT_FN_FREE, TID + 1, 0x9000, 0, 0, 0); /* B's own, recent */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 6);
+	release(&t, 0x7000); /* A #7: #8 and #9 came after: within 3, temporary */
+	CHECK_EQ_U64(t.totals.temporary_allocations, 7);
+	check_invariants(&t);
+	/* nothing left but what is live and recent */
+	CHECK(t.recent.count <= t.heap.count);
+	tracker_destroy(&t);
+}
+
 int main(void)
 {
 	RUN(heap_insert_find_remove);
@@ -593,5 +712,6 @@ int main(void)
 	RUN(generations_after_exec);
 	RUN(python_frame_words);
 	RUN(mmap_blocks);
+	RUN(temporary_allocations);
 	return UNIT_DONE();
 }

@@ -23,7 +23,7 @@ void render_folded(struct buf *out, const struct snapshot *s, const struct rende
 		if (!st->nframes)
 			buf_printf(out, "[unknown]");
 		for (uint32_t j = st->nframes; j-- > 0;) {
-			format_frame_name(out, &st->frames[j]);
+			format_frame_name(out, st->frames[j]);
 			if (j)
 				buf_put(out, ";", 1);
 		}

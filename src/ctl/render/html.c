@@ -13,9 +13,10 @@
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
-#include "ctl/render/strtab.h"
+#include "common/strtab.h"
 
 #include <inttypes.h>
+#include <stdlib.h>
 
 extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
     html_report_js[], html_report_css[];
@@ -54,12 +55,67 @@ static void put_html_text(struct buf *out, const char *s)
 	}
 }
 
+/*
+ * Names and sites of frames, each made once: a big heap repeats the same few
+ * thousand frames in every stack, and a decoded or built snapshot shares them
+ * (frame_table), so a frame of the table is looked up by its index.
+ */
+struct frame_memo {
+	const struct snapshot *s;
+	struct strtab names, sites;
+	uint32_t *name_of, *site_of; /* per frame of the table: index + 1, or 0 */
+};
+
+static int table_index(const struct frame_memo *m, const struct snap_frame *f, size_t *i)
+{
+	const struct snap_frame *t = m->s->frame_table;
+
+	if (!t || f < t || f >= t + m->s->nframe_table)
+		return 0;
+	*i = (size_t)(f - t);
+	return 1;
+}
+
+static size_t frame_name(struct frame_memo *m, struct buf *tmp, const struct snap_frame *f)
+{
+	size_t i, k;
+	int in_table = table_index(m, f, &i);
+
+	if (in_table && m->name_of[i])
+		return m->name_of[i] - 1;
+	tmp->len = 0;
+	format_frame_name(tmp, f);
+	k = strtab_intern(&m->names, (const char *)tmp->data, tmp->len);
+	if (in_table)
+		m->name_of[i] = (uint32_t)k + 1;
+	return k;
+}
+
+static size_t frame_site(struct frame_memo *m, struct buf *tmp, const struct snap_frame *f)
+{
+	size_t i, k;
+	int in_table = table_index(m, f, &i);
+
+	if (in_table && m->site_of[i])
+		return m->site_of[i] - 1;
+	tmp->len = 0;
+	buf_printf(tmp, "%s:%" PRId64, f->file, f->line);
+	k = strtab_intern(&m->sites, (const char *)tmp->data, tmp->len);
+	if (in_table)
+		m->site_of[i] = (uint32_t)k + 1;
+	return k;
+}
+
 static void json_data(struct json_writer *w, const struct snapshot *s, const struct render_opts *o)
 {
 	struct buf name = {0};
-	/* frame names, each once: stacks refer to them by index (a big heap
-	 * repeats the same few thousand names in every stack) */
-	struct strtab names = {0};
+	/* frame names, each once: stacks refer to them by index */
+	struct frame_memo m = {.s = s};
+	const struct strtab *names = &m.names;
+	size_t nt = s->frame_table ? s->nframe_table : 0;
+
+	m.name_of = xcalloc(nt ? nt : 1, sizeof(*m.name_of));
+	m.site_of = xcalloc(nt ? nt : 1, sizeof(*m.site_of));
 
 	json_begin_object(w);
 	json_kv_string(w, "tracer_version", s->tracer_version);
@@ -89,17 +145,14 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		json_kv_u64(w, "pid", st->pid);
 		json_key(w, "frames"); /* indices into names, root first */
 		json_begin_array(w);
-		for (uint32_t j = st->nframes; j-- > 0;) {
-			name.len = 0;
-			format_frame_name(&name, &st->frames[j]);
-			json_u64(w, strtab_intern(&names, (const char *)name.data, name.len));
-		}
+		for (uint32_t j = st->nframes; j-- > 0;)
+			json_u64(w, frame_name(&m, &name, st->frames[j]));
 		json_end_array(w);
 		json_key(w, "site");
-		if (st->nframes && st->frames[0].file) {
-			name.len = 0;
-			buf_printf(&name, "%s:%" PRId64, st->frames[0].file, st->frames[0].line);
-			json_string_len(w, (const char *)name.data, name.len);
+		if (st->nframes && st->frames[0]->file) {
+			size_t k = frame_site(&m, &name, st->frames[0]);
+
+			json_string_len(w, m.sites.strs[k], m.sites.lens[k]);
 		} else {
 			json_null(w);
 		}
@@ -123,11 +176,14 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_end_array(w);
 	json_key(w, "names");
 	json_begin_array(w);
-	for (size_t i = 0; i < strtab_count(&names); i++)
-		json_string(w, names.strs[i]);
+	for (size_t i = 0; i < strtab_count(names); i++)
+		json_string(w, names->strs[i]);
 	json_end_array(w);
 	json_end_object(w);
-	strtab_free(&names);
+	strtab_free(&m.names);
+	strtab_free(&m.sites);
+	free(m.name_of);
+	free(m.site_of);
 	buf_free(&name);
 }
 

@@ -199,8 +199,15 @@ void json_string(struct json_writer *w, const char *s)
 
 void json_u64(struct json_writer *w, uint64_t v)
 {
+	char digits[20];
+	size_t i = sizeof(digits);
+
 	before_item(w);
-	buf_printf(w->out, "%" PRIu64, v);
+	do {
+		digits[--i] = (char)('0' + v % 10);
+		v /= 10;
+	} while (v);
+	buf_put(w->out, digits + i, sizeof(digits) - i);
 }
 
 void json_i64(struct json_writer *w, int64_t v)

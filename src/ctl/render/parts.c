@@ -43,7 +43,7 @@ void render_text_frame(struct buf *out, const struct snap_frame *f)
 void render_text_frames(struct buf *out, const struct snap_stack *st)
 {
 	for (uint32_t j = 0; st && j < st->nframes; j++)
-		render_text_frame(out, &st->frames[j]);
+		render_text_frame(out, st->frames[j]);
 	if (st && !st->nframes)
 		buf_printf(out, "    (no stack)\n");
 }
@@ -74,7 +74,7 @@ void render_json_frames(struct json_writer *w, const struct snap_stack *st)
 	json_key(w, "frames");
 	json_begin_array(w);
 	for (uint32_t j = 0; st && j < st->nframes; j++)
-		json_frame(w, &st->frames[j]);
+		json_frame(w, st->frames[j]);
 	json_end_array(w);
 }
 

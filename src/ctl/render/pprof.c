@@ -15,7 +15,7 @@
  */
 #include "ctl/render/pprof.h"
 #include "ctl/render/format.h"
-#include "ctl/render/strtab.h"
+#include "common/strtab.h"
 #include "common/varint.h"
 
 #include <inttypes.h>
@@ -256,7 +256,7 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 		if (o->peak && !st->t.peak_live_bytes)
 			continue;
 		for (uint32_t j = 0; j < st->nframes; j++)
-			pb_varint(&packed, location_id(&p, st->pid, &st->frames[j], &tmp));
+			pb_varint(&packed, location_id(&p, st->pid, st->frames[j], &tmp));
 		if (packed.len)
 			pb_bytes(&msg, 1, packed.data, packed.len);
 		packed.len = 0;

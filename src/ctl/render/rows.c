@@ -20,7 +20,7 @@
 static void row_label(const struct group_row *r, int by, char *dst, size_t len)
 {
 	if (by == GROUP_STACK && r->stack && r->stack->nframes)
-		group_frame_key(&r->stack->frames[0], GROUP_FUNCTION, dst, len);
+		group_frame_key(r->stack->frames[0], GROUP_FUNCTION, dst, len);
 	else
 		snprintf(dst, len, "%s", r->key);
 }

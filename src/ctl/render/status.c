@@ -21,8 +21,6 @@
 
 /* Longest metric name plus two spaces: the value column of text stats. */
 #define STATS_NAME_WIDTH 23
-/* Sites shown by stats, by bytes and by count. */
-#define STATS_TOP_SITES 5
 
 /* ---- stats: sizes, allocator mix, top sites ------------------------------------ */
 
@@ -296,6 +294,25 @@ static void text_unwind(struct buf *b, const struct snapshot *s)
 	buf_printf(b, "\n");
 }
 
+/* How the daemon kept up (snapshots that carry it, section 42). */
+static void json_daemon(struct json_writer *w, const struct snapshot *s)
+{
+	const struct snap_daemon *dm = &s->daemon;
+
+	if (!s->has_daemon)
+		return;
+	json_key(w, "daemon");
+	json_begin_object(w);
+	json_kv_double(w, "drain_gap_max", ns_to_seconds(dm->drain_gap_max_ns));
+	json_kv_double(w, "loop_busy_max", ns_to_seconds(dm->loop_busy_max_ns));
+	json_kv_u64(w, "frozen_requests", dm->frozen_requests);
+	json_kv_double(w, "freeze_max", ns_to_seconds(dm->freeze_max_ns));
+	json_kv_u64(w, "deferred_events", dm->deferred_events);
+	json_kv_u64(w, "symbol_lookups", dm->symbol_lookups);
+	json_kv_u64(w, "symbol_cache_hits", dm->symbol_cache_hits);
+	json_end_object(w);
+}
+
 static void json_status(struct json_writer *w, const struct snapshot *s)
 {
 	json_begin_object(w);
@@ -307,6 +324,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s)
 	json_unwind(w, s);
 	if (s->started_unix_ns)
 		json_trace(w, s);
+	json_daemon(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -317,6 +335,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s)
 	render_json_counters(w, &s->totals, 0);
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	json_daemon(w, s);
 	json_targets(w, s, 1);
 	json_stats_extras(w, s);
 	json_end_object(w);

@@ -13,65 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const group_names[GROUP_BY_COUNT] = {
-    [GROUP_STACK] = "stack", [GROUP_FUNCTION] = "function", [GROUP_FILE] = "file",
-    [GROUP_LINE] = "line",   [GROUP_MODULE] = "module",
-};
-
-#define NO_STACK_KEY "(no stack)"
-
-const char *group_by_name(int by)
-{
-	return by >= 0 && by < GROUP_BY_COUNT ? group_names[by] : NULL;
-}
-
-int group_by_from_name(const char *name)
-{
-	for (int i = 0; i < GROUP_BY_COUNT; i++)
-		if (!strcmp(name, group_names[i]))
-			return i;
-	return -1;
-}
-
-static void frame_location(const struct snap_frame *f, char *dst, size_t len)
-{
-	if (f->module)
-		snprintf(dst, len, "%s+0x%" PRIx64, f->module, f->offset);
-	else
-		snprintf(dst, len, "0x%" PRIx64, f->address);
-}
-
-void group_frame_key(const struct snap_frame *f, int by, char *dst, size_t len)
-{
-	switch (by) {
-	case GROUP_FUNCTION:
-		if (f->function) {
-			snprintf(dst, len, "%s", f->function);
-			return;
-		}
-		break;
-	case GROUP_FILE:
-		if (f->file) {
-			snprintf(dst, len, "%s", f->file);
-			return;
-		}
-		break;
-	case GROUP_LINE:
-		if (f->file) {
-			snprintf(dst, len, "%s:%" PRId64, f->file, f->line);
-			return;
-		}
-		break;
-	case GROUP_MODULE:
-		if (f->module) {
-			snprintf(dst, len, "%s", f->module);
-			return;
-		}
-		break;
-	}
-	frame_location(f, dst, len);
-}
-
 /* A stack's key: its frames' locations, innermost first, joined by ';'. */
 static char *stack_key(const struct snap_stack *st)
 {
@@ -81,7 +22,7 @@ static char *stack_key(const struct snap_stack *st)
 	if (!st->nframes)
 		return xstrdup(NO_STACK_KEY);
 	for (uint32_t i = 0; i < st->nframes; i++) {
-		frame_location(&st->frames[i], loc, sizeof(loc));
+		group_frame_location(st->frames[i], loc, sizeof(loc));
 		if (i)
 			buf_put(&b, ";", 1);
 		buf_put(&b, loc, strlen(loc));
@@ -92,18 +33,18 @@ static char *stack_key(const struct snap_stack *st)
 
 /*
  * The frame a non-cumulative key comes from: the innermost Python frame
- * (address 0, no module, a file) when the stack has one, as tracemalloc
- * attributes memory to the Python line that asked for it; else frame 0.
+ * when the stack has one, as tracemalloc attributes memory to the Python
+ * line that asked for it; else frame 0.
  */
 static const struct snap_frame *key_frame(const struct snap_stack *st)
 {
 	for (uint32_t i = 0; i < st->nframes; i++) {
-		const struct snap_frame *f = &st->frames[i];
+		const struct snap_frame *f = st->frames[i];
 
-		if (!f->address && !f->module && f->file)
+		if (group_python_frame(f))
 			return f;
 	}
-	return &st->frames[0];
+	return st->frames[0];
 }
 
 struct pair {
@@ -121,6 +62,34 @@ static int pair_cmp(const void *a, const void *b)
 	return x->stack < y->stack ? -1 : x->stack > y->stack;
 }
 
+static int row_key_cmp(const void *a, const void *b)
+{
+	return strcmp(((const struct group_row *)a)->key, ((const struct group_row *)b)->key);
+}
+
+/* The daemon's rows (section 43): one per stack, its sums on the stack. */
+static void group_from_rows(const struct snapshot *s, struct group_table *out)
+{
+	const struct snap_groups *g = &s->groups;
+
+	out->rows = xcalloc(s->nstacks ? s->nstacks : 1, sizeof(*out->rows));
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		struct group_row *row = &out->rows[out->nrows++];
+
+		row->key = xstrdup(g->rows[i].key ? g->rows[i].key : "");
+		row->stack = &s->stacks[i];
+		row->nstacks = (uint32_t)g->rows[i].stacks;
+		row->t = s->stacks[i].t;
+	}
+	if (out->nrows)
+		qsort(out->rows, out->nrows, sizeof(*out->rows), row_key_cmp);
+	out->rest_rows = g->rest_rows;
+	out->rest_rows_live = g->rest_rows_live;
+	out->rest_rows_allocated = g->rest_rows_allocated;
+	out->rest_rows_peak = g->rest_rows_peak;
+	out->rest = g->rest;
+}
+
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out)
 {
 	struct pair *pairs = NULL;
@@ -130,6 +99,11 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 	memset(out, 0, sizeof(*out));
 	out->by = by;
 	out->cumulative = cumulative && by != GROUP_STACK;
+	if (s->has_groups && s->groups.by == (uint32_t)by + 1 &&
+	    s->groups.cumulative == (uint32_t)out->cumulative) {
+		group_from_rows(s, out);
+		return;
+	}
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 		uint32_t nkeys =
@@ -152,7 +126,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 			else if (!out->cumulative)
 				group_frame_key(key_frame(st), by, key, sizeof(key));
 			else
-				group_frame_key(&st->frames[j], by, key, sizeof(key));
+				group_frame_key(st->frames[j], by, key, sizeof(key));
 			/* a recursive stack counts once per key */
 			for (size_t k = first; k < npairs && !dup; k++)
 				dup = !strcmp(pairs[k].key, key);

@@ -13,16 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/groupkey.h"
 #include "memtrace/snapshot.h"
-
-enum group_by {
-	GROUP_STACK = 0,
-	GROUP_FUNCTION,
-	GROUP_FILE,
-	GROUP_LINE,
-	GROUP_MODULE,
-	GROUP_BY_COUNT
-};
 
 struct group_row {
 	char *key;			/* malloc'd; see group_frame_key() */
@@ -36,25 +28,22 @@ struct group_table {
 	size_t nrows;
 	int by;		/* enum group_by */
 	int cumulative; /* rows overlap: their sums may exceed the totals */
+	/*
+	 * A snapshot the daemon grouped holds only the top rows; the others
+	 * are counted here: how many, how many with live blocks, with
+	 * allocations, with bytes at the peak, and their sums.
+	 */
+	uint64_t rest_rows, rest_rows_live, rest_rows_allocated, rest_rows_peak;
+	struct mt_stack_counters rest;
 };
-
-/* "stack", "function", "file", "line", "module"; NULL for a bad value. */
-const char *group_by_name(int by);
-/* enum group_by for a name, or -1. */
-int group_by_from_name(const char *name);
-
-/*
- * The key of one frame: the function name, the source file, "file:line" or
- * the module path. A frame without that information is keyed by where it is,
- * "module+0xoffset" (or "0xaddress" outside any module), never by a guess.
- */
-void group_frame_key(const struct snap_frame *f, int by, char *dst, size_t len);
 
 /*
  * Group the stacks of s (all of them, in any order) into out, ordered by key.
  * A stack without frames is keyed "(no stack)". GROUP_STACK keys a stack by
  * its frames' locations, so equal stacks of two snapshots of one program
- * have equal keys. cumulative is ignored for GROUP_STACK.
+ * have equal keys. cumulative is ignored for GROUP_STACK. A snapshot the
+ * daemon grouped the same way (its groups section) gives its rows as they
+ * are, with what the rows it did not send add up to in rest.
  */
 void group_snapshot(const struct snapshot *s, int by, int cumulative, struct group_table *out);
 

@@ -106,6 +106,9 @@ void peak_view_build(struct peak_view *v, const struct snapshot *s, const struct
 		if (k < v->shown)
 			v->shown_sum += v->groups.rows[k].t.peak_live_bytes;
 	}
+	/* the rows the daemon kept (it sends the top ones) */
+	v->nrows += v->groups.rest_rows_peak;
+	v->sum += v->groups.rest.peak_live_bytes;
 }
 
 void peak_view_free(struct peak_view *v)
@@ -134,7 +137,18 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	v->rows = xcalloc(s->nstacks + 1, sizeof(*v->rows));
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		v->rows[i].stack = i;
-	for (uint32_t i = 0; i < s->nblocks; i++) {
+	/* the daemon counted them (leaks section): its top stacks, and the totals */
+	for (uint32_t i = 0; s->has_leaks && i < s->nstacks; i++) {
+		v->rows[i].blocks = s->leaks.stacks[i].blocks;
+		v->rows[i].bytes = s->leaks.stacks[i].bytes;
+		v->rows[i].oldest_ns = s->leaks.stacks[i].oldest_ns;
+		v->rows[i].youngest_ns = s->leaks.stacks[i].youngest_ns;
+	}
+	if (s->has_leaks) {
+		v->blocks = s->leaks.blocks;
+		v->bytes = s->leaks.bytes;
+	}
+	for (uint32_t i = 0; !s->has_leaks && i < s->nblocks; i++) {
 		const struct snap_block *b = &s->blocks[i];
 		struct leak_row *r = &v->rows[b->stack];
 
@@ -154,6 +168,8 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	while (v->nrows < s->nstacks && v->rows[v->nrows].blocks)
 		v->nrows++;
 	v->shown = top_rows(o->top, v->nrows);
+	if (s->has_leaks)
+		v->nrows = (size_t)s->leaks.stacks_total;
 }
 
 void leaks_view_free(struct leaks_view *v)
@@ -178,6 +194,8 @@ void grouped_view_build(struct grouped_view *v, const struct snapshot *s, const 
 			break;
 	}
 	v->shown = top_rows(o->top, v->nrows);
+	/* the rows the daemon kept (it sends the top ones) */
+	v->nrows += v->allocated ? v->groups.rest_rows_allocated : v->groups.rest_rows_live;
 }
 
 void grouped_view_free(struct grouped_view *v)

@@ -4,36 +4,17 @@
  * its sums; sorted by site, runs of one site are added up.
  */
 #include "ctl/view/sites.h"
+#include "common/groupkey.h"
 #include "common/util.h"
 
 #include <stdlib.h>
 #include <string.h>
 
-static int str_cmp(const char *a, const char *b)
-{
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	return strcmp(a, b);
-}
-
+/* Sites are equal when they name the same function at the same line, or,
+ * without a function, the same module offset (common/groupkey.c). */
 static int site_cmp(const struct snap_frame *a, const struct snap_frame *b)
 {
-	int c;
-
-	if (!a || !b)
-		return (a != NULL) - (b != NULL);
-	if ((c = str_cmp(a->function, b->function)))
-		return c;
-	if (a->function) {
-		if ((c = str_cmp(a->file, b->file)))
-			return c;
-		return a->line < b->line ? -1 : a->line > b->line;
-	}
-	if ((c = str_cmp(a->module, b->module)))
-		return c;
-	if (a->module)
-		return a->offset < b->offset ? -1 : a->offset > b->offset;
-	return a->address < b->address ? -1 : a->address > b->address;
+	return group_site_cmp(a, b);
 }
 
 static int site_sort_cmp(const void *x, const void *y)
@@ -49,7 +30,7 @@ size_t sites_collect(const struct snapshot *s, struct site **out)
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		v[i].frame = st->nframes ? &st->frames[0] : NULL;
+		v[i].frame = st->nframes ? st->frames[0] : NULL;
 		v[i].allocations = st->t.allocations;
 		v[i].bytes_allocated = st->t.bytes_allocated;
 		v[i].live_allocations = st->t.live_allocations;

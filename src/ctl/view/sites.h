@@ -13,6 +13,9 @@
 
 #include "memtrace/snapshot.h"
 
+/* stats shows this many top allocation sites, by bytes and by count. */
+#define STATS_TOP_SITES 5
+
 struct site {
 	const struct snap_frame *frame; /* NULL for stacks without frames */
 	uint64_t allocations;

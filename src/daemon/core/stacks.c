@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Stack interning (see stacks.h). Entries and frames only grow; an index
- * handed out is never invalidated or reused.
+ * Stack interning (see stacks.h). Entries, word numbers and words only
+ * grow; an index handed out is never invalidated or reused. A known stack is
+ * found with one hash of its words and one comparison through the word
+ * table; only a new one numbers its words.
  */
 #include "daemon/core/stacks.h"
 
@@ -25,6 +27,13 @@ static uint64_t stack_hash(uint32_t tgid, const uint64_t *frames, uint32_t n)
 	return h;
 }
 
+static size_t word_home(const struct stack_table *t, uint64_t w)
+{
+	uint64_t x = w * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(x ^ x >> 29) & t->word_mask;
+}
+
 int stacks_init(struct stack_table *t, uint32_t max_stacks)
 {
 	size_t i;
@@ -45,7 +54,16 @@ void stacks_destroy(struct stack_table *t)
 	free(t->v);
 	free(t->index);
 	free(t->frames);
+	free(t->words);
+	free(t->word_index);
 	memset(t, 0, sizeof(*t));
+}
+
+size_t stacks_bytes(const struct stack_table *t)
+{
+	return (size_t)t->count * sizeof(*t->v) + (t->index_mask + 1) * sizeof(*t->index) +
+	       t->frames_len * sizeof(*t->frames) + (size_t)t->nwords * sizeof(*t->words) +
+	       (t->word_index ? (t->word_mask + 1) * sizeof(*t->word_index) : 0);
 }
 
 static int stacks_grow_index(struct stack_table *t)
@@ -69,6 +87,44 @@ static int stacks_grow_index(struct stack_table *t)
 	return 0;
 }
 
+/* The number of word w, added if new; UINT32_MAX when memory runs out. */
+static uint32_t word_number(struct stack_table *t, uint64_t w)
+{
+	size_t i;
+
+	if (!t->word_index || ((size_t)t->nwords + 1) * 2 > t->word_mask + 1) {
+		size_t cap = t->word_index ? 2 * (t->word_mask + 1) : 1024;
+		uint32_t *index = calloc(cap, sizeof(*index));
+
+		if (!index)
+			return UINT32_MAX;
+		free(t->word_index);
+		t->word_index = index;
+		t->word_mask = cap - 1;
+		for (uint32_t k = 0; k < t->nwords; k++) {
+			for (i = word_home(t, t->words[k]); index[i]; i = (i + 1) & t->word_mask)
+				;
+			index[i] = k + 1;
+		}
+	}
+	for (i = word_home(t, w); t->word_index[i]; i = (i + 1) & t->word_mask)
+		if (t->words[t->word_index[i] - 1] == w)
+			return t->word_index[i] - 1;
+	if (t->nwords == t->words_cap) {
+		uint32_t cap = t->words_cap ? 2 * t->words_cap : 1024;
+		uint64_t *v =
+		    cap > t->words_cap ? realloc(t->words, (size_t)cap * sizeof(*v)) : NULL;
+
+		if (!v)
+			return UINT32_MAX;
+		t->words = v;
+		t->words_cap = cap;
+	}
+	t->words[t->nwords] = w;
+	t->word_index[i] = ++t->nwords;
+	return t->nwords - 1;
+}
+
 static int stacks_reserve(struct stack_table *t, uint32_t nframes)
 {
 	if (t->count == t->cap) {
@@ -80,9 +136,12 @@ static int stacks_reserve(struct stack_table *t, uint32_t nframes)
 		t->v = v;
 		t->cap = cap;
 	}
+	/* word numbers are found by a 32-bit offset */
+	if (t->frames_len + nframes > UINT32_MAX)
+		return -1;
 	if (t->frames_len + nframes > t->frames_cap) {
 		size_t cap = t->frames_cap ? t->frames_cap : 4096;
-		uint64_t *f;
+		uint32_t *f;
 
 		while (cap < t->frames_len + nframes)
 			cap *= 2;
@@ -97,19 +156,33 @@ static int stacks_reserve(struct stack_table *t, uint32_t nframes)
 	return 0;
 }
 
+static int stack_equal(const struct stack_table *t, const struct stack_entry *e, uint32_t tgid,
+		       const uint64_t *frames, uint32_t n)
+{
+	const uint32_t *nums = t->frames + e->frames_off;
+
+	if (e->tgid != tgid || e->nframes != n)
+		return 0;
+	for (uint32_t k = 0; k < n; k++)
+		if (t->words[nums[k]] != frames[k])
+			return 0;
+	return 1;
+}
+
 uint32_t stack_intern(struct stack_table *t, uint32_t tgid, const uint64_t *frames, uint32_t n,
 		      int *is_new)
 {
-	uint64_t h = stack_hash(tgid, frames, n);
+	uint32_t h = (uint32_t)stack_hash(tgid, frames, n);
 	size_t i = h & t->index_mask;
 	struct stack_entry *e;
 	uint32_t idx;
 
 	*is_new = 0;
+	if (n > UINT16_MAX)
+		return STACK_NONE;
 	while ((idx = t->index[i]) != STACK_NONE) {
 		e = &t->v[idx];
-		if (e->hash == h && e->tgid == tgid && e->nframes == n &&
-		    !memcmp(t->frames + e->frames_off, frames, n * sizeof(*frames)))
+		if (e->hash == h && stack_equal(t, e, tgid, frames, n))
 			return idx;
 		i = (i + 1) & t->index_mask;
 	}
@@ -117,6 +190,13 @@ uint32_t stack_intern(struct stack_table *t, uint32_t tgid, const uint64_t *fram
 		return STACK_NONE;
 	if (stacks_reserve(t, n))
 		return STACK_NONE;
+	for (uint32_t k = 0; k < n; k++) {
+		uint32_t num = word_number(t, frames[k]);
+
+		if (num == UINT32_MAX)
+			return STACK_NONE;
+		t->frames[t->frames_len + k] = num;
+	}
 	/* the index may have been rebuilt: find the free slot again */
 	i = h & t->index_mask;
 	while (t->index[i] != STACK_NONE)
@@ -127,10 +207,8 @@ uint32_t stack_intern(struct stack_table *t, uint32_t tgid, const uint64_t *fram
 	memset(e, 0, sizeof(*e));
 	e->hash = h;
 	e->tgid = tgid;
-	e->nframes = n;
-	e->frames_off = t->frames_len;
-	if (n)
-		memcpy(t->frames + t->frames_len, frames, n * sizeof(*frames));
+	e->nframes = (uint16_t)n;
+	e->frames_off = (uint32_t)t->frames_len;
 	t->frames_len += n;
 	*is_new = 1;
 	return idx;

@@ -14,13 +14,14 @@ _Static_assert(MT_FN_COUNT <= SNAP_MAX_FUNCS, "the snapshot cannot carry every a
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 {
 	memset(t, 0, sizeof(*t));
-	if (heap_init(&t->heap, max_live_blocks))
+	if (heap_init(&t->heap, max_live_blocks, &t->stacks))
 		return -1;
 	if (stacks_init(&t->stacks, max_stacks)) {
 		heap_destroy(&t->heap);
 		return -1;
 	}
 	t->temporary_threshold = 1;
+	recent_init(&t->recent, t->temporary_threshold);
 	return 0;
 }
 
@@ -33,7 +34,7 @@ void tracker_destroy(struct tracker *t)
 		free(t->targets[i].maps);
 	}
 	free(t->targets);
-	free(t->thread_seqs);
+	recent_destroy(&t->recent);
 	heap_destroy(&t->heap);
 	stacks_destroy(&t->stacks);
 	memset(t, 0, sizeof(*t));
@@ -87,9 +88,6 @@ uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
 uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 {
 	struct tracker_target *tg = space_target(t, tgid);
-	struct heap_block *moved = NULL, b;
-	const struct heap_block *hb;
-	size_t n = 0, cap = 0, pos = 0, k;
 	uint32_t key, i;
 
 	if (!tg)
@@ -97,32 +95,12 @@ uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 	key = TRACKER_RETIRED | ++t->retired;
 	tg->space = key;
 	/* Stacks keep their index slot: a lookup compares the whole key, so
-	 * the old key's slot position is never matched again. */
+	 * the old key's slot position is never matched again. A block's key
+	 * is its stack's: the blocks follow. */
 	for (i = 0; i < t->stacks.count; i++) {
 		if (t->stacks.v[i].tgid == tgid)
 			t->stacks.v[i].tgid = key;
 	}
-	/* Blocks are hashed by key: take them out, then put them back. */
-	while ((hb = heap_next(&t->heap, &pos))) {
-		if (hb->tgid != tgid)
-			continue;
-		if (n == cap) {
-			struct heap_block *v;
-
-			cap = cap ? cap * 2 : 256;
-			v = realloc(moved, cap * sizeof(*v));
-			if (!v)
-				break; /* the rest stay under tgid: freed by nothing */
-			moved = v;
-		}
-		moved[n++] = *hb;
-	}
-	for (k = 0; k < n; k++) {
-		heap_remove(&t->heap, tgid, moved[k].addr, &b);
-		b.tgid = key;
-		heap_insert(&t->heap, &b, NULL);
-	}
-	free(moved);
 	return key;
 }
 
@@ -157,74 +135,6 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
 {
 	return s->peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
-}
-
-#define THREADS_MIN_CAPACITY 64
-
-static size_t thread_slot(const uint64_t *v, size_t mask, uint32_t tid)
-{
-	size_t i = (tid * 0x9e3779b97f4a7c15ull) >> 20 & mask;
-
-	while (v[i] && (uint32_t)(v[i] >> 32) != tid)
-		i = (i + 1) & mask;
-	return i;
-}
-
-/*
- * Count one allocation in thread tid; returns the count, or 0 when the
- * table cannot grow (that block is then never temporary). Threads are never
- * removed: 8 bytes per thread ever seen.
- */
-static uint32_t thread_count_alloc(struct tracker *t, uint32_t tid)
-{
-	size_t i;
-
-	if (!tid)
-		return 0;
-	if (t->thread_seqs && (t->nthreads + 1) * 4 > (t->thread_mask + 1) * 3) {
-		size_t cap = (t->thread_mask + 1) * 2;
-		uint64_t *v = calloc(cap, sizeof(*v));
-
-		if (!v)
-			return 0;
-		for (size_t k = 0; k <= t->thread_mask; k++)
-			if (t->thread_seqs[k])
-				v[thread_slot(v, cap - 1, (uint32_t)(t->thread_seqs[k] >> 32))] =
-				    t->thread_seqs[k];
-		free(t->thread_seqs);
-		t->thread_seqs = v;
-		t->thread_mask = cap - 1;
-	}
-	if (!t->thread_seqs) {
-		t->thread_seqs = calloc(THREADS_MIN_CAPACITY, sizeof(*t->thread_seqs));
-		if (!t->thread_seqs)
-			return 0;
-		t->thread_mask = THREADS_MIN_CAPACITY - 1;
-	}
-	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
-	if (!t->thread_seqs[i]) {
-		t->thread_seqs[i] = (uint64_t)tid << 32;
-		t->nthreads++;
-	}
-	/* the count wraps; differences of counts stay right */
-	t->thread_seqs[i] = (uint64_t)tid << 32 | (uint32_t)(t->thread_seqs[i] + 1);
-	if (!(uint32_t)t->thread_seqs[i])
-		t->thread_seqs[i] = (uint64_t)tid << 32 | 1;
-	return (uint32_t)t->thread_seqs[i];
-}
-
-/*
- * Was b freed by thread tid before temporary_threshold further allocations
- * of its own thread? (heaptrack's temporary allocation for a threshold of 1.)
- */
-static int is_temporary(const struct tracker *t, const struct heap_block *b, uint32_t tid)
-{
-	size_t i;
-
-	if (!t->temporary_threshold || !b->seq || b->tid != tid || !t->thread_seqs)
-		return 0;
-	i = thread_slot(t->thread_seqs, t->thread_mask, tid);
-	return (uint32_t)t->thread_seqs[i] - b->seq < t->temporary_threshold;
 }
 
 /* Before a stack's live bytes change: if a peak was set since it last changed,
@@ -288,11 +198,11 @@ static void account_alloc(struct tracker *t, struct tracker_target *tg, const st
 		t->peak_epoch++;
 }
 
+/* b leaves the heap: freed (by thread tid), or missed; temporary as the caller found. */
 static void account_release(struct tracker *t, struct tracker_target *tg,
-			    const struct heap_block *b, int missed, uint32_t tid)
+			    const struct heap_block *b, int missed, int temporary)
 {
 	struct stack_entry *s = stack_get(&t->stacks, b->stack);
-	int temporary = !missed && is_temporary(t, b, tid);
 
 	peak_touch(t, s);
 	if (missed) {
@@ -343,9 +253,11 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	b.time_ns = ev->time_ns;
 	b.tgid = tg->space;
 	b.stack = stack;
-	b.tid = ev->tid;
-	b.seq = thread_count_alloc(t, ev->tid);
 	r = heap_insert(&t->heap, &b, &old);
+	/* counted in its thread; remembered while it may be temporary (an
+	 * entry left at this address by a missed free goes) */
+	t->recent.threshold = t->temporary_threshold;
+	recent_alloc(&t->recent, ev->tid, tg->space, ev->addr, r != HEAP_FULL);
 	if (r == HEAP_FULL) {
 		/* counted as an allocation, never as live: its free will be an
 		 * unknown free */
@@ -358,7 +270,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		return;
 	}
 	if (r == HEAP_REPLACED)
-		account_release(t, tg, &old, 1, ev->tid);
+		account_release(t, tg, &old, 1, 0);
 	account_alloc(t, tg, ev, stack);
 }
 
@@ -373,7 +285,7 @@ static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t 
 	struct heap_block b;
 
 	if (heap_remove(&t->heap, tg->space, addr, &b))
-		account_release(t, tg, &b, 0, tid);
+		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->space, addr, tid));
 	else
 		count_unknown_free(tg, t);
 }
@@ -397,8 +309,10 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	if (p) {
 		/* the return of this thread's previous realloc was lost: we do
 		 * not know its outcome, so the old block stays live */
-		if (p->known)
+		if (p->known) {
 			heap_insert(&t->heap, &p->block, NULL);
+			recent_restore(&t->recent, tg->space, p->old_addr, &p->mark);
+		}
 	} else {
 		if (tg->nparked == tg->parked_cap) {
 			uint32_t cap = tg->parked_cap ? tg->parked_cap * 2 : 8;
@@ -414,31 +328,41 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	p->tid = ev->tid;
 	p->old_addr = ev->old_addr;
 	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
+	memset(&p->mark, 0, sizeof(p->mark));
+	if (p->known)
+		recent_take(&t->recent, tg->space, ev->old_addr, &p->mark);
 }
 
 static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
 {
 	struct tracker_parked *p = parked_find(tg, ev->tid);
+	struct recent_mark mark;
 	struct heap_block old;
 	int known;
 
 	if (p && p->old_addr == ev->old_addr) {
 		known = p->known;
 		old = p->block;
+		mark = p->mark;
 		*p = tg->parked[--tg->nparked];
 	} else {
 		/* entry event lost: the old block is still on the heap */
 		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
+		memset(&mark, 0, sizeof(mark));
+		if (known)
+			recent_take(&t->recent, tg->space, ev->old_addr, &mark);
 	}
 	if (!ev->addr && ev->size) {
 		/* failed: the old block is untouched and stays live */
-		if (known)
+		if (known) {
 			heap_insert(&t->heap, &old, NULL);
+			recent_restore(&t->recent, tg->space, ev->old_addr, &mark);
+		}
 		return;
 	}
 	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
 	if (known)
-		account_release(t, tg, &old, 0, ev->tid);
+		account_release(t, tg, &old, 0, recent_judge(&t->recent, &mark, ev->tid));
 	else
 		count_unknown_free(tg, t);
 	/* ... and one allocation of the new one, even at the same address */
@@ -497,6 +421,7 @@ static void maps_remove(struct tracker_target *tg, size_t i)
 static void account_shrink(struct tracker *t, struct tracker_target *tg, struct heap_block *b,
 			   uint64_t n)
 {
+	heap_set_size(&t->heap, tg->space, b->addr, b->size - n);
 	struct stack_entry *s = stack_get(&t->stacks, b->stack);
 
 	peak_touch(t, s);
@@ -522,7 +447,8 @@ static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64
 			i++;
 	}
 	if (heap_remove(&t->heap, tg->space, addr, &b))
-		account_release(t, tg, &b, missed, tid);
+		account_release(t, tg, &b, missed,
+				recent_release(&t->recent, tg->space, addr, missed ? 0 : tid));
 }
 
 /* munmap(start, end - start) by thread tid: release what it covers. */
@@ -535,7 +461,7 @@ static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t sta
 		struct tracker_mapping m = tg->maps[i];
 		uint64_t lo = m.start > start ? m.start : start;
 		uint64_t hi = m.end < end ? m.end : end;
-		struct heap_block *b = heap_find_mut(&t->heap, tg->space, m.block);
+		struct heap_block block, *b = NULL;
 
 		if (lo == m.start && hi == m.end) {
 			maps_remove(tg, i);
@@ -556,6 +482,8 @@ static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t sta
 			tg->maps[i].end = lo;
 			i += 2;
 		}
+		if (heap_get(&t->heap, tg->space, m.block, &block))
+			b = &block;
 		if (!b)
 			continue;
 		if (hi - lo < b->size)
@@ -580,7 +508,7 @@ static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct m
 	     i = maps_first_after(tg, ev->addr))
 		mmap_block_drop(t, tg, tg->maps[i].block, ev->tid, 1);
 	on_alloc(t, tg, ev);
-	if (!ev->size || !heap_find(&t->heap, tg->space, ev->addr))
+	if (!ev->size || !heap_get(&t->heap, tg->space, ev->addr, NULL))
 		return; /* not held live (--max-live-blocks) */
 	if (maps_insert(tg, maps_first_after(tg, ev->addr), &m)) {
 		/* out of memory: without its piece, its munmap could not find it */

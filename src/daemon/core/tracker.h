@@ -17,6 +17,7 @@
 
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
+#include "daemon/core/recent.h"
 #include "memtrace/event.h"
 #include "memtrace/counters.h"
 
@@ -26,6 +27,7 @@ struct tracker_parked {
 	int known; /* the old block was live (else it predates tracing) */
 	uint64_t old_addr;
 	struct heap_block block;
+	struct recent_mark mark; /* whether it may still be temporary */
 };
 
 /*
@@ -79,10 +81,8 @@ struct tracker {
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct tracker_target *targets;
 	uint32_t ntargets;
-	uint32_t temporary_threshold; /* N: freed before N more allocations (0 = off) */
-	uint64_t *thread_seqs;	      /* open addressing: tid << 32 | seq; tid 0 = empty */
-	size_t thread_mask;	      /* capacity - 1 */
-	size_t nthreads;
+	uint32_t temporary_threshold;	   /* N: freed before N more allocations (0 = off) */
+	struct recent recent;		   /* each thread's last N allocations still live */
 	uint32_t retired;		   /* retired keys handed out */
 	uint32_t last_found;		   /* index tracker_find_target() found last */
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */

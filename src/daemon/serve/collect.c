@@ -2,18 +2,22 @@
 /*
  * Building a snapshot from the daemon's state for one request: counters and
  * targets always, then the stacks the request selects (one pid or all, sorted
- * by one key, the top N), symbolized only for what is sent. A report of the
- * top 10 on a heap of millions of blocks symbolizes ten stacks.
+ * by one key, the top N), symbolized only for what is sent: each distinct
+ * word once per snapshot, each distinct address once for good (the
+ * symbolizer's cache). A report of the top 10 on a heap of millions of
+ * blocks symbolizes ten stacks; a grouped view sends only its rows.
  */
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "daemon/serve/collect.h"
+#include "daemon/serve/framebuild.h"
+#include "daemon/serve/grouping.h"
 #include "daemon/targets.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
-#include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
 
@@ -24,62 +28,6 @@ static struct mt_stack_counters stack_counters(const struct tracker *t, const st
 
 	c.peak_live_bytes = tracker_stack_peak_bytes(t, s);
 	return c;
-}
-
-static void push_frame(struct snap_stack *out, uint32_t *cap, const struct snap_frame *f)
-{
-	if (out->nframes == *cap) {
-		*cap *= 2;
-		out->frames = xrealloc(out->frames, *cap * sizeof(*out->frames));
-	}
-	out->frames[out->nframes++] = *f;
-}
-
-/* The interpreter loop: one native frame per run, which ran Python frames. */
-static int is_eval_loop(const struct snap_frame *f)
-{
-	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
-			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
-}
-
-/*
- * A stack with Python frame words: native frames, each run of the
- * interpreter loop replaced by the Python frames it was running (up to the
- * word marked MT_PY_GROUP_END). Python frames left over (native frames cut
- * short: a module without frame pointers) follow the native ones.
- */
-static void fill_merged(const struct daemon_view *v, const struct stack_entry *s,
-			const uint64_t *frames, struct snap_stack *out, uint32_t *cap)
-{
-	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1], f;
-	uint32_t nat = 0, py, i;
-	size_t k, n;
-
-	while (nat < s->nframes && !(frames[nat] & MT_PY_WORD))
-		nat++;
-	py = nat;
-	for (i = 0; i < nat; i++) {
-		n = symbolizer_frames(v->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
-		if (py < s->nframes && n && is_eval_loop(&one[n - 1])) {
-			for (k = 0; k < n; k++) {
-				free(one[k].function);
-				free(one[k].module);
-				free(one[k].file);
-				free(one[k].build_id);
-			}
-			do {
-				pystacks_frame(v->py, (int)s->tgid, frames[py], &f);
-				push_frame(out, cap, &f);
-			} while (!(frames[py++] & MT_PY_GROUP_END) && py < s->nframes);
-			continue;
-		}
-		for (k = 0; k < n; k++)
-			push_frame(out, cap, &one[k]);
-	}
-	for (; py < s->nframes; py++) {
-		pystacks_frame(v->py, (int)s->tgid, frames[py], &f);
-		push_frame(out, cap, &f);
-	}
 }
 
 /* Functions that start a program or a thread: a stack that reaches one is whole. */
@@ -99,19 +47,19 @@ static const char *const root_functions[] = {
 /* Is this frame where stacks begin: a root function, or inside libc or ld.so
  * (whose thread and program start functions may be nameless without debug
  * info)? */
-static int is_root_frame(const struct snap_frame *f)
+static int is_root_frame(const char *function, const char *module)
 {
 	const char *base;
 	size_t i;
 
-	for (i = 0; f->function && i < ARRAY_SIZE(root_functions); i++) {
-		if (!strcmp(f->function, root_functions[i]))
+	for (i = 0; function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(function, root_functions[i]))
 			return 1;
 	}
-	if (!f->module)
+	if (!module)
 		return 0;
-	base = strrchr(f->module, '/');
-	base = base ? base + 1 : f->module;
+	base = strrchr(module, '/');
+	base = base ? base + 1 : module;
 	/* ld.so runs the libraries' constructors from its own start */
 	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
 	       !strncmp(base, "ld-linux", 8);
@@ -122,77 +70,80 @@ static int is_root_frame(const struct snap_frame *f)
  * walk ended: a chain that reached a root is whole even if the root's own
  * frame pointer is junk (libc is built without frame pointers), and one that
  * ended with a zero frame pointer anywhere else was cut short (code built
- * without frame pointers often leaves %rbp at 0). Checked once per stack;
- * the verdicts are the serving side's own cache (the core keeps what the
- * walk said).
+ * without frame pointers often leaves %rbp at 0); a stack the call frame
+ * information says is outermost is whole. A stack's frames never change, so
+ * each is checked once, from its last native frame's symbol alone (no
+ * DWARF); the stack table is only read.
  */
-static uint32_t stack_end(const struct daemon_view *v, struct stack_ends *c, uint32_t idx)
+void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64_t budget_ns)
 {
-	const struct stack_entry *e = stack_get(&v->tracker->stacks, idx);
-	const uint64_t *frames = stack_frames(&v->tracker->stacks, idx);
-	struct snap_frame f;
-	uint32_t k;
+	const struct tracker *t = v->tracker;
+	uint64_t start = budget_ns == UINT64_MAX ? 0 : time_monotonic_ns();
 
-	if (e->stack_end == MT_STACK_OUTERMOST) /* the call frame information says so */
-		return MT_STACK_COMPLETE;
-	if (!e->nframes || (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN))
-		return e->stack_end;
-	if (idx >= c->cap) {
-		uint32_t ncap = c->cap ? c->cap : 1024;
-
-		while (ncap <= idx)
-			ncap *= 2;
-		c->verdicts = xrealloc(c->verdicts, ncap);
-		memset(c->verdicts + c->cap, 0, ncap - c->cap);
-		c->cap = ncap;
+	if (ce->cap < t->stacks.count) {
+		ce->cap = t->stacks.count + t->stacks.count / 2 + 256;
+		ce->end = xrealloc(ce->end, ce->cap * sizeof(*ce->end));
 	}
-	if (c->verdicts[idx])
-		return c->verdicts[idx] - 1u;
-	/* the last native frame: Python frame words follow the native ones */
-	for (k = e->nframes; k > 1 && (frames[k - 1] & MT_PY_WORD); k--)
-		;
-	symbolizer_frame(v->sym, (int)e->tgid, frames[k - 1], &f);
-	c->verdicts[idx] = 1 + (is_root_frame(&f) ? MT_STACK_COMPLETE : MT_STACK_BROKEN);
-	free(f.function);
-	free(f.module);
-	free(f.file);
-	free(f.build_id);
-	return c->verdicts[idx] - 1u;
+	for (; ce->checked < t->stacks.count; ce->checked++) {
+		uint32_t idx = ce->checked, k;
+		const struct stack_entry *e;
+		const char *function, *module;
+
+		if (start && !(idx & 255) && time_monotonic_ns() - start > budget_ns)
+			break; /* the rest on the next tick */
+		e = stack_get(&t->stacks, idx);
+		ce->end[idx] = (uint8_t)(e->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
+									    : e->stack_end);
+		if (!e->nframes ||
+		    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN &&
+		     e->stack_end != MT_STACK_TRUNCATED))
+			continue;
+		/* the last native frame: Python frame words follow the native ones */
+		for (k = e->nframes; k > 1 && (stack_word(&t->stacks, idx, k - 1) & MT_PY_WORD);
+		     k--)
+			;
+		function = symbolizer_symbol(v->sym, (int)e->tgid,
+					     stack_word(&t->stacks, idx, k - 1), &module);
+		if (e->stack_end != MT_STACK_TRUNCATED) {
+			if (is_root_frame(function, module)) {
+				ce->end[idx] = MT_STACK_COMPLETE;
+				continue;
+			}
+			ce->end[idx] = MT_STACK_BROKEN;
+		}
+		/* broken (no call frame information, no frame-pointer chain) or
+		 * truncated (a rule the DWARF walker cannot follow) */
+		if (ce->nbroken == ce->broken_cap) {
+			ce->broken_cap = ce->broken_cap ? 2 * ce->broken_cap : 64;
+			ce->broken = xrealloc(ce->broken, ce->broken_cap * sizeof(*ce->broken));
+		}
+		ce->broken[ce->nbroken].stack = idx;
+		ce->broken[ce->nbroken].module =
+		    symbolizer_intern(v->sym, module ? module : "(no module)");
+		ce->nbroken++;
+	}
 }
 
-static void fill_stack(const struct daemon_view *v, struct stack_ends *ends, uint32_t idx,
-		       struct snap_stack *out)
+void stack_ends_free(struct stack_ends *e)
+{
+	free(e->end);
+	free(e->broken);
+	memset(e, 0, sizeof(*e));
+}
+
+void collect_fill_stack(const struct daemon_view *v, const struct stack_ends *ends,
+			struct framebuild *fb, uint32_t idx, struct snap_stack *out,
+			uint64_t *frames_at)
 {
 	const struct tracker *t = v->tracker;
 	const struct stack_entry *s = stack_get(&t->stacks, idx);
-	const uint64_t *frames = stack_frames(&t->stacks, idx);
-	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
-	uint32_t i, cap = s->nframes ? s->nframes : 1;
-	size_t k, n;
 
-	out->pid = tracker_space_pid(v->tracker, s->tgid);
-	out->nframes = 0;
-	out->frames = xcalloc(cap, sizeof(*out->frames));
-	for (i = 0; i < s->nframes && !(frames[i] & MT_PY_WORD); i++)
-		;
-	if (i < s->nframes) {
-		fill_merged(v, s, frames, out, &cap);
-		i = s->nframes;
-	} else {
-		i = 0;
-	}
-	for (; i < s->nframes; i++) {
-		/* inlined functions add frames at the same address */
-		n = symbolizer_frames(v->sym, (int)s->tgid, frames[i], one, ARRAY_SIZE(one));
-		if (out->nframes + n > cap) {
-			cap = (out->nframes + (uint32_t)n) * 2;
-			out->frames = xrealloc(out->frames, cap * sizeof(*out->frames));
-		}
-		for (k = 0; k < n; k++)
-			out->frames[out->nframes++] = one[k];
-	}
+	out->pid = tracker_space_pid(t, s->tgid);
+	*frames_at = framebuild_stack(fb, idx, &out->nframes);
 	out->t = stack_counters(t, s);
-	out->stack_end = stack_end(v, ends, idx);
+	out->stack_end = idx < ends->checked		      ? ends->end[idx]
+			 : s->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
+							      : s->stack_end;
 }
 
 /*
@@ -201,30 +152,19 @@ static void fill_stack(const struct daemon_view *v, struct stack_ends *ends, uin
  * (a rule the DWARF walker cannot follow), counted under the module of its
  * last frame.
  */
-static void fill_truncations(const struct daemon_view *v, struct stack_ends *ends, uint32_t pid,
+static void fill_truncations(const struct daemon_view *v, const struct stack_ends *ce, uint32_t pid,
 			     struct snapshot *out)
 {
 	const struct tracker *t = v->tracker;
 	struct snap_truncation *rows = NULL;
 	uint32_t n = 0, i, k;
 
-	for (i = 0; i < t->stacks.count; i++) {
-		const struct stack_entry *e = stack_get(&t->stacks, i);
-		struct snap_frame f;
-		const char *module;
-		uint32_t end;
+	for (i = 0; i < ce->nbroken; i++) {
+		const struct stack_entry *e = stack_get(&t->stacks, ce->broken[i].stack);
+		const char *module = ce->broken[i].module;
 
-		if (!e->nframes || (pid && tracker_space_pid(t, e->tgid) != pid))
+		if (pid && tracker_space_pid(t, e->tgid) != pid)
 			continue;
-		end = stack_end(v, ends, i);
-		if (end != MT_STACK_BROKEN && end != MT_STACK_TRUNCATED)
-			continue;
-		/* the last native frame: Python frame words follow the native ones */
-		for (k = e->nframes; k > 1 && (stack_frames(&t->stacks, i)[k - 1] & MT_PY_WORD);
-		     k--)
-			;
-		symbolizer_frame(v->sym, (int)e->tgid, stack_frames(&t->stacks, i)[k - 1], &f);
-		module = f.module ? f.module : "(no module)";
 		for (k = 0; k < n && strcmp(rows[k].module, module); k++)
 			;
 		if (k == n) {
@@ -234,10 +174,6 @@ static void fill_truncations(const struct daemon_view *v, struct stack_ends *end
 		}
 		rows[k].stacks++;
 		rows[k].allocations += e->t.allocations;
-		free(f.function);
-		free(f.module);
-		free(f.file);
-		free(f.build_id);
 	}
 	/* most allocations first: a handful of modules, insertion sort */
 	for (i = 1; i < n; i++) {
@@ -250,6 +186,22 @@ static void fill_truncations(const struct daemon_view *v, struct stack_ends *end
 	}
 	out->truncations = rows;
 	out->ntruncations = n;
+}
+
+/* How the daemon keeps up (section 42): the view's figures, and the symbol cache's. */
+static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
+{
+	struct symbolizer_stats sym;
+
+	if (v->sym_lock)
+		pthread_mutex_lock(v->sym_lock);
+	symbolizer_get_stats(v->sym, &sym);
+	if (v->sym_lock)
+		pthread_mutex_unlock(v->sym_lock);
+	s->has_daemon = 1;
+	s->daemon = v->daemon;
+	s->daemon.symbol_lookups = sym.lookups;
+	s->daemon.symbol_cache_hits = sym.hits;
 }
 
 /*
@@ -318,9 +270,10 @@ static void collect_blocks(const struct daemon_view *v, const struct proto_reque
 {
 	const struct tracker *t = v->tracker;
 	uint64_t now = time_monotonic_ns();
-	const struct heap_block *b;
+	struct heap_block hb, *b = &hb;
+	uint64_t pos = 0;
 	uint32_t *where;
-	size_t pos = 0, cap = 0;
+	size_t cap = 0;
 
 	s->has_blocks = r->blocks;
 	s->has_ages = r->ages;
@@ -331,7 +284,7 @@ static void collect_blocks(const struct daemon_view *v, const struct proto_reque
 	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
 	for (uint32_t i = 0; i < n; i++)
 		where[sel[i]] = i;
-	while ((b = heap_next(&t->heap, &pos))) {
+	while (heap_next(&t->heap, &pos, b)) {
 		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
 		struct snap_stack *st;
 
@@ -352,13 +305,15 @@ static void collect_blocks(const struct daemon_view *v, const struct proto_reque
 	free(where);
 }
 
-int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
+int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
 {
 	const struct tracker *t = v->tracker;
 	int have_pid = 0;
 	struct mt_rank *rank;
-	uint32_t *sel = NULL, nrank = 0, i, n;
+	struct framebuild *fb;
+	uint64_t *frames_at;
+	uint32_t *sel = NULL, nrank = 0, nsel, i, n;
 	int k;
 
 	memset(s, 0, sizeof(*s));
@@ -413,6 +368,7 @@ int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
 		s->timeline_interval_ns = v->timeline->interval_ns;
 	}
 
+	fill_daemon(v, s);
 	fill_truncations(v, ends, r->pid, s);
 	s->unwind = v->unwind;
 	if (!r->stacks)
@@ -428,25 +384,32 @@ int collect_snapshot(const struct daemon_view *v, struct stack_ends *ends,
 		rank[nrank++] = (struct mt_rank){
 		    .value = mt_sort_value(&c, r->sort), .allocations = c.allocations, .index = i};
 	}
-	s->stacks_total = (uint32_t)mt_rank_sort(rank, nrank);
-	n = r->top && r->top < s->stacks_total ? r->top : (uint32_t)s->stacks_total;
-	sel = xmalloc((size_t)(n ? n : 1) * sizeof(*sel));
-	for (i = 0; i < n; i++)
+	nsel = (uint32_t)mt_rank_sort(rank, nrank);
+	s->stacks_total = nsel;
+	sel = xmalloc(((size_t)nsel + 1) * sizeof(*sel));
+	for (i = 0; i < nsel; i++)
 		sel[i] = rank[i].index;
 	free(rank);
+	/* views that group or count leaks: only the rows (stacks) shown go */
+	if (r->group || r->leaks) {
+		if (r->group)
+			grouping_rows(v, ends, r, sel, nsel, s);
+		else
+			grouping_leaks(v, ends, r, sel, nsel, s);
+		free(sel);
+		return 0;
+	}
+	n = r->top && r->top < nsel ? r->top : nsel;
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
+	frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
+	fb = framebuild_new(v);
 	for (i = 0; i < n; i++)
-		fill_stack(v, ends, sel[i], &s->stacks[i]);
+		collect_fill_stack(v, ends, fb, sel[i], &s->stacks[i], &frames_at[i]);
 	s->nstacks = n;
+	framebuild_finish(fb, s, frames_at);
+	free(frames_at);
 	if (r->blocks || r->ages)
 		collect_blocks(v, r, sel, n, s);
 	free(sel);
 	return 0;
-}
-
-void stack_ends_free(struct stack_ends *e)
-{
-	free(e->verdicts);
-	e->verdicts = NULL;
-	e->cap = 0;
 }

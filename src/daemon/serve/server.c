@@ -6,10 +6,16 @@
  * Only root and members of the "memtrace" group may connect (SO_PEERCRED),
  * as the socket's mode 0660 already says to the filesystem.
  *
+ * Requests that send stacks are built on the worker's threads (worker.h),
+ * so that however large the reply, the loop goes on draining the ring
+ * buffer; the others are answered here at once.
+ *
  * Bounds (docs/reliability.md): a client has client_timeout_ns from its
- * connect to send its line and read the whole reply, or it is dropped; the
- * replies waiting in the daemon for slow readers may hold at most
- * MAX_PENDING_OUTPUT bytes in all, past which a request gets "busy".
+ * connect to send its line, and as long again for each part of the reply it
+ * is slow to take (the timeout is for clients that stop, not for a large
+ * reply or a busy daemon); the replies waiting in the daemon for slow
+ * readers may hold at most MAX_PENDING_OUTPUT bytes in all, past which a
+ * request gets "busy".
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,6 +33,7 @@
 #include "daemon/watch.h"
 #include "daemon/serve/collect.h"
 #include "daemon/serve/server.h"
+#include "daemon/serve/worker.h"
 #include "common/proto.h"
 #include "common/util.h"
 
@@ -50,6 +57,8 @@ struct server {
 	uint64_t clients_refused;   /* turned away: every slot taken */
 	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
 	struct stack_ends ends;	    /* collect.c's cache */
+	struct worker *worker;	    /* started on the first request that sends stacks */
+	uint64_t serials;	    /* tells a client from a later one in its slot */
 };
 
 struct client {
@@ -58,8 +67,14 @@ struct client {
 	char in[PROTO_MAX_REQUEST];
 	struct buf out;
 	size_t outpos;
-	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if not done by then */
+	uint64_t deadline_ns; /* CLOCK_MONOTONIC: dropped if no progress by then */
+	struct proto_request req;
+	int deferred;	 /* req waits for the worker's thaw */
+	int at_worker;	 /* req is with the worker */
+	uint64_t serial; /* tells this client from a later one in its slot */
 };
+
+#define NO_DEADLINE UINT64_MAX
 
 static int group_id(gid_t *gid)
 {
@@ -209,6 +224,9 @@ void server_close(struct server *srv)
 
 	if (!srv)
 		return;
+	/* first: a lane may be reading what is freed below */
+	worker_stop(srv->worker);
+	srv->worker = NULL;
 	for (i = 0; i < srv->nclients; i++) {
 		if (srv->clients[i])
 			client_close(srv, i);
@@ -243,37 +261,21 @@ static void reply_error(struct client *c, const char *msg)
 	reply(c, 1, msg, strlen(msg));
 }
 
-static void handle_request(struct server *srv, struct client *c, size_t len)
+/* Build, encode and queue the reply to r here, on the loop thread. */
+static void reply_here(struct server *srv, struct client *c, const struct proto_request *r)
 {
 	const struct service *svc = srv->svc;
-	struct proto_request req;
 	struct daemon_view view;
 	struct snapshot snap;
 	char err[256];
 	uint8_t *bytes;
 	size_t nbytes;
 
-	if (proto_request_parse(c->in, len, &req, err, sizeof(err))) {
-		reply_error(c, err);
-		return;
-	}
-	if (srv->pending_output > MAX_PENDING_OUTPUT) {
-		srv->clients_busy++;
-		reply_error(c, "busy: too many unread replies, try again");
-		return;
-	}
-	svc->drain(svc->ctx); /* include everything queued before the request */
-	if (req.command == PROTO_CMD_RESET_PEAK)
-		svc->reset_peak(svc->ctx);
-	if ((req.command == PROTO_CMD_ATTACH &&
-	     svc->attach(svc->ctx, (int)req.pid, err, sizeof(err))) ||
-	    (req.command == PROTO_CMD_DETACH &&
-	     svc->detach(svc->ctx, (int)req.pid, err, sizeof(err)))) {
-		reply_error(c, err);
-		return;
-	}
 	svc->view(svc->ctx, &view);
-	if (collect_snapshot(&view, &srv->ends, &req, &snap, err, sizeof(err))) {
+	worker_daemon_figures(srv->worker, &view.daemon);
+	if (!worker_frozen(srv->worker)) /* a status must be quick: a burst is learned over ticks */
+		stack_ends_check(&view, &srv->ends, 5 * 1000 * 1000);
+	if (collect_snapshot(&view, &srv->ends, r, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
 	}
@@ -284,6 +286,68 @@ static void handle_request(struct server *srv, struct client *c, size_t len)
 		free(bytes);
 	}
 	snapshot_free(&snap);
+}
+
+enum handled {
+	HANDLED_REPLY,	  /* the reply is in c->out */
+	HANDLED_WORKER,	  /* the worker builds the answer (server_deliver) */
+	HANDLED_DEFERRED, /* it changes what the worker reads: after the thaw */
+};
+
+static struct worker *get_worker(struct server *srv)
+{
+	if (!srv->worker)
+		srv->worker = worker_start(srv, srv->epfd, srv->svc, &srv->ends);
+	return srv->worker;
+}
+
+/* A parsed request: answer it, hand it to the worker, or put it off. */
+static int serve_request(struct server *srv, int slot, const struct proto_request *req)
+{
+	const struct service *svc = srv->svc;
+	struct client *c = srv->clients[slot];
+	struct worker *w;
+	char err[256];
+
+	if (req->command != PROTO_CMD_SNAPSHOT && worker_frozen(srv->worker))
+		return HANDLED_DEFERRED; /* reset-peak, attach, detach change the core */
+	svc->drain(svc->ctx);		 /* include everything queued before the request */
+	if (req->command == PROTO_CMD_RESET_PEAK)
+		svc->reset_peak(svc->ctx);
+	if ((req->command == PROTO_CMD_ATTACH &&
+	     svc->attach(svc->ctx, (int)req->pid, err, sizeof(err))) ||
+	    (req->command == PROTO_CMD_DETACH &&
+	     svc->detach(svc->ctx, (int)req->pid, err, sizeof(err)))) {
+		reply_error(c, err);
+		return HANDLED_REPLY;
+	}
+	/* stacks mean symbolizing and encoding up to the whole table: the worker's */
+	if (req->stacks && (w = get_worker(srv))) {
+		if (!worker_submit(w, slot, c->serial, req))
+			return HANDLED_WORKER;
+		srv->clients_busy++;
+		reply_error(c, "busy: too many requests waiting, try again");
+		return HANDLED_REPLY;
+	}
+	reply_here(srv, c, req);
+	return HANDLED_REPLY;
+}
+
+static int handle_request(struct server *srv, int slot, size_t len)
+{
+	struct client *c = srv->clients[slot];
+	char err[256];
+
+	if (proto_request_parse(c->in, len, &c->req, err, sizeof(err))) {
+		reply_error(c, err);
+		return HANDLED_REPLY;
+	}
+	if (srv->pending_output > MAX_PENDING_OUTPUT) {
+		srv->clients_busy++;
+		reply_error(c, "busy: too many unread replies, try again");
+		return HANDLED_REPLY;
+	}
+	return serve_request(srv, slot, &c->req);
 }
 
 /* Write what we can; returns 1 when the reply is fully sent or the peer is gone. */
@@ -300,14 +364,74 @@ static int client_flush(struct client *c)
 	return 1;
 }
 
-/* Flush a client of the table, keeping srv->pending_output in step. */
+/* Flush a client of the table, keeping srv->pending_output in step; progress
+ * gives the client another --client-timeout for the rest. */
 static int client_flush_counted(struct server *srv, struct client *c)
 {
 	size_t before = c->outpos;
 	int done = client_flush(c);
 
 	srv->pending_output -= c->outpos - before;
+	if (c->outpos != before)
+		c->deadline_ns = time_monotonic_ns() + srv->client_timeout_ns;
 	return done;
+}
+
+/* After a request was handled: send what is ready, or wait to. */
+static void client_after_request(struct server *srv, int slot, int handled)
+{
+	struct client *c = srv->clients[slot];
+	uint32_t events = EPOLLOUT;
+
+	if (handled == HANDLED_WORKER || handled == HANDLED_DEFERRED) {
+		/* waiting on us, not on the client; only a hang-up matters */
+		c->deferred = handled == HANDLED_DEFERRED;
+		c->at_worker = handled == HANDLED_WORKER;
+		c->deadline_ns = NO_DEADLINE;
+		events = EPOLLRDHUP;
+	} else {
+		srv->pending_output += c->out.len;
+		c->deadline_ns = time_monotonic_ns() + srv->client_timeout_ns;
+		if (client_flush_counted(srv, c)) {
+			client_close(srv, slot);
+			return;
+		}
+	}
+	if (loop_rewatch(srv->epfd, c->fd, events, TAG_CLIENT, (uint32_t)slot))
+		client_close(srv, slot);
+}
+
+void server_resume(struct server *srv)
+{
+	for (int i = 0; i < srv->nclients && !worker_frozen(srv->worker); i++) {
+		struct client *c = srv->clients[i];
+
+		if (!c || !c->deferred)
+			continue;
+		c->deferred = 0;
+		client_after_request(srv, i, serve_request(srv, i, &c->req));
+	}
+}
+
+void server_deliver(struct server *srv, int slot, uint8_t *frame, size_t len, uint64_t serial)
+{
+	struct client *c = slot >= 0 && slot < srv->nclients ? srv->clients[slot] : NULL;
+
+	if (!c || c->serial != serial || !c->at_worker) {
+		free(frame); /* it hung up meanwhile */
+		return;
+	}
+	c->at_worker = 0;
+	/* the frame becomes the output buffer as it is: no copy of a large reply here */
+	buf_free(&c->out);
+	c->out = (struct buf){.data = frame, .len = len, .cap = len};
+	c->outpos = 0;
+	client_after_request(srv, slot, HANDLED_REPLY);
+}
+
+struct worker *server_worker(const struct server *srv)
+{
+	return srv ? srv->worker : NULL;
 }
 
 /* Drop clients past their deadline: one that never sends its line, or never
@@ -315,6 +439,14 @@ static int client_flush_counted(struct server *srv, struct client *c)
 void server_expire(struct server *srv, uint64_t now_ns)
 {
 	int i;
+
+	/* serving's periodic work too: learn where new stacks end, a slice a tick */
+	if (!worker_frozen(srv->worker)) {
+		struct daemon_view view;
+
+		srv->svc->view(srv->svc->ctx, &view);
+		stack_ends_check(&view, &srv->ends, 2 * 1000 * 1000);
+	}
 
 	for (i = 0; i < srv->nclients; i++) {
 		if (srv->clients[i] && now_ns >= srv->clients[i]->deadline_ns) {
@@ -336,6 +468,7 @@ void server_accept(struct server *srv)
 	while ((fd = accept4(srv->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC)) >= 0) {
 		c = xcalloc(1, sizeof(*c));
 		c->fd = fd;
+		c->serial = ++srv->serials;
 		c->deadline_ns = time_monotonic_ns() + srv->client_timeout_ns;
 		if (!peer_allowed(fd)) {
 			reply_error(c, "permission denied: only root and group " MEMTRACE_GROUP
@@ -376,6 +509,11 @@ void server_client_event(struct server *srv, int slot, uint32_t events)
 
 	if (slot < 0 || slot >= srv->nclients || !(c = srv->clients[slot]))
 		return;
+	if (c->deferred || c->at_worker) {
+		/* its request waits for the thaw or the worker: this can only be a hang-up */
+		client_close(srv, slot);
+		return;
+	}
 	if (c->out.len) {
 		/* replying: only writability matters */
 		if (client_flush_counted(srv, c))
@@ -393,19 +531,14 @@ void server_client_event(struct server *srv, int slot, uint32_t events)
 		c->inlen += (size_t)n;
 		nl = memchr(c->in, '\n', c->inlen);
 		if (nl) {
-			handle_request(srv, c, (size_t)(nl - c->in) + 1);
-			break;
+			client_after_request(srv, slot,
+					     handle_request(srv, slot, (size_t)(nl - c->in) + 1));
+			return;
 		}
 		if (c->inlen == sizeof(c->in)) {
 			reply_error(c, "request too long");
-			break;
+			client_after_request(srv, slot, HANDLED_REPLY);
+			return;
 		}
 	}
-	srv->pending_output += c->out.len;
-	if (client_flush_counted(srv, c)) {
-		client_close(srv, slot);
-		return;
-	}
-	if (loop_rewatch(srv->epfd, c->fd, EPOLLOUT, TAG_CLIENT, (uint32_t)slot))
-		client_close(srv, slot);
 }

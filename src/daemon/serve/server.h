@@ -13,6 +13,7 @@
 #include "daemon/serve/service.h"
 
 struct server;
+struct worker;
 
 /* Claim path (a lock beside it says which daemon owns it), listen, and
  * watch it in epfd (TAG_LISTEN). NULL with a one-line reason in err. */
@@ -27,5 +28,13 @@ const char *server_path(const struct server *srv);
 void server_accept(struct server *srv);
 void server_client_event(struct server *srv, int slot, uint32_t events);
 void server_expire(struct server *srv, uint64_t now_ns);
+
+/* The request worker, once a request started it (NULL before). */
+struct worker *server_worker(const struct server *srv);
+/* For the worker: it thawed the core (answer the requests that waited for
+ * that), and a reply frame (header and payload) for the client in slot, if
+ * it is still that one (serial); the buffer becomes the server's. */
+void server_resume(struct server *srv);
+void server_deliver(struct server *srv, int slot, uint8_t *frame, size_t len, uint64_t serial);
 
 #endif

@@ -8,6 +8,7 @@
 #ifndef MEMTRACE_SERVE_SERVICE_H
 #define MEMTRACE_SERVE_SERVICE_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -32,6 +33,12 @@ struct daemon_view {
 	uint64_t start_ns; /* when the daemon started (CLOCK_MONOTONIC) */
 	uint64_t events_lost[MT_LOST_KIND_COUNT];
 	struct snap_unwind unwind; /* the DWARF walker's tables (present = 0 without) */
+	/* how the daemon keeps up: the loop's figures from view(), the worker's
+	 * and the symbolizer's added by serving (section 42) */
+	struct snap_daemon daemon;
+	/* held around what fills the symbolizer's caches when two worker lanes
+	 * may read at once; NULL on the loop thread */
+	pthread_mutex_t *sym_lock;
 };
 
 struct service {
@@ -45,6 +52,14 @@ struct service {
 	int (*attach)(void *ctx, int pid, char *err, size_t errlen);
 	int (*detach)(void *ctx, int pid, char *err, size_t errlen);
 	void (*reset_peak)(void *ctx);
+	/*
+	 * The worker (worker.h): while it reads the core, the loop defers ring
+	 * buffer records instead of applying them; ingest applies one, in
+	 * order, after the thaw; resume runs what waited for the core to move
+	 * again (target exits seen meanwhile).
+	 */
+	void (*ingest)(void *ctx, const void *data, size_t len);
+	void (*resume)(void *ctx);
 };
 
 #endif

@@ -11,12 +11,16 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+#include "daemon/symbols/elfsym.h"
 #include "common/util.h"
 
 struct dwarf_lines {
 	Dwfl *dwfl;
 	Dwfl_Module *mod;
-	int no_debuginfo; /* a lookup found none: don't search again */
+	int no_debuginfo;	    /* a lookup found none: don't search again */
+	int have_symbols;	    /* symbols was built (it may still be NULL) */
+	struct elf_module *symbols; /* the function symbols libdwfl found, sorted by address */
+	char *path;
 };
 
 static char *debuginfo_path;
@@ -51,6 +55,7 @@ struct dwarf_lines *dwarf_lines_open(int fd, const char *path)
 		return NULL;
 	}
 	dwfl_report_end(d->dwfl, NULL, NULL);
+	d->path = xstrdup(path);
 	return d;
 }
 
@@ -68,6 +73,8 @@ void dwarf_lines_close(struct dwarf_lines *d)
 	if (!d)
 		return;
 	dwfl_end(d->dwfl);
+	elfmod_close(d->symbols);
+	free(d->path);
 	free(d);
 }
 
@@ -96,19 +103,46 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr, const char **file,
 	return 0;
 }
 
+/*
+ * libdwfl's own lookup (dwfl_module_addrinfo) walks every symbol: read them
+ * once instead, the sized functions, into the sorted table elfsym.c looks
+ * up by binary search.
+ */
+static void build_symbols(struct dwarf_lines *d)
+{
+	struct elfmod_symbol *v;
+	int n = dwfl_module_getsymtab(d->mod), k = 0;
+
+	d->have_symbols = 1;
+	if (n <= 0)
+		return;
+	v = xcalloc((size_t)n, sizeof(*v));
+	for (int i = 1; i < n; i++) {
+		GElf_Sym sym;
+		GElf_Addr addr;
+		const char *name =
+		    dwfl_module_getsym_info(d->mod, i, &sym, &addr, NULL, NULL, NULL);
+
+		if (!name || !*name || !sym.st_size || GELF_ST_TYPE(sym.st_info) != STT_FUNC ||
+		    sym.st_shndx == SHN_UNDEF)
+			continue;
+		v[k++] = (struct elfmod_symbol){.start = addr,
+						.size = sym.st_size,
+						.name = name,
+						.bind = (uint8_t)GELF_ST_BIND(sym.st_info)};
+	}
+	d->symbols = elfmod_from_symbols(d->path, v, (size_t)k);
+	free(v);
+}
+
 const char *dwarf_lines_symbol(struct dwarf_lines *d, uint64_t vaddr)
 {
-	GElf_Off off;
-	GElf_Sym sym;
-	const char *name;
-
 	if (!d)
 		return NULL;
-	name = dwfl_module_addrinfo(d->mod, vaddr, &off, &sym, NULL, NULL, NULL);
+	if (!d->have_symbols)
+		build_symbols(d);
 	/* only a symbol whose extent covers the address: never a neighbour's */
-	if (!name || !sym.st_size || off >= sym.st_size)
-		return NULL;
-	return name;
+	return d->symbols ? elfmod_lookup(d->symbols, vaddr, NULL) : NULL;
 }
 
 /* The name of a scope DIE as people read it: its linkage name when it has

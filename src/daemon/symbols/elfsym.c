@@ -440,6 +440,31 @@ struct elf_module *elfmod_open(const char *path, char *err, size_t errlen)
 	return m;
 }
 
+struct elf_module *elfmod_from_symbols(const char *path, const struct elfmod_symbol *syms, size_t n)
+{
+	struct elf_module *m = xcalloc(1, sizeof(*m));
+	struct buf names = {0};
+
+	m->path = xstrdup(path ? path : "");
+	m->funcs = xcalloc(n ? n : 1, sizeof(*m->funcs));
+	for (size_t i = 0; i < n; i++) {
+		if (!syms[i].name || !syms[i].name[0])
+			continue;
+		m->funcs[m->nfuncs++] = (struct elf_func){
+		    .start = syms[i].start,
+		    .size = syms[i].size,
+		    .name_off = names.len,
+		    .bind = syms[i].bind,
+		};
+		buf_put(&names, syms[i].name, strlen(syms[i].name) + 1);
+	}
+	m->names = (char *)names.data;
+	for (size_t i = 0; i < m->nfuncs; i++)
+		m->funcs[i].name = m->names + m->funcs[i].name_off;
+	build_lookup(m);
+	return m;
+}
+
 struct elf_module *elfmod_open_mem(const void *data, size_t len, const char *path, char *err,
 				   size_t errlen)
 {

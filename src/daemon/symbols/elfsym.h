@@ -25,6 +25,20 @@ struct elf_module *elfmod_open_mem(const void *data, size_t len, const char *pat
 				   size_t errlen);
 void elfmod_close(struct elf_module *m);
 
+/* A function symbol from elsewhere (a separate debug file as libdwfl reads it). */
+struct elfmod_symbol {
+	uint64_t start, size;
+	const char *name; /* copied */
+	uint8_t bind;	  /* STB_* */
+};
+
+/*
+ * A module holding only these function symbols, for elfmod_lookup(): the
+ * same sorted table and the same choice among aliases as a file's own.
+ */
+struct elf_module *elfmod_from_symbols(const char *path, const struct elfmod_symbol *syms,
+				       size_t n);
+
 /* The path given at open. */
 const char *elfmod_path(const struct elf_module *m);
 

@@ -4,6 +4,8 @@
  * function). Keeps each pid's mappings and a module cache shared by all pids,
  * keyed by the mapped file's (device, inode), so symbols stay available after
  * a process exits. Never guesses: an address outside every symbol gets none.
+ * Each module remembers what its addresses symbolized to (symcache.h), so an
+ * address is looked up in symbol tables and DWARF once, not once per request.
  */
 #ifndef MEMTRACE_SYMBOLIZE_H
 #define MEMTRACE_SYMBOLIZE_H
@@ -14,6 +16,14 @@
 #include "memtrace/snapshot.h"
 
 struct symbolizer;
+
+struct symbolizer_stats {
+	uint64_t lookups;	  /* addresses looked up in symbol tables or DWARF */
+	uint64_t hits;		  /* answered from a module's cache */
+	uint64_t modules_opened;  /* module files read */
+	uint64_t modules_dropped; /* modules no pid maps any more, with their caches */
+	uint64_t modules;	  /* modules held now */
+};
 
 struct symbolizer *symbolizer_new(void);
 void symbolizer_free(struct symbolizer *s);
@@ -70,7 +80,42 @@ void symbolizer_rename(struct symbolizer *s, int pid, int key);
  */
 void symbolizer_fork(struct symbolizer *s, int parent, int child);
 
-/* Drop a pid's maps; opened modules stay cached. */
+/*
+ * Drop a pid's maps. A module no other pid's maps hold goes with them,
+ * and with it what its addresses symbolized to.
+ */
 void symbolizer_forget(struct symbolizer *s, int pid);
+
+/*
+ * symbolizer_frames with the symbolizer's own strings: function, file,
+ * module and build_id are not to be freed, and stay valid until the next
+ * call that may re-read maps or drop a module (symbolizer_note,
+ * symbolizer_note_process, symbolizer_fork, symbolizer_forget) or
+ * symbolizer_free, or while held (symbolizer_hold). What a request builds
+ * and sends between two of those can point at them.
+ */
+size_t symbolizer_frames_interned(struct symbolizer *s, int pid, uint64_t addr,
+				  struct snap_frame *out, size_t max);
+
+/*
+ * Only the function symbol containing a return address (demangled, NULL if
+ * none; no DWARF read), and the module path in *module (NULL outside every
+ * mapping). Strings as for symbolizer_frames_interned.
+ */
+const char *symbolizer_symbol(struct symbolizer *s, int pid, uint64_t addr, const char **module);
+
+/*
+ * While held, the strings symbolizer_frames_interned() handed out stay valid
+ * even if their module goes (it is freed at the last release): another
+ * thread can encode what it collected while this one moves on. Both may be
+ * called from any thread.
+ */
+void symbolizer_hold(struct symbolizer *s);
+void symbolizer_release(struct symbolizer *s);
+
+/* A string kept until symbolizer_free, equal to str (NULL for NULL). */
+const char *symbolizer_intern(struct symbolizer *s, const char *str);
+
+void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *out);
 
 #endif

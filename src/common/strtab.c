@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /* Hash index and string table (see strtab.h). */
-#include "ctl/render/strtab.h"
+#include "common/strtab.h"
 #include "common/util.h"
 
 #include <stdlib.h>
@@ -50,6 +50,22 @@ size_t hash_index_find(struct hash_index *t, uint64_t hash, int (*eq)(const void
 	t->slots[pos] = (uint32_t)t->count + 1;
 	*is_new = 1;
 	return t->count++;
+}
+
+size_t hash_index_get(const struct hash_index *t, uint64_t hash,
+		      int (*eq)(const void *arg, size_t i), const void *arg)
+{
+	size_t pos;
+
+	if (!t->nslots)
+		return SIZE_MAX;
+	for (pos = hash & (t->nslots - 1); t->slots[pos]; pos = (pos + 1) & (t->nslots - 1)) {
+		size_t i = t->slots[pos] - 1;
+
+		if (t->hashes[i] == hash && eq(arg, i))
+			return i;
+	}
+	return SIZE_MAX;
 }
 
 void hash_index_free(struct hash_index *t)

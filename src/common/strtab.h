@@ -27,6 +27,9 @@ uint64_t hash_mix(uint64_t h, uint64_t v);
  */
 size_t hash_index_find(struct hash_index *t, uint64_t hash, int (*eq)(const void *arg, size_t i),
 		       const void *arg, int *is_new);
+/* The same without adding: the index of the entry, or SIZE_MAX when there is none. */
+size_t hash_index_get(const struct hash_index *t, uint64_t hash,
+		      int (*eq)(const void *arg, size_t i), const void *arg);
 void hash_index_free(struct hash_index *t);
 
 struct strtab {

@@ -1,0 +1,170 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The snapshot decoder's later sections (32 and up): what tracing misses per
+ * target, the unwind tables' figures, where each function is probed, the
+ * daemon's own figures, a grouped snapshot's rows and the leaks per stack.
+ * Each is optional: a snapshot without one reads as before it existed.
+ */
+#include "memtrace/snapshot.h"
+#include "common/snapshot_read.h"
+#include "common/snapshot_wire.h"
+#include "common/util.h"
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <zlib.h>
+
+int dec_target_notes(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "target_notes section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		if (rd_string(r, &s->targets[i].note))
+			return -1;
+	}
+	return 0;
+}
+
+int dec_unwind(struct reader *r)
+{
+	struct snap_unwind *u = &r->d->s->unwind;
+	uint64_t *fields[] = {&u->memory_limit, &u->memory_used,     &u->table_bytes,
+			      &u->tables,	&u->modules_without, &u->modules_refused};
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	/* Each field is at least one byte, so the loop ends with the section. */
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(fields))
+			*fields[i] = v;
+	}
+	u->present = 1;
+	return 0;
+}
+
+int dec_probe_sites(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "probe_sites section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_target *t = &s->targets[i];
+		uint32_t m;
+
+		if (rd_count(r, 7, SNAPSHOT_MAX_SITES, &m))
+			return -1;
+		t->sites = calloc(m ? m : 1, sizeof(*t->sites));
+		if (!t->sites)
+			return dec_fail(r->d, "out of memory");
+		t->nsites = m;
+		for (uint32_t j = 0; j < m; j++) {
+			struct snap_probe_site *ps = &t->sites[j];
+
+			if (rd_string(r, &ps->function) || rd_string(r, &ps->object) ||
+			    rd_varint(r, &ps->offset) || rd_varint(r, &ps->at) ||
+			    rd_string(r, &ps->instruction) || rd_string(r, &ps->why) ||
+			    rd_string(r, &ps->via))
+				return -1;
+		}
+	}
+	return 0;
+}
+
+/* Section 42: a counted list of the daemon's figures (more may follow). */
+int dec_daemon(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t n, v;
+
+	if (rd_varint(r, &n))
+		return -1;
+	for (uint64_t i = 0; i < n; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < SNAP_NDAEMON)
+			memcpy((char *)&s->daemon + snap_daemon_offsets[i], &v, sizeof(v));
+	}
+	s->has_daemon = 1;
+	return 0;
+}
+
+/* Section 43: the row each stack stands for, then the rows not sent. */
+int dec_groups(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_groups *g = &s->groups;
+	uint64_t *rest[4 + SNAP_STACK_COUNTERS_ALL] = {&g->rest_rows, &g->rest_rows_live,
+						       &g->rest_rows_allocated, &g->rest_rows_peak,
+#define REST_FIELD(field, section) &g->rest.field,
+						       MT_STACK_COUNTERS(REST_FIELD)
+#undef REST_FIELD
+	};
+	uint32_t n;
+	uint64_t k, v;
+
+	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
+	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return dec_fail(r->d, "groups section: %u rows for %u stacks", n, s->nstacks);
+	if (!g->by || g->by > SNAP_GROUP_MAX || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
+		return dec_fail(r->d, "groups section: bad grouping");
+	g->rows = calloc(n ? n : 1, sizeof(*g->rows));
+	if (!g->rows)
+		return dec_fail(r->d, "out of memory");
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
+			return -1;
+	if (rd_varint(r, &k))
+		return -1;
+	for (uint64_t i = 0; i < k; i++) {
+		if (rd_varint(r, &v))
+			return -1;
+		if (i < ARRAY_SIZE(rest))
+			*rest[i] = v;
+	}
+	s->has_groups = 1;
+	return 0;
+}
+
+/* Section 44: leaking blocks, in total and per stack. */
+int dec_leaks(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_leaks *l = &s->leaks;
+	uint32_t n;
+
+	if (rd_varint(r, &l->older_than_ns) || rd_varint(r, &l->blocks) ||
+	    rd_varint(r, &l->bytes) || rd_varint(r, &l->stacks_total) ||
+	    rd_count(r, 4, SNAPSHOT_MAX_STACKS, &n))
+		return -1;
+	if (n != s->nstacks)
+		return dec_fail(r->d, "leaks section: %u entries for %u stacks", n, s->nstacks);
+	l->stacks = calloc(n ? n : 1, sizeof(*l->stacks));
+	if (!l->stacks)
+		return dec_fail(r->d, "out of memory");
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_leak *e = &l->stacks[i];
+
+		if (rd_varint(r, &e->blocks) || rd_varint(r, &e->bytes) ||
+		    rd_varint(r, &e->oldest_ns) || rd_varint(r, &e->youngest_ns))
+			return -1;
+	}
+	s->has_leaks = 1;
+	return 0;
+}

@@ -1,0 +1,267 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * Building a snapshot's shared frames (see framebuild.h). A memo from (space,
+ * word) to the run of table frames it became makes each reference one hash
+ * lookup; the references are kept as table indices while the table grows and
+ * become pointers at the end.
+ */
+#include "daemon/serve/framebuild.h"
+#include "daemon/serve/service.h"
+#include "daemon/core/tracker.h"
+#include "daemon/symbols/pystacks.h"
+#include "daemon/symbols/symbolize.h"
+#include "common/util.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct word_run {
+	uint64_t word;
+	uint32_t space;
+	uint32_t first, count; /* frames in the table */
+};
+
+struct framebuild {
+	const struct daemon_view *v;
+	struct snap_frame *table;
+	uint32_t ntable, table_cap;
+	/* (space, word) -> runs: open addressing of run numbers + 1, probed
+	 * inline (this is looked up once per frame of every stack walked) */
+	uint32_t *memo;
+	size_t memo_mask;
+	struct word_run *runs;
+	size_t nruns, runs_cap;
+	uint32_t *refs; /* table indices */
+	uint64_t nrefs, refs_cap;
+	/* word number of the stack table -> its run + 1 (0: not yet), for the
+	 * space of that run: the common case without hashing the word */
+	uint32_t *by_num;
+	uint32_t nby_num;
+};
+
+struct framebuild *framebuild_new(const struct daemon_view *v)
+{
+	struct framebuild *b = xcalloc(1, sizeof(*b));
+
+	b->v = v;
+	return b;
+}
+
+static uint32_t table_add(struct framebuild *b, const struct snap_frame *f)
+{
+	if (b->ntable == b->table_cap) {
+		b->table_cap = b->table_cap ? 2 * b->table_cap : 256;
+		b->table = xrealloc(b->table, b->table_cap * sizeof(*b->table));
+	}
+	b->table[b->ntable] = *f;
+	return b->ntable++;
+}
+
+/* A Python frame, its strings kept by the symbolizer like the native ones. */
+static void python_frame(const struct daemon_view *v, uint32_t space, uint64_t word,
+			 struct snap_frame *out)
+{
+	struct snap_frame f;
+
+	pystacks_frame(v->py, (int)space, word, &f);
+	*out = f;
+	out->function = (char *)symbolizer_intern(v->sym, f.function);
+	out->file = (char *)symbolizer_intern(v->sym, f.file);
+	out->module = (char *)symbolizer_intern(v->sym, f.module);
+	out->build_id = (char *)symbolizer_intern(v->sym, f.build_id);
+	free(f.function);
+	free(f.module);
+	free(f.file);
+	free(f.build_id);
+}
+
+static size_t run_slot(const struct framebuild *b, uint32_t space, uint64_t word)
+{
+	uint64_t h = (word ^ (uint64_t)space << 40) * 0x9e3779b97f4a7c15ull;
+
+	return (size_t)(h ^ h >> 31) & b->memo_mask;
+}
+
+static void memo_grow(struct framebuild *b)
+{
+	size_t cap = b->memo ? 2 * (b->memo_mask + 1) : 1024;
+
+	free(b->memo);
+	b->memo = xcalloc(cap, sizeof(*b->memo));
+	b->memo_mask = cap - 1;
+	for (size_t i = 0; i < b->nruns; i++) {
+		size_t pos = run_slot(b, b->runs[i].space, b->runs[i].word);
+
+		while (b->memo[pos])
+			pos = (pos + 1) & b->memo_mask;
+		b->memo[pos] = (uint32_t)i + 1;
+	}
+}
+
+/* The frames one word of a space stands for (symbolized on first sight). */
+static const struct word_run *word_run(struct framebuild *b, uint32_t space, uint64_t word)
+{
+	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
+	struct word_run *r;
+	size_t pos, n;
+
+	if ((b->nruns + 1) * 2 > b->memo_mask + 1 || !b->memo)
+		memo_grow(b);
+	for (pos = run_slot(b, space, word); b->memo[pos]; pos = (pos + 1) & b->memo_mask) {
+		r = &b->runs[b->memo[pos] - 1];
+		if (r->word == word && r->space == space)
+			return r;
+	}
+	if (b->nruns == b->runs_cap) {
+		b->runs_cap = b->runs_cap ? 2 * b->runs_cap : 256;
+		b->runs = xrealloc(b->runs, b->runs_cap * sizeof(*b->runs));
+	}
+	b->memo[pos] = (uint32_t)b->nruns + 1;
+	r = &b->runs[b->nruns++];
+	r->word = word;
+	r->space = space;
+	r->first = b->ntable;
+	/* the symbolizer fills its caches: another lane may look up too */
+	if (b->v->sym_lock)
+		pthread_mutex_lock(b->v->sym_lock);
+	if (word & MT_PY_WORD) {
+		python_frame(b->v, space, word, &one[0]);
+		n = 1;
+	} else {
+		/* inlined functions add frames at the same address */
+		n = symbolizer_frames_interned(b->v->sym, (int)space, word, one, ARRAY_SIZE(one));
+	}
+	if (b->v->sym_lock)
+		pthread_mutex_unlock(b->v->sym_lock);
+	for (size_t k = 0; k < n; k++)
+		table_add(b, &one[k]);
+	r->count = (uint32_t)n;
+	return r;
+}
+
+/* The run of word number num of the stack table, in space. */
+static const struct word_run *num_run(struct framebuild *b, uint32_t space, uint32_t num)
+{
+	const struct stack_table *t = &b->v->tracker->stacks;
+	const struct word_run *r;
+
+	if (!b->by_num) {
+		/* the table does not change while a snapshot is built */
+		b->nby_num = t->nwords;
+		b->by_num = xcalloc(b->nby_num ? b->nby_num : 1, sizeof(*b->by_num));
+	}
+	if (num < b->nby_num && b->by_num[num]) {
+		r = &b->runs[b->by_num[num] - 1];
+		if (r->space == space)
+			return r;
+	}
+	r = word_run(b, space, t->words[num]);
+	if (num < b->nby_num)
+		b->by_num[num] = (uint32_t)(r - b->runs) + 1;
+	return r;
+}
+
+void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_t *first,
+		     uint32_t *count)
+{
+	const struct word_run *r = num_run(b, space, num);
+
+	*first = r->first;
+	*count = r->count;
+}
+
+static void ref_add(struct framebuild *b, uint32_t first, uint32_t count)
+{
+	if (b->nrefs + count > b->refs_cap) {
+		while (b->nrefs + count > b->refs_cap)
+			b->refs_cap = b->refs_cap ? 2 * b->refs_cap : 4096;
+		b->refs = xrealloc(b->refs, b->refs_cap * sizeof(*b->refs));
+	}
+	for (uint32_t k = 0; k < count; k++)
+		b->refs[b->nrefs++] = first + k;
+}
+
+/* The interpreter loop: one native frame per run, which ran Python frames. */
+static int is_eval_loop(const struct snap_frame *f)
+{
+	return f->function && (!strcmp(f->function, "_PyEval_EvalFrameDefault") ||
+			       !strncmp(f->function, "_PyEval_EvalFrameDefault.", 25));
+}
+
+void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg)
+{
+	const struct stack_table *t = &b->v->tracker->stacks;
+	const struct stack_entry *s = stack_get(t, idx);
+	const uint32_t *nums = t->frames + s->frames_off;
+	const uint64_t *words = t->words;
+	uint32_t nat = 0, py, i;
+	uint32_t space = s->tgid;
+
+	/* Python frame words follow the native ones: each run of the
+	 * interpreter loop is replaced by the Python frames it was running (up
+	 * to the word marked MT_PY_GROUP_END); Python frames left over (native
+	 * frames cut short: a module without frame pointers) come last */
+	while (nat < s->nframes && !(words[nums[nat]] & MT_PY_WORD))
+		nat++;
+	py = nat;
+	for (i = 0; i < nat; i++) {
+		const struct word_run *r = num_run(b, space, nums[i]);
+		uint32_t first = r->first, count = r->count;
+
+		if (py < s->nframes && count && is_eval_loop(&b->table[first + count - 1])) {
+			do {
+				const struct word_run *p = num_run(b, space, nums[py]);
+
+				if (fn(arg, p->first, p->count))
+					return;
+			} while (!(words[nums[py++]] & MT_PY_GROUP_END) && py < s->nframes);
+			continue;
+		}
+		if (fn(arg, first, count))
+			return;
+	}
+	for (; py < s->nframes; py++) {
+		const struct word_run *p = num_run(b, space, nums[py]);
+
+		if (fn(arg, p->first, p->count))
+			return;
+	}
+}
+
+static int add_refs(void *arg, uint32_t first, uint32_t count)
+{
+	ref_add(arg, first, count);
+	return 0;
+}
+
+uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n)
+{
+	uint64_t start = b->nrefs;
+
+	framebuild_walk(b, idx, add_refs, b);
+	*n = (uint32_t)(b->nrefs - start);
+	return start;
+}
+
+const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i)
+{
+	return &b->table[i];
+}
+
+void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
+{
+	s->frames_borrowed = 1;
+	s->frame_table = b->table;
+	s->nframe_table = b->ntable;
+	s->frame_refs = xmalloc((b->nrefs ? b->nrefs : 1) * sizeof(*s->frame_refs));
+	for (uint64_t k = 0; k < b->nrefs; k++)
+		s->frame_refs[k] = &s->frame_table[b->refs[k]];
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		s->stacks[i].frames = s->frame_refs + offsets[i];
+	free(b->memo);
+	free(b->runs);
+	free(b->refs);
+	free(b->by_num);
+	free(b);
+}

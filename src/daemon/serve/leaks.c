@@ -1,0 +1,104 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * leaks=1 requests, answered in the daemon (grouping.h): one walk of the
+ * live heap counts, per selected stack, its blocks at least older_than_ns
+ * old; only the top stacks and the totals travel, not the block list.
+ */
+#include "daemon/serve/grouping.h"
+#include "daemon/serve/collect.h"
+#include "daemon/serve/framebuild.h"
+#include "daemon/core/tracker.h"
+#include "common/util.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+struct leak_item {
+	uint32_t stack; /* daemon index */
+	uint32_t pos;	/* position in the request's order */
+	struct snap_leak l;
+};
+
+static int leak_before(const struct leak_item *a, const struct leak_item *b)
+{
+	/* render_leaks' order: bytes, then blocks, then the stack's place */
+	if (a->l.bytes != b->l.bytes)
+		return a->l.bytes > b->l.bytes;
+	if (a->l.blocks != b->l.blocks)
+		return a->l.blocks > b->l.blocks;
+	return a->pos < b->pos;
+}
+
+static int leak_cmp(const void *x, const void *y)
+{
+	const struct leak_item *a = x, *b = y;
+
+	return leak_before(a, b) ? -1 : leak_before(b, a);
+}
+
+void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
+		    const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
+		    struct snapshot *s)
+{
+	const struct tracker *t = v->tracker;
+	uint64_t now = time_monotonic_ns();
+	uint32_t *pos_of, n = 0, top;
+	struct leak_item *items;
+	struct framebuild *fb;
+	uint64_t *frames_at;
+	struct heap_block hb, *b = &hb;
+	uint64_t hpos = 0;
+
+	/* per selected stack, where it is in the request's order */
+	pos_of = xmalloc((t->stacks.count ? t->stacks.count : 1) * sizeof(*pos_of));
+	memset(pos_of, 0xff, (t->stacks.count ? t->stacks.count : 1) * sizeof(*pos_of));
+	for (uint32_t i = 0; i < nsel; i++)
+		pos_of[sel[i]] = i;
+	items = xcalloc(nsel ? nsel : 1, sizeof(*items));
+	for (uint32_t i = 0; i < nsel; i++) {
+		items[i].stack = sel[i];
+		items[i].pos = i;
+	}
+	memset(&s->leaks, 0, sizeof(s->leaks));
+	s->leaks.older_than_ns = r->older_than_ns;
+	/* one walk of the live heap */
+	while (heap_next(&t->heap, &hpos, b)) {
+		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
+		struct snap_leak *l;
+		uint32_t p;
+
+		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
+		    (p = pos_of[b->stack]) == UINT32_MAX)
+			continue;
+		l = &items[p].l;
+		if (!l->blocks || age > l->oldest_ns)
+			l->oldest_ns = age;
+		if (!l->blocks || age < l->youngest_ns)
+			l->youngest_ns = age;
+		l->blocks++;
+		l->bytes += b->size;
+		s->leaks.blocks++;
+		s->leaks.bytes += b->size;
+	}
+	free(pos_of);
+	/* the stacks with such blocks, most bytes first */
+	for (uint32_t i = 0; i < nsel; i++)
+		if (items[i].l.blocks)
+			items[n++] = items[i];
+	s->leaks.stacks_total = n;
+	qsort(items, n, sizeof(*items), leak_cmp);
+	top = r->top && r->top < n ? r->top : n;
+	s->has_leaks = 1;
+	s->leaks.stacks = xcalloc(top ? top : 1, sizeof(*s->leaks.stacks));
+	s->stacks = xcalloc(top ? top : 1, sizeof(*s->stacks));
+	frames_at = xmalloc((top ? top : 1) * sizeof(*frames_at));
+	s->nstacks = top;
+	fb = framebuild_new(v);
+	for (uint32_t i = 0; i < top; i++) {
+		collect_fill_stack(v, ends, fb, items[i].stack, &s->stacks[i], &frames_at[i]);
+		s->leaks.stacks[i] = items[i].l;
+	}
+	framebuild_finish(fb, s, frames_at);
+	free(frames_at);
+	free(items);
+}

@@ -1,0 +1,538 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The request worker (see worker.h). Two threads (lanes), each serving its
+ * requests one at a time in the order they came. The handshake with the
+ * loop goes through one mutex, one condition variable (loop -> lanes) and
+ * one eventfd (lanes -> loop, TAG_WORKER in the loop's epoll set): a lane
+ * asks to freeze and waits until the loop grants it; it asks to thaw and
+ * goes on without waiting. The frozen count itself belongs to the loop, so
+ * queued events are always applied before any newer one.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "daemon/watch.h"
+#include "daemon/serve/collect.h"
+#include "daemon/serve/evqueue.h"
+#include "daemon/serve/server.h"
+#include "daemon/serve/worker.h"
+#include "daemon/symbols/symbolize.h"
+#include "common/util.h"
+
+/* The worker's nice value: the loop's is the process's (0). */
+#define WORKER_NICE 10
+
+struct job {
+	int slot;	 /* the client's slot in the loop's table */
+	uint64_t serial; /* and its serial, in case the slot was reused meanwhile */
+	struct proto_request req;
+};
+
+/* A reply frame for the loop to send. */
+struct done {
+	int slot;
+	uint64_t serial;
+	uint8_t *frame; /* header and payload */
+	size_t len;
+};
+
+/*
+ * A lane: a thread and its queue. Lane 0 takes the requests whose answer
+ * is a whole snapshot (every stack, or the block list); lane 1 the others,
+ * which are small however large the heap: grouped views, leaks, the top N
+ * stacks, stats. Lane 1 may join a freeze lane 0 holds.
+ */
+enum { LANE_WHOLE, LANE_SMALL, NLANES };
+
+struct lane {
+	pthread_t thread;
+	int started;
+	/* under the worker's lock */
+	struct job queue[WORKER_MAX_QUEUED];
+	unsigned head, count;
+	int freeze_wanted, thaw_wanted, granted;
+	struct daemon_view view; /* the core as it froze, for this lane */
+	/* loop thread only */
+	int holds;	   /* it reads the frozen core */
+	int grant_pending; /* it asked for a freeze not granted yet */
+};
+
+struct worker {
+	/* what it serves, and for whom */
+	struct server *srv;
+	int epfd;
+	const struct service *svc;
+	struct stack_ends *ends; /* the server's: filled on the loop thread only */
+	int efd;		 /* worker -> loop */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* loop -> worker: a job, a freeze granted, stop */
+	/* the symbolizer's caches fill as two lanes read them */
+	pthread_mutex_t sym_lock;
+	struct lane lanes[NLANES];
+	/* under lock */
+	struct done *done; /* answers the loop has not taken yet */
+	size_t ndone, done_cap;
+	int stopping;
+	struct worker_stats stats;
+	/* loop thread only (the queue's pool excepted) */
+	int frozen; /* lanes reading the core */
+	uint64_t frozen_at;
+	struct daemon_view view; /* read when the freeze began */
+	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
+	uint64_t ndeferred;	 /* records queued since the freeze */
+};
+
+struct lane_arg {
+	struct worker *w;
+	struct lane *lane;
+};
+
+/* Chunks of touched memory ready for the deferred queue (1 MiB each). */
+#define DEFERRED_POOL 4
+/* Time the loop spends applying deferred events per drain, at most. */
+#define CATCH_UP_BUDGET_NS (2 * 1000 * 1000)
+
+/* Stacks a request for the top N may ask for and still count as small. */
+#define SMALL_TOP 1000
+
+/* A request whose answer is small however large the heap. */
+static int small_answer(const struct proto_request *r)
+{
+	if (r->blocks)
+		return 0;
+	return r->group || r->leaks || (r->top && r->top <= SMALL_TOP);
+}
+
+/* ---- the worker threads --------------------------------------------------- */
+
+static void wake_loop(struct worker *w)
+{
+	uint64_t one = 1;
+
+	if (write(w->efd, &one, sizeof(one)) < 0 && errno != EAGAIN)
+		log_msg("worker: cannot wake the loop: %s", strerror(errno));
+}
+
+/* Wait until the loop froze the core for lane l; 0, or -1 when stopping. */
+static int freeze(struct worker *w, struct lane *l)
+{
+	int stopping;
+
+	/* the queue the loop drains into meanwhile gets memory already touched */
+	evqueue_prepare(&w->deferred, DEFERRED_POOL);
+	pthread_mutex_lock(&w->lock);
+	l->freeze_wanted = 1;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+	pthread_mutex_lock(&w->lock);
+	while (!l->granted && !w->stopping)
+		pthread_cond_wait(&w->cond, &w->lock);
+	l->granted = 0;
+	stopping = w->stopping;
+	pthread_mutex_unlock(&w->lock);
+	return stopping ? -1 : 0;
+}
+
+static void thaw(struct worker *w, struct lane *l)
+{
+	pthread_mutex_lock(&w->lock);
+	l->thaw_wanted = 1;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+}
+
+/* Hand a reply frame (header and payload) to the loop, which sends it at the
+ * client's pace, as it is. */
+static void post(struct worker *w, const struct job *job, uint8_t *frame, size_t len)
+{
+	pthread_mutex_lock(&w->lock);
+	if (w->ndone == w->done_cap) {
+		w->done_cap = w->done_cap ? 2 * w->done_cap : 16;
+		w->done = xrealloc(w->done, w->done_cap * sizeof(*w->done));
+	}
+	w->done[w->ndone++] = (struct done){job->slot, job->serial, frame, len};
+	if (frame[4])
+		w->stats.failed++;
+	else
+		w->stats.served++;
+	pthread_mutex_unlock(&w->lock);
+	wake_loop(w);
+}
+
+static void serve(struct worker *w, struct lane *l, struct job *job)
+{
+	struct snapshot snap;
+	char err[256];
+	uint8_t *frame = NULL;
+	size_t len = 0;
+	int built;
+
+	if (freeze(w, l))
+		return;
+	/* strings of symbols dropped after the thaw stay until the reply is encoded */
+	symbolizer_hold(l->view.sym);
+	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
+	thaw(w, l);
+	/* encoded behind room for the reply's header: the frame is made here,
+	 * where new memory's cost (high on some virtual machines) is no stall */
+	if (built) {
+		if (snapshot_encode_after(&snap, PROTO_REPLY_HEADER, &frame, &len))
+			snprintf(err, sizeof(err), "cannot encode the snapshot");
+		snapshot_free(&snap);
+	}
+	symbolizer_release(l->view.sym);
+	if (frame) {
+		proto_reply_header(frame, 0, (uint32_t)len);
+	} else {
+		len = strlen(err);
+		frame = xmalloc(PROTO_REPLY_HEADER + len);
+		proto_reply_header(frame, 1, (uint32_t)len);
+		memcpy(frame + PROTO_REPLY_HEADER, err, len);
+	}
+	post(w, job, frame, PROTO_REPLY_HEADER + len);
+}
+
+static void *worker_main(void *arg)
+{
+	struct lane_arg a = *(struct lane_arg *)arg;
+	struct worker *w = a.w;
+	struct lane *l = a.lane;
+	struct job job;
+
+	free(arg);
+	/* ingest first: on a busy machine the loop must get the CPU when it wakes */
+	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE))
+		log_msg("worker: cannot lower its priority: %s", strerror(errno));
+
+	for (;;) {
+		pthread_mutex_lock(&w->lock);
+		while (!l->count && !w->stopping)
+			pthread_cond_wait(&w->cond, &w->lock);
+		if (w->stopping) {
+			pthread_mutex_unlock(&w->lock);
+			break;
+		}
+		job = l->queue[l->head];
+		l->head = (l->head + 1) % WORKER_MAX_QUEUED;
+		l->count--;
+		pthread_mutex_unlock(&w->lock);
+		serve(w, l, &job);
+	}
+	return NULL;
+}
+
+/* ---- the loop thread ------------------------------------------------------ */
+
+static void worker_free(struct worker *w)
+{
+	for (size_t i = 0; i < w->ndone; i++)
+		free(w->done[i].frame);
+	free(w->done);
+	loop_unwatch(w->epfd, w->efd);
+	close(w->efd);
+	evqueue_free(&w->deferred);
+	pthread_mutex_destroy(&w->lock);
+	pthread_mutex_destroy(&w->sym_lock);
+	pthread_cond_destroy(&w->cond);
+	free(w);
+}
+
+struct worker *worker_start(struct server *srv, int epfd, const struct service *svc,
+			    struct stack_ends *ends)
+{
+	struct worker *w = xcalloc(1, sizeof(*w));
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int ok = 1;
+
+	/* a request's big buffers (a full snapshot's, tens of MB) go back to
+	 * the system when freed: glibc would otherwise raise its mmap threshold
+	 * after the first and keep the next ones in its heap for good */
+	mallopt(M_MMAP_THRESHOLD, 1 << 20);
+	w->srv = srv;
+	w->epfd = epfd;
+	w->svc = svc;
+	w->ends = ends;
+	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (w->efd < 0 || loop_watch(epfd, w->efd, EPOLLIN, TAG_WORKER, 0)) {
+		log_msg("cannot start the request worker: %s", strerror(errno));
+		if (w->efd >= 0)
+			close(w->efd);
+		free(w);
+		return NULL;
+	}
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_mutex_init(&w->sym_lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+	evqueue_init(&w->deferred);
+	/* signals stay with the loop's signalfd; the lanes are ordinary
+	 * threads whatever the loop's policy (--realtime) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
+	for (int i = 0; i < NLANES && ok; i++) {
+		struct lane_arg *a = xmalloc(sizeof(*a));
+
+		*a = (struct lane_arg){w, &w->lanes[i]};
+		if (pthread_create(&w->lanes[i].thread, &attr, worker_main, a)) {
+			free(a);
+			ok = 0;
+		} else {
+			w->lanes[i].started = 1;
+		}
+	}
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!ok) {
+		log_msg("cannot start the request worker threads");
+		worker_stop(w);
+		return NULL;
+	}
+	return w;
+}
+
+int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r)
+{
+	struct lane *l;
+	int rc = -1;
+
+	if (!w)
+		return -1;
+	l = &w->lanes[small_answer(r) ? LANE_SMALL : LANE_WHOLE];
+	pthread_mutex_lock(&w->lock);
+	if (l->count < WORKER_MAX_QUEUED) {
+		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] = (struct job){slot, serial, *r};
+		l->count++;
+		pthread_cond_broadcast(&w->cond);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
+}
+
+int worker_frozen(const struct worker *w)
+{
+	return w && (w->frozen || w->deferred.count);
+}
+
+void worker_defer_event(struct worker *w, const void *data, size_t len)
+{
+	if (!len)
+		return;
+	evqueue_push(&w->deferred, data, len);
+	w->ndeferred++;
+}
+
+/* Let lane l read the core, frozen as it is (w->lost read when it froze). */
+static void grant_lane(struct worker *w, struct lane *l)
+{
+	l->holds = 1;
+	l->grant_pending = 0;
+	w->frozen++;
+	pthread_mutex_lock(&w->lock);
+	l->view = w->view;
+	l->view.sym_lock = &w->sym_lock;
+	l->granted = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+}
+
+/* Freeze the core for the lanes that wait: it is up to date with the ring buffer. */
+static void grant(struct worker *w)
+{
+	w->svc->view(w->svc->ctx, &w->view);
+	/* where stacks end is learned here, where the symbolizer is the loop's */
+	stack_ends_check(&w->view, w->ends, UINT64_MAX);
+	w->frozen_at = time_monotonic_ns();
+	w->ndeferred = 0;
+	pthread_mutex_lock(&w->lock);
+	w->stats.freezes++;
+	pthread_mutex_unlock(&w->lock);
+	worker_daemon_figures(w, &w->view.daemon);
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].grant_pending)
+			grant_lane(w, &w->lanes[i]);
+}
+
+static int any_pending(const struct worker *w)
+{
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].grant_pending)
+			return 1;
+	return 0;
+}
+
+/* The core moves again: what waited for that goes on. */
+static void resume(struct worker *w)
+{
+	w->svc->resume(w->svc->ctx);
+	server_resume(w->srv);
+}
+
+void worker_catch_up(struct worker *w)
+{
+	uint64_t start;
+	const void *rec;
+	size_t len;
+	unsigned n = 0;
+
+	if (!w || w->frozen || !w->deferred.count)
+		return;
+	start = time_monotonic_ns();
+	while ((rec = evqueue_peek(&w->deferred, &len))) {
+		w->svc->ingest(w->svc->ctx, rec, len);
+		evqueue_pop(&w->deferred);
+		/* a slice at a time: the next drain comes soon */
+		if (!(++n & 255) && time_monotonic_ns() - start > CATCH_UP_BUDGET_NS)
+			break;
+	}
+	if (w->deferred.count)
+		return;
+	/* caught up: what waited for it goes on, then the next freeze */
+	resume(w);
+	if (any_pending(w) && !w->frozen && !w->deferred.count) {
+		w->svc->drain(w->svc->ctx);
+		if (!w->deferred.count && !w->frozen)
+			grant(w);
+	}
+}
+
+/* Give the loop the answers the worker posted. */
+static void deliver(struct worker *w)
+{
+	struct done *v;
+	size_t n;
+
+	pthread_mutex_lock(&w->lock);
+	v = w->done;
+	n = w->ndone;
+	w->done = NULL;
+	w->ndone = w->done_cap = 0;
+	pthread_mutex_unlock(&w->lock);
+	for (size_t i = 0; i < n; i++)
+		server_deliver(w->srv, v[i].slot, v[i].frame, v[i].len, v[i].serial);
+	free(v);
+}
+
+void worker_event(struct worker *w)
+{
+	int thaw_now[NLANES], freeze_now[NLANES], was_frozen;
+	uint64_t n;
+
+	if (!w)
+		return;
+	while (read(w->efd, &n, sizeof(n)) > 0)
+		;
+	deliver(w);
+	pthread_mutex_lock(&w->lock);
+	for (int i = 0; i < NLANES; i++) {
+		struct lane *l = &w->lanes[i];
+
+		thaw_now[i] = l->thaw_wanted && l->holds;
+		l->thaw_wanted = 0;
+		freeze_now[i] = l->freeze_wanted;
+		l->freeze_wanted = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	was_frozen = w->frozen;
+	for (int i = 0; i < NLANES; i++) {
+		if (thaw_now[i]) {
+			w->lanes[i].holds = 0;
+			w->frozen--;
+		}
+		if (freeze_now[i])
+			w->lanes[i].grant_pending = 1;
+	}
+	if (was_frozen && !w->frozen) {
+		uint64_t took = time_monotonic_ns() - w->frozen_at;
+
+		pthread_mutex_lock(&w->lock);
+		if (took > w->stats.freeze_max_ns)
+			w->stats.freeze_max_ns = took;
+		w->stats.deferred_events += w->ndeferred;
+		if (w->ndeferred > w->stats.deferred_max)
+			w->stats.deferred_max = w->ndeferred;
+		pthread_mutex_unlock(&w->lock);
+		if (!w->deferred.count)
+			resume(w);
+	}
+	/* a small answer need not wait for a whole snapshot's freeze: it reads
+	 * the core as that froze (a whole snapshot never joins a freeze, so
+	 * none lasts longer than one of each) */
+	if (w->frozen && w->lanes[LANE_SMALL].grant_pending && !w->lanes[LANE_SMALL].holds) {
+		grant_lane(w, &w->lanes[LANE_SMALL]);
+		pthread_mutex_lock(&w->lock);
+		w->stats.joined++;
+		pthread_mutex_unlock(&w->lock);
+	}
+	/* apply what came meanwhile (a slice), and grant the freeze once caught up */
+	if (w->deferred.count)
+		worker_catch_up(w);
+	else if (any_pending(w) && !w->frozen) {
+		w->svc->drain(w->svc->ctx); /* everything before the request counts */
+		if (!w->deferred.count && !w->frozen)
+			grant(w);
+	}
+}
+
+void worker_get_stats(const struct worker *w, struct worker_stats *out)
+{
+	memset(out, 0, sizeof(*out));
+	if (!w)
+		return;
+	pthread_mutex_lock((pthread_mutex_t *)&w->lock);
+	*out = w->stats;
+	pthread_mutex_unlock((pthread_mutex_t *)&w->lock);
+}
+
+void worker_daemon_figures(const struct worker *w, struct snap_daemon *out)
+{
+	struct worker_stats st;
+
+	worker_get_stats(w, &st);
+	out->frozen_requests = st.freezes;
+	out->freeze_max_ns = st.freeze_max_ns;
+	out->deferred_events = st.deferred_events;
+}
+
+int worker_loop_realtime(void)
+{
+	struct sched_param p = {.sched_priority = 1};
+
+	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p)) {
+		log_msg("--realtime: cannot take SCHED_FIFO (%s); draining at normal priority",
+			strerror(errno));
+		return -1;
+	}
+	log_msg("draining the ring buffer at real-time priority (SCHED_FIFO 1)");
+	return 0;
+}
+
+void worker_stop(struct worker *w)
+{
+	if (!w)
+		return;
+	pthread_mutex_lock(&w->lock);
+	w->stopping = 1;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	/* a lane reading the frozen core finishes that, thaws and stops */
+	for (int i = 0; i < NLANES; i++)
+		if (w->lanes[i].started)
+			pthread_join(w->lanes[i].thread, NULL);
+	worker_free(w);
+}
