@@ -35,20 +35,16 @@ int dec_target_notes(struct reader *r)
 
 int dec_unwind(struct reader *r)
 {
+	static const size_t offsets[] = {offsetof(struct snap_unwind, memory_limit),
+					 offsetof(struct snap_unwind, memory_used),
+					 offsetof(struct snap_unwind, table_bytes),
+					 offsetof(struct snap_unwind, tables),
+					 offsetof(struct snap_unwind, modules_without),
+					 offsetof(struct snap_unwind, modules_refused)};
 	struct snap_unwind *u = &r->d->s->unwind;
-	uint64_t *fields[] = {&u->memory_limit, &u->memory_used,     &u->table_bytes,
-			      &u->tables,	&u->modules_without, &u->modules_refused};
-	uint64_t n, v;
 
-	if (rd_varint(r, &n))
+	if (rd_fields(r, u, offsets, ARRAY_SIZE(offsets)))
 		return -1;
-	/* Each field is at least one byte, so the loop ends with the section. */
-	for (uint64_t i = 0; i < n; i++) {
-		if (rd_varint(r, &v))
-			return -1;
-		if (i < ARRAY_SIZE(fields))
-			*fields[i] = v;
-	}
 	u->present = 1;
 	return 0;
 }
@@ -89,16 +85,9 @@ int dec_probe_sites(struct reader *r)
 int dec_daemon(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
-	uint64_t n, v;
 
-	if (rd_varint(r, &n))
+	if (rd_fields(r, &s->daemon, snap_daemon_offsets, SNAP_NDAEMON))
 		return -1;
-	for (uint64_t i = 0; i < n; i++) {
-		if (rd_varint(r, &v))
-			return -1;
-		if (i < SNAP_NDAEMON)
-			memcpy((char *)&s->daemon + snap_daemon_offsets[i], &v, sizeof(v));
-	}
 	s->has_daemon = 1;
 	return 0;
 }
@@ -108,14 +97,15 @@ int dec_groups(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
 	struct snap_groups *g = &s->groups;
-	uint64_t *rest[4 + SNAP_STACK_COUNTERS_ALL] = {&g->rest_rows, &g->rest_rows_live,
-						       &g->rest_rows_allocated, &g->rest_rows_peak,
-#define REST_FIELD(field, section) &g->rest.field,
-						       MT_STACK_COUNTERS(REST_FIELD)
+	static const size_t rest[] = {offsetof(struct snap_groups, rest_rows),
+				      offsetof(struct snap_groups, rest_rows_live),
+				      offsetof(struct snap_groups, rest_rows_allocated),
+				      offsetof(struct snap_groups, rest_rows_peak),
+#define REST_FIELD(field, section) offsetof(struct snap_groups, rest.field),
+				      MT_STACK_COUNTERS(REST_FIELD)
 #undef REST_FIELD
 	};
 	uint32_t n;
-	uint64_t k, v;
 
 	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
 	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
@@ -130,14 +120,8 @@ int dec_groups(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
 			return -1;
-	if (rd_varint(r, &k))
+	if (rd_fields(r, g, rest, ARRAY_SIZE(rest)))
 		return -1;
-	for (uint64_t i = 0; i < k; i++) {
-		if (rd_varint(r, &v))
-			return -1;
-		if (i < ARRAY_SIZE(rest))
-			*rest[i] = v;
-	}
 	s->has_groups = 1;
 	return 0;
 }

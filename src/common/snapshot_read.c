@@ -107,7 +107,7 @@ int rd_count(struct reader *r, size_t min_bytes, uint32_t max, uint32_t *count)
 	return 0;
 }
 
-int rd_counters(struct reader *r, struct mt_counters *c)
+int rd_fields(struct reader *r, void *base, const size_t *offsets, size_t nfields)
 {
 	uint64_t n, v;
 
@@ -117,9 +117,20 @@ int rd_counters(struct reader *r, struct mt_counters *c)
 	for (uint64_t i = 0; i < n; i++) {
 		if (rd_varint(r, &v))
 			return -1;
-		if (i < MT_NCOUNTERS)
-			mt_counter_set(c, i, v);
+		if (i < nfields)
+			memcpy((char *)base + offsets[i], &v, sizeof(v));
 	}
+	return 0;
+}
+
+int rd_counters(struct reader *r, struct mt_counters *c)
+{
+	size_t offsets[MT_NCOUNTERS];
+
+	for (size_t i = 0; i < MT_NCOUNTERS; i++)
+		offsets[i] = mt_counter_descs[i].offset;
+	if (rd_fields(r, c, offsets, MT_NCOUNTERS))
+		return -1;
 	return 0;
 }
 

@@ -41,6 +41,11 @@ int rd_i64(struct reader *r, int64_t *v);
 int rd_string(struct reader *r, char **s);
 /* A count of entries each at least min_bytes long, at most max of them. */
 int rd_count(struct reader *r, size_t min_bytes, uint32_t max, uint32_t *count);
+/*
+ * A count, then that many 64-bit fields: the first nfields go to base +
+ * offsets[i], those past them (a later version's) are skipped.
+ */
+int rd_fields(struct reader *r, void *base, const size_t *offsets, size_t nfields);
 /* A counted list of counters (struct mt_counters in wire order; more may follow). */
 int rd_counters(struct reader *r, struct mt_counters *c);
 /* Checks the header; returns the payload's compressed and full lengths. */
