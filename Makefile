@@ -175,7 +175,7 @@ unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/golden/run.sh $(O)
 
 e2e: all $(E2E_PROGS)
-	@python3 tests/e2e/run.py --build $(O)
+	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K))
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@

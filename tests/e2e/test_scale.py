@@ -132,7 +132,10 @@ def test_scale_views(r):
         # however many stacks and requests went by
         if not 0 < number(d, "symbol_lookups", "daemon") < 200:
             raise Fail(f"symbol_lookups={d.get('symbol_lookups')}")
-        if number(d, "symbol_cache_hits", "daemon") < 1 << LEVELS:
+        # the views above named the same few dozen addresses over and over (each
+        # snapshot names each distinct word once); with the DWARF walker most stacks
+        # end where the call frame information says, so their ends need no lookup
+        if number(d, "symbol_cache_hits", "daemon") < 100:
             raise Fail(f"symbol_cache_hits={d.get('symbol_cache_hits')}")
 
     stop_daemon(r, s.daemon)
