@@ -22,6 +22,7 @@
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/pydispatch.h"
+#include "daemon/attach/detacher.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
@@ -216,7 +217,9 @@ void target_resolve(struct daemon *d, int i)
 		target_give_up(d, i, why);
 		return;
 	}
-	probes_detach(&tg->probes); /* the old program's that the new one does not map */
+	/* the old program's that the new one does not map: they cannot fire
+	 * again, closed off the loop */
+	detacher_detach(&tg->probes);
 	tg->probes = np;
 	allocator_free(&tg->alloc);
 	tg->alloc = a;

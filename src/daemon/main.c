@@ -29,6 +29,7 @@
 #include "daemon/watch.h"
 #include "daemon/options.h"
 #include "daemon/targets.h"
+#include "daemon/attach/detacher.h"
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"
 #include "daemon/attach/pydispatch.h"
@@ -194,6 +195,7 @@ static int daemon_init(struct daemon *d, const struct options *o)
 static void daemon_cleanup(struct daemon *d)
 {
 	server_close(d->server); /* first: its worker may be reading the core */
+	detacher_stop();
 	targets_free(d);
 	metrics_http_close(d->metrics);
 	if (d->rb)

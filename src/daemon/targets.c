@@ -24,6 +24,7 @@
 #include "daemon/daemon.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
+#include "daemon/attach/detacher.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
@@ -485,9 +486,17 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 
 void target_pidfd_arm(struct daemon *d, int i, int on)
 {
-	if (d->targets[i].pidfd >= 0)
-		loop_rewatch(d->epfd, d->targets[i].pidfd, on ? EPOLLIN : 0, TAG_PIDFD,
-			     (uint32_t)i);
+	struct target *tg = &d->targets[i];
+
+	/* out of the set, not watched for no event: a reaped process's pidfd
+	 * reports EPOLLHUP whatever it is asked for, and would spin the loop */
+	if (tg->pidfd < 0 || tg->pidfd_paused == !on)
+		return;
+	if (on)
+		loop_watch(d->epfd, tg->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)i);
+	else
+		loop_unwatch(d->epfd, tg->pidfd);
+	tg->pidfd_paused = !on;
 }
 
 void target_exited(struct daemon *d, int i)
@@ -505,7 +514,7 @@ void target_exited(struct daemon *d, int i)
 	 * probes, which live as long as the originals: keep them until the
 	 * daemon stops */
 	if (!d->set.follow_forks)
-		probes_detach(&tg->probes);
+		detacher_detach(&tg->probes); /* off the loop: they cannot fire again */
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);

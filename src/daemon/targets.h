@@ -17,11 +17,12 @@ struct daemon;
 
 struct target {
 	int pid;
-	uint32_t space;	 /* its generation in the tracker (tracker_find_space) */
-	int pidfd;	 /* -1 once the exit has been handled */
-	int state;	 /* enum snap_target_state */
-	int is_child;	 /* started by us: reap it */
-	int exit_status; /* wait status, or -1 */
+	uint32_t space;	  /* its generation in the tracker (tracker_find_space) */
+	int pidfd;	  /* -1 once the exit has been handled */
+	int pidfd_paused; /* out of the epoll set while the request worker reads the core */
+	int state;	  /* enum snap_target_state */
+	int is_child;	  /* started by us: reap it */
+	int exit_status;  /* wait status, or -1 */
 	char *command;
 	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
 	struct allocator alloc;

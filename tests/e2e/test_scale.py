@@ -214,6 +214,47 @@ def test_scale_small_ring(r):
     stop_daemon(r, s.daemon)
 
 
+def test_scale_exit_during_snapshot(r):
+    """The target is killed while a lane reads the frozen core for a full snapshot: the
+    snapshot completes, the exit is acted on after the thaw (its data stays readable and
+    exact), and closing its probes
+    (a kernel grace period each) does not hold up the ring buffer's drains."""
+    s = Scale(r, LEVELS)
+    s.command("hold 100000", "held")
+    s.settle(100001)
+    r.ctl_json("reset-peak", "--json")  # a new window for drain_gap_max
+    f0 = number(r.ctl_json("status", "--json").get("daemon", {}), "frozen_requests", "daemon")
+    result = {}
+
+    def snapshot():
+        result["rc"], _, result["err"] = r.ctl("snapshot", "-o", os.path.join(r.tmp, "x.mts"),
+                                               timeout=60)
+
+    t = threading.Thread(target=snapshot)
+    t.start()
+    end = deadline_after(30)
+    while number(r.ctl_json("status", "--json").get("daemon", {}), "frozen_requests",
+                  "daemon") <= f0 and time.monotonic() < end:
+        time.sleep(0.005)
+    s.proc.kill()
+    s.proc.wait()
+    t.join()
+    with r.part("snapshot_completes"):
+        if result.get("rc"):
+            raise Fail(f"snapshot -o exited {result['rc']}: {one_line(result['err'])[:200]}")
+    with r.part("exit_after_thaw"):
+        r.wait_state("exited", s.proc.pid, s.daemon)
+        st = r.ctl_json("stats", "--json")
+        if number(st, "live_allocations", "stats") != 100001:
+            raise Fail(f"live_allocations={st['live_allocations']} after the exit, "
+                       "expected 100001")
+    with r.part("exit_does_not_stall_drains"):
+        gap = number(r.ctl_json("status", "--json").get("daemon", {}), "drain_gap_max", "daemon")
+        if gap > 0.5:
+            raise Fail(f"drain_gap_max={gap:.3f} s across the snapshot and the exit")
+    stop_daemon(r, s.daemon)
+
+
 def sched_of(pid, tid):
     """(policy, nice) of a thread: /proc stat fields 41 and 19."""
     with open(f"/proc/{pid}/task/{tid}/stat") as f:
@@ -249,4 +290,5 @@ def test_scale_realtime(r):
 
 
 TESTS = [("scale_views", test_scale_views), ("scale_small_ring", test_scale_small_ring),
-         ("scale_realtime", test_scale_realtime)]
+         ("scale_realtime", test_scale_realtime),
+         ("scale_exit_during_snapshot", test_scale_exit_during_snapshot)]

@@ -34,6 +34,7 @@
 #include "daemon/serve/collect.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/worker.h"
+#include "daemon/core/tracker.h"
 #include "common/proto.h"
 #include "common/util.h"
 
@@ -49,16 +50,17 @@ struct server {
 	char *socket_path;
 	char *lock_path;
 	const struct service *svc;
-	struct client **clients;    /* open connections by slot; NULL = free */
-	int nclients;		    /* slots */
-	uint64_t client_timeout_ns; /* a client must be done within this */
-	uint64_t pending_output;    /* reply bytes not yet taken by clients */
-	uint64_t clients_timed_out; /* dropped at their deadline */
-	uint64_t clients_refused;   /* turned away: every slot taken */
-	uint64_t clients_busy;	    /* answered "busy": pending_output too large */
-	struct stack_ends ends;	    /* collect.c's cache */
-	struct worker *worker;	    /* started on the first request that sends stacks */
-	uint64_t serials;	    /* tells a client from a later one in its slot */
+	struct client **clients;       /* open connections by slot; NULL = free */
+	int nclients;		       /* slots */
+	uint64_t client_timeout_ns;    /* a client must be done within this */
+	uint64_t pending_output;       /* reply bytes not yet taken by clients */
+	uint64_t clients_timed_out;    /* dropped at their deadline */
+	uint64_t clients_refused;      /* turned away: every slot taken */
+	uint64_t clients_busy;	       /* answered "busy": pending_output too large */
+	struct stack_ends ends;	       /* collect.c's cache */
+	struct worker *worker;	       /* started on the first request that sends stacks */
+	const struct tracker *tracker; /* the core's, as the last view gave it */
+	uint64_t serials;	       /* tells a client from a later one in its slot */
 };
 
 struct client {
@@ -440,11 +442,14 @@ void server_expire(struct server *srv, uint64_t now_ns)
 {
 	int i;
 
-	/* serving's periodic work too: learn where new stacks end, a slice a tick */
-	if (!worker_frozen(srv->worker)) {
+	/* serving's periodic work too: learn where new stacks end, a slice a
+	 * tick (a view reads the BPF maps: only when there are new stacks) */
+	if (!worker_frozen(srv->worker) &&
+	    (!srv->tracker || srv->ends.checked < srv->tracker->stacks.count)) {
 		struct daemon_view view;
 
 		srv->svc->view(srv->svc->ctx, &view);
+		srv->tracker = view.tracker;
 		stack_ends_check(&view, &srv->ends, 2 * 1000 * 1000);
 	}
 

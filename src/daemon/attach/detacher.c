@@ -1,0 +1,109 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The detacher (detacher.h): one thread, started on first use, closing the
+ * probe sets it is handed in the order they came. Only it and the loop
+ * touch the queue, under one mutex.
+ */
+#include "daemon/attach/detacher.h"
+#include "common/util.h"
+
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+
+struct job {
+	struct job *next;
+	struct target_probes tp;
+};
+
+static struct {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	struct job *head, **tail;
+	int started, stopping;
+	pthread_t thread;
+} dt = {.lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER};
+
+static void *detacher_main(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&dt.lock);
+	for (;;) {
+		struct job *j;
+
+		while (!dt.head && !dt.stopping)
+			pthread_cond_wait(&dt.cond, &dt.lock);
+		if (!dt.head)
+			break; /* stopping, and nothing left */
+		j = dt.head;
+		dt.head = j->next;
+		if (!dt.head)
+			dt.tail = &dt.head;
+		pthread_mutex_unlock(&dt.lock);
+		probes_detach(&j->tp);
+		free(j);
+		pthread_mutex_lock(&dt.lock);
+	}
+	pthread_mutex_unlock(&dt.lock);
+	return NULL;
+}
+
+static int start(void)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	dt.tail = &dt.head;
+	/* signals stay with the loop's signalfd; an ordinary thread whatever
+	 * the loop's policy (--realtime) */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
+	rc = pthread_create(&dt.thread, &attr, detacher_main, NULL);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc) {
+		log_msg("cannot start the probe detacher: probes are closed on the event loop");
+		return -1;
+	}
+	dt.started = 1;
+	return 0;
+}
+
+void detacher_detach(struct target_probes *tp)
+{
+	struct job *j;
+
+	if (!tp->nlinks)
+		return;
+	if (!dt.started && start()) {
+		probes_detach(tp);
+		return;
+	}
+	j = xmalloc(sizeof(*j));
+	j->next = NULL;
+	j->tp = *tp;
+	tp->nlinks = 0;
+	pthread_mutex_lock(&dt.lock);
+	*dt.tail = j;
+	dt.tail = &j->next;
+	pthread_cond_signal(&dt.cond);
+	pthread_mutex_unlock(&dt.lock);
+}
+
+void detacher_stop(void)
+{
+	if (!dt.started)
+		return;
+	pthread_mutex_lock(&dt.lock);
+	dt.stopping = 1;
+	pthread_cond_signal(&dt.cond);
+	pthread_mutex_unlock(&dt.lock);
+	pthread_join(dt.thread, NULL);
+	dt.started = dt.stopping = 0;
+}
