@@ -6,6 +6,8 @@
  * targets.c). A new stack is noted while its process is alive, so that its
  * modules and Python code objects can be read later.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <bpf/libbpf.h>
@@ -24,6 +26,17 @@
 #include "common/util.h"
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
+
+/*
+ * Records a routine drain takes at most (about 5 ms of work at a million
+ * live blocks) before the loop goes back to its other work; the ring
+ * buffer's descriptor stays readable, so the loop comes straight back for
+ * the rest. A drain that must be complete (before a request, an exit, a
+ * detach) takes everything.
+ */
+#define DRAIN_SLICE 2048
+
+static unsigned drain_left; /* records the drain in progress may still take */
 
 void ingest_record(struct daemon *d, const void *data, size_t len)
 {
@@ -59,10 +72,11 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 		worker_defer_event(w, data, len); /* applied in order after the thaw */
 	else
 		ingest_record(d, data, len);
-	return 0;
+	/* negative: libbpf stops after this record, which it counts consumed */
+	return --drain_left ? 0 : -E2BIG;
 }
 
-void ingest_drain(struct daemon *d)
+static void drain(struct daemon *d, unsigned most)
 {
 	uint64_t now = time_monotonic_ns();
 
@@ -70,10 +84,21 @@ void ingest_drain(struct daemon *d)
 	if (d->last_drain_ns && now - d->last_drain_ns > d->drain_gap_max_ns)
 		d->drain_gap_max_ns = now - d->last_drain_ns;
 	d->last_drain_ns = now;
+	drain_left = most;
 	if (d->rb)
 		ring_buffer__consume(d->rb);
 	/* after a request's freeze: apply a slice of what waited */
 	worker_catch_up(server_worker(d->server));
+}
+
+void ingest_drain(struct daemon *d)
+{
+	drain(d, UINT_MAX);
+}
+
+void ingest_drain_slice(struct daemon *d)
+{
+	drain(d, DRAIN_SLICE);
 }
 
 static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint32_t n)

@@ -17,6 +17,9 @@ int ingest_open(struct daemon *d);
  */
 void ingest_drain(struct daemon *d);
 
+/* The same, DRAIN_SLICE records at most: the loop's routine drains. */
+void ingest_drain_slice(struct daemon *d);
+
 /* Apply one ring buffer record (what ingest_drain does with each, in order). */
 void ingest_record(struct daemon *d, const void *data, size_t len);
 

@@ -38,7 +38,7 @@ static void tick(struct daemon *d)
 {
 	uint64_t now;
 
-	ingest_drain(d);
+	ingest_drain_slice(d);
 	/* while the request worker reads the core, it does not change */
 	if (!worker_frozen(server_worker(d->server))) {
 		daemon_sample(d);
@@ -78,7 +78,7 @@ int run_loop(struct daemon *d, int sigfd, int timerfd)
 
 			switch (tag) {
 			case TAG_RINGBUF:
-				ingest_drain(d);
+				ingest_drain_slice(d);
 				break;
 			case TAG_TIMER:
 				if (read(timerfd, &ticks, sizeof(ticks)) < 0 && errno != EAGAIN)

@@ -28,6 +28,7 @@ static struct {
 static void *detacher_main(void *arg)
 {
 	(void)arg;
+	pthread_setname_np(pthread_self(), "memtrace-detach");
 	pthread_mutex_lock(&dt.lock);
 	for (;;) {
 		struct job *j;

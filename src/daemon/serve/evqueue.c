@@ -9,11 +9,14 @@
 #include "daemon/serve/evqueue.h"
 #include "common/util.h"
 
+#include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 
-/* Chunks kept in the pool at most once emptied; more go back to the system. */
+/* Chunks kept in the pool at most once emptied, without a keeper; more go
+ * back to the system. */
 #define POOL_KEEP 8
 
 struct evchunk {
@@ -43,11 +46,92 @@ void evqueue_init(struct evqueue *q)
 {
 	memset(q, 0, sizeof(*q));
 	pthread_mutex_init(&q->pool_lock, NULL);
+	pthread_cond_init(&q->keeper_cond, NULL);
+}
+
+static void *keeper_main(void *arg)
+{
+	struct evqueue *q = arg;
+
+	pthread_setname_np(pthread_self(), "memtrace-pool");
+	pthread_mutex_lock(&q->pool_lock);
+	for (;;) {
+		struct evchunk *c;
+
+		while (!q->keeper_stop && !q->trim_wanted && q->npool >= q->low)
+			pthread_cond_wait(&q->keeper_cond, &q->pool_lock);
+		if (q->keeper_stop)
+			break;
+		if (q->trim_wanted && q->npool > q->low) {
+			/* one at a time, the lock released while unmapping */
+			c = q->pool;
+			q->pool = c->next;
+			q->npool--;
+			pthread_mutex_unlock(&q->pool_lock);
+			chunk_free(c);
+			pthread_mutex_lock(&q->pool_lock);
+			continue;
+		}
+		q->trim_wanted = 0;
+		/* refill to twice the mark: the pusher takes about one per batch */
+		while (!q->keeper_stop && q->npool < 2 * q->low) {
+			pthread_mutex_unlock(&q->pool_lock);
+			c = chunk_new();
+			pthread_mutex_lock(&q->pool_lock);
+			if (!c)
+				break;
+			c->next = q->pool;
+			q->pool = c;
+			q->npool++;
+		}
+	}
+	pthread_mutex_unlock(&q->pool_lock);
+	return NULL;
+}
+
+int evqueue_keeper_start(struct evqueue *q, unsigned low)
+{
+	pthread_attr_t attr;
+	sigset_t all, old;
+	int rc;
+
+	q->low = low;
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	pthread_attr_init(&attr);
+	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
+	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
+	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
+	rc = pthread_create(&q->keeper, &attr, keeper_main, q);
+	pthread_attr_destroy(&attr);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (rc)
+		return -1;
+	q->keeper_on = 1;
+	return 0;
+}
+
+void evqueue_trim(struct evqueue *q)
+{
+	pthread_mutex_lock(&q->pool_lock);
+	if (q->keeper_on && q->npool > q->low) {
+		q->trim_wanted = 1;
+		pthread_cond_signal(&q->keeper_cond);
+	}
+	pthread_mutex_unlock(&q->pool_lock);
 }
 
 void evqueue_free(struct evqueue *q)
 {
 	struct evchunk *c, *next;
+
+	if (q->keeper_on) {
+		pthread_mutex_lock(&q->pool_lock);
+		q->keeper_stop = 1;
+		pthread_cond_signal(&q->keeper_cond);
+		pthread_mutex_unlock(&q->pool_lock);
+		pthread_join(q->keeper, NULL);
+	}
 
 	for (c = q->head; c; c = next) {
 		next = c->next;
@@ -58,6 +142,7 @@ void evqueue_free(struct evqueue *q)
 		chunk_free(c);
 	}
 	pthread_mutex_destroy(&q->pool_lock);
+	pthread_cond_destroy(&q->keeper_cond);
 	memset(q, 0, sizeof(*q));
 }
 
@@ -93,6 +178,8 @@ static struct evchunk *chunk_get(struct evqueue *q)
 		q->pool = c->next;
 		q->npool--;
 	}
+	if (q->keeper_on && q->npool < q->low)
+		pthread_cond_signal(&q->keeper_cond); /* touched ahead, not by us */
 	pthread_mutex_unlock(&q->pool_lock);
 	if (!c) {
 		c = chunk_new();
@@ -108,7 +195,9 @@ static struct evchunk *chunk_get(struct evqueue *q)
 static void chunk_put(struct evqueue *q, struct evchunk *c)
 {
 	pthread_mutex_lock(&q->pool_lock);
-	if (q->npool < POOL_KEEP) {
+	/* with a keeper, every emptied chunk stays until evqueue_trim: the
+	 * pusher neither unmaps nor touches new memory */
+	if (q->keeper_on || q->npool < POOL_KEEP) {
 		c->next = q->pool;
 		q->pool = c;
 		q->npool++;

@@ -29,6 +29,11 @@ struct evqueue {
 	struct evchunk *pool; /* touched, unused chunks */
 	unsigned npool;
 	uint64_t chunks_faulted; /* chunks the pushing thread had to make itself */
+	/* the keeper thread (evqueue_keeper_start), under pool_lock */
+	pthread_t keeper;
+	pthread_cond_t keeper_cond;
+	int keeper_on, keeper_stop, trim_wanted;
+	unsigned low; /* the pool is refilled below this many chunks */
 };
 
 void evqueue_init(struct evqueue *q);
@@ -43,5 +48,18 @@ void evqueue_pop(struct evqueue *q);
 
 /* Keep at least n chunks of touched memory in the pool (any thread). */
 void evqueue_prepare(struct evqueue *q, unsigned n);
+
+/*
+ * Start a thread that keeps at least low chunks of touched memory in the
+ * pool, refilling it as the pushing thread takes them (a busy target fills
+ * tens of MiB while a large request reads a frozen core), so that the
+ * pushing thread never touches new memory itself. 0, or -1 (then only
+ * evqueue_prepare fills the pool). Stopped by evqueue_free.
+ */
+int evqueue_keeper_start(struct evqueue *q, unsigned low);
+
+/* The queue is empty for now: the keeper gives the pool back to the system
+ * down to its low mark (emptied chunks stay in the pool until then). */
+void evqueue_trim(struct evqueue *q);
 
 #endif

@@ -98,8 +98,15 @@ struct lane_arg {
 	struct lane *lane;
 };
 
-/* Chunks of touched memory ready for the deferred queue (1 MiB each). */
-#define DEFERRED_POOL 4
+/*
+ * Chunks of touched memory ready for the deferred queue (1 MiB each). A
+ * keeper thread keeps at least DEFERRED_POOL of them while a freeze fills
+ * the queue (tens of MiB during a whole snapshot of a busy target's million
+ * blocks: every allocation event carries its stack), and gives the extra
+ * back once the loop caught up: a new page costs 30-60 us on a virtual
+ * machine, a chunk tens of ms the loop would not drain meanwhile.
+ */
+#define DEFERRED_POOL 8
 /* Time the loop spends applying deferred events per drain, at most. */
 #define CATCH_UP_BUDGET_NS (2 * 1000 * 1000)
 
@@ -212,6 +219,7 @@ static void *worker_main(void *arg)
 
 	free(arg);
 	/* ingest first: on a busy machine the loop must get the CPU when it wakes */
+	pthread_setname_np(pthread_self(), "memtrace-lane");
 	if (setpriority(PRIO_PROCESS, (id_t)syscall(SYS_gettid), WORKER_NICE))
 		log_msg("worker: cannot lower its priority: %s", strerror(errno));
 
@@ -276,6 +284,8 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 	pthread_mutex_init(&w->sym_lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 	evqueue_init(&w->deferred);
+	if (evqueue_keeper_start(&w->deferred, DEFERRED_POOL))
+		log_msg("worker: no thread to prepare the deferred queue's memory");
 	/* signals stay with the loop's signalfd; the lanes are ordinary
 	 * threads whatever the loop's policy (--realtime) */
 	sigfillset(&all);
@@ -403,6 +413,7 @@ void worker_catch_up(struct worker *w)
 	if (w->deferred.count)
 		return;
 	/* caught up: what waited for it goes on, then the next freeze */
+	evqueue_trim(&w->deferred);
 	resume(w);
 	if (any_pending(w) && !w->frozen && !w->deferred.count) {
 		w->svc->drain(w->svc->ctx);
