@@ -274,6 +274,7 @@ static void reply_here(struct server *srv, struct client *c, const struct proto_
 	size_t nbytes;
 
 	svc->view(svc->ctx, &view);
+	view.sym_lock = worker_sym_lock(srv->worker); /* lanes may be reading a freeze */
 	worker_daemon_figures(srv->worker, &view.daemon);
 	if (!worker_frozen(srv->worker)) /* a status must be quick: a burst is learned over ticks */
 		stack_ends_check(&view, &srv->ends, 5 * 1000 * 1000);

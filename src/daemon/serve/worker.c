@@ -510,6 +510,11 @@ void worker_get_stats(const struct worker *w, struct worker_stats *out)
 	pthread_mutex_unlock((pthread_mutex_t *)&w->lock);
 }
 
+pthread_mutex_t *worker_sym_lock(struct worker *w)
+{
+	return w ? &w->sym_lock : NULL;
+}
+
 void worker_daemon_figures(const struct worker *w, struct snap_daemon *out)
 {
 	struct worker_stats st;

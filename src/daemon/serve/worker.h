@@ -41,6 +41,7 @@
 #ifndef MEMTRACE_SERVE_WORKER_H
 #define MEMTRACE_SERVE_WORKER_H
 
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -103,6 +104,9 @@ void worker_catch_up(struct worker *w);
 void worker_event(struct worker *w);
 
 void worker_get_stats(const struct worker *w, struct worker_stats *out);
+/* The lock the lanes fill the symbolizer's caches under (NULL without a worker):
+ * the loop takes it too to read them while lanes may run. */
+pthread_mutex_t *worker_sym_lock(struct worker *w);
 /* The worker's figures of section 42: freezes, the longest, events deferred. */
 void worker_daemon_figures(const struct worker *w, struct snap_daemon *out);
 
