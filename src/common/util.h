@@ -8,6 +8,7 @@
 
 #include <stdarg.h>
 #include <stddef.h>
+#include <pthread.h>
 #include <stdint.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
@@ -20,6 +21,13 @@ void log_msg(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 uint64_t time_monotonic_ns(void);
 uint64_t time_realtime_ns(void);
+/*
+ * Start fn(arg) on an ordinary thread: SCHED_OTHER whatever the caller's
+ * policy (memtraced --realtime), every signal blocked (signals are the event
+ * loop's, through its signalfd). 0, or the error pthread_create gave.
+ */
+int util_thread_start(pthread_t *t, void *(*fn)(void *), void *arg);
+
 /* CPU time the calling thread has used. */
 uint64_t time_thread_cpu_ns(void);
 

@@ -8,8 +8,6 @@
 #include "common/util.h"
 
 #include <pthread.h>
-#include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 
 struct job {
@@ -52,23 +50,8 @@ static void *detacher_main(void *arg)
 
 static int start(void)
 {
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rc;
-
 	dt.tail = &dt.head;
-	/* signals stay with the loop's signalfd; an ordinary thread whatever
-	 * the loop's policy (--realtime) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
-	rc = pthread_create(&dt.thread, &attr, detacher_main, NULL);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc) {
+	if (util_thread_start(&dt.thread, detacher_main, NULL)) {
 		log_msg("cannot start the probe detacher: probes are closed on the event loop");
 		return -1;
 	}

@@ -9,8 +9,6 @@
 #include "daemon/serve/evqueue.h"
 #include "common/util.h"
 
-#include <sched.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -91,21 +89,8 @@ static void *keeper_main(void *arg)
 
 int evqueue_keeper_start(struct evqueue *q, unsigned low)
 {
-	pthread_attr_t attr;
-	sigset_t all, old;
-	int rc;
-
 	q->low = low;
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
-	rc = pthread_create(&q->keeper, &attr, keeper_main, q);
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (rc)
+	if (util_thread_start(&q->keeper, keeper_main, q))
 		return -1;
 	q->keeper_on = 1;
 	return 0;

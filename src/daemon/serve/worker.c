@@ -12,7 +12,6 @@
 #include <malloc.h>
 #include <pthread.h>
 #include <sched.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -260,8 +259,6 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 			    struct stack_ends *ends)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
-	pthread_attr_t attr;
-	sigset_t all, old;
 	int ok = 1;
 
 	/* a request's big buffers (a full snapshot's, tens of MB) go back to
@@ -286,27 +283,18 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 	evqueue_init(&w->deferred);
 	if (evqueue_keeper_start(&w->deferred, DEFERRED_POOL))
 		log_msg("worker: no thread to prepare the deferred queue's memory");
-	/* signals stay with the loop's signalfd; the lanes are ordinary
-	 * threads whatever the loop's policy (--realtime) */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, &old);
-	pthread_attr_init(&attr);
-	pthread_attr_setinheritsched(&attr, PTHREAD_EXPLICIT_SCHED);
-	pthread_attr_setschedpolicy(&attr, SCHED_OTHER);
-	pthread_attr_setschedparam(&attr, &(struct sched_param){.sched_priority = 0});
+	/* ordinary threads whatever the loop's policy (--realtime) */
 	for (int i = 0; i < NLANES && ok; i++) {
 		struct lane_arg *a = xmalloc(sizeof(*a));
 
 		*a = (struct lane_arg){w, &w->lanes[i]};
-		if (pthread_create(&w->lanes[i].thread, &attr, worker_main, a)) {
+		if (util_thread_start(&w->lanes[i].thread, worker_main, a)) {
 			free(a);
 			ok = 0;
 		} else {
 			w->lanes[i].started = 1;
 		}
 	}
-	pthread_attr_destroy(&attr);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (!ok) {
 		log_msg("cannot start the request worker threads");
 		worker_stop(w);
