@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The daemon's state: one struct per subsystem, composed here. One thread
- * owns it all (the event loop), so there are no locks. The serving side
+ * changes it (the event loop), so it has no locks; the request lanes read it
+ * only while the loop holds it frozen for them (serve/worker.h). The serving side
  * (serve/) never sees this struct: it reads the state through the view and
  * acts through the service that main.c hands it (serve/service.h).
  */
