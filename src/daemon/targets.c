@@ -519,6 +519,7 @@ void target_exited(struct daemon *d, int i)
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
 	unmatch(d, tg);
+	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))

@@ -453,6 +453,8 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 		const struct mt_counter_desc *m = &mt_counter_descs[i];
 		uint64_t v = mt_counter_get(c, i);
 
+		if (m->summary == 2 && !v)
+			continue; /* not a number of this trace */
 		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));

@@ -5,8 +5,10 @@
  * no I/O, so every rule is unit tested (tests/unit/test_tracker.c).
  *
  * Invariants, per target and in total:
- *   live_allocations == allocations - frees - missed_frees - untracked_allocations
- *   live_bytes == bytes_allocated - bytes_freed - missed_free_bytes - untracked bytes
+ *   live_allocations == inherited_allocations + allocations - frees - missed_frees
+ *                       - untracked_allocations - inherited_released
+ *   live_bytes == inherited_bytes + bytes_allocated - bytes_freed - missed_free_bytes
+ *                 - untracked bytes - inherited_released_bytes
  *   peak_live_bytes >= live_bytes
  */
 #ifndef MEMTRACE_TRACKER_H
@@ -18,13 +20,15 @@
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
 #include "daemon/core/recent.h"
+#include "daemon/core/family.h"
 #include "memtrace/event.h"
 #include "memtrace/counters.h"
 
 /* A realloc between its entry and return event: the old block, off the heap. */
 struct tracker_parked {
 	uint32_t tid;
-	int known; /* the old block was live (else it predates tracing) */
+	int known;     /* the old block was live (else it predates tracing) */
+	int inherited; /* it was an inherited block (family.h): its stack is an ancestor's */
 	uint64_t old_addr;
 	struct heap_block block;
 	struct recent_mark mark; /* whether it may still be temporary */
@@ -59,6 +63,17 @@ struct tracker_target {
 	struct tracker_mapping *maps; /* sorted by start, never overlapping */
 	uint32_t nmaps;
 	uint32_t maps_cap;
+	/* Process families (family.h): its heap began as its parent's at the fork. */
+	uint32_t parent;	  /* index + 1 in targets of the generation it forked from */
+	uint32_t fork_epoch;	  /* t->forks right after its fork */
+	uint32_t last_fork;	  /* epoch of its latest fork (0: none, or forgotten) */
+	uint32_t refs;		  /* children holding on to its view */
+	int holds_parent;	  /* it counts in its parent's refs */
+	int released;		  /* its inherited blocks left its heap (its generation ended) */
+	int peak_holder;	  /* released, but the current peak counts its inherited blocks */
+	uint64_t fork_peak_epoch; /* t->peak_epoch before its fork was counted */
+	uint64_t inherited_live, inherited_live_bytes; /* inherited blocks it has not freed */
+	struct family *fam;			       /* side tables, NULL until needed */
 };
 
 /* Keys of retired generations: above any pid (pid_max is at most 2^22). */
@@ -87,6 +102,8 @@ struct tracker {
 	uint32_t last_found;		   /* index tracker_find_target() found last */
 	tracker_new_stack_fn on_new_stack; /* optional: called for each new stack */
 	void *on_new_stack_arg;
+	uint32_t forks;	       /* forks seen: the epoch of family.h */
+	uint32_t peak_holders; /* targets with peak_holder set */
 };
 
 /* temporary_threshold is 1 (heaptrack's definition); set it after init to change it. */
@@ -113,6 +130,24 @@ uint32_t tracker_space_pid(const struct tracker *t, uint32_t space);
  * current generation.
  */
 int tracker_target_exec(struct tracker *t, uint32_t tgid);
+
+/*
+ * The generation keyed by space exited (its events are all applied): the
+ * blocks it inherited at a fork and still held leave its heap
+ * (inherited_released); its own live blocks stay, as its leaks. 0, or -1 if
+ * there is no such generation.
+ */
+int tracker_target_exited(struct tracker *t, uint32_t space);
+
+/*
+ * The current generation of parent forked child (an MT_EV_FORK event, in
+ * ring buffer order): child becomes a new generation whose heap begins as
+ * the parent's now (family.h), in O(1). Returns it, or NULL as
+ * tracker_add_target does (or if parent has no current generation: then it
+ * starts empty).
+ */
+struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t child,
+				    uint64_t start_ns);
 
 /*
  * Move every generation keyed by tgid to a retired key of its own: its live
