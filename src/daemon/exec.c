@@ -165,6 +165,7 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	if (c->pidfd < 0) { /* gone already: its events are all queued */
 		c->state = SNAP_TARGET_EXITED;
 		c->end_ns = now;
+		c->release_pending = 1; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
 	}
 	/* a forked CPython is the same CPython */

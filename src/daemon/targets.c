@@ -532,6 +532,16 @@ void target_exited(struct daemon *d, int i)
 		log_msg("pid %d exited; its data stays readable", tg->pid);
 }
 
+void targets_release_pending(struct daemon *d)
+{
+	for (int k = 0; k < d->ntargets; k++) {
+		if (!d->targets[k].release_pending)
+			continue;
+		tracker_target_exited(&d->tracker, d->targets[k].space);
+		d->targets[k].release_pending = 0;
+	}
+}
+
 void targets_free(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++) {
