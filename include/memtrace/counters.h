@@ -183,6 +183,8 @@ struct mt_rank {
 	uint32_t index;
 };
 size_t mt_rank_sort(struct mt_rank *r, size_t n);
+/* The same count, but only the first top (0: all) are in order at the front. */
+size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 
 /*
  * Events the ring buffer could not take (the BPF "lost" array): X(slot, name,

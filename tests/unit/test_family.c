@@ -83,7 +83,7 @@ static void row_sums(const struct tracker *t, uint32_t pid, struct sums *out)
 	struct viewrows r;
 
 	memset(out, 0, sizeof(*out));
-	CHECK(viewrows_build(t, &r) == 0);
+	CHECK(viewrows_build(t, 0, 1, &r) == 0);
 	for (uint32_t id = 0; id < viewrows_count(&r); id++) {
 		struct mt_stack_counters c = viewrows_counters(t, &r, id);
 		uint32_t s = viewrows_stack(&r, id);
@@ -134,7 +134,7 @@ static void blocks_of(const struct tracker *t, uint32_t pid, struct block_count 
 	struct viewrows r;
 
 	memset(bc, 0, sizeof(*bc));
-	CHECK(viewrows_build(t, &r) == 0);
+	CHECK(viewrows_build(t, 0, 1, &r) == 0);
 	bc->t = t;
 	bc->r = &r;
 	bc->pid = pid;
@@ -528,6 +528,26 @@ TEST(random_families)
 	}
 }
 
+/* A top N by selection is the first N of the whole sort. */
+TEST(rank_top_matches_sort)
+{
+	static struct mt_rank a[5000], b[5000];
+
+	for (int round = 0; round < 20; round++) {
+		size_t n = 1 + rnd(5000), top = rnd(40), ka, kb;
+
+		for (size_t i = 0; i < n; i++)
+			a[i] = (struct mt_rank){
+			    .value = rnd(50), .allocations = rnd(3), .index = (uint32_t)i};
+		memcpy(b, a, n * sizeof(*a));
+		ka = mt_rank_sort(a, n);
+		kb = mt_rank_top(b, n, top);
+		CHECK_EQ_U64(ka, kb);
+		for (size_t i = 0; i < (top && top < ka ? top : ka); i++)
+			CHECK(a[i].index == b[i].index);
+	}
+}
+
 int main(void)
 {
 	RUN(addrmap_basics);
@@ -538,5 +558,6 @@ int main(void)
 	RUN(peak_counts_inherited);
 	RUN(realloc_inherited);
 	RUN(random_families);
+	RUN(rank_top_matches_sort);
 	return UNIT_DONE();
 }

@@ -31,6 +31,7 @@ struct group {
 
 struct groups {
 	const struct stack_table *st;
+	uint64_t *hash;	 /* by stack: its frames' hash, | 1; 0 until needed */
 	uint32_t *slots; /* group + 1; 0 empty */
 	size_t mask;
 	struct group *g;
@@ -63,7 +64,7 @@ static int frames_equal(const struct stack_table *st, uint32_t a, uint32_t b)
 /* The group of stack s's frames (made when add): its index, or -1. */
 static int64_t group_find(struct groups *gs, uint32_t s, int add)
 {
-	uint64_t h = frames_hash(gs->st, s);
+	uint64_t h = gs->hash[s] ? gs->hash[s] : (gs->hash[s] = frames_hash(gs->st, s) | 1);
 	size_t i;
 
 	if (add && ((size_t)gs->n + 1) * 2 > (gs->slots ? gs->mask + 1 : 0)) {
@@ -116,6 +117,7 @@ static void groups_free(struct groups *gs)
 {
 	free(gs->slots);
 	free(gs->g);
+	free(gs->hash);
 }
 
 /* Stack s's live values at fork epoch e (its owner's kept records: family.h). */
@@ -150,9 +152,9 @@ static uint32_t chain_of(const struct tracker *t, uint32_t c, struct level *out)
 	return n;
 }
 
-static int needs_rows(const struct tracker_target *tg)
+static int needs_rows(const struct tracker_target *tg, uint32_t pid)
 {
-	return tg->parent && (!tg->released || tg->peak_holder);
+	return tg->parent && (!tg->released || tg->peak_holder) && (!pid || tg->tgid == pid);
 }
 
 /* The stacks of each target, bucketed: first[i] .. first[i + 1] in list. */
@@ -213,6 +215,52 @@ static int add_row(struct viewrows *r, const struct viewrows_row *row)
 	return 0;
 }
 
+/* Where the blocks of ancestor stack s count for child x: row id. */
+static int row_for(struct viewrows *r, uint32_t x, uint32_t s, uint32_t id)
+{
+	return r->blocks ? addrmap_put(&r->row_of, ((uint64_t)x + 1) << 32 | s, id + 1) : 0;
+}
+
+/*
+ * The rows of a child forked from a parent that is not a child itself: the
+ * parent's stacks are its groups already (a space holds each stack once);
+ * only the child's own stacks are looked up by frames.
+ */
+static int child_rows_one(const struct tracker *t, struct viewrows *r, const struct buckets *b,
+			  struct groups *gs, uint32_t x, const struct level *lev,
+			  struct viewrows_base base)
+{
+	const struct tracker_target *p = &t->targets[lev->target];
+
+	groups_reset(gs);
+	for (uint32_t i = b->first[x]; i < b->first[x + 1]; i++)
+		if (group_find(gs, b->list[i], 1) < 0)
+			return -1;
+	for (uint32_t i = b->first[lev->target]; i < b->first[lev->target + 1]; i++) {
+		uint32_t s = b->list[i], id;
+		int64_t g;
+
+		value_at(t, p, s, lev->epoch, &base.live_allocations, &base.live_bytes);
+		if (!base.live_allocations && !base.live_bytes)
+			continue;
+		g = gs->n ? group_find(gs, s, 0) : -1;
+		if (g >= 0) {
+			id = gs->g[g].stack; /* the child's own stack of these frames */
+			if (add_base(r, id, &base))
+				return -1;
+		} else {
+			struct viewrows_row row = {.stack = s, .target = x, .base = base};
+
+			if (add_row(r, &row))
+				return -1;
+			id = r->nstacks + r->nrows - 1;
+		}
+		if (row_for(r, x, s, id))
+			return -1;
+	}
+	return 0;
+}
+
 /* The rows of child x (which needs them): groups its ancestors' stacks by frames. */
 static int child_rows(const struct tracker *t, struct viewrows *r, const struct buckets *b,
 		      struct groups *gs, uint32_t x)
@@ -225,6 +273,8 @@ static int child_rows(const struct tracker *t, struct viewrows *r, const struct 
 	    .at_peak = t->peak_epoch > xt->fork_peak_epoch,
 	};
 
+	if (nlev == 1)
+		return child_rows_one(t, r, b, gs, x, &chain[0], base);
 	groups_reset(gs);
 	for (uint32_t k = 0; k < nlev; k++) {
 		const struct tracker_target *a = &t->targets[chain[k].target];
@@ -268,21 +318,20 @@ static int child_rows(const struct tracker *t, struct viewrows *r, const struct 
 		gs->g[g].id = r->nstacks + r->nrows; /* its id + 1 */
 	}
 	/* where each ancestor stack's blocks count for this child */
-	for (uint32_t k = 0; k < nlev; k++) {
+	for (uint32_t k = 0; r->blocks && k < nlev; k++) {
 		for (uint32_t i = b->first[chain[k].target]; i < b->first[chain[k].target + 1];
 		     i++) {
 			uint32_t s = b->list[i];
 			int64_t g = group_find(gs, s, 0);
 
-			if (g >= 0 && gs->g[g].id &&
-			    addrmap_put(&r->row_of, ((uint64_t)x + 1) << 32 | s, gs->g[g].id))
+			if (g >= 0 && gs->g[g].id && row_for(r, x, s, gs->g[g].id - 1))
 				return -1;
 		}
 	}
 	return 0;
 }
 
-int viewrows_build(const struct tracker *t, struct viewrows *r)
+int viewrows_build(const struct tracker *t, uint32_t pid, int blocks, struct viewrows *r)
 {
 	struct addrmap target_of = {0};
 	struct buckets b = {0};
@@ -292,8 +341,10 @@ int viewrows_build(const struct tracker *t, struct viewrows *r)
 
 	memset(r, 0, sizeof(*r));
 	r->nstacks = t->stacks.count;
+	r->pid = pid;
+	r->blocks = blocks;
 	for (i = 0; i < t->ntargets; i++)
-		any |= needs_rows(&t->targets[i]);
+		any |= needs_rows(&t->targets[i], pid);
 	if (!any)
 		return 0;
 	for (i = 0; i < t->ntargets; i++)
@@ -301,8 +352,11 @@ int viewrows_build(const struct tracker *t, struct viewrows *r)
 			goto out;
 	if (bucket_stacks(t, &target_of, &b))
 		goto out;
+	gs.hash = calloc((size_t)t->stacks.count + 1, sizeof(*gs.hash));
+	if (!gs.hash)
+		goto out;
 	for (i = 0; i < t->ntargets; i++)
-		if (needs_rows(&t->targets[i]) && child_rows(t, r, &b, &gs, i))
+		if (needs_rows(&t->targets[i], pid) && child_rows(t, r, &b, &gs, i))
 			goto out;
 	rc = 0;
 out:
@@ -445,7 +499,8 @@ static int walk_families(struct block_walk *w)
 	for (uint32_t x = 0; x < t->ntargets; x++) {
 		const struct tracker_target *xt = &t->targets[x];
 
-		if (!xt->parent || xt->released || !xt->inherited_live)
+		if (!xt->parent || xt->released || !xt->inherited_live ||
+		    (w->r->pid && xt->tgid != w->r->pid))
 			continue;
 		w->kids[w->nkids].x = x;
 		w->kids[w->nkids].nlev = chain_of(t, x, w->kids[w->nkids].chain);

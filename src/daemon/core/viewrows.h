@@ -37,16 +37,22 @@ struct viewrows_row {
 
 struct viewrows {
 	uint32_t nstacks; /* the stack table's count: rows from here on are inherited */
+	uint32_t pid;	  /* the children whose rows were made: this pid's (0: all) */
+	int blocks;	  /* made for viewrows_blocks() too */
 	struct viewrows_row *rows;
 	uint32_t nrows, rows_cap;
 	struct addrmap base_at;	     /* a child's own stack + 1 -> index in bases */
 	struct viewrows_base *bases; /* what such a stack's row inherited */
 	uint32_t nbases, bases_cap;
-	struct addrmap row_of; /* (child + 1) << 32 | ancestor stack -> row id + 1 */
+	struct addrmap row_of; /* (child + 1) << 32 | ancestor stack -> row id + 1 (blocks) */
 };
 
-/* The rows of t's state now (which must not change until freed). 0, or -1 (no memory). */
-int viewrows_build(const struct tracker *t, struct viewrows *r);
+/*
+ * The rows of t's state now (which must not change until freed), of pid's
+ * targets only (0: every target's); blocks: for viewrows_blocks() too. 0, or
+ * -1 (no memory).
+ */
+int viewrows_build(const struct tracker *t, uint32_t pid, int blocks, struct viewrows *r);
 void viewrows_free(struct viewrows *r);
 
 static inline uint32_t viewrows_count(const struct viewrows *r)

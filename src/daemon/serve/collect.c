@@ -421,7 +421,8 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 		rank[nrank++] = (struct mt_rank){
 		    .value = mt_sort_value(&c, r->sort), .allocations = c.allocations, .index = i};
 	}
-	nsel = (uint32_t)mt_rank_sort(rank, nrank);
+	/* a top N alone needs only its N in order (the grouped views need all) */
+	nsel = (uint32_t)mt_rank_top(rank, nrank, r->group || r->leaks ? 0 : r->top);
 	s->stacks_total = nsel;
 	sel = xmalloc(((size_t)nsel + 1) * sizeof(*sel));
 	for (i = 0; i < nsel; i++)
@@ -455,14 +456,16 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
 {
 	struct daemon_view lv = *v;
-	struct viewrows rows;
+	struct viewrows rows = {0};
 	int rc;
 
-	if (viewrows_build(v->tracker, &rows)) {
+	/* a forked child's inherited rows, for the pid asked about */
+	if (r->stacks &&
+	    viewrows_build(v->tracker, r->pid, r->blocks || r->ages || r->leaks, &rows)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	lv.rows = &rows;
+	lv.rows = r->stacks ? &rows : NULL;
 	rc = collect_rows(&lv, ends, r, s, err, errlen);
 	viewrows_free(&rows);
 	for (uint32_t i = 0; !rc && i < s->nstacks; i++)
