@@ -217,6 +217,8 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	json_kv_string(w, "allocator", t->allocator);
 	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
+	if (t->parent_pid) /* forked from a traced process: its heap began as that one's */
+		json_kv_u64(w, "parent_pid", t->parent_pid);
 	if (!with_counters) /* status: where each function is probed */
 		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
