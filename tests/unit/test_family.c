@@ -528,6 +528,47 @@ TEST(random_families)
 	}
 }
 
+/* A child's munmap of mmap blocks (CPython arenas) it inherited frees them. */
+TEST(munmap_inherited)
+{
+	struct tracker t;
+	const uint64_t A = 0x7f0000000000, M = 1 << 18;
+	struct mt_event *ev = (struct mt_event *)evbuf;
+
+	CHECK(tracker_init(&t, 0, 0) == 0);
+	CHECK(tracker_add_target(&t, 100, 1000) != NULL);
+	for (uint64_t i = 0; i < 4; i++) {
+		memset(evbuf, 0, sizeof(evbuf));
+		ev->kind = MT_EV_ALLOC;
+		ev->func = MT_FN_MMAP;
+		ev->tgid = ev->tid = 100;
+		ev->time_ns = now_ns += 10;
+		ev->addr = A + i * M;
+		ev->size = M;
+		ev->nframes = 1;
+		ev->frames[0] = 0x50;
+		tracker_event(&t, evbuf, sizeof(*ev) + 8);
+	}
+	CHECK(tracker_fork(&t, 100, 200, now_ns) != NULL);
+	/* one arena alone, then two adjacent ones in one call */
+	memset(evbuf, 0, sizeof(evbuf));
+	ev->kind = MT_EV_FREE;
+	ev->func = MT_FN_MMAP;
+	ev->tgid = ev->tid = 200;
+	ev->addr = A;
+	ev->size = M;
+	tracker_event(&t, evbuf, sizeof(*ev));
+	ev->addr = A + M;
+	ev->size = 2 * M;
+	tracker_event(&t, evbuf, sizeof(*ev));
+	CHECK_EQ_U64(target(&t, 200)->c.frees, 3);
+	CHECK_EQ_U64(target(&t, 200)->c.live_allocations, 1);
+	CHECK_EQ_U64(target(&t, 200)->c.live_bytes, M);
+	CHECK_EQ_U64(target(&t, 100)->c.live_allocations, 4);
+	CHECK(balanced(&target(&t, 200)->c));
+	tracker_destroy(&t);
+}
+
 /* A top N by selection is the first N of the whole sort. */
 TEST(rank_top_matches_sort)
 {
@@ -558,6 +599,7 @@ int main(void)
 	RUN(peak_counts_inherited);
 	RUN(realloc_inherited);
 	RUN(random_families);
+	RUN(munmap_inherited);
 	RUN(rank_top_matches_sort);
 	return UNIT_DONE();
 }

@@ -548,12 +548,32 @@ static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64
 				recent_release(&t->recent, tg->space, addr, missed ? 0 : tid));
 }
 
+/*
+ * A forked child's munmap of mmap blocks it inherited (a CPython worker
+ * giving back an arena its parent mapped): each inherited block that starts
+ * in the range at a page the previous one ended on, and lies in it whole,
+ * is freed. (A part of one is not followed: the block stays live.)
+ */
+static void munmap_inherited(struct tracker *t, struct tracker_target *tg, uint64_t start,
+			     uint64_t end)
+{
+	struct heap_block b;
+
+	while (start < end && tg->inherited_live && family_inherited(t, tg, start, &b) &&
+	       b.size <= end - start) {
+		account_inherited(t, tg, &b, 0);
+		start += (b.size + 4095) & ~4095ull;
+	}
+}
+
 /* munmap(start, end - start) by thread tid: release what it covers. */
 static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t start, uint64_t end,
 		      uint32_t tid)
 {
 	size_t i = maps_first_after(tg, start);
 
+	if (tg->inherited_live)
+		munmap_inherited(t, tg, start, end);
 	while (i < tg->nmaps && tg->maps[i].start < end) {
 		struct tracker_mapping m = tg->maps[i];
 		uint64_t lo = m.start > start ? m.start : start;
