@@ -230,7 +230,8 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 {
 	struct stack_entry *s = stack_touch(t, tg, b->stack);
 
-	family_gone(t, tg, b);
+	if (tg->last_fork) /* a child may share it */
+		family_gone(t, tg, b);
 	if (missed) {
 		/* a stack's frees count only calls that were seen */
 	} else {
@@ -353,7 +354,8 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	else if (tg->inherited_live && family_inherited(t, tg, ev->addr, &old))
 		account_inherited(t, tg, &old, 1); /* its free was not seen */
 	account_alloc(t, tg, ev, stack);
-	family_born(t, tg, ev->addr);
+	if (tg->last_fork)
+		family_born(t, tg, ev->addr);
 }
 
 static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
