@@ -11,6 +11,7 @@
 
 #include "daemon/core/addrmap.h"
 #include "daemon/core/tracker.h"
+#include "daemon/core/family.h"
 #include "daemon/core/viewrows.h"
 #include "unit.h"
 

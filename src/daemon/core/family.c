@@ -6,7 +6,7 @@
  * lookups, and one walk up the (short) chain of ancestors.
  */
 #include "daemon/core/family.h"
-#include "daemon/core/tracker.h"
+#include "daemon/core/state.h"
 
 #include <stdlib.h>
 #include <string.h>

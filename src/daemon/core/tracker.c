@@ -5,6 +5,7 @@
  * lets "live at peak" be reported per stack without an event log.
  */
 #include "daemon/core/tracker.h"
+#include "daemon/core/family.h"
 
 #include <stdlib.h>
 #include <string.h>

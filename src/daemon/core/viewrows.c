@@ -9,6 +9,7 @@
  */
 #include "daemon/core/viewrows.h"
 #include "daemon/core/tracker.h"
+#include "daemon/core/family.h"
 
 #include <stdlib.h>
 #include <string.h>
