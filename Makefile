@@ -61,6 +61,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
+.PHONY: bench-fork
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -206,6 +207,11 @@ bench-python: all
 # memory per block, drain gaps while clients take snapshots (several minutes).
 bench-scale: all $(O)/tests/heapscale
 	python3 tests/bench/scalebench.py --build $(O)
+
+# The fork section alone: what forks of a parent holding a million live blocks
+# cost the daemon (tests/bench/forkbench.py).
+bench-fork: all $(O)/tests/heapscale
+	python3 tests/bench/forkbench.py --build $(O)
 
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 # One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.

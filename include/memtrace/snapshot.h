@@ -66,6 +66,7 @@ struct snap_target {
 	struct mt_counters counters;
 	uint32_t nsites; /* probe_sites section; 0 in older snapshots */
 	struct snap_probe_site *sites;
+	uint32_t parent_pid; /* family section: the process it was forked from; 0 none */
 };
 
 struct snap_frame {
@@ -222,7 +223,8 @@ struct snapshot {
 	struct snap_options options;   /* how memtraced was started (section 11) */
 	uint32_t has_groups;	       /* groups (section 43) */
 	struct snap_groups groups;
-	uint32_t has_leaks; /* leaks (section 44) */
+	uint32_t has_leaks;	/* leaks (section 44) */
+	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
 	struct snap_leaks leaks;
 	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;

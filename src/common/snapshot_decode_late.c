@@ -126,6 +126,56 @@ int dec_groups(struct reader *r)
 	return 0;
 }
 
+/* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
+int dec_inherited(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	size_t offsets[SNAP_STACK_COUNTERS_ALL], n = 0;
+	uint64_t count, nfields, v;
+
+	/* only the section-2 counters, in wire order */
+#define INHERITED_OFFSET(field, section)                                                           \
+	if (section == 2)                                                                          \
+		offsets[n++] = offsetof(struct mt_stack_counters, field);
+	MT_STACK_COUNTERS(INHERITED_OFFSET)
+#undef INHERITED_OFFSET
+	if (rd_varint(r, &count) || rd_varint(r, &nfields))
+		return -1;
+	if (count != s->nstacks)
+		return dec_fail(r->d, "inherited section: %llu entries for %u stacks",
+				(unsigned long long)count, s->nstacks);
+	if (nfields > rd_left(r))
+		return dec_fail(r->d, "inherited section: %llu fields per stack",
+				(unsigned long long)nfields);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		for (uint64_t k = 0; k < nfields; k++) {
+			if (rd_varint(r, &v))
+				return -1;
+			if (k < n)
+				*(uint64_t *)((char *)&s->stacks[i].t + offsets[k]) = v;
+		}
+	}
+	s->has_inherited = 1;
+	return 0;
+}
+
+/* Section 50: the pid each target was forked from (0: none). */
+int dec_family(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t count;
+
+	if (rd_varint(r, &count))
+		return -1;
+	if (count != s->ntargets)
+		return dec_fail(r->d, "family section: %llu entries for %u targets",
+				(unsigned long long)count, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		if (rd_u32(r, &s->targets[i].parent_pid))
+			return -1;
+	return 0;
+}
+
 /* Section 44: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {

@@ -365,6 +365,29 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 		}
 		put_section(out, body, SEC_LEAKS);
 	}
+	if (s->has_inherited) {
+		put_varint(body, s->nstacks);
+#define INHERITED_ONE(field, section) +(section == 2)
+		put_varint(body, 0 MT_STACK_COUNTERS(INHERITED_ONE));
+#undef INHERITED_ONE
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+#define PUT_INHERITED(field, section)                                                              \
+	if (section == 2)                                                                          \
+		put_varint(body, s->stacks[i].t.field);
+			MT_STACK_COUNTERS(PUT_INHERITED)
+#undef PUT_INHERITED
+		}
+		put_section(out, body, SEC_INHERITED);
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		if (!s->targets[i].parent_pid)
+			continue;
+		put_varint(body, s->ntargets);
+		for (uint32_t k = 0; k < s->ntargets; k++)
+			put_varint(body, s->targets[k].parent_pid);
+		put_section(out, body, SEC_FAMILY);
+		break;
+	}
 }
 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)

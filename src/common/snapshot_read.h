@@ -58,5 +58,7 @@ int dec_probe_sites(struct reader *r);
 int dec_daemon(struct reader *r);
 int dec_groups(struct reader *r);
 int dec_leaks(struct reader *r);
+int dec_inherited(struct reader *r);
+int dec_family(struct reader *r);
 
 #endif

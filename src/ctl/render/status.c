@@ -217,6 +217,8 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	json_kv_string(w, "allocator", t->allocator);
 	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
+	if (t->parent_pid) /* forked from a traced process: its heap began as that one's */
+		json_kv_u64(w, "parent_pid", t->parent_pid);
 	if (!with_counters) /* status: where each function is probed */
 		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
@@ -453,6 +455,8 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 		const struct mt_counter_desc *m = &mt_counter_descs[i];
 		uint64_t v = mt_counter_get(c, i);
 
+		if (m->summary == 2 && !v)
+			continue; /* not a number of this trace */
 		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/core/viewrows.h"
 #include "memtrace/counters.h"
 #include "memtrace/snapshot.h"
 
@@ -39,7 +40,16 @@ struct daemon_view {
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
+	/* the rows the views show (viewrows.h), made for one request by
+	 * collect_snapshot(); NULL: every row is a stack */
+	const struct viewrows *rows;
 };
+
+/* The stack whose frames row id shows. */
+static inline uint32_t view_row_stack(const struct daemon_view *v, uint32_t id)
+{
+	return v->rows ? viewrows_stack(v->rows, id) : id;
+}
 
 struct service {
 	void *ctx;
