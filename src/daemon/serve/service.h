@@ -18,6 +18,7 @@
 struct tracker;
 struct target;
 struct timeline;
+struct resident_table;
 struct symbolizer;
 struct pystacks;
 
@@ -27,6 +28,7 @@ struct daemon_view {
 	const struct target *targets; /* every generation of every target */
 	int ntargets;
 	const struct timeline *timeline;
+	const struct resident_table *resident; /* each target's sampled resident memory */
 	const struct snap_options *options;
 	struct symbolizer *sym; /* naming frames fills its caches, nothing else */
 	struct pystacks *py;
@@ -39,6 +41,9 @@ struct daemon_view {
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
+	/* a request lane's view: it may read /proc at length (resident memory
+	 * now, a breakdown by mapping) without the loop waiting */
+	int off_loop;
 };
 
 struct service {
