@@ -89,7 +89,7 @@ void mt_resident_add(struct mt_resident *out, const struct mt_resident *r);
 	X(THREAD_STACK, "thread_stack", 0, "[stack], and anonymous mappings above a guard page")   \
 	X(ANONYMOUS, "anonymous", 0, "other private anonymous mappings")                           \
 	X(SHARED_MEMORY, "shared_memory", 0, "shared anonymous memory, tmpfs, SysV shm, memfd")    \
-	X(IMAGE, "image", 0, "mappings of executable and library files")                           \
+	X(IMAGE, "image", 0, "executable and library files mapped, and their .bss")                \
 	X(FILE, "file", 0, "other file mappings")                                                  \
 	X(KERNEL, "kernel", 0, "the kernel's own: [vdso], [vvar], [vsyscall], anon_inode: mappings")
 

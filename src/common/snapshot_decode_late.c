@@ -153,6 +153,20 @@ int dec_leaks(struct reader *r)
 	return 0;
 }
 
+/* How many figures each record has: at most 64 (a later version's may be more than ours). */
+static int rd_nfigures(struct reader *r, uint32_t *n)
+{
+	uint64_t v;
+
+	if (rd_varint(r, &v))
+		return -1;
+	if (v > 64)
+		return dec_fail(r->d, "%s section: %llu figures per entry exceed the limit of 64",
+				r->section, (unsigned long long)v);
+	*n = (uint32_t)v;
+	return 0;
+}
+
 /* nfields figures of a record into v (the first known ones; the rest skipped). */
 static int rd_figures(struct reader *r, uint64_t *v, size_t known, uint32_t nfields)
 {
@@ -171,9 +185,9 @@ static int rd_figures(struct reader *r, uint64_t *v, size_t known, uint32_t nfie
 int dec_resident(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
-	uint32_t nfields, n;
+	uint32_t nfields = 0, n;
 
-	if (rd_count(r, 1, 64, &nfields) || rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+	if (rd_nfigures(r, &nfields) || rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
 		return -1;
 	if (n != s->ntargets)
 		return dec_fail(r->d, "resident section: %u targets, not %u", n, s->ntargets);
@@ -230,10 +244,10 @@ int dec_memory(struct reader *r)
 	s->nmemory = n;
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_memory *m = &s->memory[i];
-		uint32_t nkinds, nfields;
+		uint32_t nkinds = 0, nfields = 0;
 
 		if (rd_u32(r, &m->target) || rd_string(r, &m->error) || rd_varint(r, &m->time_ns) ||
-		    rd_count(r, 1, 64, &nkinds) || rd_count(r, 1, 64, &nfields))
+		    rd_nfigures(r, &nkinds) || rd_nfigures(r, &nfields))
 			return -1;
 		if (m->target >= s->ntargets || (i && m->target <= s->memory[i - 1].target))
 			return dec_fail(r->d, "memory section: target index out of order or range");

@@ -130,6 +130,17 @@ static int image(const struct memmap *mm, const struct map_entry *e)
 	       bsearch(&key, mm->images, mm->nimages, sizeof(key), compare_file) != NULL;
 }
 
+/* An image's .bss past its file: anonymous, right after its writable data segment. */
+static int image_bss(const struct memmap *mm, size_t i)
+{
+	const struct map_entry *e = &mm->m->v[i].map, *prev;
+
+	if (!i || !is_rw(e))
+		return 0;
+	prev = &mm->m->v[i - 1].map;
+	return prev->end == e->start && is_rw(prev) && prev->perms[3] == 'p' && image(mm, prev);
+}
+
 /* Memory the kernel counts as shared memory (RssShmem) when it is resident. */
 static int shared_memory(const struct map_entry *e)
 {
@@ -158,7 +169,7 @@ enum mt_mem_kind memmap_kind(const struct memmap *mm, size_t i)
 		if (stack_above_guard(mm, i) || (i + 1 < mm->m->n && stack_above_guard(mm, i + 1) &&
 						 mm->m->v[i + 1].map.start == e->end))
 			return MT_MEM_THREAD_STACK;
-		return MT_MEM_ANONYMOUS;
+		return image_bss(mm, i) ? MT_MEM_IMAGE : MT_MEM_ANONYMOUS;
 	}
 	/* [vdso], [vvar], [vsyscall], [uprobes]; anon_inode: (BPF maps, perf buffers) */
 	if (e->path[0] == '[' || has_prefix(e->path, "anon_inode:"))
