@@ -27,12 +27,14 @@ void resident_record(struct resident_table *t, uint32_t index, uint64_t time_ns,
 		     const struct mt_resident *r)
 {
 	struct resident_target *e = entry(t, index);
+	int first = !e->sampled;
 
 	e->sampled = 1;
 	e->failed = 0;
 	e->time_ns = time_ns;
 	e->last = *r;
-	if (r->resident_bytes >= e->peak_bytes) {
+	/* a peak's time is when it was first reached */
+	if (first || r->resident_bytes > e->peak_bytes) {
 		e->peak_bytes = r->resident_bytes;
 		e->peak_time_ns = time_ns;
 	}

@@ -45,7 +45,7 @@ static void fill_target(const struct daemon_view *v, int k, struct snap_resident
 	out->sampled = 1;
 	out->time_ns = since_start(v->tracker);
 	out->r = now;
-	if (now.resident_bytes >= out->peak_bytes) {
+	if (!rt || now.resident_bytes > out->peak_bytes) {
 		out->peak_bytes = now.resident_bytes;
 		out->peak_time_ns = out->time_ns;
 	}

@@ -42,7 +42,7 @@
   if (!live.length && !rss.length) return;
   timeline.textContent = "";
   const all = live.concat(rss);
-  const W = 900, H = 260, L = 80, B = 30, T = 24;
+  const W = 900, H = 270, L = 80, B = 30, T = 40;
   const t0 = Math.min(...all.map((p) => p[0]));
   const t1 = Math.max(...all.map((p) => p[0]), t0 + 1e-9);
   const vmax = Math.max(1, ...all.map((p) => p[1]), data.totals.peak_live_bytes);
@@ -73,7 +73,8 @@
   line("resident", rss);
   line("live", live);
   // Each peak where it was: the live heap's exact one (it need not be a
-  // sample), the resident series' largest sample.
+  // sample), the resident series' largest sample; their values in a row above
+  // the lines, where they cannot overlap.
   const peaks = [["live", data.totals.peak_time, data.totals.peak_live_bytes, "peak live"]];
   if (res.peak_bytes !== null) peaks.push(["resident", res.peak_time, res.peak_bytes, "peak resident"]);
   peaks.forEach(([cls, t, v, label], i) => {
@@ -81,10 +82,8 @@
       class: "peak-" + cls, cx: x(t).toFixed(1), cy: y(v).toFixed(1), r: 4,
       "data-bytes": v, "data-time": t,
     });
-    add("text", {
-      class: "peak-" + cls, x: (x(t) + (x(t) > W / 2 ? -8 : 8)).toFixed(1),
-      y: (y(v) - 6 + 14 * i).toFixed(1), "text-anchor": x(t) > W / 2 ? "end" : "start",
-    }, label + " " + bytes(v) + " at " + t.toFixed(2) + " s");
+    add("text", { class: "peak-" + cls, x: L + 8 + 260 * i, y: 28 },
+      "\u25cf " + label + " " + bytes(v) + " at " + t.toFixed(2) + " s");
   });
   add("text", { x: W - 10, y: 12, "text-anchor": "end", class: "legend-live" }, "\u2014 live heap");
   add("text", { x: W - 90, y: 12, "text-anchor": "end", class: "legend-resident" },
