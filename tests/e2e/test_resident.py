@@ -171,6 +171,11 @@ def test_resident_glibc(r):
         rc, out, _ = r.ctl("timeline", "--rows", "5")
         if rc != 0 or "resident" not in out.splitlines()[1] or ".." not in out:
             raise Fail(f"timeline text has no resident column: {out[:300]!r}")
+    with r.part("watch"):
+        rc, out, err = r.ctl("watch", "--count", "1")
+        m = re.search(r"^\d\d:\d\d:\d\d live 10\.0 MiB in \d+ blocks, resident ([\d.]+) MiB, ", out, re.M)
+        if rc != 0 or not m or abs(float(m.group(1)) * MIB - vm_rss(pid)) > 2 * MIB:
+            raise Fail(f"watch does not show resident memory beside live: {one_line(out)[:200]}")
     with r.part("prometheus"):
         with urllib.request.urlopen(f"http://127.0.0.1:{r.metrics_port}/metrics",
                                     timeout=10) as resp:
@@ -198,6 +203,13 @@ def test_resident_glibc(r):
                                            "--memory"], capture_output=True, text=True,
                                           check=True).stdout)
         check_breakdown(saved, pid, expect, "brk_heap", stays=True)
+        # the file against itself: no change in resident memory
+        diff = json.loads(subprocess.run([r.memtracectl, "diff", snap, snap, "--json"],
+                                         capture_output=True, text=True, check=True).stdout)
+        if diff.get("resident_bytes_diff") != 0 or \
+                diff.get("resident_bytes") != saved["resident"]["resident_bytes"]:
+            raise Fail(f"diff of the file with itself: resident {diff.get('resident_bytes')} "
+                       f"({diff.get('resident_bytes_diff')})")
     with r.part("html"):
         check_html_chart(r, snap)
     with r.part("exit"):  # an exited target holds nothing: its last figures are not added up

@@ -72,9 +72,19 @@ static void json_group_rows(struct json_writer *w, const struct group_table *t, 
 
 /* ---- diff ---------------------------------------------------------------------- */
 
+/* Both snapshots have resident memory of traced targets: their totals. */
+static int resident_both(const struct snapshot *old, const struct snapshot *new,
+			 struct resident_view *was, struct resident_view *now)
+{
+	resident_view_build(was, old);
+	resident_view_build(now, new);
+	return was->present && now->present && was->targets && now->targets;
+}
+
 static void json_diff(struct buf *out, const struct diff_view *v, const struct render_opts *o)
 {
 	const struct snapshot *old = v->old, *new = v->new;
+	struct resident_view was, now;
 	struct json_writer w;
 
 	json_init(&w, out, o->pretty);
@@ -86,6 +96,11 @@ static void json_diff(struct buf *out, const struct diff_view *v, const struct r
 	json_kv_u64(&w, "live_allocations", new->totals.live_allocations);
 	json_kv_i64(&w, "live_allocations_diff",
 		    (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
+	if (resident_both(old, new, &was, &now)) {
+		json_kv_u64(&w, "resident_bytes", now.total.resident_bytes);
+		json_kv_i64(&w, "resident_bytes_diff",
+			    (int64_t)(now.total.resident_bytes - was.total.resident_bytes));
+	}
 	json_kv_double(&w, "interval", v->interval);
 	json_kv_u64(&w, "groups_total", v->nrows);
 	json_key(&w, "entries");
@@ -119,15 +134,21 @@ static void text_diff(struct buf *out, const struct diff_view *v)
 {
 	const struct snapshot *old = v->old, *new = v->new;
 	char line[LINE_MAX_LEN], label[4096], sz[32], dsz[32];
+	struct resident_view was, now;
 
 	format_size(sz, sizeof(sz), (int64_t) new->totals.live_bytes, 0);
 	format_size(dsz, sizeof(dsz), (int64_t)(new->totals.live_bytes - old->totals.live_bytes),
 		    1);
-	buf_printf(out,
-		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
-		   "%zu of %zu groups, largest growth first\n",
-		   sz, dsz, new->totals.live_allocations,
-		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations),
+	buf_printf(out, "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ")", sz, dsz,
+		   new->totals.live_allocations,
+		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
+	if (resident_both(old, new, &was, &now)) { /* beside it, what the machine sees */
+		format_size(sz, sizeof(sz), (int64_t)now.total.resident_bytes, 0);
+		format_size(dsz, sizeof(dsz),
+			    (int64_t)(now.total.resident_bytes - was.total.resident_bytes), 1);
+		buf_printf(out, ", resident %s (%s)", sz, dsz);
+	}
+	buf_printf(out, " over %.1f s; by %s%s, %zu of %zu groups, largest growth first\n",
 		   v->interval, group_by_name(v->now.by), v->now.cumulative ? " (cumulative)" : "",
 		   v->shown, v->nrows);
 	for (size_t k = 0; k < v->shown; k++) {
