@@ -173,7 +173,8 @@ def test_resident_glibc(r):
             raise Fail(f"timeline text has no resident column: {out[:300]!r}")
     with r.part("watch"):
         rc, out, err = r.ctl("watch", "--count", "1")
-        m = re.search(r"^\d\d:\d\d:\d\d live 10\.0 MiB in \d+ blocks, resident ([\d.]+) MiB, ", out, re.M)
+        m = re.search(r"^\d\d:\d\d:\d\d live 10\.0 MiB in \d+ blocks, resident ([\d.]+) MiB, ",
+                      out, re.M)
         if rc != 0 or not m or abs(float(m.group(1)) * MIB - vm_rss(pid)) > 2 * MIB:
             raise Fail(f"watch does not show resident memory beside live: {one_line(out)[:200]}")
     with r.part("prometheus"):

@@ -9,9 +9,11 @@
  * What the maps tell is all it knows: the brk heap is named; glibc's other
  * arenas have a shape of their own (64 MiB-aligned, the rest of the 64 MiB
  * reserved PROT_NONE); any other anonymous mapping that holds a live block
- * is the allocator's; a thread stack sits right above its PROT_NONE guard.
- * An allocator region that holds no live block and has no shape of its own
- * (a jemalloc extent emptied) counts as other anonymous memory.
+ * is the allocator's; a thread stack sits right above its PROT_NONE guard;
+ * a file is an image when it is mapped executable somewhere, and the
+ * anonymous mapping right after its writable data is its .bss. An allocator
+ * region that holds no live block and has no shape of its own (a jemalloc
+ * extent emptied) counts as other anonymous memory (docs/metrics.md).
  */
 #ifndef MEMTRACE_PROC_MEMMAP_H
 #define MEMTRACE_PROC_MEMMAP_H
