@@ -13,11 +13,15 @@
 #include "daemon/proc/sampler.h"
 #include "common/util.h"
 
-/* Readings of the round asked at round_ns (since tracing began). */
+/*
+ * Readings of the round asked at round_ns (since tracing began). The point
+ * gets their sum only when every target still traced was read: a sum that
+ * left one out would say less than was resident.
+ */
 static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_reading *rd, size_t n)
 {
 	struct mt_resident sum = {0};
-	int any = 0;
+	int any = 0, failed = 0;
 
 	for (size_t i = 0; i < n; i++) {
 		const struct target *tg =
@@ -30,13 +34,14 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 			if (resident_failed(&d->resident, rd[i].index))
 				log_msg("pid %d: no resident memory figures: %s", rd[i].pid,
 					rd[i].why);
+			failed = 1;
 			continue;
 		}
 		resident_record(&d->resident, rd[i].index, round_ns, &rd[i].r);
 		mt_resident_add(&sum, &rd[i].r);
 		any = 1;
 	}
-	if (any)
+	if (any && !failed)
 		timeline_set_resident(&d->timeline, round_ns, &sum);
 }
 

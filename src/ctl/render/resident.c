@@ -39,8 +39,12 @@ void render_text_resident_totals(struct buf *b, const struct snapshot *s)
 	resident_view_build(&v, s);
 	if (!v.present)
 		return;
-	buf_printf(b, "resident memory, sampled: the %" PRIu32 " target%s traced now\n", v.targets,
+	buf_printf(b, "resident memory, sampled: the %" PRIu32 " target%s traced now", v.targets,
 		   v.targets == 1 ? "" : "s");
+	if (v.unread) /* nothing is guessed for them */
+		buf_printf(b, "; %" PRIu32 " more could not be read (see memtraced's log)",
+			   v.unread);
+	buf_printf(b, "\n");
 	for (size_t i = 0; i < MT_NRESIDENT; i++) {
 		text_bytes_line(b, mt_resident_descs[i].name, mt_resident_get(&v.total, i));
 		buf_printf(b, "\n");
@@ -143,6 +147,7 @@ void render_json_resident_totals(struct json_writer *w, const struct snapshot *s
 	json_key(w, "resident");
 	json_begin_object(w);
 	json_kv_u64(w, "targets", v.targets);
+	json_kv_u64(w, "targets_unread", v.unread);
 	json_figures(w, &v.total);
 	json_key(w, "peak_resident_bytes");
 	if (v.has_peak)

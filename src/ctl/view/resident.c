@@ -21,7 +21,12 @@ void resident_view_build(struct resident_view *v, const struct snapshot *s)
 	if (!v->present)
 		return;
 	for (uint32_t i = 0; i < s->ntargets; i++) {
-		if (!resident_target_current(&s->targets[i]))
+		const struct snap_target *t = &s->targets[i];
+
+		if (!t->resident.sampled &&
+		    (t->state == SNAP_TARGET_ATTACHED || t->state == SNAP_TARGET_ATTACHING))
+			v->unread++;
+		if (!resident_target_current(t))
 			continue;
 		mt_resident_add(&v->total, &s->targets[i].resident.r);
 		v->targets++;

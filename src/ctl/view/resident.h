@@ -15,6 +15,7 @@
 struct resident_view {
 	int present;		  /* the snapshot carries resident memory (section 45) */
 	uint32_t targets;	  /* targets traced then with figures: the totals' terms */
+	uint32_t unread;	  /* targets traced then without figures (/proc would not say) */
 	struct mt_resident total; /* their last figures summed */
 	int has_peak;		  /* the timeline has resident points */
 	uint64_t peak_bytes;	  /* the largest total resident_bytes of the timeline */
