@@ -109,6 +109,9 @@ check frag.stats.json text $f stats --json
 check frag.stats.memory text $f stats --memory
 check frag.stats.memory.json text $f stats --memory --json
 check frag.timeline text $f timeline
+check frag.report text $f report
+check frag.report.json text $f report --format json
+check frag.report.pid text $f report --pid 23530
 check frag.timeline.json text $f timeline --json
 check frag.html.live hash $f report --format html
 for by in function line stack; do

@@ -340,7 +340,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s)
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_daemon(w, s);
-	render_json_resident_totals(w, s);
+	render_json_resident_totals(w, s, 0);
 	json_targets(w, s, 1);
 	json_stats_extras(w, s);
 	json_end_object(w);

@@ -16,6 +16,11 @@ int resident_target_current(const struct snap_target *t)
 
 void resident_view_build(struct resident_view *v, const struct snapshot *s)
 {
+	resident_view_of_pid(v, s, 0);
+}
+
+void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid)
+{
 	memset(v, 0, sizeof(*v));
 	v->present = (int)s->has_resident;
 	if (!v->present)
@@ -23,6 +28,8 @@ void resident_view_build(struct resident_view *v, const struct snapshot *s)
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		const struct snap_target *t = &s->targets[i];
 
+		if (pid && t->pid != pid)
+			continue;
 		if (!t->resident.sampled &&
 		    (t->state == SNAP_TARGET_ATTACHED || t->state == SNAP_TARGET_ATTACHING))
 			v->unread++;

@@ -23,6 +23,8 @@ struct resident_view {
 };
 
 void resident_view_build(struct resident_view *v, const struct snapshot *s);
+/* The same over the targets of one pid (0: all); the peak is the timeline's, of all. */
+void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid);
 
 /* Whether target t's figures count as now: it was traced when the snapshot was taken. */
 int resident_target_current(const struct snap_target *t);
