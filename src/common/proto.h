@@ -72,11 +72,17 @@ struct proto_request {
 	 * older_than old (count, bytes, age range), for the top stacks by bytes.
 	 */
 	int leaks;
+	/*
+	 * memory=1: each traced target's mappings by kind, with the live heap
+	 * in each (snapshot memory section); read from /proc at length, so
+	 * answered by a request lane.
+	 */
+	int memory;
 };
 
 /*
  * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0. The
+ * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0, memory=0. The
  * first word is the command: "snapshot" or "reset-peak".
  */
 void proto_request_init(struct proto_request *r);

@@ -510,7 +510,8 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
     [SEC_UNWIND] = dec_unwind,	     [SEC_PROBE_SITES] = dec_probe_sites,
     [SEC_DAEMON] = dec_daemon,	     [SEC_GROUPS] = dec_groups,
-    [SEC_LEAKS] = dec_leaks,	     [SEC_INHERITED] = dec_inherited,
+    [SEC_LEAKS] = dec_leaks,	     [SEC_RESIDENT] = dec_resident,
+    [SEC_MEMORY] = dec_memory,	     [SEC_INHERITED] = dec_inherited,
     [SEC_FAMILY] = dec_family,
 };
 

@@ -5,6 +5,7 @@
  * stack is cut short.
  */
 #include "ctl/render/report.h"
+#include "ctl/render/resident.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
@@ -75,6 +76,7 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_begin_object(w);
 	render_json_counters(w, report_counters(s, o->pid), 0);
 	json_end_object(w);
+	render_json_resident_totals(w, s, o->pid);
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	render_json_truncations(w, s);
@@ -99,10 +101,10 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		buf_printf(b, "pid %" PRIu32 ": ", o->pid);
 	else
 		buf_printf(b, "total: ");
-	buf_printf(b,
-		   "live %s in %" PRIu64 " blocks, peak %s, allocated %s in %" PRIu64
-		   " calls, freed %s in %" PRIu64 "; ",
-		   live, c->live_allocations, peak, allocated, c->allocations, freed, c->frees);
+	buf_printf(b, "live %s in %" PRIu64 " blocks", live, c->live_allocations);
+	render_text_resident_brief(b, s, o->pid); /* beside it, when the snapshot has it */
+	buf_printf(b, ", peak %s, allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 "; ",
+		   peak, allocated, c->allocations, freed, c->frees);
 	if (o->pid)
 		buf_printf(b, "%" PRIu32 " stacks shown\n", s->nstacks);
 	else

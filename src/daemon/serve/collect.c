@@ -15,6 +15,7 @@
 #include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
+#include "daemon/serve/memory.h"
 #include "daemon/targets.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
@@ -351,7 +352,7 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	struct framebuild *fb;
 	uint64_t *frames_at;
 	uint32_t *sel = NULL, nrank = 0, nsel, i, n;
-	int k;
+	int k, *view_index;
 
 	memset(s, 0, sizeof(*s));
 	if (r->pid) {
@@ -377,9 +378,12 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
 
 	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
+	view_index = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*view_index));
 	for (k = 0; k < v->ntargets; k++) {
-		if (!r->pid || (uint32_t)v->targets[k].pid == r->pid)
-			fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
+		if (r->pid && (uint32_t)v->targets[k].pid != r->pid)
+			continue;
+		view_index[s->ntargets] = k;
+		fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
@@ -404,6 +408,10 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 		}
 		s->timeline_interval_ns = v->timeline->interval_ns;
 	}
+	memory_fill_resident(v, view_index, s);
+	if (r->memory)
+		memory_fill_breakdowns(v, view_index, s);
+	free(view_index);
 
 	fill_daemon(v, s);
 	fill_truncations(v, ends, r->pid, s);

@@ -19,6 +19,7 @@
 struct tracker;
 struct target;
 struct timeline;
+struct resident_table;
 struct symbolizer;
 struct pystacks;
 
@@ -28,6 +29,7 @@ struct daemon_view {
 	const struct target *targets; /* every generation of every target */
 	int ntargets;
 	const struct timeline *timeline;
+	const struct resident_table *resident; /* each target's sampled resident memory */
 	const struct snap_options *options;
 	struct symbolizer *sym; /* naming frames fills its caches, nothing else */
 	struct pystacks *py;
@@ -40,6 +42,9 @@ struct daemon_view {
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
+	/* a request lane's view: it may read /proc at length (resident memory
+	 * now, a breakdown by mapping) without the loop waiting */
+	int off_loop;
 	/* the rows the views show (viewrows.h), made for one request by
 	 * collect_snapshot(); NULL: every row is a stack */
 	const struct viewrows *rows;
