@@ -20,7 +20,7 @@ const volatile struct mt_bpf_config cfg = {
     .wakeup_bytes = 1 << 20,
 };
 
-/* Arguments of the allocator call a thread is inside. */
+/* Arguments of the allocator call a thread is inside (depth 0: none). */
 struct inflight {
 	__u64 size;
 	__u64 ptr; /* realloc: old block; posix_memalign: where the result goes */
@@ -29,10 +29,16 @@ struct inflight {
 	__u32 depth; /* allocator entry points active in this thread */
 };
 
+/*
+ * Per thread, in the task's own storage: a lookup is a load from the task
+ * (its storage cache) instead of hashing the tid, and a call that ends sets
+ * depth 0 instead of deleting an element. The record is made at a thread's
+ * first allocator call and goes with the thread.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
@@ -41,7 +47,7 @@ struct {
 	__uint(max_entries, 32 << 20); /* resized by the daemon before load */
 } events SEC(".maps");
 
-/* Slot 0: calls not traced because the inflight table was full; 1..: by kind. */
+/* Slot 0: calls not traced because no inflight record could be made; 1..: by kind. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MT_LOST_SLOTS);
@@ -213,11 +219,16 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
  * pointer is below (or, for a tail call, equal to) the recorded one is nested;
  * one above it is a leftover of a call whose return was never seen.
  */
-static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
+static __always_inline struct inflight *inflight_of(struct task_struct *task, __u64 flags)
 {
-	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	return bpf_task_storage_get(&inflight, task, NULL, flags);
+}
 
-	if (in && sp <= in->sp)
+static __always_inline struct inflight *inside_allocator(struct task_struct *task, __u64 sp)
+{
+	struct inflight *in = inflight_of(task, 0);
+
+	if (in && in->depth && sp <= in->sp)
 		return in;
 	return NULL;
 }
@@ -348,14 +359,14 @@ static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = entry_sp(ctx, cookie);
-	struct inflight *in = inside_allocator(tid, sp);
+	struct inflight *in = inflight_of(task, 0);
 	struct inflight st = {};
 	__u64 n, m, a1, a2, a3;
 
-	if (in) {
+	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;
 	}
@@ -405,10 +416,13 @@ int alloc_enter(struct pt_regs *ctx)
 		st.size = a1;
 		break;
 	}
-	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY)) {
+	if (!in)
+		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in) {
 		count_lost(0);
 		return 0;
 	}
+	*in = st;
 	if (is_realloc(st.func) && st.ptr)
 		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr, 0);
 	return 0;
@@ -417,20 +431,19 @@ int alloc_enter(struct pt_regs *ctx)
 SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	struct inflight *in = inflight_of(bpf_get_current_task_btf(), 0);
 	struct inflight st;
 	__u64 addr, old = 0;
 	__u8 kind = MT_EV_ALLOC;
 
-	if (!in)
+	if (!in || !in->depth)
 		return 0;
 	if (in->depth > 1) {
 		in->depth--;
 		return 0;
 	}
 	st = *in;
-	bpf_map_delete_elem(&inflight, &tid);
+	in->depth = 0;
 	if (st.func == MT_FN_PYMALLOC_FREE || st.func == MT_FN_DELETE)
 		return 0; /* reported at entry (outer_free_enter) */
 
@@ -464,7 +477,7 @@ int free_enter(struct pt_regs *ctx)
 	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* free(NULL) is nothing */
-	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), entry_sp(ctx, cookie)))
+	if (inside_allocator(bpf_get_current_task_btf(), entry_sp(ctx, cookie)))
 		return 0; /* part of a realloc the return probe reports */
 	/* free, or jemalloc's sdallocx/dallocx */
 	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
@@ -482,25 +495,29 @@ int free_enter(struct pt_regs *ctx)
 SEC("uprobe")
 int outer_free_enter(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
-	struct inflight *in = inside_allocator(tid, sp);
-	struct inflight st = {};
+	struct inflight *in = inflight_of(task, 0);
 
-	if (in) {
+	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;
 	}
 	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* PyObject_Free(NULL), delete nullptr: nothing */
-	st.func = MT_COOKIE_FUNC(cookie);
-	st.sp = sp;
-	st.depth = 1;
-	st.ptr = addr;
-	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
+	if (!in)
+		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (in) {
+		in->func = MT_COOKIE_FUNC(cookie);
+		in->sp = sp;
+		in->depth = 1;
+		in->ptr = addr;
+		in->size = 0;
+	} else {
 		count_lost(0);
-	emit_small(MT_EV_FREE, (__u8)st.func, addr, 0, 0);
+	}
+	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
 	return 0;
 }
 
