@@ -145,12 +145,21 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 # walker must give the same stacks (tests/e2e/test_unwind.py).
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
 E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host libplugin.so sigalloc \
-	     cfiexpr \
+	     cfiexpr stacktop \
 	     cxx_vector)
 $(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
 $(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
+# one code, two frame sizes (tests/e2e/dlreopen.c)
+E2E_PROGS += $(O)/tests/nofp/libreopen_a.so $(O)/tests/nofp/libreopen_b.so
+$(O)/tests/dlreopen: LDLIBS_E2E := -ldl
+$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -DLOCALS=256 -DSIZE=1111 -fPIC -shared $< -o $@
+$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -DLOCALS=8192 -DSIZE=2222 -fPIC -shared $< -o $@
 $(O)/tests/nofp/%: tests/e2e/%.c | $(O)
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)

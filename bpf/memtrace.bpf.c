@@ -63,9 +63,13 @@ struct {
 	__type(value, struct mt_target_watch);
 } targets SEC(".maps");
 
-/* An event with room for the deepest stack, built here before the copy. */
+#include "stackwin.bpf.h"
+
+/* An event with room for the deepest stack, built here before the copy, and
+ * the window its walk reads the user stack through. */
 struct scratch {
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
+	struct stack_window win;
 };
 
 /* CPython targets: where their frames are (set by the daemon). */
@@ -179,11 +183,13 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
  * the walk as "broken", which costs nothing: no faulting read is attempted
  * on a wild pointer. Returns the number of frames; *end says why it stopped.
  */
-static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u32 depth, __u8 *end)
+static __always_inline __u32 walk_frames(struct pt_regs *ctx, struct stack_window *w, __u64 *frames,
+					 __u32 depth, __u8 *end)
 {
 	__u64 sp = PT_REGS_SP(ctx), fp = PT_REGS_FP(ctx), prev = sp, pair[2];
 	__u32 n = 1, i;
 
+	w->len = 0;
 	frames[0] = PT_REGS_IP(ctx);
 	*end = MT_STACK_DEPTH;
 	for (i = 1; i < MT_MAX_FRAMES; i++) {
@@ -193,8 +199,7 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
 			*end = MT_STACK_COMPLETE;
 			return n;
 		}
-		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN ||
-		    bpf_probe_read_user(pair, sizeof(pair), (void *)fp)) {
+		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
 			*end = MT_STACK_BROKEN;
 			return n;
 		}
@@ -276,11 +281,11 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
 			end = MT_STACK_KERNEL;
 		} else if (cfg.stack_walker == MT_WALK_DWARF &&
-			   (len = uw_walk(regs, ev->frames, depth, &end)) >= 0) {
+			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end)) >= 0) {
 			len *= sizeof(__u64);
 		} else {
 			/* fp, or a process without unwind tables (yet) */
-			len = walk_frames(regs, ev->frames, depth, &end) * sizeof(__u64);
+			len = walk_frames(regs, &sc->win, ev->frames, depth, &end) * sizeof(__u64);
 		}
 		if (len < 0)
 			len = 0;
@@ -324,19 +329,29 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 static __always_inline void entry_args(struct pt_regs *ctx, __u64 cookie, __u64 *a1, __u64 *a2,
 				       __u64 *a3)
 {
-	/* every register read unconditionally, then picked by index: clang
-	 * would make a choice between ctx fields one load through a computed
-	 * ctx pointer, which the verifier refuses */
-	__u64 r[16], regs = cookie & MT_COOKIE_REGS ? cookie : (7 | 6 << 4 | 2 << 8) << 16;
+	__u64 r[16], di = ctx->di, si = ctx->si, dx = ctx->dx;
 
+	/* the ABI's three loaded once, before any branch: clang would make a
+	 * choice between ctx fields one load through a computed ctx pointer,
+	 * which the verifier refuses */
+	asm volatile("" : "+r"(di), "+r"(si), "+r"(dx));
+	if (!(cookie & MT_COOKIE_REGS)) {
+		/* where the ABI puts them: nearly every probe */
+		*a1 = di;
+		*a2 = si;
+		*a3 = dx;
+		return;
+	}
+	/* a placed probe that names registers: every one read, then picked by
+	 * index, for the same reason */
 	r[0] = ctx->ax;
 	r[1] = ctx->cx;
-	r[2] = ctx->dx;
+	r[2] = dx;
 	r[3] = ctx->bx;
 	r[4] = ctx->sp;
 	r[5] = ctx->bp;
-	r[6] = ctx->si;
-	r[7] = ctx->di;
+	r[6] = si;
+	r[7] = di;
 	r[8] = ctx->r8;
 	r[9] = ctx->r9;
 	r[10] = ctx->r10;
@@ -345,9 +360,9 @@ static __always_inline void entry_args(struct pt_regs *ctx, __u64 cookie, __u64 
 	r[13] = ctx->r13;
 	r[14] = ctx->r14;
 	r[15] = ctx->r15;
-	*a1 = r[MT_COOKIE_ARG_REG(regs, 0)];
-	*a2 = r[MT_COOKIE_ARG_REG(regs, 1)];
-	*a3 = r[MT_COOKIE_ARG_REG(regs, 2)];
+	*a1 = r[MT_COOKIE_ARG_REG(cookie, 0)];
+	*a2 = r[MT_COOKIE_ARG_REG(cookie, 1)];
+	*a3 = r[MT_COOKIE_ARG_REG(cookie, 2)];
 }
 
 /* The stack pointer at the function's entry, whatever the probe's place. */
