@@ -61,6 +61,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
+.PHONY: bench-replay
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -197,6 +198,10 @@ $(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		-pthread $< -o $@
 
+# The ingest replay (tests/bench/replay.c): the daemon's ingest and core, no BPF.
+$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)
+	$(CC) $(CFLAGS) $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
@@ -205,8 +210,13 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # workload (tests/bench/pybench.py). bench-python and bench-scale rewrite only
 # their section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench $(O)/tests/heapscale
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench \
+		$(O)/tests/heapscale $(O)/tests/replay
 	python3 tests/bench/bench.py --build $(O)
+
+# The ingest replay alone: recorded streams through the daemon's ingest and core, no BPF.
+bench-replay: all $(O)/tests/heapscale $(O)/tests/replay
+	python3 tests/bench/replaybench.py --build $(O)
 
 bench-python: all
 	python3 tests/bench/pybench.py --build $(O)
