@@ -64,12 +64,14 @@ struct {
 } targets SEC(".maps");
 
 #include "stackwin.bpf.h"
+#include "stackid.bpf.h"
 
 /* An event with room for the deepest stack, built here before the copy, and
  * the window its walk reads the user stack through. */
 struct scratch {
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
+	struct stack_id_entry entry; /* a stack being registered */
 };
 
 /* CPython targets: where their frames are (set by the daemon). */
@@ -160,7 +162,7 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->tid = (__u32)id;
 	ev->stack_end = MT_STACK_NONE;
 	ev->npyframes = 0;
-	ev->pad[0] = ev->pad[1] = 0;
+	ev->stack_flags = ev->pad = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old_addr;
@@ -245,6 +247,49 @@ static __always_inline int is_realloc(__u32 func)
 }
 
 /*
+ * Write ev, whose nat native frames (and no Python frames) were walked, as an
+ * id when stack_ids holds exactly that stack, else in full, registering it
+ * (bpf/stackid.bpf.h: the record is reserved before the entry is inserted).
+ */
+static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
+					 __u8 kind, __u64 flags)
+{
+	const struct stack_id_entry *e;
+	struct bpf_dynptr dp;
+	__u64 h, size;
+
+	h = stack_hash(ev->tgid, ev->frames, nat);
+	e = bpf_map_lookup_elem(&stack_ids, &h);
+	if (e && stack_entry_is(e, ev->tgid, ev->frames, nat)) {
+		ev->nframes = 0;
+		ev->stack_flags = MT_SF_ID;
+		ev->frames[0] = h;
+		if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
+			count_lost(kind);
+		return;
+	}
+	/* the frames, and a word for the id they may register */
+	ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = 0;
+	size = sizeof(*ev) + (nat + 1) * sizeof(__u64);
+	if (size > sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64))
+		size = sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64);
+	if (bpf_ringbuf_reserve_dynptr(&events, size, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		count_lost(kind);
+		return;
+	}
+	if (!e) {
+		stack_entry_fill(&sc->entry, ev->tgid, ev->frames, nat);
+		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
+			ev->stack_flags = MT_SF_ID;
+			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
+		}
+	}
+	bpf_dynptr_write(&dp, 0, ev, size, 0);
+	bpf_ringbuf_submit_dynptr(&dp, flags);
+}
+
+/*
  * An allocation (or realloc outcome) with its user stack, native then Python
  * frames. regs are the user registers: the uprobe's context, or the task's
  * saved user registers in a syscall tracepoint; ctx is the program's context
@@ -309,12 +354,17 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 	ev->tid = tid;
 	ev->stack_end = end;
 	ev->npyframes = npy;
-	ev->pad[0] = ev->pad[1] = 0;
+	ev->stack_flags = ev->pad = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old;
 	ev->size = size;
 	flags = wakeup_flag();
+	nat = len / sizeof(__u64);
+	if (cfg.stack_ids && !npy && nat && nat <= MT_ID_FRAMES) {
+		emit_with_id(sc, ev, nat, kind, flags);
+		return;
+	}
 	if (npy > MT_MAX_PYFRAMES)
 		npy = MT_MAX_PYFRAMES;
 	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))

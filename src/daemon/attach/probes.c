@@ -55,6 +55,10 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	skel->rodata->cfg.match_follow = o->match_follow;
 	skel->rodata->cfg.max_matches = o->max_matches;
 	skel->rodata->cfg.hold_exec = o->hold_exec;
+	/* known stacks as ids (docs/design.md); MEMTRACE_STACK_IDS=0 sends every
+	 * stack in full, as before (make bench compares the two) */
+	skel->rodata->cfg.stack_ids =
+	    !getenv("MEMTRACE_STACK_IDS") || strcmp(getenv("MEMTRACE_STACK_IDS"), "0") != 0;
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);
