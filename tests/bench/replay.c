@@ -126,7 +126,7 @@ int main(int argc, char **argv)
 	double best = 0;
 	cpu_set_t one;
 	long rss0, rss1 = 0;
-	size_t table_bytes = 0, live = 0;
+	size_t table_bytes = 0, heap_bytes = 0, live = 0;
 
 	if (argc < 2 || passes < 1) {
 		fprintf(stderr, "usage: replay FILE [PASSES]\n");
@@ -153,7 +153,9 @@ int main(int argc, char **argv)
 		if (i == 0) {
 			rss1 = rss_kib();
 			live = d.tracker.heap.count;
-			table_bytes = d.tracker.heap.bytes + stacks_bytes(&d.tracker.stacks);
+			heap_bytes = d.tracker.heap.bytes;
+			table_bytes = heap_bytes + stacks_bytes(&d.tracker.stacks) +
+				      stackids_bytes(&d.tracker.ids);
 			rss1 -= rss0;
 		}
 		if (sec > 0 && (s.records - s.skipped) / sec > best)
@@ -165,10 +167,12 @@ int main(int argc, char **argv)
 	}
 	printf("records=%zu skipped=%zu events_per_second=%.0f live_blocks=%zu stacks=%u "
 	       "rss_bytes_per_live_block=%.1f table_bytes_per_live_block=%.1f "
+	       "heap_bytes_per_live_block=%.1f "
 	       "allocations=%llu frees=%llu\n",
 	       s.records, s.skipped, best, live, d.tracker.stacks.count,
 	       live ? rss1 * 1024.0 / (double)live : 0.0,
 	       live ? (double)table_bytes / (double)live : 0.0,
+	       live ? (double)heap_bytes / (double)live : 0.0,
 	       (unsigned long long)d.tracker.totals.allocations,
 	       (unsigned long long)d.tracker.totals.frees);
 	return 0;
