@@ -95,13 +95,13 @@ enum mt_event_kind {
 };
 
 struct mt_event {
-	__u8 kind;	/* enum mt_event_kind */
-	__u8 func;	/* enum mt_func the target called */
-	__u16 nframes;	/* user frames that follow, innermost first */
-	__u32 tgid;	/* process */
-	__u32 tid;	/* thread */
-	__u8 stack_end; /* enum mt_stack_end: why the frames stop */
-	__u8 npyframes; /* Python frame words after the native frames (MT_PY_WORD) */
+	__u8 kind;	  /* enum mt_event_kind */
+	__u8 func;	  /* enum mt_func the target called */
+	__u16 nframes;	  /* user frames that follow, innermost first */
+	__u32 tgid;	  /* process */
+	__u32 tid;	  /* thread */
+	__u8 stack_end;	  /* enum mt_stack_end: why the frames stop */
+	__u8 npyframes;	  /* Python frame words after the native frames (MT_PY_WORD) */
 	__u8 stack_flags; /* MT_SF_* */
 	__u8 pad;
 	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
@@ -124,9 +124,9 @@ struct mt_event {
  * (stack_end is the walk's, as for any event.) A record may be longer than
  * its header says (a stack that could not be registered: a word of slack).
  */
-#define MT_SF_ID      1
-#define MT_ID_FRAMES  64
-#define MT_STACK_IDS  16384
+#define MT_SF_ID     1
+#define MT_ID_FRAMES 64
+#define MT_STACK_IDS 16384
 
 /*
  * A Python frame as one word: bit 63 set (no user address has it), bit 62
