@@ -62,7 +62,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-fork
+.PHONY: bench-fork bench-replay
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -148,12 +148,21 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 # walker must give the same stacks (tests/e2e/test_unwind.py).
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror
 E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host libplugin.so sigalloc \
-	     cfiexpr \
+	     cfiexpr stacktop \
 	     cxx_vector)
 $(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
 $(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
+# one code, two frame sizes (tests/e2e/dlreopen.c)
+E2E_PROGS += $(O)/tests/nofp/libreopen_a.so $(O)/tests/nofp/libreopen_b.so
+$(O)/tests/dlreopen: LDLIBS_E2E := -ldl
+$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -DLOCALS=256 -DSIZE=1111 -fPIC -shared $< -o $@
+$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)
+	@mkdir -p $(@D)
+	$(CC) $(NOFP_FLAGS) -DLOCALS=8192 -DSIZE=2222 -fPIC -shared $< -o $@
 $(O)/tests/nofp/%: tests/e2e/%.c | $(O)
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)
@@ -191,6 +200,10 @@ $(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		-pthread $< -o $@
 
+# The ingest replay (tests/bench/replay.c): the daemon's ingest and core, no BPF.
+$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)
+	$(CC) $(CFLAGS) $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
@@ -199,8 +212,13 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # workload (tests/bench/pybench.py). bench-python and bench-scale rewrite only
 # their section.
 bench: deps
-	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench $(O)/tests/heapscale
+	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench \
+		$(O)/tests/heapscale $(O)/tests/replay
 	python3 tests/bench/bench.py --build $(O)
+
+# The ingest replay alone: recorded streams through the daemon's ingest and core, no BPF.
+bench-replay: all $(O)/tests/heapscale $(O)/tests/replay
+	python3 tests/bench/replaybench.py --build $(O)
 
 bench-python: all
 	python3 tests/bench/pybench.py --build $(O)

@@ -20,7 +20,7 @@ const volatile struct mt_bpf_config cfg = {
     .wakeup_bytes = 1 << 20,
 };
 
-/* Arguments of the allocator call a thread is inside. */
+/* Arguments of the allocator call a thread is inside (depth 0: none). */
 struct inflight {
 	__u64 size;
 	__u64 ptr; /* realloc: old block; posix_memalign: where the result goes */
@@ -29,10 +29,16 @@ struct inflight {
 	__u32 depth; /* allocator entry points active in this thread */
 };
 
+/*
+ * Per thread, in the task's own storage: a lookup is a load from the task
+ * (its storage cache) instead of hashing the tid, and a call that ends sets
+ * depth 0 instead of deleting an element. The record is made at a thread's
+ * first allocator call and goes with the thread.
+ */
 struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 32768);
-	__type(key, __u32);
+	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
+	__uint(map_flags, BPF_F_NO_PREALLOC);
+	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
 
@@ -41,7 +47,7 @@ struct {
 	__uint(max_entries, 32 << 20); /* resized by the daemon before load */
 } events SEC(".maps");
 
-/* Slot 0: calls not traced because the inflight table was full; 1..: by kind. */
+/* Slot 0: calls not traced because no inflight record could be made; 1..: by kind. */
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
 	__uint(max_entries, MT_LOST_SLOTS);
@@ -57,9 +63,15 @@ struct {
 	__type(value, struct mt_target_watch);
 } targets SEC(".maps");
 
-/* An event with room for the deepest stack, built here before the copy. */
+#include "stackwin.bpf.h"
+#include "stackid.bpf.h"
+
+/* An event with room for the deepest stack, built here before the copy, and
+ * the window its walk reads the user stack through. */
 struct scratch {
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
+	struct stack_window win;
+	struct stack_id_entry entry; /* a stack being registered */
 };
 
 /* CPython targets: where their frames are (set by the daemon). */
@@ -150,7 +162,7 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->tid = (__u32)id;
 	ev->stack_end = MT_STACK_NONE;
 	ev->npyframes = 0;
-	ev->pad[0] = ev->pad[1] = 0;
+	ev->stack_flags = ev->pad = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old_addr;
@@ -173,11 +185,13 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
  * the walk as "broken", which costs nothing: no faulting read is attempted
  * on a wild pointer. Returns the number of frames; *end says why it stopped.
  */
-static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u32 depth, __u8 *end)
+static __always_inline __u32 walk_frames(struct pt_regs *ctx, struct stack_window *w, __u64 *frames,
+					 __u32 depth, __u8 *end)
 {
 	__u64 sp = PT_REGS_SP(ctx), fp = PT_REGS_FP(ctx), prev = sp, pair[2];
 	__u32 n = 1, i;
 
+	w->len = 0;
 	frames[0] = PT_REGS_IP(ctx);
 	*end = MT_STACK_DEPTH;
 	for (i = 1; i < MT_MAX_FRAMES; i++) {
@@ -187,8 +201,7 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
 			*end = MT_STACK_COMPLETE;
 			return n;
 		}
-		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN ||
-		    bpf_probe_read_user(pair, sizeof(pair), (void *)fp)) {
+		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
 			*end = MT_STACK_BROKEN;
 			return n;
 		}
@@ -213,11 +226,16 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, __u64 *frames, __u
  * pointer is below (or, for a tail call, equal to) the recorded one is nested;
  * one above it is a leftover of a call whose return was never seen.
  */
-static __always_inline struct inflight *inside_allocator(__u32 tid, __u64 sp)
+static __always_inline struct inflight *inflight_of(struct task_struct *task, __u64 flags)
 {
-	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	return bpf_task_storage_get(&inflight, task, NULL, flags);
+}
 
-	if (in && sp <= in->sp)
+static __always_inline struct inflight *inside_allocator(struct task_struct *task, __u64 sp)
+{
+	struct inflight *in = inflight_of(task, 0);
+
+	if (in && in->depth && sp <= in->sp)
 		return in;
 	return NULL;
 }
@@ -226,6 +244,49 @@ static __always_inline int is_realloc(__u32 func)
 {
 	return func == MT_FN_REALLOC || func == MT_FN_REALLOCARRAY ||
 	       func == MT_FN_PYMALLOC_REALLOC || func == MT_FN_RALLOCX || func == MT_FN_XALLOCX;
+}
+
+/*
+ * Write ev, whose nat native frames (and no Python frames) were walked, as an
+ * id when stack_ids holds exactly that stack, else in full, registering it
+ * (bpf/stackid.bpf.h: the record is reserved before the entry is inserted).
+ */
+static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
+					 __u8 kind, __u64 flags)
+{
+	const struct stack_id_entry *e;
+	struct bpf_dynptr dp;
+	__u64 h, size;
+
+	h = stack_hash(ev->tgid, ev->frames, nat);
+	e = bpf_map_lookup_elem(&stack_ids, &h);
+	if (e && stack_entry_is(e, ev->tgid, ev->frames, nat)) {
+		ev->nframes = 0;
+		ev->stack_flags = MT_SF_ID;
+		ev->frames[0] = h;
+		if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
+			count_lost(kind);
+		return;
+	}
+	/* the frames, and a word for the id they may register */
+	ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = 0;
+	size = sizeof(*ev) + (nat + 1) * sizeof(__u64);
+	if (size > sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64))
+		size = sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64);
+	if (bpf_ringbuf_reserve_dynptr(&events, size, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		count_lost(kind);
+		return;
+	}
+	if (!e) {
+		stack_entry_fill(&sc->entry, ev->tgid, ev->frames, nat);
+		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
+			ev->stack_flags = MT_SF_ID;
+			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
+		}
+	}
+	bpf_dynptr_write(&dp, 0, ev, size, 0);
+	bpf_ringbuf_submit_dynptr(&dp, flags);
 }
 
 /*
@@ -265,11 +326,11 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
 			end = MT_STACK_KERNEL;
 		} else if (cfg.stack_walker == MT_WALK_DWARF &&
-			   (len = uw_walk(regs, ev->frames, depth, &end)) >= 0) {
+			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end)) >= 0) {
 			len *= sizeof(__u64);
 		} else {
 			/* fp, or a process without unwind tables (yet) */
-			len = walk_frames(regs, ev->frames, depth, &end) * sizeof(__u64);
+			len = walk_frames(regs, &sc->win, ev->frames, depth, &end) * sizeof(__u64);
 		}
 		if (len < 0)
 			len = 0;
@@ -293,12 +354,17 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 	ev->tid = tid;
 	ev->stack_end = end;
 	ev->npyframes = npy;
-	ev->pad[0] = ev->pad[1] = 0;
+	ev->stack_flags = ev->pad = 0;
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old;
 	ev->size = size;
 	flags = wakeup_flag();
+	nat = len / sizeof(__u64);
+	if (cfg.stack_ids && !npy && nat && nat <= MT_ID_FRAMES) {
+		emit_with_id(sc, ev, nat, kind, flags);
+		return;
+	}
 	if (npy > MT_MAX_PYFRAMES)
 		npy = MT_MAX_PYFRAMES;
 	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
@@ -313,19 +379,29 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 static __always_inline void entry_args(struct pt_regs *ctx, __u64 cookie, __u64 *a1, __u64 *a2,
 				       __u64 *a3)
 {
-	/* every register read unconditionally, then picked by index: clang
-	 * would make a choice between ctx fields one load through a computed
-	 * ctx pointer, which the verifier refuses */
-	__u64 r[16], regs = cookie & MT_COOKIE_REGS ? cookie : (7 | 6 << 4 | 2 << 8) << 16;
+	__u64 r[16], di = ctx->di, si = ctx->si, dx = ctx->dx;
 
+	/* the ABI's three loaded once, before any branch: clang would make a
+	 * choice between ctx fields one load through a computed ctx pointer,
+	 * which the verifier refuses */
+	asm volatile("" : "+r"(di), "+r"(si), "+r"(dx));
+	if (!(cookie & MT_COOKIE_REGS)) {
+		/* where the ABI puts them: nearly every probe */
+		*a1 = di;
+		*a2 = si;
+		*a3 = dx;
+		return;
+	}
+	/* a placed probe that names registers: every one read, then picked by
+	 * index, for the same reason */
 	r[0] = ctx->ax;
 	r[1] = ctx->cx;
-	r[2] = ctx->dx;
+	r[2] = dx;
 	r[3] = ctx->bx;
 	r[4] = ctx->sp;
 	r[5] = ctx->bp;
-	r[6] = ctx->si;
-	r[7] = ctx->di;
+	r[6] = si;
+	r[7] = di;
 	r[8] = ctx->r8;
 	r[9] = ctx->r9;
 	r[10] = ctx->r10;
@@ -334,9 +410,9 @@ static __always_inline void entry_args(struct pt_regs *ctx, __u64 cookie, __u64 
 	r[13] = ctx->r13;
 	r[14] = ctx->r14;
 	r[15] = ctx->r15;
-	*a1 = r[MT_COOKIE_ARG_REG(regs, 0)];
-	*a2 = r[MT_COOKIE_ARG_REG(regs, 1)];
-	*a3 = r[MT_COOKIE_ARG_REG(regs, 2)];
+	*a1 = r[MT_COOKIE_ARG_REG(cookie, 0)];
+	*a2 = r[MT_COOKIE_ARG_REG(cookie, 1)];
+	*a3 = r[MT_COOKIE_ARG_REG(cookie, 2)];
 }
 
 /* The stack pointer at the function's entry, whatever the probe's place. */
@@ -348,14 +424,14 @@ static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = entry_sp(ctx, cookie);
-	struct inflight *in = inside_allocator(tid, sp);
+	struct inflight *in = inflight_of(task, 0);
 	struct inflight st = {};
 	__u64 n, m, a1, a2, a3;
 
-	if (in) {
+	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;
 	}
@@ -405,10 +481,13 @@ int alloc_enter(struct pt_regs *ctx)
 		st.size = a1;
 		break;
 	}
-	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY)) {
+	if (!in)
+		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in) {
 		count_lost(0);
 		return 0;
 	}
+	*in = st;
 	if (is_realloc(st.func) && st.ptr)
 		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr, 0);
 	return 0;
@@ -417,20 +496,19 @@ int alloc_enter(struct pt_regs *ctx)
 SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
-	struct inflight *in = bpf_map_lookup_elem(&inflight, &tid);
+	struct inflight *in = inflight_of(bpf_get_current_task_btf(), 0);
 	struct inflight st;
 	__u64 addr, old = 0;
 	__u8 kind = MT_EV_ALLOC;
 
-	if (!in)
+	if (!in || !in->depth)
 		return 0;
 	if (in->depth > 1) {
 		in->depth--;
 		return 0;
 	}
 	st = *in;
-	bpf_map_delete_elem(&inflight, &tid);
+	in->depth = 0;
 	if (st.func == MT_FN_PYMALLOC_FREE || st.func == MT_FN_DELETE)
 		return 0; /* reported at entry (outer_free_enter) */
 
@@ -464,7 +542,7 @@ int free_enter(struct pt_regs *ctx)
 	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* free(NULL) is nothing */
-	if (inside_allocator((__u32)bpf_get_current_pid_tgid(), entry_sp(ctx, cookie)))
+	if (inside_allocator(bpf_get_current_task_btf(), entry_sp(ctx, cookie)))
 		return 0; /* part of a realloc the return probe reports */
 	/* free, or jemalloc's sdallocx/dallocx */
 	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
@@ -482,30 +560,34 @@ int free_enter(struct pt_regs *ctx)
 SEC("uprobe")
 int outer_free_enter(struct pt_regs *ctx)
 {
-	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
-	struct inflight *in = inside_allocator(tid, sp);
-	struct inflight st = {};
+	struct inflight *in = inflight_of(task, 0);
 
-	if (in) {
+	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;
 	}
 	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr)
 		return 0; /* PyObject_Free(NULL), delete nullptr: nothing */
-	st.func = MT_COOKIE_FUNC(cookie);
-	st.sp = sp;
-	st.depth = 1;
-	st.ptr = addr;
-	if (bpf_map_update_elem(&inflight, &tid, &st, BPF_ANY))
+	if (!in)
+		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (in) {
+		in->func = MT_COOKIE_FUNC(cookie);
+		in->sp = sp;
+		in->depth = 1;
+		in->ptr = addr;
+		in->size = 0;
+	} else {
 		count_lost(0);
-	emit_small(MT_EV_FREE, (__u8)st.func, addr, 0, 0);
+	}
+	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
 	return 0;
 }
 
 /*
- * The uprobe floor (make bench, MEMTRACE_BENCH_EMPTY_PROGRAMS): the same
+ * The uprobe floor (make bench, MEMTRACE_BENCH_PROGRAMS=empty): the same
  * probes with nothing in them, so a run measures the traps alone.
  */
 SEC("uprobe")
@@ -517,6 +599,74 @@ int empty_enter(struct pt_regs *ctx)
 SEC("uretprobe")
 int empty_return(struct pt_regs *ctx)
 {
+	return 0;
+}
+
+/*
+ * A minimal ring buffer tracer on the same probes (make bench,
+ * MEMTRACE_BENCH_PROGRAMS=minimal), what a tracer of this kind cannot do
+ * without: the size stashed in a hash map keyed by thread id, one record
+ * per call, no stack, no nesting, no wakeup. Its records are events the
+ * daemon counts, so the bench checks it saw every call.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(max_entries, 4096);
+	__type(key, __u32);
+	__type(value, __u64);
+} minimal_sizes SEC(".maps");
+
+static __always_inline void minimal_emit(__u8 kind, __u64 addr, __u64 size)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct mt_event *ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+
+	if (!ev) {
+		count_lost(kind);
+		return;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = kind;
+	ev->tgid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->stack_end = MT_STACK_NONE;
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = addr;
+	ev->size = size;
+	bpf_ringbuf_submit(ev, BPF_RB_NO_WAKEUP);
+}
+
+SEC("uprobe")
+int minimal_enter(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 size = PT_REGS_PARM1(ctx);
+
+	bpf_map_update_elem(&minimal_sizes, &tid, &size, BPF_ANY);
+	return 0;
+}
+
+SEC("uretprobe")
+int minimal_return(struct pt_regs *ctx)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	__u64 *size = bpf_map_lookup_elem(&minimal_sizes, &tid), n;
+
+	if (!size)
+		return 0;
+	n = *size;
+	bpf_map_delete_elem(&minimal_sizes, &tid);
+	minimal_emit(MT_EV_ALLOC, PT_REGS_RC(ctx), n);
+	return 0;
+}
+
+SEC("uprobe")
+int minimal_free(struct pt_regs *ctx)
+{
+	__u64 addr = PT_REGS_PARM1(ctx);
+
+	if (addr)
+		minimal_emit(MT_EV_FREE, addr, 0);
 	return 0;
 }
 

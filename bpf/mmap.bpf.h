@@ -46,7 +46,7 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	len = (ctx->args[1] + MT_PAGE_MASK) & ~MT_PAGE_MASK;
 	prot = ctx->args[2];
 	flags = ctx->args[3];
-	if (!len || inside_allocator(tid, user_sp()))
+	if (!len || inside_allocator(bpf_get_current_task_btf(), user_sp()))
 		return 0;
 	if ((flags & MT_MAP_FIXED) && !(addr & MT_PAGE_MASK))
 		emit_small(MT_EV_FREE, MT_FN_MMAP, addr, 0, len);
@@ -96,7 +96,7 @@ int munmap_enter(struct trace_event_raw_sys_enter *ctx)
 	len = (ctx->args[1] + MT_PAGE_MASK) & ~MT_PAGE_MASK;
 	if (!len || (addr & MT_PAGE_MASK))
 		return 0; /* the call fails with EINVAL */
-	if (inside_allocator((__u32)id, user_sp()))
+	if (inside_allocator(bpf_get_current_task_btf(), user_sp()))
 		return 0;
 	emit_small(MT_EV_FREE, MT_FN_MMAP, addr, 0, len);
 	return 0;

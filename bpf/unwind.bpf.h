@@ -3,12 +3,14 @@
  * The DWARF stack walker (--stack-walker dwarf), included by memtrace.bpf.c.
  * Userspace (src/daemon/unwind/unwind.c) loads each module's compact unwind rows into a
  * pool of array maps and lists each traced process's executable mappings
- * in uw_procs. Per frame: the mapping of the pc (binary search, the last
- * one found tried first), the row (the page entry, then a binary search
- * of at most MT_UW_SEARCH_STEPS), then CFA, return address and caller's
- * rbp. Where no row exists the frame-pointer step is taken instead; a rule
- * the rows mark unexpressible or a failed read ends the walk, marked.
- * Every step is bounded and the stack pointer must grow, so the walk ends.
+ * in uw_procs. Per frame: the row of the pc, from a per-CPU cache of rows
+ * recently used or else found from the mapping of the pc (binary search,
+ * the last one found tried first), the page entry and a binary search of
+ * at most MT_UW_SEARCH_STEPS; then CFA, return address and caller's rbp,
+ * read through the stack window (stackwin.bpf.h). Where no row exists the
+ * frame-pointer step is taken instead; a rule the rows mark unexpressible
+ * or a failed read ends the walk, marked. Every step is bounded and the
+ * stack pointer must grow, so the walk ends.
  */
 #ifndef MEMTRACE_UNWIND_BPF_H
 #define MEMTRACE_UNWIND_BPF_H
@@ -46,16 +48,38 @@ struct {
 	__type(value, struct mt_unwind_proc);
 } uw_procs SEC(".maps");
 
+/*
+ * Rows recently used, per CPU, by the address they were looked up at and
+ * the generation of the mapping list they came from (mt_unwind_proc.gen:
+ * the daemon numbers every list it writes, and a forked child's copy keeps
+ * its parent's, whose mappings it has): allocation stacks repeat, so most
+ * frames cost one probe here instead of a mapping search, a page entry and
+ * a binary search of the rows. Direct-mapped; a slot holds only a row that
+ * was found in a mapping (kind MT_UW_CFA_NONE: a mapping without one, the
+ * frame-pointer step). Generation 0 is never written, so the zeroed slots
+ * match nothing.
+ */
+#define UW_CACHE_SLOTS 512
+
+struct uw_cached {
+	__u64 look; /* the pc looked up: a return address - 1, or an exact pc */
+	__u64 gen;
+	struct mt_unwind_row row;
+};
+
 /* The walk's registers and progress, per CPU (the verifier checks the
  * bpf_loop callback once, whatever their values). */
 struct uw_state {
 	__u64 pc, sp, bp, sp0;
+	__u64 gen; /* of the process's mapping list */
 	__u32 n, depth;
 	__u32 bp_ok;
 	__u32 map_cache;
 	__u32 lo, cnt; /* a binary search's bounds */
 	__u32 exact;   /* pc is an exact pc (interrupted by a signal), not a return address */
 	__u8 end;
+	struct mt_unwind_row row; /* the rule at pc, looked up when its frame was recorded */
+	struct uw_cached cache[UW_CACHE_SLOTS];
 };
 
 struct {
@@ -68,6 +92,7 @@ struct {
 struct uw_ctx {
 	struct uw_state *st;
 	const struct mt_unwind_proc *proc;
+	struct stack_window *win;
 	__u64 *frames;
 };
 
@@ -160,33 +185,67 @@ static __always_inline const struct mt_unwind_row *uw_find_row(struct uw_state *
 	return uw_slot(t->rows_slot + st->lo);
 }
 
+/*
+ * The rule at look (a return address - 1, or an exact pc) into st->row: 0,
+ * or -1 when look is in none of the process's mappings. Through the cache.
+ */
+static __always_inline int uw_rule_at(struct uw_state *st, const struct mt_unwind_proc *p,
+				      __u64 look)
+{
+	struct uw_cached *c =
+	    &st->cache[((look * 0x9e3779b97f4a7c15ull) >> 40) & (UW_CACHE_SLOTS - 1)];
+	const struct mt_unwind_row *row = NULL;
+	int m;
+
+	if (c->look == look && c->gen == st->gen) {
+		st->row = c->row;
+		return 0;
+	}
+	m = uw_find_map(st, p, look);
+	if (m < 0)
+		return -1;
+	{
+		const struct mt_unwind_map *mp = &p->maps[m & (MT_UW_MAX_MAPS - 1)];
+
+		if (mp->table != MT_UW_NO_TABLE)
+			row = uw_find_row(st, mp->table, look - mp->bias);
+	}
+	if (row) {
+		st->row = *row;
+	} else {
+		st->row.pc = 0;
+		st->row.kind = MT_UW_CFA_NONE;
+		st->row.rbp_off = 0;
+		st->row.cfa_off = 0;
+	}
+	c->look = look;
+	c->gen = st->gen;
+	c->row = st->row;
+	return 0;
+}
+
 /* A thread's stack is at most this far above its stack pointer. */
 #define MT_UW_STACK_SPAN (256ull << 20)
 
-/* One frame: from st's registers to its caller's. 0 goes on, 1 stops. */
+/*
+ * One frame: from st's registers and st->row, the rule at st->pc, to its
+ * caller's, whose rule is looked up as it is recorded. 0 goes on, 1 stops.
+ */
 static long uw_step(__u64 i, void *arg)
 {
 	struct uw_ctx *c = arg;
 	struct uw_state *st = c->st;
-	const struct mt_unwind_proc *proc = c->proc;
-	const struct mt_unwind_row *row = NULL;
-	__u64 pc = st->pc, look = pc - (st->exact ? 0 : 1), sp = st->sp, bp = st->bp, cfa = 0, ra,
-	      pair[2];
-	int m, kind, rbpk;
+	struct stack_window *w = c->win;
+	const struct mt_unwind_row row = st->row;
+	__u64 pc = st->pc, sp = st->sp, bp = st->bp, cfa = 0, ra, pair[2];
+	int kind, rbpk;
 	__u32 n = st->n;
 
 	if (n >= st->depth || n >= MT_MAX_FRAMES) {
 		st->end = MT_STACK_DEPTH;
 		return 1;
 	}
-	m = uw_find_map(st, proc, look);
-	if (m >= 0) {
-		const struct mt_unwind_map *mp = &proc->maps[m & (MT_UW_MAX_MAPS - 1)];
-
-		if (mp->table != MT_UW_NO_TABLE)
-			row = uw_find_row(st, mp->table, look - mp->bias);
-	}
-	kind = row ? MT_UW_CFA_KIND(row->kind) : MT_UW_CFA_NONE;
+	kind = MT_UW_CFA_KIND(row.kind);
 	st->exact = 0;
 	if (kind == MT_UW_CFA_NONE) {
 		/* no call frame information here: the frame-pointer step; a zero
@@ -196,7 +255,7 @@ static long uw_step(__u64 i, void *arg)
 			return 1;
 		}
 		if (!st->bp_ok || (bp & 7) || bp < sp || bp - st->sp0 > MT_UW_STACK_SPAN ||
-		    bpf_probe_read_user(pair, sizeof(pair), (void *)bp)) {
+		    win_read(w, bp, pair, 2)) {
 			st->end = MT_STACK_BROKEN;
 			return 1;
 		}
@@ -211,20 +270,19 @@ static long uw_step(__u64 i, void *arg)
 	}
 	switch (kind) {
 	case MT_UW_CFA_RSP:
-		cfa = sp + (__s64)row->cfa_off * 8;
+		cfa = sp + (__s64)row.cfa_off * 8;
 		break;
 	case MT_UW_CFA_RBP:
 		if (!st->bp_ok)
 			goto truncated;
-		cfa = bp + (__s64)row->cfa_off * 8;
+		cfa = bp + (__s64)row.cfa_off * 8;
 		break;
 	case MT_UW_CFA_DEREF_RBP:
-		if (!st->bp_ok ||
-		    bpf_probe_read_user(&cfa, sizeof(cfa), (void *)(bp + (__s64)row->cfa_off * 8)))
+		if (!st->bp_ok || win_read(w, bp + (__s64)row.cfa_off * 8, &cfa, 1))
 			goto truncated;
 		break;
 	case MT_UW_CFA_PLT:
-		cfa = sp + 8 + ((pc & 15) >= (__u64)row->cfa_off ? 8 : 0);
+		cfa = sp + 8 + ((pc & 15) >= (__u64)row.cfa_off ? 8 : 0);
 		break;
 	case MT_UW_CFA_ROOT:
 		st->end = MT_STACK_OUTERMOST;
@@ -233,12 +291,9 @@ static long uw_step(__u64 i, void *arg)
 		/* the interrupted registers: rsp, then rip, at sp + cfa_off; rbp
 		 * at sp + rbp_off. The interrupted stack may be another one
 		 * (sigaltstack): the span starts again there. */
-		if (bpf_probe_read_user(pair, sizeof(pair),
-					(void *)(sp + (__s64)row->cfa_off * 8)) ||
-		    !pair[0] || !pair[1])
+		if (win_read(w, sp + (__s64)row.cfa_off * 8, pair, 2) || !pair[0] || !pair[1])
 			goto truncated;
-		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
-						 (void *)(sp + (__s64)row->rbp_off * 8));
+		st->bp_ok = !win_read(w, sp + (__s64)row.rbp_off * 8, &st->bp, 1);
 		st->pc = pair[1];
 		st->sp = st->sp0 = pair[0];
 		st->exact = 1;
@@ -248,26 +303,24 @@ static long uw_step(__u64 i, void *arg)
 	}
 	if (cfa <= sp || cfa - st->sp0 > MT_UW_STACK_SPAN)
 		goto truncated;
-	rbpk = MT_UW_RBP_KIND(row->kind);
-	if (rbpk == MT_UW_RBP_AT_CFA && row->rbp_off == -2) {
+	rbpk = MT_UW_RBP_KIND(row.kind);
+	if (rbpk == MT_UW_RBP_AT_CFA && row.rbp_off == -2) {
 		/* pushed first, as nearly every function that saves it does: the
-		 * caller's rbp and the return address in one read */
-		if (bpf_probe_read_user(pair, sizeof(pair), (void *)(cfa - 16)))
+		 * caller's rbp and the return address side by side */
+		if (win_read(w, cfa - 16, pair, 2))
 			goto truncated;
 		st->bp = pair[0];
 		st->bp_ok = 1;
 		ra = pair[1];
 		goto regs;
 	}
-	if (bpf_probe_read_user(&ra, sizeof(ra), (void *)(cfa - 8)))
+	if (win_read(w, cfa - 8, &ra, 1))
 		goto truncated;
 	if (rbpk == MT_UW_RBP_AT_CFA) {
 		/* a frame that saved it: known again, even after one that lost it */
-		st->bp_ok = !bpf_probe_read_user(&st->bp, sizeof(st->bp),
-						 (void *)(cfa + (__s64)row->rbp_off * 8));
+		st->bp_ok = !win_read(w, cfa + (__s64)row.rbp_off * 8, &st->bp, 1);
 	} else if (rbpk == MT_UW_RBP_AT_RBP) {
-		if (!st->bp_ok || bpf_probe_read_user(&st->bp, sizeof(st->bp),
-						      (void *)(bp + (__s64)row->rbp_off * 8)))
+		if (!st->bp_ok || win_read(w, bp + (__s64)row.rbp_off * 8, &st->bp, 1))
 			st->bp_ok = 0;
 	} else if (rbpk == MT_UW_RBP_UNKNOWN) {
 		st->bp_ok = 0;
@@ -282,9 +335,8 @@ regs:
 next:
 	/* a return address outside the process's code: call frame information
 	 * that does not describe the code (hand-written assembly) or a chain
-	 * that left the stack; the frame is not recorded (the next step finds
-	 * its mapping in the cache) */
-	if (uw_find_map(st, proc, st->pc - (st->exact ? 0 : 1)) < 0) {
+	 * that left the stack; the frame is not recorded */
+	if (uw_rule_at(st, c->proc, st->pc - (st->exact ? 0 : 1)) < 0) {
 		st->end = MT_STACK_BROKEN;
 		return 1;
 	}
@@ -302,7 +354,8 @@ truncated:
  * says why it stopped. -1 when the process has no mapping list (then the
  * caller takes the frame-pointer walk).
  */
-static __always_inline int uw_walk(struct pt_regs *regs, __u64 *frames, __u32 depth, __u8 *end)
+static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *win, __u64 *frames,
+				   __u32 depth, __u8 *end)
 {
 	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
 	struct uw_ctx c;
@@ -312,6 +365,9 @@ static __always_inline int uw_walk(struct pt_regs *regs, __u64 *frames, __u32 de
 	if (!c.proc || !c.st)
 		return -1;
 	c.frames = frames;
+	c.win = win;
+	win->len = 0;
+	c.st->gen = c.proc->gen;
 	c.st->pc = PT_REGS_IP(regs);
 	c.st->sp = c.st->sp0 = PT_REGS_SP(regs);
 	c.st->bp = PT_REGS_FP(regs);
@@ -321,6 +377,9 @@ static __always_inline int uw_walk(struct pt_regs *regs, __u64 *frames, __u32 de
 	c.st->depth = depth;
 	c.st->end = MT_STACK_DEPTH;
 	frames[0] = c.st->pc;
+	/* frame 0 outside every mapping still takes the frame-pointer step */
+	if (uw_rule_at(c.st, c.proc, c.st->pc - 1) < 0)
+		c.st->row.kind = MT_UW_CFA_NONE;
 	bpf_loop(MT_MAX_FRAMES, uw_step, &c, 0);
 	*end = c.st->end;
 	return (int)c.st->n;

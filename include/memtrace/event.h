@@ -95,21 +95,38 @@ enum mt_event_kind {
 };
 
 struct mt_event {
-	__u8 kind;	/* enum mt_event_kind */
-	__u8 func;	/* enum mt_func the target called */
-	__u16 nframes;	/* user frames that follow, innermost first */
-	__u32 tgid;	/* process */
-	__u32 tid;	/* thread */
-	__u8 stack_end; /* enum mt_stack_end: why the frames stop */
-	__u8 npyframes; /* Python frame words after the native frames (MT_PY_WORD) */
-	__u8 pad[2];
+	__u8 kind;	  /* enum mt_event_kind */
+	__u8 func;	  /* enum mt_func the target called */
+	__u16 nframes;	  /* user frames that follow, innermost first */
+	__u32 tgid;	  /* process */
+	__u32 tid;	  /* thread */
+	__u8 stack_end;	  /* enum mt_stack_end: why the frames stop */
+	__u8 npyframes;	  /* Python frame words after the native frames (MT_PY_WORD) */
+	__u8 stack_flags; /* MT_SF_* */
+	__u8 pad;
 	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
 	__u64 addr;
 	__u64 old_addr;
 	__u64 size;
 	__u64 frames[]; /* return addresses; frames[0] is the allocator's caller;
-			 * then npyframes Python frame words, innermost first */
+			 * then npyframes Python frame words, innermost first;
+			 * then, with MT_SF_ID, the stack id word */
 };
+
+/*
+ * Known stacks as an id (bpf/stackid.bpf.h). With MT_SF_ID one word follows
+ * the frames: an id, never 0. With nframes > 0 the frames are registered
+ * under it (the first event of that stack); with nframes == 0 the event's
+ * stack is the one registered under it, which an earlier event in the ring
+ * buffer carried. An id stands for one stack for as long as the programs
+ * are loaded. Stacks of at most MT_ID_FRAMES native frames and no Python
+ * frames, at most MT_STACK_IDS of them, are sent this way; others in full.
+ * (stack_end is the walk's, as for any event.) A record may be longer than
+ * its header says (a stack that could not be registered: a word of slack).
+ */
+#define MT_SF_ID     1
+#define MT_ID_FRAMES 64
+#define MT_STACK_IDS 16384
 
 /*
  * A Python frame as one word: bit 63 set (no user address has it), bit 62
@@ -200,7 +217,7 @@ struct mt_bpf_config {
 	__u32 max_matches;  /* matched targets alive at once, at most */
 	__u32 hold_exec;    /* stop a target at its exec until resolved (the
 			     * daemon can continue it: CAP_KILL) */
-	__u32 pad;
+	__u32 stack_ids;    /* send known stacks as ids (MT_SF_ID) */
 };
 
 #endif

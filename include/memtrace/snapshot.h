@@ -174,6 +174,8 @@ struct snap_daemon {
 	uint64_t loop_busy_max_ns;  /* the most CPU time the event loop used on one
 				     * wakeup (its own share of a drain gap), since
 				     * tracing began or the last reset-peak */
+	uint64_t stack_id_events;   /* allocations whose stack came as an id */
+	uint64_t stack_ids_unknown; /* ... an id never registered: their stack is lost */
 };
 
 /*

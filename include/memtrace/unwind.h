@@ -111,6 +111,10 @@ struct mt_unwind_proc {
 	/* address of its ld.so's r_debug.r_state, 0 when unknown: the walker's
 	 * ld.so probe stops the process (dlopen, dlclose) only once consistent */
 	__u64 r_state_addr;
+	/* this list's number, never 0 and never reused: the daemon numbers
+	 * each list it writes (a forked child's copy keeps its parent's). The
+	 * walker's cache of rows is keyed by it. */
+	__u64 gen;
 	struct mt_unwind_map maps[MT_UW_MAX_MAPS];
 };
 

@@ -25,10 +25,15 @@ _Static_assert(sizeof(struct snap_options) == sizeof(uint64_t) * SNAP_NOPTIONS,
 	       "every option must be on the wire");
 
 const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
-    offsetof(struct snap_daemon, drain_gap_max_ns), offsetof(struct snap_daemon, frozen_requests),
-    offsetof(struct snap_daemon, freeze_max_ns),    offsetof(struct snap_daemon, deferred_events),
-    offsetof(struct snap_daemon, symbol_lookups),   offsetof(struct snap_daemon, symbol_cache_hits),
+    offsetof(struct snap_daemon, drain_gap_max_ns),
+    offsetof(struct snap_daemon, frozen_requests),
+    offsetof(struct snap_daemon, freeze_max_ns),
+    offsetof(struct snap_daemon, deferred_events),
+    offsetof(struct snap_daemon, symbol_lookups),
+    offsetof(struct snap_daemon, symbol_cache_hits),
     offsetof(struct snap_daemon, loop_busy_max_ns),
+    offsetof(struct snap_daemon, stack_id_events),
+    offsetof(struct snap_daemon, stack_ids_unknown),
 };
 
 _Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * SNAP_NDAEMON,

@@ -72,7 +72,7 @@ static const char *const section_names[] __attribute__((unused)) = {
 extern const size_t snap_option_offsets[SNAP_NOPTIONS];
 
 /* struct snap_daemon in wire order (section 42). */
-#define SNAP_NDAEMON 7
+#define SNAP_NDAEMON 9
 extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
 
 /* Stack counters in the stacks section (section 0 of MT_STACK_COUNTERS). */

@@ -9,7 +9,9 @@
 #include <errno.h>
 #include <limits.h>
 #include <stdio.h>
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 #include <bpf/libbpf.h>
 
 #include "daemon/daemon.h"
@@ -26,6 +28,14 @@
 #include "common/util.h"
 
 static int debug_events; /* MEMTRACE_DEBUG_EVENTS=1: print each event */
+
+/*
+ * MEMTRACE_RECORD=FILE: every ring buffer record, as drained, is appended to
+ * FILE (a 32-bit length, then the record): the input of the replay
+ * benchmark (tests/bench/replay.c), which feeds it to ingest_record() with
+ * no BPF. Flushed after each drain.
+ */
+static FILE *record;
 
 /*
  * Records a routine drain takes at most (about 5 ms of work at a million
@@ -67,7 +77,14 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 {
 	struct daemon *d = ctx;
 	struct worker *w = server_worker(d->server);
+	uint32_t n = (uint32_t)len;
 
+	if (record &&
+	    (fwrite(&n, sizeof(n), 1, record) != 1 || fwrite(data, 1, len, record) != len)) {
+		log_msg("cannot write MEMTRACE_RECORD: %s: stopped recording", strerror(errno));
+		fclose(record);
+		record = NULL;
+	}
 	if (worker_frozen(w))
 		worker_defer_event(w, data, len); /* applied in order after the thaw */
 	else
@@ -87,6 +104,8 @@ static void drain(struct daemon *d, unsigned most)
 	drain_left = most;
 	if (d->rb)
 		ring_buffer__consume(d->rb);
+	if (record)
+		fflush(record);
 	/* after a request's freeze: apply a slice of what waited */
 	worker_catch_up(server_worker(d->server));
 	/* every event queued before this drain is applied: children that were
@@ -123,7 +142,11 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 
 int ingest_open(struct daemon *d)
 {
+	const char *rec = getenv("MEMTRACE_RECORD");
+
 	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
+	if (rec && !(record = fopen(rec, "we")))
+		log_msg("cannot open MEMTRACE_RECORD %s: %s", rec, strerror(errno));
 	d->tracker.on_new_stack = on_new_stack;
 	d->tracker.on_new_stack_arg = d;
 	d->rb = ring_buffer__new(probes_ringbuf_fd(d->skel), handle_ringbuf_event, d, NULL);

@@ -80,6 +80,8 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->start_ns = d->start_ns;
 	v->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
+	v->daemon.stack_id_events = d->tracker.stack_id_events;
+	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
 		struct unwind_status us;

@@ -175,3 +175,45 @@ def test_call_paths(r):
 
 
 TESTS.append(("call_paths", test_call_paths))
+
+
+def test_stack_ids(r):
+    """Known stacks sent as ids (the default) give the same report as every
+    stack sent in full (MEMTRACE_STACK_IDS=0): every stack, count and byte,
+    with both walkers; and ids were used, none unknown."""
+    pattern = os.path.join(r.build, "tests", "pattern")
+    for walker in ("dwarf", "fp"):
+        reports = {}
+        for ids in ("1", "0"):
+            old = os.environ.get("MEMTRACE_STACK_IDS")
+            os.environ["MEMTRACE_STACK_IDS"] = ids
+            try:
+                rep, stats = run_cmd_report(r, f"ids{ids}_{walker}", "--stack-walker", walker,
+                                            cmd=[pattern, "--no-wait"])
+            finally:
+                if old is None:
+                    del os.environ["MEMTRACE_STACK_IDS"]
+                else:
+                    os.environ["MEMTRACE_STACK_IDS"] = old
+            if stats["events_lost"]:
+                raise Fail(f"{walker}, ids {ids}: events lost")
+            dm = stats.get("daemon") or {}
+            if ids == "1" and (not dm.get("stack_id_events") or dm.get("stack_ids_unknown")):
+                raise Fail(f"{walker}: stack ids not used, or unknown: {dm}")
+            if ids == "0" and dm.get("stack_id_events"):
+                raise Fail(f"{walker}: stack ids used with MEMTRACE_STACK_IDS=0: {dm}")
+            reports[ids] = {}
+            for e in rep["entries"]:
+                got = reports[ids].setdefault(frames_key(e), [0, 0, 0, set()])
+                got[0] += e["allocations"]
+                got[1] += e["bytes_allocated"]
+                got[2] += e["frees"]
+                got[3].add(e["stack_end"])
+            if stats["stackless_allocations"]:
+                raise Fail(f"{walker}, ids {ids}: stackless allocations")
+        if reports["1"] != reports["0"]:
+            only = set(reports["1"]) ^ set(reports["0"])
+            raise Fail(f"{walker}: reports differ; stacks in one only: {sorted(only)[:3]}")
+
+
+TESTS.append(("stack_ids", test_stack_ids))

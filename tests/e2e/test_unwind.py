@@ -201,6 +201,50 @@ def test_dlopen(r):
         raise Fail(f"tables still loaded after the target exited: {uw}")
 
 
+def test_dlreopen(r):
+    """A library closed and another of the same code with a larger frame
+    opened where it was (tests/e2e/dlreopen.c): the same return addresses,
+    other rules; the walker's cached rows of the first must not be used for
+    the second (they are keyed by the mapping list's number), so both stacks
+    are whole."""
+    libs = [nofp(r, "libreopen_a.so"), nofp(r, "libreopen_b.so")]
+    host = subprocess.Popen([os.path.join(r.build, "tests", "dlreopen")] + libs,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    r.extra_pids.add(host.pid)
+    try:
+        if host.stdout.readline().strip() != "ready":
+            raise Fail("dlreopen did not start")
+        r.start_daemon("--pid", str(host.pid))
+        r.wait_state("attached")
+        host.stdin.write("go\n")
+        host.stdin.flush()
+        lines = [host.stdout.readline().strip() for _ in range(3)]
+        if lines[2] != "done" or not lines[0].startswith("base "):
+            raise Fail(f"dlreopen printed {lines}")
+        if lines[0] != lines[1]:
+            raise Fail(f"the second library was not mapped where the first was: {lines}")
+        deadline = deadline_after()
+        while time.monotonic() < deadline:
+            rep = r.ctl_json("report", "--top", "0", "--sort", "count", "--format", "json")
+            if rep["totals"]["allocations"] >= 7:
+                break
+            time.sleep(POLL)
+    finally:
+        host.kill()
+        host.wait()
+    got = {}
+    for e in rep["entries"]:
+        fns = functions(e)
+        if fns[:1] != ["reopen_alloc"]:
+            continue
+        if fns[1:3] != ["call", "main"]:
+            raise Fail(f"reopen_alloc stack of {e['bytes_allocated']} bytes: {fns}")
+        check_whole(e, "reopen_alloc")
+        got[e["bytes_allocated"]] = got.get(e["bytes_allocated"], 0) + e["allocations"]
+    if got != {3 * 1111: 3, 4 * 2222: 4}:
+        raise Fail(f"reopen_alloc stacks by bytes: {got}")
+
+
 def test_signal_frame(r):
     """An allocation in a signal handler: the walk goes through the kernel's
     signal frame (libc's __restore_rt, a known layout) to the interrupted
@@ -266,6 +310,32 @@ def test_memory_limit(r):
         raise Fail(f"status text does not say so: {one_line(text)[:300]}")
 
 
+def test_stack_top(r):
+    """A stack whose top page is followed by an inaccessible page
+    (tests/e2e/stacktop.c, a makecontext stack): the walker reads the user
+    stack in pieces, and none reaches into that page, so every stack is whole,
+    frames straddling page boundaries included, with either build."""
+    want = {d: (5, 5 * (100 + d)) for d in range(1, 7)}
+    for tag, prog in (("stacktop_fp_build", os.path.join(r.build, "tests", "stacktop")),
+                      ("stacktop_nofp_build", nofp(r, "stacktop"))):
+        rep, stats, out = run_output(r, tag, prog)
+        if "allocations 30" not in out:
+            raise Fail(f"{tag}: stacktop printed {out!r}")
+        got = {}
+        for e in rep["entries"]:
+            fns = functions(e)
+            if not fns or fns[0] != "descend":
+                continue
+            depth = fns.index("on_stack") if "on_stack" in fns else -1
+            if depth < 1 or fns[:depth] != ["descend"] * depth:
+                raise Fail(f"{tag}: stack {fns}")
+            check_whole(e, f"{tag} depth {depth}")
+            n, size = got.get(depth, (0, 0))
+            got[depth] = (n + e["allocations"], size + e["bytes_allocated"])
+        if got != want:
+            raise Fail(f"{tag}: (allocations, bytes) by depth {got}")
+
+
 TESTS = [
     ("unwind_paths", test_paths),
     ("unwind_debug_frame", test_debug_frame),
@@ -273,7 +343,9 @@ TESTS = [
     ("unwind_threads", test_threads),
     ("unwind_cxx", test_cxx),
     ("unwind_dlopen", test_dlopen),
+    ("unwind_dlreopen", test_dlreopen),
     ("unwind_signal_frame", test_signal_frame),
     ("unwind_cfi_expression", test_cfi_expression),
     ("unwind_memory_limit", test_memory_limit),
+    ("unwind_stack_top", test_stack_top),
 ]

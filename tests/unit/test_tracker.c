@@ -14,7 +14,7 @@
 #define PID 100
 #define TID 101
 
-static unsigned char evbuf[sizeof(struct mt_event) + MT_MAX_FRAMES * 8];
+static unsigned char evbuf[sizeof(struct mt_event) + (MT_MAX_FRAMES + 1) * 8];
 static uint64_t now_ns = 1000;
 
 static void send(struct tracker *t, int kind, int func, uint32_t tid, uint64_t addr, uint64_t old,
@@ -695,6 +695,146 @@ TEST(temporary_allocations)
 	tracker_destroy(&t);
 }
 
+/*
+ * An allocation as the BPF side sends it with stack ids (MT_SF_ID): frames
+ * (site, 0x400000) registered under id, or with site 0 only the id.
+ */
+static void alloc_id(struct tracker *t, uint64_t addr, uint64_t size, uint64_t site, uint64_t id,
+		     size_t slack)
+{
+	struct mt_event *ev = (struct mt_event *)evbuf;
+	size_t len = sizeof(*ev);
+
+	memset(evbuf, 0, sizeof(evbuf));
+	ev->kind = MT_EV_ALLOC;
+	ev->func = MT_FN_MALLOC;
+	ev->tgid = PID;
+	ev->tid = TID;
+	ev->time_ns = now_ns += 10;
+	ev->addr = addr;
+	ev->size = size;
+	ev->stack_flags = id ? MT_SF_ID : 0;
+	if (site) {
+		ev->nframes = 2;
+		ev->frames[0] = site;
+		ev->frames[1] = 0x400000;
+		len += 16;
+	}
+	ev->frames[ev->nframes] = id;
+	len += id ? 8 : slack;
+	tracker_event(t, evbuf, len);
+}
+
+/* Stacks as ids: a registration and the ids that follow it are one stack. */
+TEST(stack_ids)
+{
+	struct tracker t;
+	const struct stack_entry *s;
+	uint32_t stacks;
+
+	setup(&t);
+	alloc_id(&t, 0x1000, 10, 0xa, 0x77, 0); /* registers (0xa, 0x400000) as 0x77 */
+	stacks = t.stacks.count;
+	alloc_id(&t, 0x2000, 20, 0, 0x77, 0); /* the same stack, by its id */
+	alloc_id(&t, 0x3000, 30, 0, 0x77, 0);
+	CHECK_EQ_U64(t.stacks.count, stacks);
+	s = site_stack(&t, 0xa);
+	CHECK(s != NULL);
+	CHECK_EQ_U64(s->t.allocations, 3);
+	CHECK_EQ_U64(s->t.live_bytes, 60);
+	CHECK_EQ_U64(s->nframes, 2);
+	CHECK_EQ_U64(t.stack_id_events, 2);
+	/* a stack that was not registered (slack word, no flag) is interned as
+	 * ever, and registers nothing */
+	alloc_id(&t, 0x4000, 40, 0xb, 0, 8);
+	CHECK(site_stack(&t, 0xb) != NULL);
+	CHECK_EQ_U64(site_stack(&t, 0xb)->t.allocations, 1);
+	/* an id never registered is never guessed: stackless, counted */
+	alloc_id(&t, 0x5000, 50, 0, 0x99, 0);
+	CHECK_EQ_U64(t.stack_ids_unknown, 1);
+	CHECK_EQ_U64(t.totals.stackless_allocations, 1);
+	CHECK_EQ_U64(t.totals.allocations, 5);
+	CHECK_EQ_U64(t.totals.live_bytes, 150);
+	/* the same frames under a second id (the BPF side never sends that: an
+	 * id is a hash of the frames) are still the one stack */
+	alloc_id(&t, 0x6000, 60, 0xa, 0x78, 0);
+	alloc_id(&t, 0x7000, 70, 0, 0x78, 0);
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.allocations, 5);
+	/* an id event too short for its id word is malformed */
+	{
+		uint64_t malformed = t.events_malformed;
+		struct mt_event *ev = (struct mt_event *)evbuf;
+
+		memset(evbuf, 0, sizeof(evbuf));
+		ev->kind = MT_EV_ALLOC;
+		ev->tgid = PID;
+		ev->addr = 0x8000;
+		ev->size = 1;
+		ev->stack_flags = MT_SF_ID;
+		tracker_event(&t, evbuf, sizeof(*ev));
+		CHECK_EQ_U64(t.events_malformed, malformed + 1);
+	}
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+/*
+ * Detached and attached again (a new generation of the same process, whose
+ * BPF side still holds the ids it registered): an id registered by the old
+ * generation gives the same frames, interned for the new one, and the old
+ * generation's stack keeps its own counts.
+ */
+TEST(stack_ids_new_generation)
+{
+	struct tracker t;
+	uint32_t key, n_new = 0, n_old = 0;
+
+	setup(&t);
+	alloc_id(&t, 0x1000, 10, 0xa, 0x77, 0);
+	alloc_id(&t, 0x2000, 20, 0, 0x77, 0);
+	CHECK(tracker_target_exec(&t, PID) == 0); /* detached */
+	key = tracker_retire(&t, PID);
+	CHECK(tracker_add_target(&t, PID, 5) != NULL);
+	alloc_id(&t, 0x3000, 30, 0, 0x77, 0);
+	alloc_id(&t, 0x4000, 40, 0, 0x77, 0);
+	CHECK_EQ_U64(t.stack_ids_unknown, 0);
+	for (uint32_t i = 0; i < t.stacks.count; i++) {
+		const struct stack_entry *s = stack_get(&t.stacks, i);
+
+		if (s->nframes != 2 || stack_word(&t.stacks, i, 0) != 0xa ||
+		    stack_word(&t.stacks, i, 1) != 0x400000)
+			continue;
+		if (s->tgid == PID)
+			n_new += (uint32_t)s->t.allocations;
+		else if (s->tgid == key)
+			n_old += (uint32_t)s->t.allocations;
+	}
+	CHECK_EQ_U64(n_old, 2);
+	CHECK_EQ_U64(n_new, 2);
+	CHECK_EQ_U64(tracker_find_target(&t, PID)->c.stackless_allocations, 0);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+/* With the stack table full, a registration keeps no stack: its ids are
+ * stackless too, as its frames would have been. */
+TEST(stack_ids_table_full)
+{
+	struct tracker t;
+
+	CHECK(tracker_init(&t, 0, 2) == 0);
+	CHECK(tracker_add_target(&t, PID, 1000) != NULL); /* the empty stack: 1 */
+	alloc_id(&t, 0x1000, 10, 0xa, 0x70, 0);		  /* 2: full */
+	alloc_id(&t, 0x2000, 20, 0xb, 0x71, 0);		  /* cannot be kept */
+	alloc_id(&t, 0x3000, 30, 0, 0x71, 0);
+	alloc_id(&t, 0x4000, 40, 0, 0x70, 0);
+	CHECK_EQ_U64(t.totals.stackless_allocations, 2);
+	CHECK_EQ_U64(site_stack(&t, 0xa)->t.allocations, 2);
+	CHECK_EQ_U64(t.stack_ids_unknown, 0);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
 int main(void)
 {
 	RUN(heap_insert_find_remove);
@@ -713,5 +853,8 @@ int main(void)
 	RUN(python_frame_words);
 	RUN(mmap_blocks);
 	RUN(temporary_allocations);
+	RUN(stack_ids);
+	RUN(stack_ids_new_generation);
+	RUN(stack_ids_table_full);
 	return UNIT_DONE();
 }

@@ -55,6 +55,10 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	skel->rodata->cfg.match_follow = o->match_follow;
 	skel->rodata->cfg.max_matches = o->max_matches;
 	skel->rodata->cfg.hold_exec = o->hold_exec;
+	/* known stacks as ids (docs/design.md); MEMTRACE_STACK_IDS=0 sends every
+	 * stack in full, as before (make bench compares the two) */
+	skel->rodata->cfg.stack_ids =
+	    !getenv("MEMTRACE_STACK_IDS") || strcmp(getenv("MEMTRACE_STACK_IDS"), "0") != 0;
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);
@@ -283,12 +287,24 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	return link;
 }
 
-/* MEMTRACE_BENCH_EMPTY_PROGRAMS=1: the same probes, empty programs (make bench's floor). */
-static int empty_programs(void)
-{
-	const char *env = getenv("MEMTRACE_BENCH_EMPTY_PROGRAMS");
+/*
+ * make bench's baselines on the same probes: MEMTRACE_BENCH_PROGRAMS=empty
+ * (the trap floor: programs that do nothing; MEMTRACE_BENCH_EMPTY_PROGRAMS=1
+ * says the same) or =minimal (a minimal ring buffer tracer: a record per
+ * call, no stack). 0: ours.
+ */
+enum bench_programs { BENCH_OURS, BENCH_EMPTY, BENCH_MINIMAL };
 
-	return env && strcmp(env, "0") != 0;
+static enum bench_programs bench_programs(void)
+{
+	const char *env = getenv("MEMTRACE_BENCH_PROGRAMS");
+	const char *empty = getenv("MEMTRACE_BENCH_EMPTY_PROGRAMS");
+
+	if (env && !strcmp(env, "minimal"))
+		return BENCH_MINIMAL;
+	if ((env && !strcmp(env, "empty")) || (empty && strcmp(empty, "0") != 0))
+		return BENCH_EMPTY;
+	return BENCH_OURS;
 }
 
 static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
@@ -296,18 +312,29 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 		      struct target_probes *old, const struct target_probes *inherited, int follow)
 {
 	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
-	int empty = empty_programs();
+	enum bench_programs bench = bench_programs();
 	struct bpf_program *progs[PROG_COUNT] = {
-	    [PROG_FREE] = empty ? skel->progs.empty_enter : skel->progs.free_enter,
-	    [PROG_RETURN] = empty ? skel->progs.empty_return : skel->progs.alloc_return,
-	    [PROG_OUTER_FREE] = empty ? skel->progs.empty_enter : skel->progs.outer_free_enter,
-	    [PROG_ENTRY] = empty ? skel->progs.empty_enter : skel->progs.alloc_enter,
+	    [PROG_FREE] = skel->progs.free_enter,
+	    [PROG_RETURN] = skel->progs.alloc_return,
+	    [PROG_OUTER_FREE] = skel->progs.outer_free_enter,
+	    [PROG_ENTRY] = skel->progs.alloc_enter,
 	    [PROG_PYALLOC_SET] = skel->progs.pyalloc_set,
 	};
 	LIBBPF_OPTS(bpf_uprobe_opts, opts, .retprobe = retprobe[which], .bpf_cookie = cookie);
+
 	struct probe_key key = {.offset = offset, .func = func, .prog = which};
 	struct bpf_link *link;
 	struct stat st;
+
+	if (bench == BENCH_EMPTY) {
+		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = progs[PROG_ENTRY] =
+		    skel->progs.empty_enter;
+		progs[PROG_RETURN] = skel->progs.empty_return;
+	} else if (bench == BENCH_MINIMAL) {
+		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = skel->progs.minimal_free;
+		progs[PROG_ENTRY] = skel->progs.minimal_enter;
+		progs[PROG_RETURN] = skel->progs.minimal_return;
+	}
 
 	if (stat(path, &st) == 0) {
 		key.dev = st.st_dev;

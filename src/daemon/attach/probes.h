@@ -33,7 +33,7 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 void probes_unload(struct memtrace_bpf *skel);
 int probes_ringbuf_fd(struct memtrace_bpf *skel);
 
-/* Events lost, summed over CPUs, by slot (0: inflight table full, then kind). */
+/* Events lost, summed over CPUs, by slot (0: no inflight record, then kind). */
 int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
 
 /* What one link probes: the same key in a new program is the same probe. */

@@ -103,10 +103,15 @@ static int64_t shard_find(const struct heap *h, const struct heap_shard *sh, uin
 	for (pos = home_of(hash, sh->cap);; dist++) {
 		const struct heap_slot *s = &sh->slots[pos];
 
-		if (!s->addr || distance(sh, pos, s->addr) < dist)
+		if (!s->addr)
 			return -1;
 		if (s->addr == addr && slot_tgid(h, s) == tgid)
 			return pos;
+		/* Robin Hood's early end for a block that is not there, past the
+		 * first probes: a block found (nearly every lookup) costs no hash
+		 * of the blocks it passes */
+		if (dist >= 2 && distance(sh, pos, s->addr) < dist)
+			return -1;
 		if (++pos == sh->cap)
 			pos = 0;
 	}

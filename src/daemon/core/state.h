@@ -13,6 +13,7 @@
 
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
+#include "daemon/core/stackids.h"
 #include "daemon/core/recent.h"
 #include "memtrace/counters.h"
 #include "memtrace/snapshot.h"
@@ -83,8 +84,11 @@ struct tracker {
 	uint64_t start_ns;   /* tracing began (first target) */
 	uint64_t peak_epoch; /* grows each time totals.live_bytes sets a new peak */
 	uint64_t events_received;
-	uint64_t events_foreign;   /* from a process that is not a target */
-	uint64_t events_malformed; /* shorter than their header says */
+	uint64_t events_foreign;    /* from a process that is not a target */
+	uint64_t events_malformed;  /* shorter than their header says */
+	struct stack_ids ids;	    /* the BPF side's stack ids (MT_SF_ID) -> stacks */
+	uint64_t stack_id_events;   /* allocations whose stack came as an id */
+	uint64_t stack_ids_unknown; /* ... an id never registered: stackless */
 	/* Every allocation of every target, by size bin and by function called. */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS];

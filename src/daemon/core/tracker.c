@@ -24,6 +24,7 @@ int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 	}
 	t->temporary_threshold = 1;
 	recent_init(&t->recent, t->temporary_threshold);
+	stackids_init(&t->ids);
 	return 0;
 }
 
@@ -50,6 +51,7 @@ void tracker_destroy(struct tracker *t)
 	}
 	free(t->targets);
 	recent_destroy(&t->recent);
+	stackids_destroy(&t->ids);
 	heap_destroy(&t->heap);
 	stacks_destroy(&t->stacks);
 	memset(t, 0, sizeof(*t));
@@ -302,26 +304,78 @@ static int take_block(struct tracker *t, struct tracker_target *tg, uint64_t add
 	return 0;
 }
 
+/* A stack's frames interned under tg's key: STACK_NONE when it cannot be kept. */
+static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
+		       const uint64_t *frames, uint32_t n)
+{
+	int is_new;
+	uint32_t stack = stack_intern(&t->stacks, tg->space, frames, n, &is_new);
+
+	if (stack != STACK_NONE && is_new) {
+		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		family_stack_new(t, tg, stack);
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, tg->space, frames, n);
+	}
+	return stack;
+}
+
+/* Stack old, registered in an earlier generation of tg's address space (it was
+ * detached and attached again): the same frames, interned for tg. */
+static uint32_t intern_again(struct tracker *t, struct tracker_target *tg,
+			     const struct mt_event *ev, uint32_t old)
+{
+	uint32_t n = stack_get(&t->stacks, old)->nframes;
+	uint64_t frames[MT_ID_FRAMES];
+
+	if (n > MT_ID_FRAMES)
+		return STACK_NONE; /* not a stack the BPF side registers */
+	for (uint32_t k = 0; k < n; k++)
+		frames[k] = stack_word(&t->stacks, old, k);
+	return intern(t, tg, ev, frames, n);
+}
+
+/*
+ * The stack of an allocation event: its frames interned (Python frame words,
+ * MT_PY_WORD, follow the native ones), and remembered under the id they
+ * register; or, for an event that carries only an id, the stack registered
+ * under it. STACK_NONE when it cannot be kept, or (never expected) when the
+ * id was never registered: then it is counted, not guessed.
+ */
+static uint32_t event_stack(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+{
+	uint32_t n = (uint32_t)ev->nframes + ev->npyframes, stack;
+	const uint64_t *frames = (const uint64_t *)ev->frames;
+	uint64_t id = ev->stack_flags & MT_SF_ID ? frames[n] : 0;
+
+	if (id && !n) {
+		if (!stackids_get(&t->ids, id, &stack)) {
+			t->stack_ids_unknown++;
+			return STACK_NONE;
+		}
+		t->stack_id_events++;
+		if (stack == STACK_NONE || stack_get(&t->stacks, stack)->tgid == tg->space)
+			return stack;
+		stack = intern_again(t, tg, ev, stack);
+	} else {
+		stack = intern(t, tg, ev, frames, n);
+	}
+	if (id)
+		stackids_put(&t->ids, id, stack);
+	return stack;
+}
+
 static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
 {
 	struct heap_block b, old;
 	uint32_t stack;
-	int is_new, r;
+	int r;
 
-	/* Python frame words (MT_PY_WORD) follow the native frames */
-	stack = stack_intern(&t->stacks, tg->space, (const uint64_t *)ev->frames,
-			     (uint32_t)ev->nframes + ev->npyframes, &is_new);
+	stack = event_stack(t, tg, ev);
 	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
 		tg->c.stackless_allocations++;
 		t->totals.stackless_allocations++;
-	} else if (is_new) {
-		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
-		family_stack_new(t, tg, stack);
-		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->space,
-					(const uint64_t *)ev->frames,
-					(uint32_t)ev->nframes + ev->npyframes);
 	}
 
 	t->size_histogram[tracker_size_bin(ev->size)]++;
@@ -740,8 +794,9 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	struct tracker_target *tg;
 
 	t->events_received++;
-	if (len < sizeof(*ev) ||
-	    len < sizeof(*ev) + ((size_t)ev->nframes + ev->npyframes) * sizeof(uint64_t)) {
+	if (len < sizeof(*ev) || len < sizeof(*ev) + ((size_t)ev->nframes + ev->npyframes +
+						      !!(ev->stack_flags & MT_SF_ID)) *
+							 sizeof(uint64_t)) {
 		t->events_malformed++;
 		return;
 	}

@@ -73,6 +73,7 @@ struct unwinder {
 	struct proc *procs;
 	size_t nprocs;
 	uint64_t build_ns;
+	uint64_t lists_written; /* numbers the mapping lists (mt_unwind_proc.gen) */
 };
 
 struct unwinder *unwind_new(struct memtrace_bpf *skel, uint64_t max_bytes)
@@ -352,6 +353,7 @@ static void publish(struct unwinder *u, const struct proc *p)
 	struct mt_unwind_proc *v = xcalloc(1, sizeof(*v));
 
 	v->r_state_addr = p->r_state_addr;
+	v->gen = ++u->lists_written; /* rows the walker cached for older lists never match */
 	for (size_t i = 0; i < p->nmaps && v->nmaps < MT_UW_MAX_MAPS; i++) {
 		struct mt_unwind_map *out = &v->maps[v->nmaps++];
 
