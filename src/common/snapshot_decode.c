@@ -501,16 +501,27 @@ static const char *const own_section_names[] = {
 };
 
 static int (*const section_decoders[])(struct reader *) = {
-    [SEC_STRINGS] = dec_strings,     [SEC_META] = dec_meta,
-    [SEC_TOTALS] = dec_totals,	     [SEC_EVENTS_LOST] = dec_events_lost,
-    [SEC_TARGETS] = dec_targets,     [SEC_FRAMES] = dec_frames,
-    [SEC_STACKS] = dec_stacks,	     [SEC_TIMELINE] = dec_timeline,
-    [SEC_BLOCKS] = dec_blocks,	     [SEC_STACK_INFO] = dec_stack_info,
-    [SEC_TEMPORARY] = dec_temporary, [SEC_TRACE] = dec_trace,
-    [SEC_AGES] = dec_ages,	     [SEC_TARGET_NOTES] = dec_target_notes,
-    [SEC_UNWIND] = dec_unwind,	     [SEC_PROBE_SITES] = dec_probe_sites,
-    [SEC_DAEMON] = dec_daemon,	     [SEC_GROUPS] = dec_groups,
+    [SEC_STRINGS] = dec_strings,
+    [SEC_META] = dec_meta,
+    [SEC_TOTALS] = dec_totals,
+    [SEC_EVENTS_LOST] = dec_events_lost,
+    [SEC_TARGETS] = dec_targets,
+    [SEC_FRAMES] = dec_frames,
+    [SEC_STACKS] = dec_stacks,
+    [SEC_TIMELINE] = dec_timeline,
+    [SEC_BLOCKS] = dec_blocks,
+    [SEC_STACK_INFO] = dec_stack_info,
+    [SEC_TEMPORARY] = dec_temporary,
+    [SEC_TRACE] = dec_trace,
+    [SEC_AGES] = dec_ages,
+    [SEC_TARGET_NOTES] = dec_target_notes,
+    [SEC_UNWIND] = dec_unwind,
+    [SEC_PROBE_SITES] = dec_probe_sites,
+    [SEC_DAEMON] = dec_daemon,
+    [SEC_GROUPS] = dec_groups,
     [SEC_LEAKS] = dec_leaks,
+    [SEC_SCAN] = dec_scan,
+    [SEC_SCAN_ENTRIES] = dec_scan_entries,
 };
 
 /*

@@ -58,5 +58,7 @@ int dec_probe_sites(struct reader *r);
 int dec_daemon(struct reader *r);
 int dec_groups(struct reader *r);
 int dec_leaks(struct reader *r);
+int dec_scan(struct reader *r);
+int dec_scan_entries(struct reader *r);
 
 #endif
