@@ -77,6 +77,7 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->start_ns = d->start_ns;
 	v->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
+	v->ring_consumed = ingest_ring_consumed();
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
 		struct unwind_status us;
@@ -132,6 +133,12 @@ static void service_resume(void *ctx)
 
 	for (int k = 0; k < d->ntargets; k++)
 		target_pidfd_arm(d, k, 1);
+}
+
+static uint64_t service_ring_produced(void *ctx)
+{
+	(void)ctx;
+	return ingest_ring_produced();
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -245,7 +252,8 @@ int main(int argc, char **argv)
 			      .detach = service_detach,
 			      .reset_peak = service_reset_peak,
 			      .ingest = service_ingest,
-			      .resume = service_resume};
+			      .resume = service_resume,
+			      .ring_produced = service_ring_produced};
 	struct bpf_options bo;
 	struct options o;
 	struct daemon d;

@@ -39,6 +39,9 @@ struct daemon_view {
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
+	/* the ring buffer's consumer position when the view was taken: every
+	 * record before it has been applied (a scan's barrier, scan.h) */
+	uint64_t ring_consumed;
 };
 
 struct service {
@@ -60,6 +63,12 @@ struct service {
 	 */
 	void (*ingest)(void *ctx, const void *data, size_t len);
 	void (*resume)(void *ctx);
+	/*
+	 * The ring buffer's producer position now, from any thread: a record
+	 * written before lies before it (compare with daemon_view.ring_consumed);
+	 * UINT64_MAX when it cannot be known.
+	 */
+	uint64_t (*ring_produced)(void *ctx);
 };
 
 #endif
