@@ -398,6 +398,15 @@ int ptstop_expired(struct ptstop *s)
 	return expired;
 }
 
+int ptstop_died(const struct ptstop *s)
+{
+	/* a kill ends every thread: the first one that stood still tells */
+	for (uint32_t i = 0; i < s->n; i++)
+		if (s->t[i].stopped && !s->t[i].gone)
+			return thread_dead(s->pid, s->t[i].tid);
+	return 1;
+}
+
 int ptstop_resume(struct ptstop *s)
 {
 	int timed_out;

@@ -72,6 +72,12 @@ int ptstop_resume(struct ptstop *s);
 /* Did the deadline resume the process already? (Any thread.) */
 int ptstop_expired(struct ptstop *s);
 
+/*
+ * Was the process killed while it stood still (a SIGKILL ends a stop)? What
+ * was read of it may then be incomplete. (The caller's thread.)
+ */
+int ptstop_died(const struct ptstop *s);
+
 /* The pid tracing pid (TracerPid in /proc/PID/status), 0 if none, -1 if unknown. */
 int ptstop_tracer_of(int pid, int tid);
 

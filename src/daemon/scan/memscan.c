@@ -405,6 +405,10 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 
 	memset(st, 0, sizeof(*st));
 	rc = smaps_read(pid, &maps);
+	if (!rc && !maps.n) {
+		smaps_free(&maps);
+		rc = -ESRCH; /* a process always has mappings: this one is a zombie */
+	}
 	if (rc) {
 		snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid,
 			 rc == -ENOENT || rc == -ESRCH ? "it exited" : strerror(-rc));

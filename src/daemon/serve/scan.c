@@ -244,6 +244,12 @@ static struct memscan_thread *thread_words(const struct ptstop *st, uint64_t **s
 	return th;
 }
 
+/* Whether a reason already says the process is gone. */
+static int ptstop_died_said(const char *why)
+{
+	return strstr(why, "killed") || strstr(why, "exited");
+}
+
 /* Stop, copy, read and mark one target; the target runs again on return. */
 static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 		    struct scan_target *t, char *err, size_t errlen)
@@ -286,6 +292,10 @@ static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 	if (!memscan_run(&t->r, t->pid, th, nthreads, stop_expired, &stop, &t->ms, why,
 			 sizeof(why)))
 		rc = 0;
+	if (!rc && ptstop_died(&stop)) {
+		snprintf(why, sizeof(why), "it was killed during the scan");
+		rc = -1;
+	}
 resume:
 	late = ptstop_resume(&stop);
 	t->pause_ns = stop.resumed_ns - stop.begin_ns;
@@ -300,7 +310,8 @@ resume:
 		return -1;
 	}
 	if (rc) {
-		snprintf(err, errlen, "cannot scan pid %d: %s; it runs on", t->pid, why);
+		snprintf(err, errlen, "cannot scan pid %d: %s%s", t->pid, why,
+			 ptstop_died_said(why) ? "" : "; it runs on");
 		return -1;
 	}
 	if (reach_mark(&t->r) || reach_classify(&t->r)) {
