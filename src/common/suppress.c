@@ -79,12 +79,11 @@ int suppressions_parse(const char *text, size_t len, struct suppressions *s, cha
 			quote(q, sizeof(q), b, (size_t)(e - b));
 			suppressions_free(s);
 			if (colon)
-				return parse_error(err, errlen, line,
-						   "'%.*s' is not a leak suppression (only leak:PATTERN "
-						   "applies to leaks)",
-						   (int)(colon - b) < QUOTE_MAX ? (int)(colon - b)
-										: QUOTE_MAX,
-						   q);
+				return parse_error(
+				    err, errlen, line,
+				    "'%.*s' is not a leak suppression (only leak:PATTERN "
+				    "applies to leaks)",
+				    (int)(colon - b) < QUOTE_MAX ? (int)(colon - b) : QUOTE_MAX, q);
 			return parse_error(err, errlen, line, "expected leak:PATTERN, got '%s'", q);
 		}
 		b += 5;

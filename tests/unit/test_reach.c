@@ -293,6 +293,8 @@ TEST(find_against_brute_force)
 		size = (seed >> 8) % 7 == 0 ? (seed >> 4) % (5u << 20) : (seed >> 8) % 300;
 		seed = seed * 1103515245u + 12345u;
 		a += ((seed >> 8) % 4 == 0 ? (seed >> 4) % 100000 : 0) + 16;
+		if ((seed >> 8) % 97 == 0)
+			a += 1ull << 30; /* another arena: a cluster of its own */
 		a = (a + 15) & ~15ull;
 		b[i] = (struct reach_block){.addr = a, .size = size, .stack = i};
 		a += size;
@@ -309,7 +311,7 @@ TEST(find_against_brute_force)
 	}
 	memcpy(copy, b, N * sizeof(*b));
 	CHECK(!reach_init(&r, b, N));
-	for (int probe = 0; probe < 200000; probe++) {
+	for (int probe = 0; probe < 40000; probe++) {
 		uint64_t v;
 		int64_t want = -1, got;
 		int start = -1;
@@ -318,6 +320,8 @@ TEST(find_against_brute_force)
 		v = 0x7f0000000000ull + ((uint64_t)seed * 7919u) % (a - 0x7f0000000000ull + 8192);
 		if (probe % 3 == 0)
 			v = copy[seed % N].addr + (probe % 2 ? 0 : copy[seed % N].size / 2);
+		if (probe % 5 == 0) /* the edges: a block's last byte, the byte after it */
+			v = copy[seed % N].addr + copy[seed % N].size - (probe % 2);
 		for (uint32_t i = 0; i < N; i++) {
 			uint64_t span = copy[i].size ? copy[i].size : 1;
 

@@ -41,7 +41,8 @@ TEST(file_format)
 	{
 		struct suppressions again;
 
-		CHECK(!suppressions_parse((const char *)out.data, out.len, &again, err, sizeof(err)));
+		CHECK(
+		    !suppressions_parse((const char *)out.data, out.len, &again, err, sizeof(err)));
 		CHECK_EQ_U64(again.n, s.n);
 		for (uint32_t i = 0; i < s.n && i < again.n; i++)
 			CHECK_STR(again.v[i].pattern, s.v[i].pattern);

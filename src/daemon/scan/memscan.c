@@ -22,7 +22,7 @@
 #include <unistd.h>
 
 #define PAGE	    4096ull
-#define BATCH_BYTES (4u << 20)
+#define BATCH_BYTES MEMSCAN_BUFFER
 #define BATCH_IOVS  1024
 
 /* PAGEMAP_SCAN (Linux 6.7, include/uapi/linux/fs.h), defined here for older headers. */
@@ -394,8 +394,8 @@ static int is_stack(const struct smaps *m, size_t i)
 }
 
 int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, size_t nthreads,
-		int (*expired)(void *arg), void *arg, struct memscan_stats *st, char *err,
-		size_t errlen)
+		uint8_t *buf, int (*expired)(void *arg), void *arg, struct memscan_stats *st,
+		char *err, size_t errlen)
 {
 	struct scan s = {.r = r, .pid = pid, .pagemap_fd = -1, .mem_fd = -1, .st = st};
 	struct smaps maps;
@@ -464,18 +464,14 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 	blocks_in(&s, &s.filepage);
 	blocks_outside(&s);
 	normalize(&s.roots);
-	s.buf = malloc(BATCH_BYTES);
+	s.buf = buf;
 	rc = 0;
-	if (!s.buf) {
-		snprintf(err, errlen, "out of memory");
-		rc = -1;
-	} else if (read_all(&s, expired, arg) || s.gone) {
+	if (read_all(&s, expired, arg) || s.gone) {
 		snprintf(err, errlen, "%s",
 			 s.gone ? "it exited during the scan"
 				: "the pause bound was reached while reading its memory");
 		rc = -1;
 	}
-	free(s.buf);
 	free(s.roots.v);
 	free(s.filepage.v);
 	free(s.covered.v);

@@ -38,14 +38,18 @@ struct memscan_stats {
 	uint64_t blocks_unread;	   /* live blocks whose memory could not be read */
 };
 
+/* Bytes read per batch: the buffer memscan_run() reads into. */
+#define MEMSCAN_BUFFER (4u << 20)
+
 /*
- * Feed r the memory of stopped process pid. expired(arg) is asked between
- * batches: nonzero stops the scan (the stop's deadline passed). 0, or -1
- * with a one-line reason in err.
+ * Feed r the memory of stopped process pid, read through buf (MEMSCAN_BUFFER
+ * bytes, touched beforehand: the process stands still meanwhile). expired(arg)
+ * is asked between batches: nonzero stops the scan (the stop's deadline
+ * passed). 0, or -1 with a one-line reason in err.
  */
 int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, size_t nthreads,
-		int (*expired)(void *arg), void *arg, struct memscan_stats *st, char *err,
-		size_t errlen);
+		uint8_t *buf, int (*expired)(void *arg), void *arg, struct memscan_stats *st,
+		char *err, size_t errlen);
 
 /* The red zone below a thread's stack pointer that leaf functions use (x86-64 ABI). */
 #define MEMSCAN_RED_ZONE 128

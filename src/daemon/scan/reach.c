@@ -17,21 +17,29 @@
 #include <string.h>
 
 #define PAGE_SHIFT 12
-#define BIG_SPAN   (2ull << 20)
+/* Blocks farther apart than this start a cluster of their own. */
+#define CLUSTER_GAP (16ull << 20)
 
-struct page_entry {
-	uint64_t key; /* page number + 1; 0 = empty */
-	uint32_t lo;  /* position in idx[] of the first block starting at or after the page */
-	uint32_t count; /* blocks starting in the page: idx[lo .. lo + count) */
+/*
+ * A run of blocks close to each other (an arena, the brk heap): a page table
+ * over its span when that is dense enough, else a binary search.
+ */
+struct cluster {
+	uint64_t base;	/* its first block's page */
+	uint64_t end;	/* the end of its last block (span) */
+	uint32_t first; /* its blocks are positions [first, last) of the index */
+	uint32_t last;
+	uint32_t *pages; /* page p from base: the first position ending after it; or NULL */
+	uint64_t npages;
 };
 
 struct reach_index {
-	uint32_t *idx; /* the blocks looked up, sorted, non-overlapping: indices into blocks */
+	uint32_t *idx; /* the blocks looked up (none overlaps another): block numbers */
 	uint32_t nidx;
-	struct page_entry *pages;
-	uint64_t mask; /* capacity - 1 (a power of two) */
-	uint32_t *big; /* positions in idx[] of blocks larger than BIG_SPAN */
-	uint32_t nbig;
+	uint64_t *start, *end; /* by position: address, address + span (searched) */
+	uint64_t *cend;	       /* address + size: where its content ends (its words) */
+	struct cluster *c;
+	uint32_t nc;
 };
 
 static uint64_t span_of(const struct reach_block *b)
@@ -39,25 +47,40 @@ static uint64_t span_of(const struct reach_block *b)
 	return b->size ? b->size : 1; /* malloc(0) is a unique address: a pointer to it counts */
 }
 
-static int block_cmp(const void *x, const void *y)
+/* Sort by address: least significant digit first, 16 bits at a time, skipping a
+ * digit every block shares (a heap's addresses share their top bits). */
+static int sort_blocks(struct reach_block *b, uint32_t n, struct reach_block *tmp)
 {
-	const struct reach_block *a = x, *b = y;
+	uint32_t *count;
 
-	if (a->addr != b->addr)
-		return a->addr < b->addr ? -1 : 1;
-	return a->size < b->size ? -1 : a->size > b->size;
-}
+	if (n < 2)
+		return 0;
+	count = malloc(65536 * sizeof(*count));
+	if (!count)
+		return -1;
+	for (int shift = 0; shift < 64; shift += 16) {
+		uint32_t sum = 0;
+		int skip = 0;
 
-static struct page_entry *page_slot(const struct reach_index *ix, uint64_t page)
-{
-	uint64_t h = ((page + 1) * 0x9e3779b97f4a7c15ull) >> 20;
+		memset(count, 0, 65536 * sizeof(*count));
+		for (uint32_t i = 0; i < n; i++)
+			count[(b[i].addr >> shift) & 0xffff]++;
+		for (uint32_t d = 0; d < 65536 && !skip; d++)
+			skip = count[d] == n;
+		if (skip)
+			continue;
+		for (uint32_t d = 0; d < 65536; d++) {
+			uint32_t c = count[d];
 
-	for (;; h++) {
-		struct page_entry *e = &ix->pages[h & ix->mask];
-
-		if (!e->key || e->key == page + 1)
-			return e;
+			count[d] = sum;
+			sum += c;
+		}
+		for (uint32_t i = 0; i < n; i++)
+			tmp[count[(b[i].addr >> shift) & 0xffff]++] = b[i];
+		memcpy(b, tmp, (size_t)n * sizeof(*b));
 	}
+	free(count);
+	return 0;
 }
 
 /* Blocks that overlap another cannot be told apart: both are kept reachable. */
@@ -86,87 +109,132 @@ static void mark_overlaps(struct reach *r)
 	}
 }
 
-static int build_index(struct reach *r)
+/* Cluster c's page table, when its span is dense enough in blocks. */
+static int build_pages(struct reach_index *ix, struct cluster *c)
 {
-	struct reach_index *ix = calloc(1, sizeof(*ix));
-	uint64_t entries = 0, cap = 16, last_page = UINT64_MAX;
+	uint64_t pages = ((c->end - 1) >> PAGE_SHIFT) - (c->base >> PAGE_SHIFT) + 1;
+	uint32_t k = c->first;
 
-	if (!ix)
+	if (pages > 4 * (uint64_t)(c->last - c->first) + 4096)
+		return 0; /* sparse: a few blocks far apart, a binary search is as good */
+	c->pages = malloc(pages * sizeof(*c->pages));
+	if (!c->pages)
 		return -1;
-	r->index = ix;
-	ix->idx = malloc((r->n ? r->n : 1) * sizeof(*ix->idx));
-	if (!ix->idx)
-		return -1;
-	for (uint32_t i = 0; i < r->n; i++) {
-		const struct reach_block *b = &r->blocks[i];
-		uint64_t span = span_of(b);
+	c->npages = pages;
+	for (uint64_t p = 0; p < pages; p++) {
+		uint64_t at = c->base + (p << PAGE_SHIFT);
 
-		if (r->flags[i] & REACH_F_OVERLAP)
-			continue;
-		ix->idx[ix->nidx++] = i;
-		entries += span > BIG_SPAN ? 1 : ((b->addr + span - 1) >> PAGE_SHIFT) -
-						     (b->addr >> PAGE_SHIFT) + 1;
+		while (k < c->last && ix->end[k] <= at)
+			k++;
+		c->pages[p] = k;
 	}
-	while (cap < 2 * entries)
-		cap *= 2;
-	ix->pages = calloc(cap, sizeof(*ix->pages));
-	ix->big = malloc((ix->nidx ? ix->nidx : 1) * sizeof(*ix->big));
-	if (!ix->pages || !ix->big)
-		return -1;
-	ix->mask = cap - 1;
-	r->min_addr = UINT64_MAX;
-	for (uint32_t k = 0; k < ix->nidx; k++) {
-		const struct reach_block *b = &r->blocks[ix->idx[k]];
-		uint64_t span = span_of(b), first = b->addr >> PAGE_SHIFT;
-		uint64_t last = span > BIG_SPAN ? first : (b->addr + span - 1) >> PAGE_SHIFT;
-		struct page_entry *e;
-
-		if (b->addr < r->min_addr)
-			r->min_addr = b->addr;
-		if (b->addr + span > r->max_end)
-			r->max_end = b->addr + span;
-		if (span > BIG_SPAN)
-			ix->big[ix->nbig++] = k;
-		/* the page it starts in: blocks are in order, so it is the last one entered
-		 * or a new one */
-		e = page_slot(ix, first);
-		if (!e->key) {
-			e->key = first + 1;
-			e->lo = k;
-			e->count = 0;
-		}
-		e->count++;
-		if (last_page == UINT64_MAX || first > last_page)
-			last_page = first;
-		/* pages it reaches into: the blocks starting there come after it */
-		for (uint64_t p = (first > last_page ? first : last_page) + 1; p <= last; p++) {
-			e = page_slot(ix, p);
-			e->key = p + 1;
-			e->lo = k + 1;
-			e->count = 0;
-		}
-		if (last > last_page)
-			last_page = last;
-	}
-	if (!ix->nidx)
-		r->min_addr = 0;
 	return 0;
 }
 
-int reach_init(struct reach *r, struct reach_block *blocks, uint32_t n)
+static int build_index(struct reach *r)
 {
+	struct reach_index *ix = r->index;
+	uint32_t cap = 16;
+
+	ix->c = malloc(cap * sizeof(*ix->c));
+	if (!ix->c)
+		return -1;
+	for (uint32_t i = 0; i < r->n; i++) {
+		const struct reach_block *b = &r->blocks[i];
+		uint32_t k = ix->nidx;
+
+		if (r->flags[i] & REACH_F_OVERLAP)
+			continue;
+		ix->idx[k] = i;
+		ix->start[k] = b->addr;
+		ix->end[k] = b->addr + span_of(b);
+		ix->cend[k] = b->addr + b->size;
+		if (!ix->nc || b->addr - ix->c[ix->nc - 1].end > CLUSTER_GAP) {
+			if (ix->nc == cap) {
+				struct cluster *more = realloc(ix->c, 2 * cap * sizeof(*more));
+
+				if (!more)
+					return -1;
+				ix->c = more;
+				cap *= 2;
+			}
+			ix->c[ix->nc++] = (struct cluster){
+			    .base = b->addr & ~((1ull << PAGE_SHIFT) - 1), .first = k};
+		}
+		ix->c[ix->nc - 1].end = ix->end[k];
+		ix->c[ix->nc - 1].last = k + 1;
+		ix->nidx++;
+	}
+	for (uint32_t i = 0; i < ix->nc; i++)
+		if (build_pages(ix, &ix->c[i]))
+			return -1;
+	r->min_addr = ix->nidx ? ix->start[0] : 0;
+	r->max_end = ix->nidx ? ix->end[ix->nidx - 1] : 0;
+	return 0;
+}
+
+/* Room for cap blocks, the array of blocks given (or made when NULL); touch it
+ * all (memset) when asked, so that no page of it is first faulted in later. */
+static int make_room(struct reach *r, struct reach_block *blocks, uint32_t cap, int touch)
+{
+	size_t n = cap ? cap : 1;
+	struct reach_index *ix;
+
 	memset(r, 0, sizeof(*r));
-	r->blocks = blocks;
-	r->n = n;
-	if (n)
-		qsort(blocks, n, sizeof(*blocks), block_cmp);
-	r->state = calloc(n ? n : 1, 1);
-	r->flags = calloc(n ? n : 1, 1);
-	r->kind = calloc(n ? n : 1, 1);
-	if (!r->state || !r->flags || !r->kind) {
+	r->cap = cap;
+	r->blocks = blocks ? blocks : malloc(n * sizeof(*r->blocks));
+	r->sort_tmp = malloc(n * sizeof(*r->sort_tmp));
+	r->state = malloc(n);
+	r->flags = malloc(n);
+	r->kind = malloc(n);
+	r->edges = malloc(n * sizeof(*r->edges));
+	r->edges_cap = n;
+	r->index = ix = calloc(1, sizeof(*ix));
+	if (ix) {
+		ix->idx = malloc(n * sizeof(*ix->idx));
+		ix->start = malloc(n * sizeof(*ix->start));
+		ix->end = malloc(n * sizeof(*ix->end));
+		ix->cend = malloc(n * sizeof(*ix->cend));
+	}
+	if (!r->blocks || !r->sort_tmp || !r->state || !r->flags || !r->kind || !r->edges || !ix ||
+	    !ix->idx || !ix->start || !ix->end || !ix->cend) {
 		r->nomem = 1;
 		return -1;
 	}
+	if (touch) {
+		memset(r->blocks, 0, n * sizeof(*r->blocks));
+		memset(r->sort_tmp, 0, n * sizeof(*r->sort_tmp));
+		memset(r->state, 0, n);
+		memset(r->flags, 0, n);
+		memset(r->kind, 0, n);
+		memset(r->edges, 0, n * sizeof(*r->edges));
+		memset(ix->idx, 0, n * sizeof(*ix->idx));
+		memset(ix->start, 0, n * sizeof(*ix->start));
+		memset(ix->end, 0, n * sizeof(*ix->end));
+		memset(ix->cend, 0, n * sizeof(*ix->cend));
+	}
+	return 0;
+}
+
+struct reach_block *reach_prepare(struct reach *r, uint32_t cap)
+{
+	return make_room(r, NULL, cap, 1) ? NULL : r->blocks;
+}
+
+int reach_load(struct reach *r, uint32_t n)
+{
+	if (r->nomem || n > r->cap)
+		return -1;
+	r->n = n;
+	memset(r->state, 0, n ? n : 1);
+	memset(r->flags, 0, n ? n : 1);
+	memset(r->kind, 0, n ? n : 1);
+	if (sort_blocks(r->blocks, n, r->sort_tmp)) {
+		r->nomem = 1;
+		return -1;
+	}
+	free(r->sort_tmp); /* not needed past the sort */
+	r->sort_tmp = NULL;
 	mark_overlaps(r);
 	if (build_index(r)) {
 		r->nomem = 1;
@@ -175,15 +243,27 @@ int reach_init(struct reach *r, struct reach_block *blocks, uint32_t n)
 	return 0;
 }
 
+int reach_init(struct reach *r, struct reach_block *blocks, uint32_t n)
+{
+	if (make_room(r, blocks, n, 0))
+		return -1;
+	return reach_load(r, n);
+}
+
 void reach_free(struct reach *r)
 {
 	if (r->index) {
+		for (uint32_t i = 0; r->index->c && i < r->index->nc; i++)
+			free(r->index->c[i].pages);
+		free(r->index->c);
 		free(r->index->idx);
-		free(r->index->pages);
-		free(r->index->big);
+		free(r->index->start);
+		free(r->index->end);
+		free(r->index->cend);
 		free(r->index);
 	}
 	free(r->blocks);
+	free(r->sort_tmp);
 	free(r->state);
 	free(r->flags);
 	free(r->kind);
@@ -193,59 +273,60 @@ void reach_free(struct reach *r)
 	memset(r, 0, sizeof(*r));
 }
 
-/* The block at position k of the index contains v? */
-static int contains(const struct reach *r, uint32_t k, uint64_t v)
+/* The first position in [lo, hi) whose block ends after v (hi when none). */
+static uint32_t first_ending_after(const uint64_t *end, uint32_t lo, uint32_t hi, uint64_t v)
 {
-	const struct reach_block *b = &r->blocks[r->index->idx[k]];
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
 
-	return v >= b->addr && v - b->addr < span_of(b);
+		if (end[mid] <= v)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
 }
 
 int64_t reach_find(const struct reach *r, uint64_t value, int *start)
 {
 	const struct reach_index *ix = r->index;
-	const struct page_entry *e;
-	int64_t cand = -1;
+	const struct cluster *c;
+	uint32_t lo = 0, hi, k;
 
 	if (value < r->min_addr || value >= r->max_end || !ix)
 		return -1;
-	e = page_slot(ix, value >> PAGE_SHIFT);
-	if (e->key) {
-		/* the last block starting at or before value among those of the page */
-		uint32_t lo = e->lo, hi = e->lo + e->count;
+	/* the last cluster starting at or before value */
+	hi = ix->nc;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
 
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (r->blocks[ix->idx[mid]].addr <= value)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		cand = (int64_t)lo - 1;
-		if (cand >= 0 && !contains(r, (uint32_t)cand, value))
-			cand = -1;
+		if (ix->c[mid].base <= value)
+			lo = mid + 1;
+		else
+			hi = mid;
 	}
-	if (cand < 0 && ix->nbig) {
-		uint32_t lo = 0, hi = ix->nbig;
-
-		while (lo < hi) {
-			uint32_t mid = lo + (hi - lo) / 2;
-
-			if (r->blocks[ix->idx[ix->big[mid]]].addr <= value)
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
-		if (lo && contains(r, ix->big[lo - 1], value))
-			cand = ix->big[lo - 1];
-	}
-	if (cand < 0)
+	if (!lo || value >= ix->c[lo - 1].end)
 		return -1;
-	cand = ix->idx[cand];
+	c = &ix->c[lo - 1];
+	if (c->pages) {
+		uint64_t p = (value - c->base) >> PAGE_SHIFT;
+
+		/* the block holding value ends after it: at or before the first
+		 * position ending after the next page starts */
+		lo = c->pages[p];
+		hi = p + 1 < c->npages ? c->pages[p + 1] + 1 : c->last;
+		if (hi > c->last)
+			hi = c->last;
+	} else {
+		lo = c->first;
+		hi = c->last;
+	}
+	k = first_ending_after(ix->end, lo, hi, value);
+	if (k >= c->last || ix->start[k] > value)
+		return -1;
 	if (start)
-		*start = r->blocks[cand].addr == value;
-	return cand;
+		*start = ix->start[k] == value;
+	return ix->idx[k];
 }
 
 static void mark(struct reach *r, uint32_t i, int state)
@@ -276,47 +357,29 @@ static void add_edge(struct reach *r, uint32_t src, uint32_t dst, int interior)
 	r->first = NULL;
 }
 
-/* The first position of the index whose block ends after addr. */
-static uint32_t first_ending_after(const struct reach *r, uint64_t addr)
-{
-	const struct reach_index *ix = r->index;
-	uint32_t lo = 0, hi = ix->nidx;
-
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-		const struct reach_block *b = &r->blocks[ix->idx[mid]];
-
-		if (b->addr + b->size <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void reach_scan(struct reach *r, uint64_t addr, const void *bytes, size_t len)
 {
 	const struct reach_index *ix = r->index;
 	const uint8_t *p = bytes;
 	uint64_t a = (addr + 7) & ~7ull, end = addr + len;
+	uint64_t min = r->min_addr, max = r->max_end;
 	uint32_t k;
 
 	if (!ix || end < addr)
 		return;
-	k = first_ending_after(r, a);
+	/* the block the words lie in, if any: blocks' contents end in order */
+	k = first_ending_after(ix->cend, 0, ix->nidx, a);
 	for (; a + 8 <= end; a += 8) {
 		uint64_t v;
 		int64_t owner = -1, t;
 		int start;
 
 		memcpy(&v, p + (a - addr), 8);
-		r->words_scanned++;
-		/* the block this word lies in, if any: blocks end in order */
-		while (k < ix->nidx && r->blocks[ix->idx[k]].addr + r->blocks[ix->idx[k]].size <= a)
+		while (k < ix->nidx && ix->cend[k] <= a)
 			k++;
-		if (k < ix->nidx && r->blocks[ix->idx[k]].addr <= a)
+		if (k < ix->nidx && ix->start[k] <= a)
 			owner = ix->idx[k];
-		if (v < r->min_addr || v >= r->max_end)
+		if (v < min || v >= max)
 			continue;
 		t = reach_find(r, v, &start);
 		if (t < 0)
@@ -328,6 +391,7 @@ void reach_scan(struct reach *r, uint64_t addr, const void *bytes, size_t len)
 			add_edge(r, (uint32_t)owner, (uint32_t)t, !start);
 		}
 	}
+	r->words_scanned += len / 8;
 }
 
 void reach_scan_root(struct reach *r, const uint64_t *words, size_t n)
@@ -518,8 +582,8 @@ int64_t reach_entries(const struct reach *r, struct reach_entry **out)
 	/* (stack, kind, block) keys, sorted: a run is an entry */
 	for (uint32_t i = 0; i < r->n; i++)
 		if (is_leak(r->kind[i]))
-			keys[nkeys++] = (uint64_t)r->blocks[i].stack << 34 |
-					(uint64_t)r->kind[i] << 32 | i;
+			keys[nkeys++] =
+			    (uint64_t)r->blocks[i].stack << 34 | (uint64_t)r->kind[i] << 32 | i;
 	qsort(keys, nkeys, sizeof(*keys), key_cmp);
 	v = malloc((nkeys ? nkeys : 1) * sizeof(*v));
 	if (!v) {

@@ -66,15 +66,17 @@ struct reach_index; /* page -> blocks, reach.c */
 struct reach {
 	struct reach_block *blocks; /* sorted by address */
 	uint32_t n;
-	uint8_t *state; /* enum reach_state per block */
-	uint8_t *flags; /* REACH_F_* per block */
-	uint8_t *kind;	/* enum reach_kind per block, after reach_classify() */
+	uint32_t cap; /* blocks there is room for (reach_prepare) */
+	struct reach_block *sort_tmp;
+	uint8_t *state;		    /* enum reach_state per block */
+	uint8_t *flags;		    /* REACH_F_* per block */
+	uint8_t *kind;		    /* enum reach_kind per block, after reach_classify() */
 	uint64_t min_addr, max_end; /* of the indexed blocks: a quick test for non-pointers */
 	struct reach_index *index;
 	/* edges from blocks: (src << 32) | (dst << 1) | interior, in the order scanned */
 	uint64_t *edges;
 	size_t nedges, edges_cap;
-	uint64_t *first; /* reach_mark(): edges of block i are edges[first[i], first[i+1]) */
+	uint64_t *first;     /* reach_mark(): edges of block i are edges[first[i], first[i+1]) */
 	uint32_t *stack_buf; /* the marking's work list */
 	int nomem;	     /* an allocation failed: the result must not be used */
 	/* figures */
@@ -86,6 +88,16 @@ struct reach {
  * when out of memory.
  */
 int reach_init(struct reach *r, struct reach_block *blocks, uint32_t n);
+
+/*
+ * Or in two steps, so that a stopped process does not wait for new memory
+ * (a first touch of a page costs 30-60 us on some virtual machines): make
+ * room for up to cap blocks, every page touched, and get the array to fill;
+ * then reach_load() the first n (n <= cap) once they are copied. NULL, or
+ * -1, when out of memory (reach_free still applies).
+ */
+struct reach_block *reach_prepare(struct reach *r, uint32_t cap);
+int reach_load(struct reach *r, uint32_t n);
 void reach_free(struct reach *r);
 
 /* The block a value points into (start or interior), or -1; *start tells which. */

@@ -29,6 +29,7 @@
 struct scan_target {
 	int pid;
 	uint32_t space;
+	uint64_t live_estimate; /* its live blocks when the targets were picked */
 	struct reach r;
 	int marked;
 	uint64_t threads, pause_ns, live_bytes;
@@ -125,6 +126,12 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 			rc = -1;
 		}
 	}
+	/* how many blocks each holds: the scan makes room for them before it stops it */
+	for (uint32_t i = 0; i < *n; i++) {
+		const struct tracker_target *tt = tracker_find_space(v->tracker, t[i].space);
+
+		t[i].live_estimate = tt ? tt->c.live_allocations : 0;
+	}
 	core->thaw(core->ctx);
 	if (rc)
 		free(t);
@@ -172,15 +179,19 @@ static int freeze_after(const struct scan_core *core, uint64_t barrier, uint64_t
 	}
 }
 
-/* Copy the live blocks of space from the frozen core: 0, or -1 when it moved on. */
+/*
+ * Copy the live blocks of space from the frozen core into *out, which has
+ * room for *room (made beforehand); past it, a new array is made and *room
+ * set to 0. 0, or -1 when the target moved on.
+ */
 static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struct reach_block **out,
-		       uint32_t *n, char *err, size_t errlen)
+		       size_t *room, uint32_t *n, char *err, size_t errlen)
 {
 	const struct target *tg = newest(v, t->pid);
 	const struct tracker_target *tt = tracker_find_space(v->tracker, t->space);
 	struct target_blocks it;
 	struct heap_block b;
-	size_t cap;
+	size_t cap = *room;
 
 	if (!tg || tg->space != t->space || !tt || !scannable(tg, err, errlen)) {
 		if (tg && tg->space != t->space)
@@ -189,25 +200,26 @@ static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struc
 			snprintf(err, errlen, "pid %d is no longer traced", t->pid);
 		return -1;
 	}
-	cap = tt->c.live_allocations + 16;
-	*out = malloc(cap * sizeof(**out));
 	*n = 0;
-	if (!*out) {
-		snprintf(err, errlen, "out of memory for %zu blocks", cap);
-		return -1;
-	}
 	t->live_bytes = 0;
 	target_blocks_begin(&it, v->tracker, t->space);
 	while (target_blocks_next(&it, &b)) {
 		if (*n == cap) {
-			struct reach_block *bigger = realloc(*out, 2 * cap * sizeof(**out));
+			/* more blocks than when the room was made: a new array (the
+			 * prepared one stays the reach's) */
+			size_t more = 2 * cap + 1024;
+			struct reach_block *bigger = malloc(more * sizeof(**out));
 
 			if (!bigger) {
-				snprintf(err, errlen, "out of memory for %zu blocks", 2 * cap);
+				snprintf(err, errlen, "out of memory for %zu blocks", more);
 				return -1;
 			}
+			memcpy(bigger, *out, *n * sizeof(**out));
+			if (!*room)
+				free(*out);
 			*out = bigger;
-			cap *= 2;
+			*room = 0;
+			cap = more;
 		}
 		(*out)[(*n)++] =
 		    (struct reach_block){.addr = b.addr, .size = b.size, .stack = b.stack};
@@ -254,42 +266,58 @@ static int ptstop_died_said(const char *why)
 static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 		    struct scan_target *t, char *err, size_t errlen)
 {
-	uint64_t deadline = time_monotonic_ns() + sc->max_pause_ns, barrier;
+	uint64_t deadline, barrier;
 	const struct daemon_view *v;
 	struct memscan_thread *th = NULL;
-	struct reach_block *blocks = NULL;
+	struct reach_block *blocks, *prepared;
 	struct ptstop stop;
 	uint64_t *words = NULL;
-	size_t nthreads = 0;
+	size_t nthreads = 0, room;
 	uint32_t nblocks = 0;
 	char why[256] = "", limit[32];
+	uint8_t *buf;
 	int rc = -1, late;
 	long stall;
 
 	format_ns(limit, sizeof(limit), sc->max_pause_ns);
-	if (ptstop_stop(&stop, t->pid, deadline, err, errlen))
+	/* every page the scan writes is made (and touched) before the target stops */
+	room = t->live_estimate + t->live_estimate / 8 + 4096;
+	t->marked = 1; /* the reach holds memory from here */
+	prepared = reach_prepare(&t->r, (uint32_t)room);
+	buf = prepared ? malloc(MEMSCAN_BUFFER) : NULL;
+	if (!buf) {
+		snprintf(err, errlen, "cannot scan pid %d: out of memory for %zu blocks", t->pid,
+			 room);
 		return -1;
+	}
+	memset(buf, 0, MEMSCAN_BUFFER);
+	blocks = prepared;
+	deadline = time_monotonic_ns() + sc->max_pause_ns;
+	if (ptstop_stop(&stop, t->pid, deadline, err, errlen)) {
+		free(buf);
+		return -1;
+	}
 	/* every record the target made lies before the producer position now */
 	barrier = core->ring_produced(core->ctx);
 	if (freeze_after(core, barrier, deadline, &v, why, sizeof(why)))
 		goto resume;
-	rc = copy_blocks(v, t, &blocks, &nblocks, why, sizeof(why));
+	rc = copy_blocks(v, t, &blocks, &room, &nblocks, why, sizeof(why));
 	core->thaw(core->ctx);
 	if (rc)
 		goto resume;
 	rc = -1;
 	th = thread_words(&stop, &words, &nthreads);
 	t->threads = nthreads;
-	t->marked = 1; /* the blocks are the reach's from here, even if it fails */
-	if (reach_init(&t->r, blocks, nblocks)) {
+	if (room ? reach_load(&t->r, nblocks)
+		 : (reach_free(&t->r), reach_init(&t->r, blocks, nblocks))) {
 		snprintf(why, sizeof(why), "out of memory for %u blocks", nblocks);
-		blocks = NULL;
+		blocks = prepared = NULL;
 		goto resume;
 	}
-	blocks = NULL;
+	blocks = prepared = NULL; /* the reach's */
 	for (stall = test_stall_ms(); stall > 0 && !ptstop_expired(&stop); stall -= 10)
 		nanosleep(&(struct timespec){.tv_nsec = 10000000}, NULL);
-	if (!memscan_run(&t->r, t->pid, th, nthreads, stop_expired, &stop, &t->ms, why,
+	if (!memscan_run(&t->r, t->pid, th, nthreads, buf, stop_expired, &stop, &t->ms, why,
 			 sizeof(why)))
 		rc = 0;
 	if (!rc && ptstop_died(&stop)) {
@@ -299,7 +327,9 @@ static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 resume:
 	late = ptstop_resume(&stop);
 	t->pause_ns = stop.resumed_ns - stop.begin_ns;
-	free(blocks);
+	if (blocks != prepared)
+		free(blocks);
+	free(buf);
 	free(th);
 	free(words);
 	if (late) {

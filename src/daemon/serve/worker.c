@@ -96,6 +96,19 @@ struct worker {
 	struct daemon_view view; /* read when the freeze began */
 	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
 	uint64_t ndeferred;	 /* records queued since the freeze */
+	/*
+	 * The scan thread: made by the loop, so at its priority, not the lanes'
+	 * nice 10 (a target stands still while a scan runs: on a busy machine
+	 * a niced scan would hold it for seconds). It runs the scans the whole
+	 * lane hands it, one at a time, while that lane waits: no whole
+	 * snapshot freezes the core meanwhile.
+	 */
+	pthread_t scan_thread;
+	int scan_started;
+	pthread_cond_t scan_cond; /* under lock: a job handed over, or one done */
+	struct job *scan_job;
+	struct lane *scan_lane;
+	int scan_done;
 };
 
 struct lane_arg {
@@ -281,7 +294,7 @@ static uint64_t scan_ring_produced(void *ctx)
 	return sl->w->svc->ring_produced ? sl->w->svc->ring_produced(sl->w->svc->ctx) : UINT64_MAX;
 }
 
-static void serve_scan(struct worker *w, struct lane *l, struct job *job)
+static void run_scan(struct worker *w, struct lane *l, struct job *job)
 {
 	struct scan_lane sl = {w, l};
 	struct scan_core core = {.ctx = &sl,
@@ -297,6 +310,48 @@ static void serve_scan(struct worker *w, struct lane *l, struct job *job)
 	built =
 	    !scan_serve(&core, &job->req, job->body, job->body_len, &snap, &held, err, sizeof(err));
 	reply(w, job, &snap, built, held, err, sizeof(err));
+}
+
+static void *scan_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_setname_np(pthread_self(), "memtrace-scan");
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct job *job;
+
+		while (!w->scan_job && !w->stopping)
+			pthread_cond_wait(&w->scan_cond, &w->lock);
+		if (w->stopping && !w->scan_job)
+			break;
+		job = w->scan_job;
+		pthread_mutex_unlock(&w->lock);
+		run_scan(w, w->scan_lane, job);
+		pthread_mutex_lock(&w->lock);
+		w->scan_job = NULL;
+		w->scan_done = 1;
+		pthread_cond_broadcast(&w->scan_cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* A scan, from lane l: the scan thread runs it while the lane waits. */
+static void serve_scan(struct worker *w, struct lane *l, struct job *job)
+{
+	if (!w->scan_started) {
+		run_scan(w, l, job); /* no thread of its own: at the lane's priority */
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->scan_job = job;
+	w->scan_lane = l;
+	w->scan_done = 0;
+	pthread_cond_broadcast(&w->scan_cond);
+	while (!w->scan_done)
+		pthread_cond_wait(&w->scan_cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 }
 
 static void *worker_main(void *arg)
@@ -349,6 +404,7 @@ static void worker_free(struct worker *w)
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->sym_lock);
 	pthread_cond_destroy(&w->cond);
+	pthread_cond_destroy(&w->scan_cond);
 	free(w);
 }
 
@@ -384,6 +440,12 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 		pthread_cond_init(&w->cond, &ca);
 		pthread_condattr_destroy(&ca);
 	}
+	pthread_cond_init(&w->scan_cond, NULL);
+	/* before the lanes: made here, on the loop's thread, it keeps the loop's nice */
+	if (util_thread_start(&w->scan_thread, scan_main, w))
+		log_msg("worker: no scan thread: scans run at the lanes' priority");
+	else
+		w->scan_started = 1;
 	evqueue_init(&w->deferred);
 	if (evqueue_keeper_start(&w->deferred, DEFERRED_POOL))
 		log_msg("worker: no thread to prepare the deferred queue's memory");
@@ -644,9 +706,12 @@ void worker_stop(struct worker *w)
 	w->stopping = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	pthread_cond_broadcast(&w->scan_cond);
 	/* a lane reading the frozen core finishes that, thaws and stops */
 	for (int i = 0; i < NLANES; i++)
 		if (w->lanes[i].started)
 			pthread_join(w->lanes[i].thread, NULL);
+	if (w->scan_started)
+		pthread_join(w->scan_thread, NULL);
 	worker_free(w);
 }
