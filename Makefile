@@ -225,12 +225,13 @@ bench-scale: all $(O)/tests/heapscale
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement suppress
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
 FUZZ_SRCS_snapshot := $(COMMON_SRCS)
-FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c $(COMMON_SRCS)
+FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/smaps.c $(COMMON_SRCS)
+FUZZ_SRCS_suppress := $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \

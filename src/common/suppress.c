@@ -47,13 +47,16 @@ static void quote(char *dst, size_t cap, const char *p, size_t n)
 int suppressions_parse(const char *text, size_t len, struct suppressions *s, char *err,
 		       size_t errlen)
 {
-	const char *p = text, *end = text + len;
+	const char *p = text, *end;
 	uint32_t cap = 0;
 	unsigned line = 0;
 
 	memset(s, 0, sizeof(*s));
 	if (errlen)
 		err[0] = '\0';
+	if (!len)
+		return 0; /* text may then be NULL: no arithmetic on it */
+	end = text + len;
 	if (len > SUPPRESS_MAX_BYTES)
 		return parse_error(err, errlen, 0, "more than %u bytes", SUPPRESS_MAX_BYTES);
 	while (p < end) {
