@@ -84,6 +84,7 @@ static volatile int holders_ready;
 #define MASK 0x5a5a5a5a5a5a5a5aull
 static volatile uint64_t masked_for_register;
 static struct timespec nap = {0, 20 * 1000 * 1000};
+static volatile int register_ready; /* set once the pointer is in r12 alone */
 
 /* Zero the dead stack below: what callees left there are copies of pointers. */
 NOINLINE static void scrub_stack(void)
@@ -205,15 +206,11 @@ static void *register_holder(void *arg)
 	(void)arg;
 	masked_for_register = (uint64_t)(uintptr_t)register_block() ^ MASK;
 	scrub_stack();
-	pthread_mutex_lock(&lock);
-	holders_ready++;
-	pthread_cond_broadcast(&cond);
-	pthread_mutex_unlock(&lock);
-	scrub_stack();
 	__asm__ volatile(
 	    "mov %[masked], %%r12\n\t"
 	    "xor %[mask], %%r12\n\t"
 	    "movq $0, %[masked]\n\t" /* memory holds no trace of it now */
+	    "movl $1, %[ready]\n\t"  /* and build() may go on */
 	    "xor %%eax, %%eax\n\t"
 	    "xor %%ecx, %%ecx\n\t"
 	    "xor %%edx, %%edx\n\t"
@@ -231,7 +228,7 @@ static void *register_holder(void *arg)
 	    "je 1b\n\t"
 	    "xor %[mask], %%r12\n\t"
 	    "mov %%r12, %[masked]\n\t"
-	    : [masked] "+m"(masked_for_register)
+	    : [masked] "+m"(masked_for_register), [ready] "=m"(register_ready)
 	    : [mask] "r"(MASK), [nr] "i"(SYS_nanosleep), [nap] "m"(nap), [stop] "m"(stop_holders)
 	    : "rax", "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11", "r12", "memory", "cc");
 	return NULL;
@@ -273,9 +270,11 @@ static void build(void)
 	pthread_create(&t, NULL, register_holder, NULL);
 	pthread_detach(t);
 	pthread_mutex_lock(&lock);
-	while (holders_ready < 2)
+	while (holders_ready < 1)
 		pthread_cond_wait(&cond, &lock);
 	pthread_mutex_unlock(&lock);
+	while (!register_ready)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
 	scrub_stack();
 	printf("built {\"direct\": {\"make_direct\": [%d, %d], \"lost_list_head\": [1, %zu]}, "
 	       "\"indirect\": {\"lost_list_node\": [%d, %zu], \"make_ring\": [%d, %zu]}, "
