@@ -221,7 +221,7 @@ def test_scan_known(r):
         m = re.match(rf"scan of pid {p.pid}: stood still [0-9.]+ ms, [0-9.]+ (K|M)iB scanned "
                      r"in 3 threads; (\d+) live blocks: direct (\d+) blocks \(\d+ B\), indirect "
                      r"(\d+) blocks \(\d+ B\), possible (\d+) blocks \(\d+ B\); (\d+) of (\d+) "
-                     r"entries, most bytes first$", first)
+                     r"entries, direct first, most bytes first$", first)
         if not m:
             raise Fail(f"header line: {first!r}")
         if [int(m.group(i)) for i in (3, 4, 5)] != [obj["scan"][k]["blocks"] for k in KINDS]:

@@ -528,10 +528,10 @@ TEST(test_scan_text)
 
 	build_scan(&s, e, p, pids);
 	text = render_str(render_scan, &s, &o);
-	CHECK(has_line(text,
-		       "scan of pid 1234: stood still 12.3 ms, 3.0 MiB scanned in 3 threads; 26 "
-		       "live blocks: direct 5 blocks (240 B), indirect 6 blocks (240 B), "
-		       "possible 4 blocks (672 B); 2 of 3 entries, most bytes first"));
+	CHECK(has_line(
+	    text, "scan of pid 1234: stood still 12.3 ms, 3.0 MiB scanned in 3 threads; 26 "
+		  "live blocks: direct 5 blocks (240 B), indirect 6 blocks (240 B), "
+		  "possible 4 blocks (672 B); 2 of 3 entries, direct first, most bytes first"));
 	CHECK(has_line(text, "suppressed 1 block (16 B): leak:^libfoo 1 block (16 B)"));
 	CHECK(has_line(text, "#1  direct: 5 blocks, 240 B"));
 	CHECK(has_line(text, "#2  indirect: 6 blocks, 240 B"));

@@ -41,7 +41,7 @@ static void text_header(struct buf *out, const struct snapshot *s)
 		buf_printf(out, "%s%s ", k ? ", " : "", snap_leak_kind_name((uint32_t)k));
 		count_bytes(out, f->blocks[k], f->bytes[k]);
 	}
-	buf_printf(out, "; %" PRIu32 " of %" PRIu64 " entries, most bytes first\n",
+	buf_printf(out, "; %" PRIu32 " of %" PRIu64 " entries, direct first, most bytes first\n",
 		   s->scan.nentries, f->entries_total);
 }
 

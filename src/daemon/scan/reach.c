@@ -560,12 +560,13 @@ static int entry_cmp(const void *x, const void *y)
 {
 	const struct reach_entry *a = x, *b = y;
 
+	/* LeakSanitizer's order: direct leaks first, then indirect, then possible */
+	if (a->kind != b->kind)
+		return a->kind < b->kind ? -1 : 1;
 	if (a->bytes != b->bytes)
 		return a->bytes > b->bytes ? -1 : 1;
 	if (a->blocks != b->blocks)
 		return a->blocks > b->blocks ? -1 : 1;
-	if (a->kind != b->kind)
-		return a->kind < b->kind ? -1 : 1;
 	return a->stack < b->stack ? -1 : a->stack > b->stack;
 }
 

@@ -142,9 +142,10 @@ struct reach_entry {
 };
 
 /*
- * The leaks by (stack, kind), most bytes first (then blocks, then direct
- * before indirect before possible, then the stack number): *out is
- * malloc'd. Returns the number of entries, or -1 when out of memory.
+ * The leaks by (stack, kind): direct ones first, then indirect, then
+ * possible (LeakSanitizer's order), each kind most bytes first (then
+ * blocks, then the stack number): *out is malloc'd. Returns the number of
+ * entries, or -1 when out of memory.
  */
 int64_t reach_entries(const struct reach *r, struct reach_entry **out);
 
