@@ -5,8 +5,8 @@ stack walker at several call depths, checks the daemon counted every call with
 no event lost, then the scale section (tests/bench/scalebench.py: views of a
 million live blocks over 131 072 stacks, memory per block, drain gaps while
 clients take snapshots), then a Python workload (tests/bench/pybench.py:
-untraced, tracemalloc, memtrace's two modes), and writes the tables to
-docs/performance.md.
+untraced, tracemalloc, memtrace's two modes), then the leak scan's pause
+(tests/bench/scanbench.py), and writes the tables to docs/performance.md.
 
     python3 tests/bench/bench.py --build DIR [--pairs N] [--py-n N] [--out FILE]
 """
@@ -23,6 +23,7 @@ import time
 
 import pybench
 import scalebench
+import scanbench
 
 
 def prog_stats(pairs):
@@ -340,6 +341,7 @@ def main():
                                                           ""] + lines[4:]
     lines += scalebench.measure(args.build, [10000, 100000, 1000000], 17, args.repeat)[0]
     lines += pybench.measure(args.build, args.py_n)
+    lines += scanbench.measure(args.build, [10000, 100000, 1000000], 100, args.repeat)[0]
     with open(args.out, "w") as f:
         f.write("\n".join(lines))
     print(f"bench: wrote {args.out}")
