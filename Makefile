@@ -230,7 +230,8 @@ FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
 FUZZ_SRCS_snapshot := $(COMMON_SRCS)
-FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/smaps.c $(COMMON_SRCS)
+FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/smaps.c src/daemon/proc/kroots.c \
+		      $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)

@@ -158,6 +158,13 @@ static int fetch_from_socket(const struct proto_request *req, const char *socket
 	fd = connect_daemon(socket_path);
 	if (fd < 0)
 		return -1;
+	if (req->command == PROTO_CMD_SCAN) {
+		/* a scan may stand each target still for max_pause: wait for that too */
+		struct timeval t = {.tv_sec = REPLY_TIMEOUT_S +
+					      4 * (time_t)(req->scan.max_pause_ns / 1000000000ull)};
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
+	}
 	/* A daemon that refuses us (permission, too many clients) answers and
 	 * closes before reading: its reply is then waiting behind the EPIPE. */
 	if ((write_full(fd, line, (size_t)n) || (len && write_full(fd, body, len))) &&

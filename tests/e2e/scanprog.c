@@ -19,6 +19,12 @@
  *   preattach_child      held only by a block allocated before  reachable
  *                        the tracer attached (untraced memory)
  *
+ * With --kernel-held, two more that only the kernel holds (LeakSanitizer,
+ * inside the process, cannot see them, so its build is run without):
+ *
+ *   epoll_block          the data of an epoll registration       reachable
+ *   timer_block          the value of a POSIX timer's signal     reachable
+ *
  * At start it allocates the container for preattach_child and prints
  * "ready"; on the first SIGUSR1 (after the tracer attached) it builds every
  * case and prints "built" and what it expects as JSON; the second SIGUSR1
@@ -34,6 +40,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +58,8 @@
 #define CHILD_SIZE    32
 #define PRE_N	      2
 #define PRE_SIZE      64
+#define EPOLL_SIZE    128
+#define TIMER_SIZE    144
 
 struct node {
 	struct node *next;
@@ -248,13 +257,45 @@ NOINLINE static void interior_block(void)
 	interior_ptr = p + 24;
 }
 
+NOINLINE static void *epoll_block(void)
+{
+	return malloc(EPOLL_SIZE);
+}
+
+NOINLINE static void *timer_block(void)
+{
+	return malloc(TIMER_SIZE);
+}
+
+/* Blocks whose only pointer the kernel keeps: an epoll registration's data,
+ * a timer's signal value (never armed). */
+NOINLINE static void kernel_held(void)
+{
+	struct epoll_event ev = {.events = EPOLLIN};
+	struct sigevent sev = {.sigev_notify = SIGEV_SIGNAL, .sigev_signo = SIGUSR2};
+	static int fds[2];
+	timer_t timer;
+	int ep = epoll_create1(0);
+
+	if (ep < 0 || pipe(fds))
+		abort();
+	ev.data.ptr = epoll_block();
+	if (epoll_ctl(ep, EPOLL_CTL_ADD, fds[0], &ev))
+		abort();
+	sev.sigev_value.sival_ptr = timer_block();
+	if (timer_create(CLOCK_MONOTONIC, &sev, &timer))
+		abort();
+	memset(&ev, 0, sizeof(ev));
+	memset(&sev, 0, sizeof(sev));
+}
+
 NOINLINE static void preattach_child(void)
 {
 	for (int i = 0; i < PRE_N; i++)
 		preattach[i] = malloc(PRE_SIZE);
 }
 
-static void build(void)
+static void build(int kernel)
 {
 	pthread_t t;
 
@@ -265,6 +306,8 @@ static void build(void)
 	tls_block();
 	interior_block();
 	preattach_child();
+	if (kernel)
+		kernel_held();
 	pthread_create(&t, NULL, stack_holder, NULL);
 	pthread_detach(t);
 	pthread_create(&t, NULL, register_holder, NULL);
@@ -281,11 +324,12 @@ static void build(void)
 	       "\"possible\": {\"interior_block\": [1, %d], \"interior_child\": [1, %d]}, "
 	       "\"reachable\": {\"make_reachable_list\": [%d, %zu], \"thread_stack_block\": "
 	       "[%d, %d], \"tls_block\": [1, %d], \"register_block\": [1, %d], "
-	       "\"preattach_child\": [%d, %d]}}\n",
+	       "\"preattach_child\": [%d, %d]%s}}\n",
 	       DIRECT_N, DIRECT_N * DIRECT_SIZE, sizeof(struct node), LOST_NODES,
 	       LOST_NODES * sizeof(struct node), RING_N, RING_N * sizeof(struct ring),
 	       INTERIOR_SIZE, CHILD_SIZE, REACHABLE_N, REACHABLE_N * sizeof(struct node), STACK_N,
-	       STACK_N * STACK_SIZE, TLS_SIZE, REG_SIZE, PRE_N, PRE_N * PRE_SIZE);
+	       STACK_N * STACK_SIZE, TLS_SIZE, REG_SIZE, PRE_N, PRE_N * PRE_SIZE,
+	       kernel ? ", \"epoll_block\": [1, 128], \"timer_block\": [1, 144]" : "");
 	fflush(stdout);
 }
 
@@ -297,10 +341,14 @@ static void on_usr1(int sig)
 
 int main(int argc, char **argv)
 {
-	int now = argc > 1 && !strcmp(argv[1], "--now");
+	int now = 0, kernel = 0;
 	struct sigaction sa = {.sa_handler = on_usr1};
 	sigset_t block, old;
 
+	for (int i = 1; i < argc; i++) {
+		now |= !strcmp(argv[i], "--now");
+		kernel |= !strcmp(argv[i], "--kernel-held");
+	}
 	sigaction(SIGUSR1, &sa, NULL);
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	preattach = calloc(PRE_N, sizeof(void *));
@@ -313,7 +361,7 @@ int main(int argc, char **argv)
 		phase = 1;
 	while (phase < 1)
 		sigsuspend(&old);
-	build();
+	build(kernel);
 	while (phase < 2)
 		sigsuspend(&old);
 	return 0; /* leaks stay: a LeakSanitizer build reports them here */

@@ -5,6 +5,7 @@
  * mutations survived, and the live maps of this process.
  */
 #include "daemon/proc/procmaps.h"
+#include "daemon/proc/kroots.h"
 #include "daemon/proc/smaps.h"
 #include "unit.h"
 #include "common/util.h"
@@ -382,8 +383,40 @@ TEST(smaps_read_self)
 	smaps_free(&m);
 }
 
+/* Pointers the kernel keeps: epoll registrations' data, timers' signal values. */
+TEST(kroots_text)
+{
+	static const char epoll[] = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\n"
+				    "tfd:        4 events:       19 data:     55d0c0a04f00  pos:0 "
+				    "ino:c0b1d sdev:f\n"
+				    "tfd:        7 events:       19 data:                0  pos:0\n"
+				    "tfd:        9 events:       19 data: ffffffffffffffffff\n"
+				    "tfd: junk\n";
+	static const char timers[] = "ID: 0\nsignal: 12/000055d0c0a05000\nnotify: signal/pid.77\n"
+				     "ClockID: 1\nID: 1\nsignal: 14/0000000000000000\n";
+	struct kroots k = {0};
+
+	kroots_parse_epoll(epoll, sizeof(epoll) - 1, &k);
+	/* a zero is no pointer; a value is at most 16 digits */
+	CHECK_EQ_U64(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ_U64(k.v[0], 0x55d0c0a04f00ull);
+		CHECK_EQ_U64(k.v[1], UINT64_MAX);
+	}
+	kroots_parse_timers(timers, sizeof(timers) - 1, &k);
+	CHECK_EQ_U64(k.n, 3);
+	if (k.n == 3)
+		CHECK_EQ_U64(k.v[2], 0x55d0c0a05000ull);
+	kroots_parse_epoll("", 0, &k);
+	CHECK_EQ_U64(k.n, 3);
+	kroots_free(&k);
+	CHECK(!kroots_read(getpid(), &k));
+	kroots_free(&k);
+}
+
 int main(void)
 {
+	RUN(kroots_text);
 	RUN(smaps_fixture);
 	RUN(smaps_read_self);
 	RUN(parse_fixture);

@@ -9,6 +9,7 @@
  */
 #include "daemon/scan/memscan.h"
 #include "daemon/scan/reach.h"
+#include "daemon/proc/kroots.h"
 #include "daemon/proc/smaps.h"
 #include "common/util.h"
 
@@ -433,6 +434,16 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 			if (sp >= maps.v[i].start && sp < maps.v[i].end && is_stack(&maps, i) &&
 			    (!lowcut[i] || (cut & ~7ull) < lowcut[i]))
 				lowcut[i] = cut & ~7ull;
+	}
+	/* what the kernel holds for it: epoll registrations' data, timers' values */
+	{
+		struct kroots k = {0};
+
+		if (!kroots_read(pid, &k)) {
+			reach_scan_root(r, k.v, k.n);
+			st->bytes_scanned += 8 * k.n;
+		}
+		kroots_free(&k);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/pagemap", pid);
 	s.pagemap_fd = open(path, O_RDONLY | O_CLOEXEC);

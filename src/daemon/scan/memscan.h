@@ -11,7 +11,8 @@
  * private or shared. That covers the writable segments of every module, TLS
  * (the main thread's in an anonymous mapping, the others' at the top of
  * their stacks), and the allocator's own memory: blocks allocated before
- * tracing began are roots, so what they point to stays reachable. Pages
+ * tracing began are roots, so what they point to stays reachable; and the
+ * pointers the kernel keeps for the process (proc/kroots.h). Pages
  * never touched (zero, or the file's own bytes) are skipped, from
  * PAGEMAP_SCAN (/proc/PID/pagemap; its plain entries on older kernels).
  * Device memory and ranges a userfaultfd serves are never read (a fault
