@@ -5,7 +5,9 @@
  *
  *     snapshot top=10 sort=live pid=1234 stacks=1
  *
- * (unknown keys and malformed values are errors). The reply is a frame:
+ * (unknown keys and malformed values are errors); a scan request may be
+ * followed by as many bytes of suppressions as it says (struct proto_scan).
+ * The reply is a frame:
  * 4 bytes "MTR1", 1 byte status (0 ok, 1 error), 4 bytes little-endian
  * length, then length bytes: an encoded snapshot when ok, a one-line UTF-8
  * message when error. The daemon closes the connection after one reply.

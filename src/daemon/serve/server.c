@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The Unix socket server. Each client sends one request line and gets one
- * reply frame (proto.h), then the connection closes. Everything is
+ * The Unix socket server. Each client sends one request line (a scan's
+ * followed by the suppressions it announces) and gets one reply frame
+ * (proto.h), then the connection closes. Everything is
  * non-blocking and bounded, so a slow or hostile client never stalls ingest.
  * Only root and members of the "memtrace" group may connect (SO_PEERCRED),
  * as the socket's mode 0660 already says to the filesystem.
