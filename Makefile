@@ -61,7 +61,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-scan
+.PHONY: bench-fork bench-scan
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -99,14 +99,15 @@ HTML_NPM := $(O)/npm/node_modules
 HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.min.js \
 	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
 	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
-	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css
+	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css \
+	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css
 
 $(O)/npm/.installed: src/ctl/render/html/package.json src/ctl/render/html/package-lock.json | $(O)
 	mkdir -p $(O)/npm && cp src/ctl/render/html/package.json src/ctl/render/html/package-lock.json $(O)/npm/
 	cd $(O)/npm && npm ci --ignore-scripts --no-audit --no-fund --loglevel=error
 	touch $@
 
-$(O)/html_assets.c: $(O)/npm/.installed src/ctl/render/html/embed.py src/ctl/render/html/report.js src/ctl/render/html/report.css
+$(O)/html_assets.c: $(O)/npm/.installed src/ctl/render/html/embed.py $(wildcard src/ctl/render/html/*.js src/ctl/render/html/*.css)
 	python3 src/ctl/render/html/embed.py $@ $(HTML_ASSETS)
 
 $(O)/html_assets.o: $(O)/html_assets.c
@@ -219,19 +220,24 @@ bench-scan: all $(O)/tests/scanheap $(O)/tests/spin
 bench-scale: all $(O)/tests/heapscale
 	python3 tests/bench/scalebench.py --build $(O)
 
+# The fork section alone: what forks of a parent holding a million live blocks
+# cost the daemon (tests/bench/forkbench.py).
+bench-fork: all $(O)/tests/heapscale
+	python3 tests/bench/forkbench.py --build $(O)
+
 # ---- fuzzing (libFuzzer, clang) -------------------------------------------
 # One target per parser of untrusted bytes; corpus seeds in tests/fuzz/corpus/<target>/.
 # `make fuzz` runs each for FUZZ_SECONDS; `make check` runs each for a few seconds.
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement suppress
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement rss suppress
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
 FUZZ_SRCS_snapshot := $(COMMON_SRCS)
-FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/smaps.c src/daemon/proc/kroots.c \
-		      $(COMMON_SRCS)
+FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
+FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)

@@ -34,8 +34,9 @@ enum mt_merge {
  * X(field, name, unit, merge, summary, Prometheus name, Prometheus type,
  * help). name is what text, JSON and docs call it (a _ns field is shown in
  * seconds, named without the suffix). Order is the wire order:
- * new counters go at the end. summary: one of the headline numbers (the
- * HTML report's table).
+ * new counters go at the end. summary: 1, one of the headline numbers (the
+ * HTML report's table); 2, a number of one kind of target only (forked
+ * children), which text shows only when it is not zero.
  */
 #define MT_COUNTERS(X)                                                                             \
 	X(allocations, "allocations", MT_UNIT_COUNT, MT_MERGE_SUM, 1,                              \
@@ -73,7 +74,18 @@ enum mt_merge {
 	  "memtrace_temporary_allocations_total", "counter",                                       \
 	  "Blocks freed before N more allocations of their thread.")                               \
 	X(temporary_bytes, "temporary_bytes", MT_UNIT_BYTES, MT_MERGE_SUM, 0,                      \
-	  "memtrace_temporary_bytes_total", "counter", "Requested bytes of the temporary blocks.")
+	  "memtrace_temporary_bytes_total", "counter", "Requested bytes of the temporary blocks.") \
+	X(inherited_allocations, "inherited_allocations", MT_UNIT_COUNT, MT_MERGE_SUM, 2,          \
+	  "memtrace_inherited_allocations_total", "counter",                                       \
+	  "Live blocks a forked process began with: its parent's at the fork.")                    \
+	X(inherited_bytes, "inherited_bytes", MT_UNIT_BYTES, MT_MERGE_SUM, 2,                      \
+	  "memtrace_inherited_bytes_total", "counter", "Requested bytes of the inherited blocks.") \
+	X(inherited_released, "inherited_released", MT_UNIT_COUNT, MT_MERGE_SUM, 2,                \
+	  "memtrace_inherited_released_total", "counter",                                          \
+	  "Inherited blocks still held when the process ended (exit, exec, detach).")              \
+	X(inherited_released_bytes, "inherited_released_bytes", MT_UNIT_BYTES, MT_MERGE_SUM, 2,    \
+	  "memtrace_inherited_released_bytes_total", "counter",                                    \
+	  "Requested bytes of the inherited blocks released at the end.")
 
 /* Counters as named in docs/metrics.md; one set per target and one total. */
 struct mt_counters {
@@ -116,8 +128,8 @@ void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c);
 
 /*
  * The numbers of one stack, or of a group of stacks: X(field, section) in
- * wire order; section 0 is the stacks section, 1 the temporary section of the
- * snapshot (docs/snapshot-format.md).
+ * wire order; section 0 is the stacks section, 1 the temporary section, 2 the
+ * inherited section of the snapshot (docs/snapshot-format.md).
  */
 #define MT_STACK_COUNTERS(X)                                                                       \
 	X(allocations, 0)                                                                          \
@@ -128,7 +140,9 @@ void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c);
 	X(live_bytes, 0)                                                                           \
 	X(peak_live_bytes, 0) /* live bytes of the stack at the moment of the peak */              \
 	X(temporary_allocations, 1)                                                                \
-	X(temporary_bytes, 1)
+	X(temporary_bytes, 1)                                                                      \
+	X(inherited_allocations, 2) /* live blocks of a forked child's row at its fork */          \
+	X(inherited_bytes, 2)
 
 struct mt_stack_counters {
 #define MT_STACK_COUNTER_FIELD(field, section) uint64_t field;
@@ -169,6 +183,8 @@ struct mt_rank {
 	uint32_t index;
 };
 size_t mt_rank_sort(struct mt_rank *r, size_t n);
+/* The same count, but only the first top (0: all) are in order at the front. */
+size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 
 /*
  * Events the ring buffer could not take (the BPF "lost" array): X(slot, name,

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "memtrace/counters.h"
+#include "memtrace/resident.h"
 
 #define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
@@ -55,6 +56,26 @@ struct snap_probe_site {
 			    * PyObject_Free: _PyObject_Free), or NULL */
 };
 
+/*
+ * A target's resident memory (section 45): its last sample of /proc/PID/status
+ * and smaps_rollup, and the largest resident_bytes sampled in the peak window.
+ */
+struct snap_resident {
+	uint32_t sampled;      /* 0: never read (not yet, or /proc would not say) */
+	uint64_t time_ns;      /* when read, since tracing began */
+	struct mt_resident r;  /* the figures then */
+	uint64_t peak_bytes;   /* the largest resident_bytes sampled */
+	uint64_t peak_time_ns; /* when, since tracing began */
+};
+
+/* A target's mappings by kind, on request (section 46; stats --memory). */
+struct snap_memory {
+	uint32_t target;  /* index into struct snapshot.targets */
+	char *error;	  /* why there is no breakdown (its smaps could not be read), or NULL */
+	uint64_t time_ns; /* when its smaps were read, since tracing began */
+	struct mt_memory m;
+};
+
 struct snap_target {
 	uint32_t pid;
 	uint32_t state;	     /* enum snap_target_state */
@@ -67,6 +88,8 @@ struct snap_target {
 	struct mt_counters counters;
 	uint32_t nsites; /* probe_sites section; 0 in older snapshots */
 	struct snap_probe_site *sites;
+	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
+	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
 };
 
 struct snap_frame {
@@ -113,8 +136,10 @@ struct snap_timeline_point {
 	uint64_t time_ns; /* since tracing began */
 	uint64_t live_bytes;
 	uint64_t live_allocations;
-	uint64_t allocations;	  /* cumulative, at that time */
-	uint64_t bytes_allocated; /* cumulative, at that time */
+	uint64_t allocations;	     /* cumulative, at that time */
+	uint64_t bytes_allocated;    /* cumulative, at that time */
+	uint32_t has_resident;	     /* section 45 gave this point resident figures */
+	struct mt_resident resident; /* summed over the targets traced then */
 };
 
 /* One live block of the optional block list (memtracectl leaks). */
@@ -278,12 +303,17 @@ struct snapshot {
 	struct snap_options options;   /* how memtraced was started (section 11) */
 	uint32_t has_groups;	       /* groups (section 43) */
 	struct snap_groups groups;
-	uint32_t has_leaks; /* leaks (section 44) */
+	uint32_t has_leaks;	/* leaks (section 44) */
+	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
 	struct snap_leaks leaks;
 	uint32_t has_scan; /* a leak scan (sections 47 and 48) */
 	struct snap_scan scan;
 	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
+	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
+	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
+	uint32_t nmemory;
+	struct snap_memory *memory; /* by target index, increasing */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];

@@ -106,6 +106,50 @@ size_t mt_rank_sort(struct mt_rank *r, size_t n)
 	return kept;
 }
 
+/* Restore the heap order of r[0..n) below i: the worst of them at the root. */
+static void worst_down(struct mt_rank *r, size_t n, size_t i)
+{
+	for (;;) {
+		size_t w = i, c = 2 * i + 1;
+
+		if (c < n && rank_cmp(&r[c], &r[w]) > 0)
+			w = c;
+		if (c + 1 < n && rank_cmp(&r[c + 1], &r[w]) > 0)
+			w = c + 1;
+		if (w == i)
+			return;
+		struct mt_rank tmp = r[i];
+
+		r[i] = r[w];
+		r[w] = tmp;
+		i = w;
+	}
+}
+
+size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top)
+{
+	size_t kept = 0;
+
+	for (size_t i = 0; i < n; i++)
+		if (r[i].value)
+			r[kept++] = r[i];
+	if (!top || top >= kept / 4) {
+		qsort(r, kept, sizeof(*r), rank_cmp);
+		return kept;
+	}
+	/* the best top of them in a heap whose root is the worst kept so far */
+	for (size_t i = top / 2 + 1; i-- > 0;)
+		worst_down(r, top, i);
+	for (size_t i = top; i < kept; i++) {
+		if (rank_cmp(&r[i], &r[0]) < 0) {
+			r[0] = r[i];
+			worst_down(r, top, 0);
+		}
+	}
+	qsort(r, top, sizeof(*r), rank_cmp);
+	return kept;
+}
+
 static const struct {
 	const char *name;
 	int always;

@@ -60,6 +60,7 @@ enum request_key {
 	KEY_CUMULATIVE,
 	KEY_ORDER,
 	KEY_LEAKS,
+	KEY_MEMORY,
 	KEY_COUNT
 };
 
@@ -78,6 +79,7 @@ static const struct {
     [KEY_CUMULATIVE] = {"cumulative", 1},
     [KEY_ORDER] = {"order", 0},
     [KEY_LEAKS] = {"leaks", 1},
+    [KEY_MEMORY] = {"memory", 1},
 };
 
 static const char *const group_names[PROTO_GROUP_COUNT] = {
@@ -210,6 +212,8 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		r->cumulative = (int)v;
 	else if (k == KEY_LEAKS)
 		r->leaks = (int)v;
+	else if (k == KEY_MEMORY)
+		r->memory = (int)v;
 	else
 		r->stacks = (int)v;
 	return 0;
@@ -299,7 +303,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1) ||
 	    r->group < PROTO_GROUP_NONE || r->group >= PROTO_GROUP_COUNT ||
 	    (r->cumulative != 0 && r->cumulative != 1) || !mt_sort_name(r->order) ||
-	    (r->leaks != 0 && r->leaks != 1))
+	    (r->leaks != 0 && r->leaks != 1) || (r->memory != 0 && r->memory != 1))
 		return -1;
 	if (r->blocks || r->older_than_ns)
 		snprintf(extra, sizeof(extra), " blocks=%d older_than=%llu", r->blocks,
@@ -315,6 +319,8 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 			 " cumulative=%d order=%s", r->cumulative, mt_sort_name(r->order));
 	if (r->leaks)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " leaks=1");
+	if (r->memory)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " memory=1");
 	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n", names[r->command],
 		     r->top, sort, r->pid, r->stacks, extra);
 	if (n < 0 || (size_t)n >= buflen)

@@ -97,13 +97,19 @@ struct proto_request {
 	 * older_than old (count, bytes, age range), for the top stacks by bytes.
 	 */
 	int leaks;
+	/*
+	 * memory=1: each traced target's mappings by kind, with the live heap
+	 * in each (snapshot memory section); read from /proc at length, so
+	 * answered by a request lane.
+	 */
+	int memory;
 	struct proto_scan scan; /* command scan only */
 };
 
 /*
  * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0; a
- * scan's pid=0 top=0 max_pause=1 s suppressions=0. The first word is the
+ * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0, memory=0;
+ * a scan's pid=0 top=0 max_pause=1 s suppressions=0. The first word is the
  * command: "snapshot", "reset-peak", "attach", "detach" or "scan".
  */
 void proto_request_init(struct proto_request *r);

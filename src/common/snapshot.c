@@ -132,7 +132,10 @@ void snapshot_free(struct snapshot *s)
 		}
 		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
 			free(s->truncations[i].module);
+		for (uint32_t i = 0; s->memory && i < s->nmemory; i++)
+			free(s->memory[i].error);
 	}
+	free(s->memory);
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
 		free(s->targets[i].sites);
 	free(s->truncations);

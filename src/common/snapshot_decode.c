@@ -520,8 +520,12 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_DAEMON] = dec_daemon,
     [SEC_GROUPS] = dec_groups,
     [SEC_LEAKS] = dec_leaks,
+    [SEC_RESIDENT] = dec_resident,
+    [SEC_MEMORY] = dec_memory,
     [SEC_SCAN] = dec_scan,
     [SEC_SCAN_ENTRIES] = dec_scan_entries,
+    [SEC_INHERITED] = dec_inherited,
+    [SEC_FAMILY] = dec_family,
 };
 
 /*

@@ -126,6 +126,56 @@ int dec_groups(struct reader *r)
 	return 0;
 }
 
+/* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
+int dec_inherited(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	size_t offsets[SNAP_STACK_COUNTERS_ALL], n = 0;
+	uint64_t count, nfields, v;
+
+	/* only the section-2 counters, in wire order */
+#define INHERITED_OFFSET(field, section)                                                           \
+	if (section == 2)                                                                          \
+		offsets[n++] = offsetof(struct mt_stack_counters, field);
+	MT_STACK_COUNTERS(INHERITED_OFFSET)
+#undef INHERITED_OFFSET
+	if (rd_varint(r, &count) || rd_varint(r, &nfields))
+		return -1;
+	if (count != s->nstacks)
+		return dec_fail(r->d, "inherited section: %llu entries for %u stacks",
+				(unsigned long long)count, s->nstacks);
+	if (nfields > rd_left(r))
+		return dec_fail(r->d, "inherited section: %llu fields per stack",
+				(unsigned long long)nfields);
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		for (uint64_t k = 0; k < nfields; k++) {
+			if (rd_varint(r, &v))
+				return -1;
+			if (k < n)
+				*(uint64_t *)((char *)&s->stacks[i].t + offsets[k]) = v;
+		}
+	}
+	s->has_inherited = 1;
+	return 0;
+}
+
+/* Section 50: the pid each target was forked from (0: none). */
+int dec_family(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t count;
+
+	if (rd_varint(r, &count))
+		return -1;
+	if (count != s->ntargets)
+		return dec_fail(r->d, "family section: %llu entries for %u targets",
+				(unsigned long long)count, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		if (rd_u32(r, &s->targets[i].parent_pid))
+			return -1;
+	return 0;
+}
+
 /* Section 44: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {
@@ -153,6 +203,120 @@ int dec_leaks(struct reader *r)
 	return 0;
 }
 
+/* How many figures each record has: at most 64 (a later version's may be more than ours). */
+static int rd_nfigures(struct reader *r, uint32_t *n)
+{
+	uint64_t v;
+
+	if (rd_varint(r, &v))
+		return -1;
+	if (v > 64)
+		return dec_fail(r->d, "%s section: %llu figures per entry exceed the limit of 64",
+				r->section, (unsigned long long)v);
+	*n = (uint32_t)v;
+	return 0;
+}
+
+/* nfields figures of a record into v (the first known ones; the rest skipped). */
+static int rd_figures(struct reader *r, uint64_t *v, size_t known, uint32_t nfields)
+{
+	for (uint32_t i = 0; i < nfields; i++) {
+		uint64_t x;
+
+		if (rd_varint(r, &x))
+			return -1;
+		if (i < known)
+			v[i] = x;
+	}
+	return 0;
+}
+
+/* Section 45: each target's resident memory, then each timeline point's. */
+int dec_resident(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t nfields = 0, n;
+
+	if (rd_nfigures(r, &nfields) || rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "resident section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_resident *t = &s->targets[i].resident;
+		uint64_t sampled;
+
+		if (rd_varint(r, &sampled))
+			return -1;
+		if (sampled > 1)
+			return dec_fail(r->d, "resident section: bad sampled flag");
+		if (!sampled)
+			continue;
+		t->sampled = 1;
+		if (rd_varint(r, &t->time_ns) ||
+		    rd_figures(r, (uint64_t *)&t->r, MT_NRESIDENT, nfields) ||
+		    rd_varint(r, &t->peak_bytes) || rd_varint(r, &t->peak_time_ns))
+			return -1;
+	}
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	if (n && n != s->ntimeline)
+		return dec_fail(r->d, "resident section: %u points, not %u", n, s->ntimeline);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+		uint64_t sampled;
+
+		if (rd_varint(r, &sampled))
+			return -1;
+		if (sampled > 1)
+			return dec_fail(r->d, "resident section: bad sampled flag");
+		p->has_resident = (uint32_t)sampled;
+		if (sampled && rd_figures(r, (uint64_t *)&p->resident, MT_NRESIDENT, nfields))
+			return -1;
+	}
+	s->has_resident = 1;
+	return 0;
+}
+
+/* Section 46: breakdowns by kind of mapping, by target index. */
+int dec_memory(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n;
+
+	if (rd_count(r, 8, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n > s->ntargets)
+		return dec_fail(r->d, "memory section: %u breakdowns for %u targets", n,
+				s->ntargets);
+	s->memory = calloc(n ? n : 1, sizeof(*s->memory));
+	if (!s->memory)
+		return dec_fail(r->d, "out of memory");
+	s->nmemory = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_memory *m = &s->memory[i];
+		uint32_t nkinds = 0, nfields = 0;
+
+		if (rd_u32(r, &m->target) || rd_string(r, &m->error) || rd_varint(r, &m->time_ns) ||
+		    rd_nfigures(r, &nkinds) || rd_nfigures(r, &nfields))
+			return -1;
+		if (m->target >= s->ntargets || (i && m->target <= s->memory[i - 1].target))
+			return dec_fail(r->d, "memory section: target index out of order or range");
+		if ((uint64_t)nkinds * nfields > rd_left(r))
+			return dec_fail(r->d, "memory section: truncated");
+		for (uint32_t k = 0; k < nkinds; k++) {
+			/* kinds of a later version are skipped */
+			int known = k < MT_MEM_KIND_COUNT;
+
+			if (rd_figures(r, known ? (uint64_t *)&m->m.kinds[k] : NULL,
+				       known ? MT_NMEM_FIELDS : 0, nfields))
+				return -1;
+		}
+		if (rd_varint(r, &m->m.unmapped_allocations) || rd_varint(r, &m->m.unmapped_bytes))
+			return -1;
+	}
+	s->has_memory = 1;
+	return 0;
+}
 /* Section 47: a leak scan's figures (a counted list), then its suppressions. */
 int dec_scan(struct reader *r)
 {

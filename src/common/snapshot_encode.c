@@ -316,6 +316,63 @@ static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wb
 		out->sink->err = -EIO; /* the count and the bytes disagree: never sent */
 }
 
+/* A list of figures: their count, then each. */
+static void put_figures(struct wbuf *body, const uint64_t *v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		put_varint(body, v[i]);
+}
+
+/*
+ * Sections 45 and 46: the targets' resident memory and the timeline's, and
+ * the breakdowns by kind of mapping (error_refs: their errors' strings).
+ */
+static void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs,
+				   struct wbuf *body, struct wbuf *out)
+{
+	if (s->has_resident) {
+		put_varint(body, MT_NRESIDENT);
+		put_varint(body, s->ntargets);
+		for (uint32_t i = 0; i < s->ntargets; i++) {
+			const struct snap_resident *r = &s->targets[i].resident;
+
+			put_varint(body, r->sampled != 0);
+			if (!r->sampled)
+				continue;
+			put_varint(body, r->time_ns);
+			put_figures(body, (const uint64_t *)&r->r, MT_NRESIDENT);
+			put_varint(body, r->peak_bytes);
+			put_varint(body, r->peak_time_ns);
+		}
+		put_varint(body, s->ntimeline);
+		for (uint32_t i = 0; i < s->ntimeline; i++) {
+			const struct snap_timeline_point *p = &s->timeline[i];
+
+			put_varint(body, p->has_resident != 0);
+			if (p->has_resident)
+				put_figures(body, (const uint64_t *)&p->resident, MT_NRESIDENT);
+		}
+		put_section(out, body, SEC_RESIDENT);
+	}
+	if (s->has_memory) {
+		put_varint(body, s->nmemory);
+		for (uint32_t i = 0; i < s->nmemory; i++) {
+			const struct snap_memory *m = &s->memory[i];
+
+			put_varint(body, m->target);
+			put_varint(body, error_refs[i]);
+			put_varint(body, m->time_ns);
+			put_varint(body, MT_MEM_KIND_COUNT);
+			put_varint(body, MT_NMEM_FIELDS);
+			for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
+				put_figures(body, (const uint64_t *)&m->m.kinds[k], MT_NMEM_FIELDS);
+			put_varint(body, m->m.unmapped_allocations);
+			put_varint(body, m->m.unmapped_bytes);
+		}
+		put_section(out, body, SEC_MEMORY);
+	}
+}
+
 /* Sections 47 and 48: a leak scan's figures and suppressions, its entries. */
 static void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs,
 				 struct wbuf *body, struct wbuf *out)
@@ -399,12 +456,41 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 	}
 }
 
+/* Sections 49-50: what a forked child's rows inherited, and whom each target was forked from. */
+static void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	if (s->has_inherited) {
+		put_varint(body, s->nstacks);
+#define INHERITED_ONE(field, section) +(section == 2)
+		put_varint(body, 0 MT_STACK_COUNTERS(INHERITED_ONE));
+#undef INHERITED_ONE
+		for (uint32_t i = 0; i < s->nstacks; i++) {
+#define PUT_INHERITED(field, section)                                                              \
+	if (section == 2)                                                                          \
+		put_varint(body, s->stacks[i].t.field);
+			MT_STACK_COUNTERS(PUT_INHERITED)
+#undef PUT_INHERITED
+		}
+		put_section(out, body, SEC_INHERITED);
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		if (!s->targets[i].parent_pid)
+			continue;
+		put_varint(body, s->ntargets);
+		for (uint32_t k = 0; k < s->ntargets; k++)
+			put_varint(body, s->targets[k].parent_pid);
+		put_section(out, body, SEC_FAMILY);
+		break;
+	}
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
-	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *supp_refs = NULL;
+	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
+	uint32_t *supp_refs = NULL;
 	size_t nsites = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
@@ -463,6 +549,13 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			e->nomem = 1;
 		for (uint32_t i = 0; row_refs && i < s->nstacks; i++)
 			row_refs[i] = intern_string(e, s->groups.rows[i].key);
+	}
+	if (s->has_memory) {
+		error_refs = calloc(s->nmemory ? s->nmemory : 1, sizeof(*error_refs));
+		if (!error_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; error_refs && i < s->nmemory; i++)
+			error_refs[i] = intern_string(e, s->memory[i].error);
 	}
 	if (s->has_scan) {
 		supp_refs =
@@ -678,8 +771,11 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_section(out, &body, SEC_PROBE_SITES);
 	}
 	encode_scale_sections(s, row_refs, &body, out);
+	encode_memory_sections(s, error_refs, &body, out);
 	encode_scan_sections(s, supp_refs, &body, out);
+	encode_family_sections(s, &body, out);
 out:
+	free(error_refs);
 	free(supp_refs);
 	free(row_refs);
 	free(site_refs);
@@ -708,6 +804,10 @@ static int check_limits(const struct snapshot *s)
 	for (uint32_t i = 0; s->has_scan && i < s->scan.nentries; i++)
 		if (s->scan.entries[i].stack >= s->nstacks ||
 		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
+			return -1;
+	for (uint32_t i = 0; i < s->nmemory; i++)
+		if (s->memory[i].target >= s->ntargets ||
+		    (i && s->memory[i].target <= s->memory[i - 1].target))
 			return -1;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (s->stacks[i].nframes > SNAPSHOT_MAX_DEPTH)

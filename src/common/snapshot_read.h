@@ -58,6 +58,10 @@ int dec_probe_sites(struct reader *r);
 int dec_daemon(struct reader *r);
 int dec_groups(struct reader *r);
 int dec_leaks(struct reader *r);
+int dec_resident(struct reader *r);
+int dec_memory(struct reader *r);
+int dec_inherited(struct reader *r);
+int dec_family(struct reader *r);
 int dec_scan(struct reader *r);
 int dec_scan_entries(struct reader *r);
 

@@ -38,8 +38,12 @@ enum section {
 	SEC_DAEMON = 42,       /* how the daemon kept up: drain gaps, freezes, symbol cache */
 	SEC_GROUPS = 43,       /* the rows a grouped snapshot's stacks stand for */
 	SEC_LEAKS = 44,	       /* leaking blocks per stack */
+	SEC_RESIDENT = 45,     /* resident memory per target and over time */
+	SEC_MEMORY = 46,       /* a target's mappings by kind, with the live heap in each */
 	SEC_SCAN = 47,	       /* a leak scan's figures and suppressions */
 	SEC_SCAN_ENTRIES = 48, /* its leaks by stack and kind */
+	SEC_INHERITED = 49,    /* what each stack's row inherited at a fork */
+	SEC_FAMILY = 50,       /* the process each target was forked from */
 	SEC_KNOWN
 };
 
@@ -70,8 +74,12 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_DAEMON] = "daemon",
     [SEC_GROUPS] = "groups",
     [SEC_LEAKS] = "leaks",
+    [SEC_RESIDENT] = "resident",
+    [SEC_MEMORY] = "memory",
     [SEC_SCAN] = "scan",
     [SEC_SCAN_ENTRIES] = "scan_entries",
+    [SEC_INHERITED] = "inherited",
+    [SEC_FAMILY] = "family",
 };
 
 /* struct snap_options in wire order (section 11). */

@@ -40,6 +40,7 @@ enum option {
 	OPT_OLDEST,
 	OPT_SAMPLE,
 	OPT_PEAK,
+	OPT_MEMORY,
 	OPT_UNREACHABLE,
 	OPT_SUPPRESSIONS,
 	OPT_MAX_PAUSE,
@@ -79,6 +80,7 @@ static const struct {
     [OPT_OLDEST] = {"--oldest", 0, 1u << CMD_REPORT},
     [OPT_SAMPLE] = {"--sample", 1, 1u << CMD_REPORT},
     [OPT_PEAK] = {"--peak", 0, 1u << CMD_REPORT},
+    [OPT_MEMORY] = {"--memory", 0, 1u << CMD_STATS},
     [OPT_UNREACHABLE] = {"--unreachable", 0, 1u << CMD_LEAKS},
     [OPT_SUPPRESSIONS] = {"--suppressions", 1, 1u << CMD_LEAKS},
     [OPT_MAX_PAUSE] = {"--max-pause", 1, 1u << CMD_LEAKS},
@@ -115,7 +117,11 @@ static void usage(FILE *f)
 	    "\n"
 	    "Commands:\n"
 	    "  status [--json]       daemon uptime, events received and lost, traced processes\n"
-	    "  stats [--json]        allocation counters: totals, peak, losses, per process\n"
+	    "  stats [--json]        allocation counters: totals, peak, losses, per process,\n"
+	    "                        and resident memory beside the live heap\n"
+	    "      --memory          each traced process's mappings by kind (heap, stacks,\n"
+	    "                        files...), resident, with the live heap and the heap\n"
+	    "                        overhead in each\n"
 	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
 	    "      --top N           show N stacks (default 10; 0 shows all)\n"
 	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
@@ -130,7 +136,8 @@ static void usage(FILE *f)
 	    "      --by KEY          group as tracemalloc's statistics: function, file,\n"
 	    "                        line, module or stack (\"key: size=, count=, average=\")\n"
 	    "      --cumulative      with --by: count a stack under each of its frames\n"
-	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline) to FILE\n"
+	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline, mappings)\n"
+	    "                        to FILE\n"
 	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
 	    "                        compare_to), largest growth first\n"
 	    "      --by KEY          stack, function (default), file, line or module\n"
@@ -253,6 +260,9 @@ static int set_option(struct args *a, int opt, const char *value)
 		break;
 	case OPT_PEAK:
 		a->render.peak = 1;
+		break;
+	case OPT_MEMORY:
+		a->request.memory = 1;
 		break;
 	case OPT_OUTPUT:
 		if (!*value)
@@ -522,8 +532,10 @@ int args_parse(int argc, char **argv, struct args *a)
 		a->request.sort = MT_SORT_COUNT;
 	}
 	a->request.blocks = commands[a->command].blocks;
-	if (a->command == CMD_SNAPSHOT)
+	if (a->command == CMD_SNAPSHOT) {
 		a->request.ages = 1;
+		a->request.memory = 1; /* everything: the breakdowns by mapping too */
+	}
 	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
 	if (!a->request.stacks)
 		a->request.top = 0;

@@ -54,6 +54,12 @@ static int print_status(struct buf *out, const struct snapshot *s, const struct 
 
 static int print_stats(struct buf *out, const struct snapshot *s, const struct args *a)
 {
+	if (a->request.memory && !s->has_memory) {
+		log_msg("%s: this snapshot has no breakdown by kind of mapping (save one with "
+			"memtracectl snapshot -o FILE)",
+			a->from ? a->from : "memtraced");
+		return -1;
+	}
 	render_stats(out, s, &a->render);
 	return 0;
 }

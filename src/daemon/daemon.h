@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "memtrace/snapshot.h"
@@ -23,6 +24,7 @@ struct pystacks;
 struct unwinder;
 struct server;
 struct metrics_http;
+struct rss_sampler;
 
 /* How the targets are traced (from the command line). */
 struct daemon_settings {
@@ -36,6 +38,9 @@ struct daemon {
 	/* the accounting core (core/) */
 	struct tracker tracker;
 	struct timeline timeline; /* memory over time, sampled on the drain timer */
+	/* resident memory, sampled with the timeline (sample.c) */
+	struct resident_table resident;
+	struct rss_sampler *sampler;
 	/* the targets (targets.c, exec.c) */
 	struct target *targets;
 	int ntargets;

@@ -154,7 +154,8 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
 	c->state = SNAP_TARGET_ATTACHED;
-	if (!tracker_add_target(&d->tracker, (uint32_t)child, now))
+	/* its heap begins as the parent's now: the fork event is in order */
+	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))
 		log_msg("pid %d: cannot track the child: out of memory", child);
 	c->pidfd = pidfd_open(child);
 	if (c->pidfd >= 0 && loop_watch(d->epfd, c->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j)) {
@@ -164,6 +165,7 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	if (c->pidfd < 0) { /* gone already: its events are all queued */
 		c->state = SNAP_TARGET_EXITED;
 		c->end_ns = now;
+		c->release_pending = 1; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
 	}
 	/* a forked CPython is the same CPython */

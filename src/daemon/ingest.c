@@ -101,6 +101,10 @@ static void drain(struct daemon *d, unsigned most)
 		ring_buffer__consume(d->rb);
 	/* after a request's freeze: apply a slice of what waited */
 	worker_catch_up(server_worker(d->server));
+	/* every event queued before this drain is applied: children that were
+	 * gone before we could watch them have had their last events */
+	if (most == UINT_MAX && !worker_frozen(server_worker(d->server)))
+		targets_release_pending(d);
 }
 
 void ingest_drain(struct daemon *d)

@@ -17,21 +17,13 @@
 #include "daemon/exec.h"
 #include "daemon/ingest.h"
 #include "daemon/loop.h"
+#include "daemon/sample.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/worker.h"
 #include "common/util.h"
-
-/* Memory over time: a point per sampling interval, once a target is traced. */
-static void daemon_sample(struct daemon *d)
-{
-	uint64_t now = time_monotonic_ns();
-
-	if (d->tracker.ntargets && now >= d->tracker.start_ns)
-		timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals);
-}
 
 /* Every DRAIN_INTERVAL_NS: drain, sample, move pending targets on, expire clients. */
 static void tick(struct daemon *d)
@@ -41,7 +33,7 @@ static void tick(struct daemon *d)
 	ingest_drain_slice(d);
 	/* while the request worker reads the core, it does not change */
 	if (!worker_frozen(server_worker(d->server))) {
-		daemon_sample(d);
+		sample_tick(d);
 		if (execs_unseen(d)) {
 			ingest_drain(d); /* an exec event queued since is acted on in order */
 			check_execs(d);

@@ -28,12 +28,14 @@
 #include "daemon/loop.h"
 #include "daemon/watch.h"
 #include "daemon/options.h"
+#include "daemon/sample.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"
 #include "daemon/attach/pydispatch.h"
 #include "daemon/proc/process.h"
+#include "daemon/proc/sampler.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/notify.h"
 #include "daemon/serve/server.h"
@@ -71,6 +73,7 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->targets = d->targets;
 	v->ntargets = d->ntargets;
 	v->timeline = &d->timeline;
+	v->resident = &d->resident;
 	v->options = &d->set.options;
 	v->sym = d->sym;
 	v->py = d->py;
@@ -113,8 +116,10 @@ static int service_detach(void *ctx, int pid, char *err, size_t errlen)
 static void service_reset_peak(void *ctx)
 {
 	struct daemon *d = ctx;
+	uint64_t now = time_monotonic_ns();
 
-	tracker_reset_peak(&d->tracker, time_monotonic_ns());
+	tracker_reset_peak(&d->tracker, now);
+	sample_reset_peak(d, now);
 	d->drain_gap_max_ns = 0; /* a new window for the ingest figures too */
 	d->loop_busy_max_ns = 0;
 	log_msg("peak reset at %llu live bytes", (unsigned long long)d->tracker.totals.live_bytes);
@@ -193,6 +198,7 @@ static int daemon_init(struct daemon *d, const struct options *o)
 		return -1;
 	d->tracker.temporary_threshold = (uint32_t)o->temporary_threshold;
 	timeline_init(&d->timeline, o->sample_interval_ms * 1000000ull);
+	d->sampler = rss_sampler_new();
 	d->sym = symbolizer_new();
 	d->py = pystacks_new();
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
@@ -213,6 +219,8 @@ static void daemon_cleanup(struct daemon *d)
 	if (d->sym)
 		symbolizer_free(d->sym);
 	pystacks_free(d->py);
+	rss_sampler_free(d->sampler);
+	resident_free(&d->resident);
 	tracker_destroy(&d->tracker);
 	if (d->epfd >= 0)
 		close(d->epfd);

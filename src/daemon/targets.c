@@ -519,6 +519,7 @@ void target_exited(struct daemon *d, int i)
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
 	unmatch(d, tg);
+	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
@@ -529,6 +530,16 @@ void target_exited(struct daemon *d, int i)
 			WTERMSIG(tg->exit_status));
 	else
 		log_msg("pid %d exited; its data stays readable", tg->pid);
+}
+
+void targets_release_pending(struct daemon *d)
+{
+	for (int k = 0; k < d->ntargets; k++) {
+		if (!d->targets[k].release_pending)
+			continue;
+		tracker_target_exited(&d->tracker, d->targets[k].space);
+		d->targets[k].release_pending = 0;
+	}
 }
 
 void targets_free(struct daemon *d)

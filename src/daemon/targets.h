@@ -35,6 +35,9 @@ struct target {
 	int parent;		    /* --follow-forks: the entry whose probes it inherited, or -1 */
 	int matched; /* started by a program matching --comm/--exe (counts in the cap) */
 	int at_exec; /* stopped right after exec: its libraries are not mapped yet */
+	/* exited before we could watch it: what it inherited leaves its heap
+	 * once its events (queued behind its fork) are all applied */
+	int release_pending;
 };
 
 /* A new entry for pid in d->targets (which may move); returns its index. */
@@ -57,6 +60,9 @@ void target_detach_end(struct daemon *d, struct target_detach *h);
 
 /* Entry i's process exited (its pidfd said so; drain the ring buffer first). */
 void target_exited(struct daemon *d, int i);
+/* After a whole drain: children found gone at their fork have had all their
+ * events; what they inherited leaves their heaps now. */
+void targets_release_pending(struct daemon *d);
 /* Stop (0) or resume (1) watching target i's exit; resuming fires at once if
  * it exited meanwhile (while the request worker read the core). */
 void target_pidfd_arm(struct daemon *d, int i, int on);

@@ -4,7 +4,9 @@ the daemon keeps up. Runs tests/bench/allocbench untraced and traced with each
 stack walker at several call depths, checks the daemon counted every call with
 no event lost, then the scale section (tests/bench/scalebench.py: views of a
 million live blocks over 131 072 stacks, memory per block, drain gaps while
-clients take snapshots), then a Python workload (tests/bench/pybench.py:
+clients take snapshots), the fork section (tests/bench/forkbench.py: what
+forks of a parent holding a million live blocks cost the daemon), then a
+Python workload (tests/bench/pybench.py:
 untraced, tracemalloc, memtrace's two modes), then the leak scan's pause
 (tests/bench/scanbench.py), and writes the tables to docs/performance.md.
 
@@ -21,6 +23,7 @@ import sys
 import tempfile
 import time
 
+import forkbench
 import pybench
 import scalebench
 import scanbench
@@ -340,6 +343,10 @@ def main():
     lines = lines[:4] + floor_lines(args, frows, load) + ["## Call depth and stack walkers",
                                                           ""] + lines[4:]
     lines += scalebench.measure(args.build, [10000, 100000, 1000000], 17, args.repeat)[0]
+    fork_lines, fork_rows = forkbench.measure(args.build)
+    lines += fork_lines
+    problems += [f"fork bench at {r['blocks']} blocks, F={r['frees']}: counts not exact"
+                 for r in fork_rows if not r["exact"]]
     lines += pybench.measure(args.build, args.py_n)
     lines += scanbench.measure(args.build, [10000, 100000, 1000000], 100, args.repeat)[0]
     with open(args.out, "w") as f:

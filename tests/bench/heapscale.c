@@ -17,13 +17,19 @@
  *                   its own for S seconds, at most R pairs a second each (no
  *                   bound without R): replies "churned PAIRS"
  *     release       free every held block: replies "released N"
+ *     fork K F      fork K children, each of which frees F of the held blocks it
+ *                   inherited (its own copies) and allocates F of its own, then
+ *                   waits: replies "forked K" once all K have done so (alive)
+ *     reap          let the children exit and reap them: replies "reaped K"
  *     quit          exit
  */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_THREADS 16
 #define BLOCK_SIZE  32
@@ -179,6 +185,79 @@ static void *worker_main(void *arg)
 	}
 }
 
+/* The forked children: each signals done on one pipe and waits for the other to close. */
+static pid_t kids[4096];
+static int nkids, go_pipe[2] = {-1, -1};
+
+/* A child: free f inherited blocks (spread over the heap), allocate f of its own. */
+static void child_work(long f, int done_fd)
+{
+	struct walk w = {.count = 1, .keep = 0};
+	char c = 1;
+
+	for (long i = 0; i < f && i < nheld; i++)
+		free(held[i * (nheld / (f ? f : 1))]);
+	for (long i = 0; i < f; i++) {
+		static void *own[1];
+
+		w.path = (unsigned long)i % npaths;
+		w.keep = 1;
+		w.first = 0;
+		{
+			void **save = held;
+
+			held = own;
+			walk_path(&w);
+			held = save;
+		}
+	}
+	if (write(done_fd, &c, 1) != 1)
+		_exit(3);
+	close(go_pipe[1]);
+	while (read(go_pipe[0], &c, 1) > 0)
+		;
+	_exit(0);
+}
+
+static int do_fork(long k, long f)
+{
+	int done[2];
+	char c;
+
+	if (k < 0 || k > (long)(sizeof(kids) / sizeof(kids[0])) || nkids || pipe(done) ||
+	    pipe(go_pipe))
+		return -1;
+	for (long i = 0; i < k; i++) {
+		pid_t p = fork();
+
+		if (p < 0)
+			return -1;
+		if (!p) {
+			close(done[0]);
+			child_work(f, done[1]);
+		}
+		kids[nkids++] = p;
+	}
+	close(done[1]);
+	close(go_pipe[0]);
+	for (long i = 0; i < k; i++)
+		if (read(done[0], &c, 1) != 1)
+			return -1;
+	close(done[0]);
+	return 0;
+}
+
+static int do_reap(void)
+{
+	int n = 0;
+
+	close(go_pipe[1]);
+	for (int i = 0; i < nkids; i++)
+		n += waitpid(kids[i], NULL, 0) == kids[i];
+	nkids = 0;
+	return n;
+}
+
 static void run_job(enum job_kind k)
 {
 	job = k;
@@ -241,6 +320,13 @@ int main(int argc, char **argv)
 			held = NULL;
 			printf("released %ld\n", nheld);
 			nheld = 0;
+		} else if (sscanf(line, "fork %ld %lf", &n, &s) == 2) {
+			if (do_fork(n, (long)s))
+				printf("error: fork failed\n");
+			else
+				printf("forked %ld\n", n);
+		} else if (!strcmp(line, "reap\n")) {
+			printf("reaped %d\n", do_reap());
 		} else if (!strcmp(line, "quit\n")) {
 			break;
 		} else {

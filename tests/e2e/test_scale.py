@@ -290,9 +290,10 @@ def test_scale_realtime(r):
             raise Fail(f"{len(lanes)} request lanes among the loop's {len(others)} other "
                        "threads, expected 2")
         for tid in others:
-            # the lanes at nice 10; the deferred queue's memory keeper at the loop's nice
+            # the lanes and the resident memory sampler at nice 10; the deferred
+            # queue's memory keeper at the loop's nice
             policy, nice = sched_of(daemon.pid, tid)
-            want = 10 if tid in lanes else 0
+            want = 10 if tid in lanes or thread_name(daemon.pid, tid) == "memtrace-rss" else 0
             if policy != 0 or nice != want:
                 raise Fail(f"thread {tid} ({thread_name(daemon.pid, tid)}): policy {policy} "
                            f"nice {nice}, expected 0 and {want}")

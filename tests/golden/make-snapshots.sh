@@ -1,22 +1,31 @@
 #!/bin/sh
 # Makes the snapshot files the golden test renders (tests/golden/*.mts): a
-# run of the demo program (two snapshots two seconds apart, for diff) and of
-# Debian's python3.11 (Python frames). Run by hand, as root, only when the
+# run of the demo program (two snapshots two seconds apart, for diff), of
+# Debian's python3.11 (Python frames) and of tests/e2e/frag.c (resident
+# memory, a breakdown by mapping). Run by hand, as root, only when the
 # snapshot format gains something the files should show; then
 # tests/golden/run.sh --update rewrites the expected outputs, and the diff
 # of those is reviewed like code.
 #
-#   sudo tests/golden/make-snapshots.sh BUILD_DIR
+#   sudo tests/golden/make-snapshots.sh BUILD_DIR [demo|python|frag]...
+#
+# Name the ones to make: the others' renders must stay byte for byte what
+# they are (older files read as before), so they are remade only on purpose.
 set -eu
 build=$(cd "$1" && pwd)
+shift
+which=${*:-demo python frag}
+want() { case " $which " in *" $1 "*) return 0 ;; esac; return 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../e2e" && pwd)
 tmp=/tmp/memtrace-golden # a neutral path: it is recorded in the snapshots
 rm -rf "$tmp" && mkdir -p "$tmp"
-cp "$src/demo.c" "$src/pylines.py" "$tmp/"
+cp "$src/demo.c" "$src/pylines.py" "$src/frag.c" "$tmp/"
 cd "$tmp"
 cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls demo.c -o demo
+cc -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls frag.c -o frag
 
+if want demo; then
 "$build/memtraced" --socket "$tmp/d.sock" -- ./demo --seconds 6 2>"$tmp/d.log" &
 dpid=$!
 sleep 3
@@ -25,7 +34,9 @@ sleep 2
 "$build/memtracectl" --socket "$tmp/d.sock" snapshot -o "$here/demo-2.mts"
 kill -TERM $dpid
 wait $dpid || true
+fi
 
+if want python; then
 touch "$tmp/go"
 "$build/memtraced" --socket "$tmp/p.sock" -- /usr/bin/python3.11 pylines.py "$tmp/go" >"$tmp/p.out" 2>"$tmp/p.log" &
 dpid=$!
@@ -35,4 +46,20 @@ while ! grep -q done "$tmp/p.out" && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1));
 rm -f "$tmp/go"
 kill -TERM $dpid
 wait $dpid || true
+fi
+
+# 8 MiB in 1 KiB blocks, nine in ten freed: resident stays, sampled every 250 ms
+if want frag; then
+"$build/memtraced" --socket "$tmp/f.sock" --sample-interval 250 -- ./frag --no-wait --total-mb 8 \
+	>"$tmp/f.out" 2>"$tmp/f.log" &
+dpid=$!
+i=0
+while ! grep -q expect "$tmp/f.out" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 2
+"$build/memtracectl" --socket "$tmp/f.sock" snapshot -o "$here/frag.mts"
+fpid=$(sed -n 's/^ready //p' "$tmp/f.out")
+kill -TERM $dpid
+wait $dpid || true
+kill -TERM "$fpid" 2>/dev/null || true
+fi
 ls -l "$here"/*.mts

@@ -100,6 +100,20 @@ for snap in demo-2 python; do
 	check $snap.timeline text $f timeline
 	check $snap.timeline.json text $f timeline --json
 done
+# resident memory and a breakdown by mapping (sections 45 and 46): frag.mts only,
+# the older files above render as they did before those sections existed
+f=frag.mts
+check frag.status text $f status
+check frag.stats text $f stats
+check frag.stats.json text $f stats --json
+check frag.stats.memory text $f stats --memory
+check frag.stats.memory.json text $f stats --memory --json
+check frag.timeline text $f timeline
+check frag.report text $f report
+check frag.report.json text $f report --format json
+check frag.report.pid text $f report --pid 23530
+check frag.timeline.json text $f timeline --json
+check frag.html.live hash $f report --format html
 for by in function line stack; do
 	check_diff diff.by-$by --by $by
 	check_diff diff.by-$by.json --by $by --format json

@@ -112,6 +112,15 @@ TEST(test_requests)
 	CHECK_EQ_U64(a.request.older_than_ns, 2000000000ull);
 	CHECK_EQ_U64(a.view.older_than, 2000000000ull);
 
+	/* stats --memory: the breakdowns by mapping too; snapshot saves them */
+	CHECK(!PARSE(&a, "stats", "--memory"));
+	CHECK_EQ_U64(a.request.memory, 1);
+	CHECK(!PARSE(&a, "stats"));
+	CHECK_EQ_U64(a.request.memory, 0);
+	CHECK(!PARSE(&a, "snapshot", "-o", "x.mts"));
+	CHECK_EQ_U64(a.request.memory, 1);
+	CHECK(PARSE(&a, "report", "--memory") == -1);
+
 	/* report --by: every stack that allocated, grouped in the daemon by the sort */
 	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4"));
 	CHECK(a.grouped);

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/serve/collect.h"
@@ -24,6 +25,7 @@
 struct fixture {
 	struct tracker t;
 	struct timeline tl;
+	struct resident_table res;
 	struct target targets[3];
 	struct snap_options options;
 	struct daemon_view v;
@@ -142,6 +144,7 @@ static void teardown(struct fixture *f)
 	pystacks_free(f->v.py);
 	stack_ends_free(&f->ends);
 	tracker_destroy(&f->t);
+	resident_free(&f->res);
 }
 
 static int collect(struct fixture *f, const char *line, struct snapshot *s)
@@ -358,6 +361,77 @@ TEST(test_metrics)
 	teardown(&f);
 }
 
+/* Each target's sampled resident memory, the timeline's, and Prometheus' series of it. */
+TEST(test_resident)
+{
+	struct fixture f;
+	struct snapshot s;
+	struct buf b = {0};
+	struct mt_resident r[3] = {{0}};
+	char line[256];
+
+	setup(&f);
+	f.v.resident = &f.res;
+	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK(!s.has_resident); /* nothing sampled yet: no section */
+	snapshot_free(&s);
+	for (uint32_t i = 0; i < 3; i++) {
+		r[i].resident_bytes = 4096 * (i + 1);
+		r[i].pss_bytes = 1000 + i;
+		resident_record(&f.res, i, 5, &r[i]);
+	}
+	resident_record(&f.res, 1, 7, &r[0]); /* lower now: the peak stays */
+	CHECK(timeline_set_resident(&f.tl, 5, &r[2]) == 1);
+	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK(s.has_resident && s.ntargets == 3);
+	CHECK(s.targets[1].resident.sampled && s.targets[1].resident.time_ns == 7);
+	CHECK_EQ_U64(s.targets[1].resident.r.resident_bytes, 4096);
+	CHECK_EQ_U64(s.targets[1].resident.peak_bytes, 8192);
+	CHECK_EQ_U64(s.targets[1].resident.peak_time_ns, 5);
+	CHECK_EQ_U64(s.targets[2].resident.r.pss_bytes, 1002);
+	CHECK(s.ntimeline == 1 && s.timeline[0].has_resident);
+	CHECK_EQ_U64(s.timeline[0].resident.resident_bytes, 3 * 4096);
+	snapshot_free(&s);
+	/* one pid: its figures stay its own */
+	snprintf(line, sizeof(line), "snapshot stacks=0 pid=%u", PID_B);
+	CHECK(collect(&f, line, &s) == 0);
+	CHECK(s.ntargets == 1 && s.targets[0].resident.r.resident_bytes == 3 * 4096);
+	snapshot_free(&s);
+	/* a breakdown is of the targets traced now; /proc says there is no such process */
+	CHECK(collect(&f, "snapshot stacks=0 memory=1", &s) == 0);
+	CHECK(s.has_memory && s.nmemory == 1 && s.memory[0].target == 1);
+	snprintf(line, sizeof(line), "cannot read /proc/%u/smaps: No such file or directory",
+		 PID_A);
+	CHECK_STR(s.memory[0].error, line);
+	for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
+		CHECK(s.memory[0].m.kinds[k].mappings == 0);
+	snapshot_free(&s);
+	/* Prometheus: the traced target's, not the older generation's nor the exited one's */
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	b.len--;
+	for (size_t i = 0; i < MT_NRESIDENT; i++) {
+		snprintf(line, sizeof(line), "# TYPE %s gauge", mt_resident_descs[i].prometheus);
+		CHECK(has_line(&b, line));
+	}
+	snprintf(line, sizeof(line),
+		 "memtrace_resident_bytes{pid=\"%u\",command=\"prog \\\"a\\\"\\\\2\\n\"} 4096",
+		 PID_A);
+	CHECK(has_line(&b, line));
+	snprintf(line, sizeof(line),
+		 "memtrace_peak_resident_bytes{pid=\"%u\",command=\"prog \\\"a\\\"\\\\2\\n\"} 8192",
+		 PID_A);
+	CHECK(has_line(&b, line));
+	snprintf(line, sizeof(line),
+		 "memtrace_pss_bytes{pid=\"%u\",command=\"prog \\\"a\\\"\\\\2\\n\"} 1000", PID_A);
+	CHECK(has_line(&b, line));
+	CHECK(!strstr((const char *)b.data,
+		      "memtrace_resident_bytes{pid=\"4190001\",command=\"prog a\"}"));
+	CHECK(!strstr((const char *)b.data, "memtrace_resident_bytes{pid=\"4190002\""));
+	buf_free(&b);
+	teardown(&f);
+}
+
 int main(void)
 {
 	RUN(test_totals);
@@ -367,5 +441,6 @@ int main(void)
 	RUN(test_blocks);
 	RUN(test_truncations);
 	RUN(test_metrics);
+	RUN(test_resident);
 	return UNIT_DONE();
 }

@@ -218,6 +218,19 @@ TEST(test_blocks_and_reset_peak)
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 	r.blocks = 2;
 	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
+
+	/* memory=1: the breakdowns by kind of mapping */
+	CHECK(parse("snapshot memory=1", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.memory, 1);
+	CHECK_BAD("snapshot memory=2", "bad request: bad memory '2' (expected 0 to 1)");
+	CHECK_BAD("snapshot memory=1 memory=1", "bad request: memory given twice");
+	proto_request_init(&r);
+	r.memory = 1;
+	r.ages = 1;
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "snapshot top=0 sort=live pid=0 stacks=1 ages=1 memory=1\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
 }
 
 /* A scan has parameters of its own: the others' keys do not apply to it. */

@@ -145,7 +145,8 @@ static int starts_with(const char *s, const char *prefix)
 	"\"live_allocations\":32,\"live_bytes\":104857600,\"peak_live_bytes\":104857700,"          \
 	"\"peak_time\":12.345,\"unknown_frees\":2,\"missed_frees\":1,\"missed_free_bytes\":64,"    \
 	"\"untracked_allocations\":0,\"stackless_allocations\":0,\"temporary_allocations\":0,"     \
-	"\"temporary_bytes\":0"
+	"\"temporary_bytes\":0,\"inherited_allocations\":0,\"inherited_bytes\":0,"                 \
+	"\"inherited_released\":0,\"inherited_released_bytes\":0"
 
 #define EVENTS_JSON                                                                                \
 	"\"events_received\":5000,\"events_lost\":4,\"events_lost_by_kind\":{\"alloc\":0,"         \
@@ -182,7 +183,9 @@ TEST(test_stats_json)
 	    "\"bytes_allocated\":0,\"bytes_freed\":0,\"live_allocations\":0,\"live_bytes\":0,"
 	    "\"peak_live_bytes\":0,\"peak_time\":0.0,\"unknown_frees\":0,\"missed_frees\":0,"
 	    "\"missed_free_bytes\":0,\"untracked_allocations\":0,\"stackless_allocations\":0,"
-	    "\"temporary_allocations\":0,\"temporary_bytes\":0}}]," STATS_EXTRA_JSON "}\n");
+	    "\"temporary_allocations\":0,\"temporary_bytes\":0,\"inherited_allocations\":0,"
+	    "\"inherited_bytes\":0,\"inherited_released\":0,\"inherited_released_bytes\":0}}]"
+	    "," STATS_EXTRA_JSON "}\n");
 	free(out);
 }
 

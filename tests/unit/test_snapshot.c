@@ -662,6 +662,122 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK(is_zeroed(&s));
 }
 
+/* Sections 45 and 46: resident memory per target and over time, breakdowns by mapping. */
+TEST(test_roundtrip_resident_sections)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.ntimeline = 3;
+	s.timeline_interval_ns = 1000000000ull;
+	s.timeline = xcalloc(3, sizeof(*s.timeline));
+	for (uint32_t i = 0; i < 3; i++) {
+		s.timeline[i].time_ns = 1000000000ull * i;
+		s.timeline[i].live_bytes = 100 * i;
+		s.timeline[i].has_resident = i != 1; /* its round was still being read */
+		for (size_t k = 0; i != 1 && k < MT_NRESIDENT; k++)
+			mt_resident_set(&s.timeline[i].resident, k, (1ull << (40 + k)) + i);
+	}
+	s.has_resident = 1;
+	s.targets[0].resident = (struct snap_resident){.sampled = 1,
+						       .time_ns = 2000000000ull,
+						       .peak_bytes = 9ull << 30,
+						       .peak_time_ns = 1000000000ull};
+	for (size_t k = 0; k < MT_NRESIDENT; k++)
+		mt_resident_set(&s.targets[0].resident.r, k, UINT64_MAX - k);
+	s.targets[2].resident = (struct snap_resident){.sampled = 1, .time_ns = 5};
+	s.has_memory = 1;
+	s.nmemory = 2;
+	s.memory = xcalloc(2, sizeof(*s.memory));
+	s.memory[0] = (struct snap_memory){.target = 0, .time_ns = 2000000001ull};
+	for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
+		for (size_t f = 0; f < MT_NMEM_FIELDS; f++)
+			*mt_mem_field(&s.memory[0].m.kinds[k], f) = 1000 * k + f;
+	s.memory[0].m.unmapped_allocations = 3;
+	s.memory[0].m.unmapped_bytes = 300;
+	s.memory[1] = (struct snap_memory){
+	    .target = 2, .error = xstrdup("cannot read /proc/1002/smaps: No such process")};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d)); /* the timeline's points, resident figures with them */
+	CHECK(d.has_resident && d.has_memory && d.nmemory == 2);
+	for (uint32_t i = 0; i < 3; i++)
+		CHECK(!memcmp(&d.targets[i].resident, &s.targets[i].resident,
+			      sizeof(s.targets[i].resident)));
+	CHECK(!d.targets[1].resident.sampled);
+	CHECK_EQ_U64(d.memory[0].target, 0);
+	CHECK(d.memory[0].error == NULL);
+	CHECK(!memcmp(&d.memory[0].m, &s.memory[0].m, sizeof(s.memory[0].m)));
+	CHECK_EQ_U64(d.memory[1].target, 2);
+	CHECK_STR(d.memory[1].error, s.memory[1].error);
+	snapshot_free(&d);
+	free(bytes);
+	/* a breakdown of a target the snapshot has not, or out of order: never written */
+	s.memory[1].target = 3;
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.memory[1].target = 0;
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+/* Hand-made sections 45 and 46 after a minimal payload (no targets, no timeline). */
+static int decode_with(uint64_t tag, const struct buf *body, struct snapshot *s, char *err)
+{
+	struct buf p = {0};
+	int rc;
+
+	build_payload(&p, 0, NULL, 0);
+	section(&p, tag, &(struct buf){.data = body->data, .len = body->len});
+	rc = decode_payload(&p, s, err, 256);
+	buf_free(&p);
+	return rc;
+}
+
+TEST(test_resident_sections_checked)
+{
+	struct buf b = {0};
+	struct snapshot s;
+	char err[256];
+
+	/* figures, targets 0, points 0: read, and resident memory is there */
+	put_varint(&b, 7);
+	put_varint(&b, 0);
+	put_varint(&b, 0);
+	CHECK(decode_with(45, &b, &s, err) == 0 && s.has_resident && !s.has_memory);
+	snapshot_free(&s);
+	b.len = 0;
+	put_varint(&b, 7);
+	put_varint(&b, 1); /* the targets section has none */
+	put_varint(&b, 0);
+	CHECK(decode_with(45, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: resident section: 1 targets, not 0");
+	CHECK(is_zeroed(&s));
+	b.len = 0;
+	put_varint(&b, 7);
+	put_varint(&b, 0);
+	put_varint(&b, 2); /* nor the timeline any point */
+	put_varint(&b, 0);
+	put_varint(&b, 0);
+	CHECK(decode_with(45, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: resident section: 2 points, not 0");
+	b.len = 0;
+	put_varint(&b, 0); /* no breakdown: asked for, no target traced */
+	CHECK(decode_with(46, &b, &s, err) == 0 && s.has_memory && s.nmemory == 0);
+	snapshot_free(&s);
+	b.len = 0;
+	put_varint(&b, 1); /* a breakdown of target 0, of none */
+	for (int i = 0; i < 8; i++)
+		put_varint(&b, 0);
+	CHECK(decode_with(46, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: memory section: 1 breakdowns for 0 targets");
+	buf_free(&b);
+}
+
 /* A scan's sections (47, 48): figures, suppressions and pids, entries by stack and kind. */
 TEST(test_roundtrip_scan)
 {
@@ -1295,6 +1411,8 @@ int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_resident_sections);
+	RUN(test_resident_sections_checked);
 	RUN(test_roundtrip_scan);
 	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);

@@ -10,6 +10,7 @@
 
 #include "ctl/render/report.h"
 #include "ctl/render/rows.h"
+#include "ctl/view/resident.h"
 #include "ctl/view/rows.h"
 
 #include <stdlib.h>
@@ -365,6 +366,82 @@ TEST(watch_growth)
 	watch_state_free(&w);
 }
 
+/* Resident memory beside live: its totals over the targets traced now, in diff, watch and timeline.
+ */
+TEST(resident_beside_live)
+{
+	struct snapshot old, new;
+	struct view_opts o = opts(GROUP_FUNCTION);
+	struct render_opts ro = {.format = RENDER_TEXT};
+	struct watch_state w = {0};
+	struct snap_target ot[1] = {{0}}, nt[3] = {{0}};
+	struct snap_timeline_point pts[3];
+	struct resident_view v;
+	struct buf b = {0};
+	char *out;
+
+	snaps(&old, &new);
+	old.uptime_ns = 1000000000ull;
+	new.uptime_ns = 3000000000ull;
+	old.totals.allocations = 2;
+	/* without section 45, nothing is said of resident memory */
+	resident_view_build(&v, &new);
+	CHECK(!v.present);
+	diff(&b, &old, &new, &o, RENDER_TEXT);
+	CHECK(strstr(text(&b), "resident") == NULL);
+	buf_free(&b);
+
+	old.has_resident = new.has_resident = 1;
+	old.ntargets = 1;
+	old.targets = ot;
+	ot[0] = (struct snap_target){.pid = 1, .state = SNAP_TARGET_ATTACHED};
+	ot[0].resident = (struct snap_resident){.sampled = 1, .r.resident_bytes = 4096};
+	new.ntargets = 3;
+	new.targets = nt;
+	nt[0] = ot[0];
+	nt[0].resident.r.resident_bytes = 10240;
+	nt[0].resident.r.pss_bytes = 100;
+	/* exited: its last figures are its own, not the totals' */
+	nt[1] = (struct snap_target){.pid = 2, .state = SNAP_TARGET_EXITED};
+	nt[1].resident = (struct snap_resident){.sampled = 1, .r.resident_bytes = 1u << 30};
+	/* traced, but never read: counted as such, not guessed */
+	nt[2] = (struct snap_target){.pid = 3, .state = SNAP_TARGET_ATTACHED};
+	memcpy(pts, points, sizeof(pts));
+	pts[1].has_resident = 1;
+	pts[1].resident.resident_bytes = 20480;
+	pts[2].has_resident = 1;
+	pts[2].resident.resident_bytes = 10240;
+	new.timeline = pts;
+	resident_view_build(&v, &new);
+	CHECK(v.present && v.targets == 1 && v.unread == 1);
+	CHECK_EQ_U64(v.total.resident_bytes, 10240);
+	CHECK_EQ_U64(v.total.pss_bytes, 100);
+	CHECK(v.has_peak && v.peak_bytes == 20480 && v.peak_time_ns == 1000000000ull);
+
+	diff(&b, &old, &new, &o, RENDER_TEXT);
+	out = text(&b);
+	CHECK(has_line(out,
+		       "live 340 B (+190 B) in 4 blocks (+1), resident 10.0 KiB (+6144 B) over "
+		       "2.0 s; by function, 3 of 3 groups, largest growth first"));
+	buf_free(&b);
+	watch(&b, &w, &new, &o, 0);
+	CHECK(strstr(text(&b), " live 340 B in 4 blocks, resident 10.0 KiB, "));
+	buf_free(&b);
+	render_timeline(&b, &new, &ro);
+	out = text(&b);
+	CHECK(strstr(out, "; resident peak 20.0 KiB at 1.000 s\n") != NULL);
+	/* a point without figures shows none; '.' runs from live on to resident */
+	CHECK(has_line(out,
+		       "    0.000s         0 B           -  |                                    "
+		       "    |  0"));
+	CHECK(strstr(
+	    out, "  1.000s       150 B    20.0 KiB  |........................................|"));
+	CHECK(strstr(
+	    out, "  3.000s       340 B    10.0 KiB  |#...................                    |"));
+	buf_free(&b);
+	watch_state_free(&w);
+}
+
 TEST(report_oldest)
 {
 	struct snapshot old, new;
@@ -402,5 +479,6 @@ int main(void)
 	RUN(timeline_rates);
 	RUN(watch_growth);
 	RUN(report_oldest);
+	RUN(resident_beside_live);
 	return UNIT_DONE();
 }

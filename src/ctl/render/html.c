@@ -5,7 +5,10 @@
  * from the npm registry, embedded at build time (src/ctl/render/html/embed.py writes
  * them into $(O)/html_assets.c); src/ctl/render/html/report.js builds the page: totals,
  * a flame graph of live, peak or allocated bytes (click to zoom, search),
- * memory over time from the snapshot's timeline, and the top stacks. A
+ * memory over time from the snapshot's timeline, and the top stacks; with
+ * resident memory in the snapshot, memory.js draws the chart again with the
+ * resident line beside the live heap (a page of an older snapshot is then
+ * byte for byte what it was: tests/golden). A
  * Content-Security-Policy forbids every network request, so the page works
  * offline and leaks nothing.
  */
@@ -13,15 +16,16 @@
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
+#include "ctl/view/resident.h"
 #include "common/strtab.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 
 extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
-    html_report_js[], html_report_css[];
+    html_report_js[], html_report_css[], html_memory_js[], html_memory_css[];
 extern const size_t html_d3_selection_js_len, html_flamegraph_js_len, html_flamegraph_css_len,
-    html_report_js_len, html_report_css_len;
+    html_report_js_len, html_report_css_len, html_memory_js_len, html_memory_css_len;
 
 /* Copy JSON into a <script> element: '<' only occurs in strings, where \u003c
  * means the same and cannot close the element. */
@@ -106,6 +110,43 @@ static size_t frame_site(struct frame_memo *m, struct buf *tmp, const struct sna
 	return k;
 }
 
+/*
+ * "resident": the resident series ([seconds, resident_bytes] of the points
+ * that have it), its peak, and the totals over the targets traced then.
+ */
+static void json_resident(struct json_writer *w, const struct snapshot *s)
+{
+	struct resident_view rv;
+
+	resident_view_build(&rv, s);
+	json_key(w, "resident");
+	json_begin_object(w);
+	json_kv_u64(w, "targets", rv.targets);
+	json_key(w, "total");
+	json_begin_object(w);
+	for (size_t i = 0; i < MT_NRESIDENT; i++)
+		json_kv_u64(w, mt_resident_descs[i].name, mt_resident_get(&rv.total, i));
+	json_end_object(w);
+	json_key(w, "peak_bytes");
+	if (rv.has_peak)
+		json_u64(w, rv.peak_bytes);
+	else
+		json_null(w);
+	json_kv_double(w, "peak_time", ns_to_seconds(rv.peak_time_ns));
+	json_key(w, "timeline");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		if (!s->timeline[i].has_resident)
+			continue;
+		json_begin_array(w);
+		json_double(w, ns_to_seconds(s->timeline[i].time_ns));
+		json_u64(w, s->timeline[i].resident.resident_bytes);
+		json_end_array(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
 static void json_data(struct json_writer *w, const struct snapshot *s, const struct render_opts *o)
 {
 	struct buf name = {0};
@@ -179,6 +220,8 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	for (size_t i = 0; i < strtab_count(names); i++)
 		json_string(w, names->strs[i]);
 	json_end_array(w);
+	if (s->has_resident)
+		json_resident(w, s);
 	json_end_object(w);
 	strtab_free(&m.names);
 	strtab_free(&m.sites);
@@ -206,6 +249,8 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	buf_printf(out, "</title>\n<style>\n");
 	buf_put(out, html_flamegraph_css, html_flamegraph_css_len);
 	buf_put(out, html_report_css, html_report_css_len);
+	if (s->has_resident)
+		buf_put(out, html_memory_css, html_memory_css_len);
 	buf_printf(out, "</style>\n</head>\n<body>\n<main id=\"report\">"
 			"<noscript>This report needs JavaScript.</noscript></main>\n"
 			"<script type=\"application/json\" id=\"memtrace-data\">");
@@ -219,5 +264,9 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	buf_put(out, html_flamegraph_js, html_flamegraph_js_len);
 	buf_printf(out, "\n</script>\n<script>\n");
 	buf_put(out, html_report_js, html_report_js_len);
+	if (s->has_resident) {
+		buf_printf(out, "\n</script>\n<script>\n");
+		buf_put(out, html_memory_js, html_memory_js_len);
+	}
 	buf_printf(out, "\n</script>\n</body>\n</html>\n");
 }

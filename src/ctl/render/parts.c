@@ -83,7 +83,7 @@ void render_json_counters(struct json_writer *w, const struct mt_counters *c, in
 	for (size_t i = 0; i < MT_NCOUNTERS; i++) {
 		const struct mt_counter_desc *m = &mt_counter_descs[i];
 
-		if (summary_only && !m->summary)
+		if (summary_only && m->summary != 1)
 			continue;
 		if (m->unit == MT_UNIT_NS)
 			json_kv_double(w, m->name, ns_to_seconds(mt_counter_get(c, i)));

@@ -5,6 +5,7 @@
  * stack is cut short.
  */
 #include "ctl/render/report.h"
+#include "ctl/render/resident.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
@@ -32,7 +33,8 @@ static const char *stack_end_name(uint32_t end)
 									 : "unknown";
 }
 
-static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest)
+static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest,
+		       int inherited)
 {
 	json_begin_object(w);
 	json_kv_u64(w, "pid", st->pid);
@@ -45,6 +47,10 @@ static void json_stack(struct json_writer *w, const struct snap_stack *st, int o
 	json_kv_u64(w, "peak_live_bytes", st->t.peak_live_bytes);
 	json_kv_u64(w, "temporary_allocations", st->t.temporary_allocations);
 	json_kv_u64(w, "temporary_bytes", st->t.temporary_bytes);
+	if (inherited) {
+		json_kv_u64(w, "inherited_allocations", st->t.inherited_allocations);
+		json_kv_u64(w, "inherited_bytes", st->t.inherited_bytes);
+	}
 	if (oldest) {
 		json_key(w, "oldest_live_age");
 		if (st->t.live_allocations)
@@ -70,13 +76,14 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_begin_object(w);
 	render_json_counters(w, report_counters(s, o->pid), 0);
 	json_end_object(w);
+	render_json_resident_totals(w, s, o->pid);
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	render_json_truncations(w, s);
 	json_key(w, "entries");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->nstacks; i++)
-		json_stack(w, &s->stacks[i], o->oldest && s->has_ages);
+		json_stack(w, &s->stacks[i], o->oldest && s->has_ages, s->has_inherited);
 	json_end_array(w);
 	json_end_object(w);
 }
@@ -94,10 +101,10 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 		buf_printf(b, "pid %" PRIu32 ": ", o->pid);
 	else
 		buf_printf(b, "total: ");
-	buf_printf(b,
-		   "live %s in %" PRIu64 " blocks, peak %s, allocated %s in %" PRIu64
-		   " calls, freed %s in %" PRIu64 "; ",
-		   live, c->live_allocations, peak, allocated, c->allocations, freed, c->frees);
+	buf_printf(b, "live %s in %" PRIu64 " blocks", live, c->live_allocations);
+	render_text_resident_brief(b, s, o->pid); /* beside it, when the snapshot has it */
+	buf_printf(b, ", peak %s, allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 "; ",
+		   peak, allocated, c->allocations, freed, c->frees);
 	if (o->pid)
 		buf_printf(b, "%" PRIu32 " stacks shown\n", s->nstacks);
 	else
@@ -125,6 +132,11 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 			format_bytes(peak, sizeof(peak), st->t.temporary_bytes);
 			buf_printf(b, "  temporary %" PRIu64 " (%s)", st->t.temporary_allocations,
 				   peak);
+		}
+		if (st->t.inherited_allocations) {
+			format_bytes(peak, sizeof(peak), st->t.inherited_bytes);
+			buf_printf(b, "  inherited %s in %" PRIu64 " blocks at the fork", peak,
+				   st->t.inherited_allocations);
 		}
 		if (o->oldest && s->has_ages && st->t.live_allocations) {
 			format_duration(peak, sizeof(peak), st->oldest_live_age_ns);

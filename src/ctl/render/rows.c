@@ -8,6 +8,7 @@
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
+#include "ctl/view/resident.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -71,9 +72,19 @@ static void json_group_rows(struct json_writer *w, const struct group_table *t, 
 
 /* ---- diff ---------------------------------------------------------------------- */
 
+/* Both snapshots have resident memory of traced targets: their totals. */
+static int resident_both(const struct snapshot *old, const struct snapshot *new,
+			 struct resident_view *was, struct resident_view *now)
+{
+	resident_view_build(was, old);
+	resident_view_build(now, new);
+	return was->present && now->present && was->targets && now->targets;
+}
+
 static void json_diff(struct buf *out, const struct diff_view *v, const struct render_opts *o)
 {
 	const struct snapshot *old = v->old, *new = v->new;
+	struct resident_view was, now;
 	struct json_writer w;
 
 	json_init(&w, out, o->pretty);
@@ -85,6 +96,11 @@ static void json_diff(struct buf *out, const struct diff_view *v, const struct r
 	json_kv_u64(&w, "live_allocations", new->totals.live_allocations);
 	json_kv_i64(&w, "live_allocations_diff",
 		    (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
+	if (resident_both(old, new, &was, &now)) {
+		json_kv_u64(&w, "resident_bytes", now.total.resident_bytes);
+		json_kv_i64(&w, "resident_bytes_diff",
+			    (int64_t)(now.total.resident_bytes - was.total.resident_bytes));
+	}
 	json_kv_double(&w, "interval", v->interval);
 	json_kv_u64(&w, "groups_total", v->nrows);
 	json_key(&w, "entries");
@@ -118,15 +134,21 @@ static void text_diff(struct buf *out, const struct diff_view *v)
 {
 	const struct snapshot *old = v->old, *new = v->new;
 	char line[LINE_MAX_LEN], label[4096], sz[32], dsz[32];
+	struct resident_view was, now;
 
 	format_size(sz, sizeof(sz), (int64_t) new->totals.live_bytes, 0);
 	format_size(dsz, sizeof(dsz), (int64_t)(new->totals.live_bytes - old->totals.live_bytes),
 		    1);
-	buf_printf(out,
-		   "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ") over %.1f s; by %s%s, "
-		   "%zu of %zu groups, largest growth first\n",
-		   sz, dsz, new->totals.live_allocations,
-		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations),
+	buf_printf(out, "live %s (%s) in %" PRIu64 " blocks (%+" PRId64 ")", sz, dsz,
+		   new->totals.live_allocations,
+		   (int64_t)(new->totals.live_allocations - old->totals.live_allocations));
+	if (resident_both(old, new, &was, &now)) { /* beside it, what the machine sees */
+		format_size(sz, sizeof(sz), (int64_t)now.total.resident_bytes, 0);
+		format_size(dsz, sizeof(dsz),
+			    (int64_t)(now.total.resident_bytes - was.total.resident_bytes), 1);
+		buf_printf(out, ", resident %s (%s)", sz, dsz);
+	}
+	buf_printf(out, " over %.1f s; by %s%s, %zu of %zu groups, largest growth first\n",
 		   v->interval, group_by_name(v->now.by), v->now.cumulative ? " (cumulative)" : "",
 		   v->shown, v->nrows);
 	for (size_t k = 0; k < v->shown; k++) {
@@ -349,7 +371,9 @@ void render_grouped(struct buf *out, const struct grouped_view *v, const struct 
 void render_watch(struct buf *out, const struct watch_view *v, int tty)
 {
 	const struct snapshot *s = v->s;
-	char live[32], peak[32], brate[32], clock[16], label[4096], line[LINE_MAX_LEN];
+	char live[32], peak[32], brate[32], clock[16], label[4096], line[LINE_MAX_LEN],
+	    resident[32];
+	struct resident_view rv;
 	time_t now = (time_t)(s->created_unix_ns / 1000000000ull);
 	struct tm tm;
 
@@ -360,10 +384,14 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 	format_size(brate, sizeof(brate), (int64_t)v->byte_rate, 0);
 	if (tty)
 		buf_printf(out, "\033[H\033[2J");
-	buf_printf(out,
-		   "%s live %s in %" PRIu64 " blocks, %.0f allocs/s (%s/s), peak %s, "
-		   "lost %" PRIu64 "\n",
-		   clock, live, s->totals.live_allocations, v->rate, brate, peak,
+	buf_printf(out, "%s live %s in %" PRIu64 " blocks, ", clock, live,
+		   s->totals.live_allocations);
+	resident_view_build(&rv, s);
+	if (rv.present && rv.targets) { /* resident beside live, as sampled */
+		format_size(resident, sizeof(resident), (int64_t)rv.total.resident_bytes, 0);
+		buf_printf(out, "resident %s, ", resident);
+	}
+	buf_printf(out, "%.0f allocs/s (%s/s), peak %s, lost %" PRIu64 "\n", v->rate, brate, peak,
 		   snapshot_events_lost(s));
 	for (size_t k = 0; k < v->shown; k++) {
 		const struct group_row *r = v->rows[k].row;
@@ -399,12 +427,26 @@ static double point_rate(const struct snapshot *s, uint32_t from, uint32_t i)
 static void json_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o)
 {
 	struct json_writer w;
+	struct resident_view rv;
 
+	resident_view_build(&rv, s);
 	json_init(&w, out, o->pretty);
 	json_begin_object(&w);
 	json_kv_double(&w, "interval", ns_to_seconds(s->timeline_interval_ns));
 	json_kv_u64(&w, "peak_live_bytes", s->totals.peak_live_bytes);
 	json_kv_double(&w, "peak_time", ns_to_seconds(s->totals.peak_time_ns));
+	if (rv.present) { /* the resident series' own peak (ctl/view/resident.h) */
+		json_key(&w, "peak_resident_bytes");
+		if (rv.has_peak)
+			json_u64(&w, rv.peak_bytes);
+		else
+			json_null(&w);
+		json_key(&w, "peak_resident_time");
+		if (rv.has_peak)
+			json_double(&w, ns_to_seconds(rv.peak_time_ns));
+		else
+			json_null(&w);
+	}
 	json_key(&w, "points");
 	json_begin_array(&w);
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
@@ -421,6 +463,13 @@ static void json_timeline(struct buf *out, const struct snapshot *s, const struc
 			json_double(&w, point_rate(s, i - 1, i));
 		else
 			json_null(&w);
+		for (size_t k = 0; rv.present && k < MT_NRESIDENT; k++) {
+			json_key(&w, mt_resident_descs[k].name);
+			if (p->has_resident)
+				json_u64(&w, mt_resident_get(&p->resident, k));
+			else
+				json_null(&w);
+		}
 		json_end_object(&w);
 	}
 	json_end_array(&w);
@@ -428,41 +477,77 @@ static void json_timeline(struct buf *out, const struct snapshot *s, const struc
 	buf_put(out, "\n", 1);
 }
 
+/*
+ * One row's bar: '#' up to the live bytes, and with resident memory '.' on
+ * from there to the resident bytes (nothing more when live is the larger).
+ */
+static void put_bar(struct buf *out, uint64_t live, uint64_t resident, uint64_t max)
+{
+	int bar = max ? (int)((live * (double)BAR_WIDTH) / (double)max + 0.5) : 0;
+	int rbar = max ? (int)((resident * (double)BAR_WIDTH) / (double)max + 0.5) : 0;
+
+	buf_put(out, "|", 1);
+	for (int c = 0; c < BAR_WIDTH; c++)
+		buf_put(out, c < bar ? "#" : c < rbar ? "." : " ", 1);
+	buf_put(out, "|", 1);
+}
+
 static void text_timeline(struct buf *out, const struct snapshot *s, uint32_t max_rows)
 {
 	uint64_t max = 0;
 	uint32_t rows, last = UINT32_MAX;
-	char sz[32], peak[32];
+	char sz[32], peak[32], rsz[32];
+	struct resident_view rv;
 
+	resident_view_build(&rv, s);
 	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
-	buf_printf(out,
-		   "memory over time: %" PRIu32 " points, one every %.3f s; peak %s at %.3f s\n",
+	buf_printf(out, "memory over time: %" PRIu32 " points, one every %.3f s; peak %s at %.3f s",
 		   s->ntimeline, ns_to_seconds(s->timeline_interval_ns), peak,
 		   ns_to_seconds(s->totals.peak_time_ns));
+	if (rv.has_peak) {
+		format_size(rsz, sizeof(rsz), (int64_t)rv.peak_bytes, 0);
+		buf_printf(out, "; resident peak %s at %.3f s", rsz,
+			   ns_to_seconds(rv.peak_time_ns));
+	}
+	buf_printf(out, "\n");
 	if (!s->ntimeline) {
 		buf_printf(out, "no samples yet\n");
 		return;
 	}
-	for (uint32_t i = 0; i < s->ntimeline; i++)
-		if (s->timeline[i].live_bytes > max)
-			max = s->timeline[i].live_bytes;
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		if (p->live_bytes > max)
+			max = p->live_bytes;
+		if (rv.present && p->has_resident && p->resident.resident_bytes > max)
+			max = p->resident.resident_bytes;
+	}
 	rows = max_rows && max_rows < s->ntimeline ? max_rows : s->ntimeline;
-	buf_printf(out, "%10s  %10s  %-*s  %s\n", "time", "live", BAR_WIDTH + 2, "", "allocs/s");
+	if (rv.present)
+		buf_printf(out, "%10s  %10s  %10s  %-*s  %s\n", "time", "live", "resident",
+			   BAR_WIDTH + 2, "# live, . resident", "allocs/s");
+	else
+		buf_printf(out, "%10s  %10s  %-*s  %s\n", "time", "live", BAR_WIDTH + 2, "",
+			   "allocs/s");
 	for (uint32_t r = 0; r < rows; r++) {
 		/* evenly spaced, the last row always the newest point */
 		uint32_t i = rows == 1 ? s->ntimeline - 1
 				       : (uint32_t)((uint64_t)r * (s->ntimeline - 1) / (rows - 1));
 		const struct snap_timeline_point *p = &s->timeline[i];
-		int bar = max ? (int)((p->live_bytes * (double)BAR_WIDTH) / (double)max + 0.5) : 0;
+		uint64_t resident = p->has_resident ? p->resident.resident_bytes : 0;
 
 		if (i == last)
 			continue;
 		format_size(sz, sizeof(sz), (int64_t)p->live_bytes, 0);
-		buf_printf(out, "%9.3fs  %10s  |", ns_to_seconds(p->time_ns), sz);
-		for (int c = 0; c < BAR_WIDTH; c++)
-			buf_put(out, c < bar ? "#" : " ", 1);
+		buf_printf(out, "%9.3fs  %10s  ", ns_to_seconds(p->time_ns), sz);
+		if (rv.present) {
+			if (p->has_resident)
+				format_size(rsz, sizeof(rsz), (int64_t)resident, 0);
+			buf_printf(out, "%10s  ", p->has_resident ? rsz : "-");
+		}
+		put_bar(out, p->live_bytes, resident, max);
 		/* the rate since the row above, so no burst falls between rows */
-		buf_printf(out, "|  %.0f\n", point_rate(s, last == UINT32_MAX ? 0 : last, i));
+		buf_printf(out, "  %.0f\n", point_rate(s, last == UINT32_MAX ? 0 : last, i));
 		last = i;
 	}
 }

@@ -9,6 +9,7 @@
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
+#include "ctl/render/resident.h"
 #include "ctl/view/sites.h"
 #include "memtrace/event.h"
 
@@ -196,8 +197,10 @@ static void json_probe_sites(struct json_writer *w, const struct snap_target *t)
 	json_end_array(w);
 }
 
-static void json_target(struct json_writer *w, const struct snap_target *t, int with_counters)
+static void json_target(struct json_writer *w, const struct snapshot *s, uint32_t i,
+			int with_counters)
 {
+	const struct snap_target *t = &s->targets[i];
 	int exited = t->state == SNAP_TARGET_EXITED && t->exit_status >= 0;
 
 	json_begin_object(w);
@@ -217,6 +220,8 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 	json_kv_string(w, "allocator", t->allocator);
 	json_kv_string(w, "note", t->note);
 	json_kv_u64(w, "probes", t->probes);
+	if (t->parent_pid) /* forked from a traced process: its heap began as that one's */
+		json_kv_u64(w, "parent_pid", t->parent_pid);
 	if (!with_counters) /* status: where each function is probed */
 		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
@@ -225,6 +230,7 @@ static void json_target(struct json_writer *w, const struct snap_target *t, int 
 		json_begin_object(w);
 		render_json_counters(w, &t->counters, 0);
 		json_end_object(w);
+		render_json_target_resident(w, s, i);
 	}
 	json_end_object(w);
 }
@@ -234,7 +240,7 @@ static void json_targets(struct json_writer *w, const struct snapshot *s, int wi
 	json_key(w, "targets");
 	json_begin_array(w);
 	for (uint32_t i = 0; i < s->ntargets; i++)
-		json_target(w, &s->targets[i], with_counters);
+		json_target(w, s, i, with_counters);
 	json_end_array(w);
 }
 
@@ -336,6 +342,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s)
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_daemon(w, s);
+	render_json_resident_totals(w, s, 0);
 	json_targets(w, s, 1);
 	json_stats_extras(w, s);
 	json_end_object(w);
@@ -453,6 +460,8 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 		const struct mt_counter_desc *m = &mt_counter_descs[i];
 		uint64_t v = mt_counter_get(c, i);
 
+		if (m->summary == 2 && !v)
+			continue; /* not a number of this trace */
 		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));
@@ -474,6 +483,7 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 	}
 	buf_printf(b, "%s\n", lost ? ")" : "");
 	render_text_lost_warning(b, s);
+	render_text_resident_totals(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		const struct snap_target *t = &s->targets[i];
 		char state[64];
@@ -484,7 +494,9 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 			   state, human, t->counters.live_allocations);
 		format_text(b, t->command ? t->command : "-");
 		buf_printf(b, "\n");
+		render_text_target_resident(b, t);
 	}
+	render_text_memory(b, s);
 	text_stats_extras(b, s);
 }
 

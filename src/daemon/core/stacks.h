@@ -29,6 +29,10 @@ struct stack_entry {
 	 * peak_epoch (see tracker_stack_peak_bytes) */
 	struct mt_stack_counters t;
 	uint64_t peak_epoch;
+	/* process families (family.h): the newest record of its live values
+	 * kept for forks (+ 1; 0: none), and the fork epoch it was kept for */
+	uint32_t hist;
+	uint32_t hist_epoch;
 };
 
 struct stack_table {

@@ -40,5 +40,27 @@ int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counte
 	p->live_allocations = c->live_allocations;
 	p->allocations = c->allocations;
 	p->bytes_allocated = c->bytes_allocated;
+	p->has_resident = 0;
+	memset(&p->resident, 0, sizeof(p->resident));
+	return 1;
+}
+
+int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt_resident *r)
+{
+	uint32_t lo = 0, hi = tl->npoints;
+
+	/* points are in time order; it is nearly always the newest */
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (tl->points[mid].time_ns < time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == tl->npoints || tl->points[lo].time_ns != time_ns)
+		return 0;
+	tl->points[lo].has_resident = 1;
+	tl->points[lo].resident = *r;
 	return 1;
 }

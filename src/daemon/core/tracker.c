@@ -5,6 +5,7 @@
  * lets "live at peak" be reported per stack without an event log.
  */
 #include "daemon/core/tracker.h"
+#include "daemon/core/family.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -30,8 +31,21 @@ void tracker_destroy(struct tracker *t)
 	uint32_t i;
 
 	for (i = 0; i < t->ntargets; i++) {
+		struct family *f = t->targets[i].fam;
+
 		free(t->targets[i].parked);
 		free(t->targets[i].maps);
+		if (f) {
+			addrmap_free(&f->births);
+			addrmap_free(&f->ghost_at);
+			addrmap_free(&f->tombs);
+			addrmap_free(&f->ifree_at);
+			free(f->ghosts);
+			free(f->hist);
+			free(f->hist_stacks);
+			free(f->ifree);
+			free(f);
+		}
 	}
 	free(t->targets);
 	recent_destroy(&t->recent);
@@ -138,13 +152,27 @@ uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_en
 }
 
 /* Before a stack's live bytes change: if a peak was set since it last changed,
- * its current value is its value at that peak. */
-static void peak_touch(struct tracker *t, struct stack_entry *s)
+ * its current value is its value at that peak; if its target forked since,
+ * its current values are the child's (family.h). */
+static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_target *tg,
+				       uint32_t idx)
 {
+	struct stack_entry *s = stack_get(&t->stacks, idx);
+
 	if (s->peak_epoch != t->peak_epoch) {
 		s->t.peak_live_bytes = s->t.live_bytes;
 		s->peak_epoch = t->peak_epoch;
 	}
+	if (tg->last_fork)
+		family_stack_save(t, tg, idx);
+	return s;
+}
+
+/* A new peak: stacks on an older epoch report their current value. */
+static void peak_moved(struct tracker *t)
+{
+	t->peak_epoch++;
+	family_peak_moved(t);
 }
 
 static uint64_t since(uint64_t now, uint64_t start)
@@ -184,10 +212,9 @@ static void count_release(struct mt_counters *c, uint64_t size, int missed, int 
 static void account_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
 			  uint32_t stack)
 {
-	struct stack_entry *s = stack_get(&t->stacks, stack);
+	struct stack_entry *s = stack_touch(t, tg, stack);
 	uint64_t old_peak = t->totals.peak_live_bytes;
 
-	peak_touch(t, s);
 	s->t.allocations++;
 	s->t.bytes_allocated += ev->size;
 	s->t.live_allocations++;
@@ -195,16 +222,17 @@ static void account_alloc(struct tracker *t, struct tracker_target *tg, const st
 	count_alloc(&tg->c, ev->size, since(ev->time_ns, tg->start_ns));
 	count_alloc(&t->totals, ev->size, since(ev->time_ns, t->start_ns));
 	if (t->totals.peak_live_bytes != old_peak)
-		t->peak_epoch++;
+		peak_moved(t);
 }
 
 /* b leaves the heap: freed (by thread tid), or missed; temporary as the caller found. */
 static void account_release(struct tracker *t, struct tracker_target *tg,
 			    const struct heap_block *b, int missed, int temporary)
 {
-	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+	struct stack_entry *s = stack_touch(t, tg, b->stack);
 
-	peak_touch(t, s);
+	if (tg->last_fork) /* a child may share it */
+		family_gone(t, tg, b);
 	if (missed) {
 		/* a stack's frees count only calls that were seen */
 	} else {
@@ -219,6 +247,58 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 	s->t.live_bytes -= b->size;
 	count_release(&tg->c, b->size, missed, temporary);
 	count_release(&t->totals, b->size, missed, temporary);
+}
+
+/*
+ * tg freed (or, missed, lost the free of) the inherited block b, whose stack
+ * is an ancestor's: counted as its own free on its stack of the same frames,
+ * whose live values go below its own (the inherited part is added back by
+ * the views, and at the release: family.h).
+ */
+static void account_inherited(struct tracker *t, struct tracker_target *tg,
+			      const struct heap_block *b, int missed)
+{
+	const struct stack_entry *from = stack_get(&t->stacks, b->stack);
+	uint64_t words[MT_MAX_FRAMES + MT_MAX_PYFRAMES];
+	uint32_t n = from->nframes <= sizeof(words) / sizeof(words[0]) ? from->nframes : 0, idx;
+	struct stack_entry *s;
+	int is_new;
+
+	for (uint32_t k = 0; k < n; k++)
+		words[k] = stack_word(&t->stacks, b->stack, k);
+	idx = stack_intern(&t->stacks, tg->space, words, n, &is_new);
+	if (idx == STACK_NONE) {
+		idx = tg->empty_stack;
+	} else if (is_new) {
+		stack_get(&t->stacks, idx)->stack_end = stack_get(&t->stacks, b->stack)->stack_end;
+		family_stack_new(t, tg, idx);
+		if (t->on_new_stack)
+			t->on_new_stack(t->on_new_stack_arg, tg->space, words, n);
+	}
+	s = stack_touch(t, tg, idx);
+	if (!missed) {
+		s->t.frees++;
+		s->t.bytes_freed += b->size;
+	}
+	s->t.live_allocations--;
+	s->t.live_bytes -= b->size;
+	family_took(t, tg, b->addr, idx, b->size);
+	count_release(&tg->c, b->size, missed, 0);
+	count_release(&t->totals, b->size, missed, 0);
+}
+
+/* The block at addr of tg's view leaves it: its own, or one it inherited. */
+static int take_block(struct tracker *t, struct tracker_target *tg, uint64_t addr,
+		      struct heap_block *out, int *inherited)
+{
+	*inherited = 0;
+	if (heap_remove(&t->heap, tg->space, addr, out))
+		return 1;
+	if (tg->inherited_live && family_inherited(t, tg, addr, out)) {
+		*inherited = 1;
+		return 1;
+	}
+	return 0;
 }
 
 static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
@@ -236,6 +316,7 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		t->totals.stackless_allocations++;
 	} else if (is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
+		family_stack_new(t, tg, stack);
 		if (t->on_new_stack)
 			t->on_new_stack(t->on_new_stack_arg, tg->space,
 					(const uint64_t *)ev->frames,
@@ -271,7 +352,11 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	}
 	if (r == HEAP_REPLACED)
 		account_release(t, tg, &old, 1, 0);
+	else if (tg->inherited_live && family_inherited(t, tg, ev->addr, &old))
+		account_inherited(t, tg, &old, 1); /* its free was not seen */
 	account_alloc(t, tg, ev, stack);
+	if (tg->last_fork)
+		family_born(t, tg, ev->addr);
 }
 
 static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
@@ -283,11 +368,14 @@ static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
 static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t tid)
 {
 	struct heap_block b;
+	int inherited;
 
-	if (heap_remove(&t->heap, tg->space, addr, &b))
-		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->space, addr, tid));
-	else
+	if (!take_block(t, tg, addr, &b, &inherited))
 		count_unknown_free(tg, t);
+	else if (inherited)
+		account_inherited(t, tg, &b, 0);
+	else
+		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->space, addr, tid));
 }
 
 static struct tracker_parked *parked_find(struct tracker_target *tg, uint32_t tid)
@@ -309,7 +397,7 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	if (p) {
 		/* the return of this thread's previous realloc was lost: we do
 		 * not know its outcome, so the old block stays live */
-		if (p->known) {
+		if (p->known && !p->inherited) {
 			heap_insert(&t->heap, &p->block, NULL);
 			recent_restore(&t->recent, tg->space, p->old_addr, &p->mark);
 		}
@@ -327,10 +415,14 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	}
 	p->tid = ev->tid;
 	p->old_addr = ev->old_addr;
-	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
 	memset(&p->mark, 0, sizeof(p->mark));
+	/* an inherited block stays in the parent's tables until the outcome */
+	p->inherited = 0;
+	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
 	if (p->known)
 		recent_take(&t->recent, tg->space, ev->old_addr, &p->mark);
+	else if (tg->inherited_live)
+		p->known = p->inherited = family_inherited(t, tg, ev->old_addr, &p->block);
 }
 
 static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
@@ -338,30 +430,36 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 	struct tracker_parked *p = parked_find(tg, ev->tid);
 	struct recent_mark mark;
 	struct heap_block old;
-	int known;
+	int known, inherited;
 
 	if (p && p->old_addr == ev->old_addr) {
 		known = p->known;
+		inherited = p->inherited;
 		old = p->block;
 		mark = p->mark;
 		*p = tg->parked[--tg->nparked];
 	} else {
 		/* entry event lost: the old block is still on the heap */
-		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
 		memset(&mark, 0, sizeof(mark));
+		inherited = 0;
+		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
 		if (known)
 			recent_take(&t->recent, tg->space, ev->old_addr, &mark);
+		else if (tg->inherited_live)
+			known = inherited = family_inherited(t, tg, ev->old_addr, &old);
 	}
 	if (!ev->addr && ev->size) {
 		/* failed: the old block is untouched and stays live */
-		if (known) {
+		if (known && !inherited) {
 			heap_insert(&t->heap, &old, NULL);
 			recent_restore(&t->recent, tg->space, ev->old_addr, &mark);
 		}
 		return;
 	}
 	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
-	if (known)
+	if (known && inherited)
+		account_inherited(t, tg, &old, 0);
+	else if (known)
 		account_release(t, tg, &old, 0, recent_judge(&t->recent, &mark, ev->tid));
 	else
 		count_unknown_free(tg, t);
@@ -421,10 +519,12 @@ static void maps_remove(struct tracker_target *tg, size_t i)
 static void account_shrink(struct tracker *t, struct tracker_target *tg, struct heap_block *b,
 			   uint64_t n)
 {
-	heap_set_size(&t->heap, tg->space, b->addr, b->size - n);
-	struct stack_entry *s = stack_get(&t->stacks, b->stack);
+	struct stack_entry *s = stack_touch(t, tg, b->stack);
 
-	peak_touch(t, s);
+	/* for the children that share it, the old size is gone: a new block */
+	family_gone(t, tg, b);
+	heap_set_size(&t->heap, tg->space, b->addr, b->size - n);
+	family_born(t, tg, b->addr);
 	s->t.bytes_freed += n;
 	s->t.live_bytes -= n;
 	tg->c.bytes_freed += n;
@@ -451,12 +551,32 @@ static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64
 				recent_release(&t->recent, tg->space, addr, missed ? 0 : tid));
 }
 
+/*
+ * A forked child's munmap of mmap blocks it inherited (a CPython worker
+ * giving back an arena its parent mapped): each inherited block that starts
+ * in the range at a page the previous one ended on, and lies in it whole,
+ * is freed. (A part of one is not followed: the block stays live.)
+ */
+static void munmap_inherited(struct tracker *t, struct tracker_target *tg, uint64_t start,
+			     uint64_t end)
+{
+	struct heap_block b;
+
+	while (start < end && tg->inherited_live && family_inherited(t, tg, start, &b) &&
+	       b.size <= end - start) {
+		account_inherited(t, tg, &b, 0);
+		start += (b.size + 4095) & ~4095ull;
+	}
+}
+
 /* munmap(start, end - start) by thread tid: release what it covers. */
 static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t start, uint64_t end,
 		      uint32_t tid)
 {
 	size_t i = maps_first_after(tg, start);
 
+	if (tg->inherited_live)
+		munmap_inherited(t, tg, start, end);
 	while (i < tg->nmaps && tg->maps[i].start < end) {
 		struct tracker_mapping m = tg->maps[i];
 		uint64_t lo = m.start > start ? m.start : start;
@@ -527,7 +647,37 @@ void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
 	t->totals.peak_live_bytes = t->totals.live_bytes;
 	t->totals.peak_time_ns = since(now_ns, t->start_ns);
 	/* stacks on an older epoch report their current value: now the peak's */
-	t->peak_epoch++;
+	peak_moved(t);
+}
+
+/* At the release: the live values the frees of inherited blocks took from
+ * a stack of its own come back (what remains is its own). */
+static void undo_inherited(void *arg, uint32_t stack, uint64_t count, uint64_t bytes)
+{
+	struct tracker_target *tg = ((void **)arg)[1];
+	struct stack_entry *s = stack_touch(((void **)arg)[0], tg, stack);
+
+	s->t.live_allocations += count;
+	s->t.live_bytes += bytes;
+}
+
+/* tg's generation ended: the inherited blocks it still holds leave its heap. */
+static void release_inherited(struct tracker *t, struct tracker_target *tg)
+{
+	void *arg[2] = {t, tg};
+
+	if (!tg->parent || tg->released)
+		return;
+	family_release(t, tg, undo_inherited, arg);
+	tg->c.inherited_released += tg->inherited_live;
+	tg->c.inherited_released_bytes += tg->inherited_live_bytes;
+	tg->c.live_allocations -= tg->inherited_live;
+	tg->c.live_bytes -= tg->inherited_live_bytes;
+	t->totals.inherited_released += tg->inherited_live;
+	t->totals.inherited_released_bytes += tg->inherited_live_bytes;
+	t->totals.live_allocations -= tg->inherited_live;
+	t->totals.live_bytes -= tg->inherited_live_bytes;
+	tg->inherited_live = tg->inherited_live_bytes = 0;
 }
 
 int tracker_target_exec(struct tracker *t, uint32_t tgid)
@@ -537,7 +687,50 @@ int tracker_target_exec(struct tracker *t, uint32_t tgid)
 	if (!tg)
 		return -1;
 	tg->ended = 1;
+	release_inherited(t, tg);
 	return 0;
+}
+
+int tracker_target_exited(struct tracker *t, uint32_t space)
+{
+	struct tracker_target *tg = space_target(t, space);
+
+	if (!tg)
+		return -1;
+	release_inherited(t, tg);
+	return 0;
+}
+
+struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t child,
+				    uint64_t start_ns)
+{
+	struct tracker_target *p = tracker_find_target(t, parent), *c;
+	uint32_t pi = p ? (uint32_t)(p - t->targets) : 0;
+	uint64_t old_peak = t->totals.peak_live_bytes;
+
+	if (!(c = tracker_add_target(t, child, start_ns)) || !p)
+		return c;
+	p = &t->targets[pi]; /* the array may have moved */
+	c->fork_peak_epoch = t->peak_epoch;
+	if (family_fork(t, p, c))
+		return c;
+	/* its heap is its parent's: those blocks are live in it too */
+	c->c.inherited_allocations = c->inherited_live;
+	c->c.inherited_bytes = c->inherited_live_bytes;
+	c->c.live_allocations = c->inherited_live;
+	c->c.live_bytes = c->inherited_live_bytes;
+	c->c.peak_live_bytes = c->inherited_live_bytes;
+	t->totals.inherited_allocations += c->inherited_live;
+	t->totals.inherited_bytes += c->inherited_live_bytes;
+	t->totals.live_allocations += c->inherited_live;
+	t->totals.live_bytes += c->inherited_live_bytes;
+	if (t->totals.live_bytes > t->totals.peak_live_bytes) {
+		t->totals.peak_live_bytes = t->totals.live_bytes;
+		t->totals.peak_time_ns = since(start_ns, t->start_ns);
+	}
+	if (t->totals.peak_live_bytes != old_peak)
+		peak_moved(t);
+	return c;
 }
 
 void tracker_event(struct tracker *t, const void *data, size_t len)

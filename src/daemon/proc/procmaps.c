@@ -127,7 +127,7 @@ static int take_path(struct cursor *c, struct map_entry *e)
 	return 0;
 }
 
-static int parse_line(const char *line, size_t len, struct map_entry *e)
+int procmaps_parse_line(const char *line, size_t len, struct map_entry *e)
 {
 	struct cursor c = {line, line + len};
 	uint64_t major, minor;
@@ -213,7 +213,7 @@ int procmaps_parse(const char *text, size_t len, struct proc_maps *m)
 			m->v = v;
 			cap = new_cap;
 		}
-		if (parse_line(p, (size_t)(line_end - p), &m->v[m->n])) {
+		if (procmaps_parse_line(p, (size_t)(line_end - p), &m->v[m->n])) {
 			free(m->v[m->n].path);
 			goto fail;
 		}
@@ -230,7 +230,7 @@ fail:
 }
 
 /* The whole file in one buffer; maps files report size 0, so read to EOF. */
-static int read_file(const char *path, struct buf *b)
+int procmaps_read_text(const char *path, struct buf *b)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 	int err = 0;
@@ -269,7 +269,7 @@ int procmaps_read(int pid, struct proc_maps *m)
 	for (attempt = 0; attempt < READ_ATTEMPTS; attempt++) {
 		struct buf b = {0};
 
-		err = read_file(path, &b);
+		err = procmaps_read_text(path, &b);
 		if (!err && procmaps_parse((const char *)b.data, b.len, m))
 			err = -errno;
 		buf_free(&b);

@@ -32,6 +32,17 @@ struct proc_maps {
  */
 int procmaps_parse(const char *text, size_t len, struct proc_maps *m);
 
+/*
+ * Parse one line (without its newline) into e, which is overwritten; e->path
+ * is malloc'd when the line names one (free it). 0, or -1 when malformed.
+ * For the files that list mappings in the maps form (smaps, smaps_rollup).
+ */
+int procmaps_parse_line(const char *line, size_t len, struct map_entry *e);
+
+struct buf;
+/* The whole of a /proc text file (its size reads as 0) appended to b: 0 or -errno. */
+int procmaps_read_text(const char *path, struct buf *b);
+
 /* Read and parse /proc/PID/maps into m. Returns 0 or -errno. */
 int procmaps_read(int pid, struct proc_maps *m);
 

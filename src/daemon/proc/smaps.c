@@ -1,185 +1,199 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * /proc/PID/smaps (see smaps.h): a maps line per mapping, parsed by
- * procmaps.c's parser, then "Key: value kB" lines and the VmFlags line
- * that belong to it.
+ * Parser of /proc/PID/smaps (smaps.h). A line is either a mapping's maps
+ * line ("start-end perms offset dev inode [path]", procmaps.c reads it) or
+ * one of its fields ("Key: value"); the four figures kept must each come
+ * once per mapping, as sizes in kB (rss.c reads those).
  */
 #include "daemon/proc/smaps.h"
-#include "daemon/proc/procmaps.h"
+#include "daemon/proc/rss.h"
 #include "common/util.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-static int is_hex(char c)
-{
-	return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
+static const struct {
+	const char *key;
+	size_t offset;
+} figures[] = {
+    {"Rss", offsetof(struct smaps_entry, rss)},
+    {"Pss", offsetof(struct smaps_entry, pss)},
+    {"Anonymous", offsetof(struct smaps_entry, anonymous)},
+    {"Swap", offsetof(struct smaps_entry, swap)},
+};
 
-/* A mapping's own line starts with hexadecimal digits and a '-'. */
-static int is_header(const char *p, const char *end)
-{
-	while (p < end && is_hex(*p))
-		p++;
-	return p < end && *p == '-';
-}
+#define ALL_FIGURES ((1u << ARRAY_SIZE(figures)) - 1)
 
-/* "Key:   123 kB" into bytes; 0, or -1 when the line is not of that form. */
-static int field_kb(const char *p, const char *end, const char *key, uint64_t *out)
-{
-	size_t k = strlen(key);
-	uint64_t v = 0;
-	int digits = 0;
-
-	if ((size_t)(end - p) <= k || memcmp(p, key, k) || p[k] != ':')
-		return -1;
-	for (p += k + 1; p < end && *p == ' '; p++)
-		;
-	for (; p < end && *p >= '0' && *p <= '9'; p++, digits++) {
-		if (v > UINT64_MAX / 10 / 1024)
-			return -1;
-		v = v * 10 + (uint64_t)(*p - '0');
-	}
-	if (!digits)
-		return -1;
-	*out = v * 1024;
-	return 0;
-}
-
-static void vm_flags(const char *p, const char *end, struct smap *m)
+/* "VmFlags: rd wr mr mw me ac sd": the two-letter codes a reader of the memory minds. */
+static void take_vmflags(struct smaps_entry *e, const char *p, size_t n)
 {
 	static const struct {
 		char code[3];
 		uint32_t flag;
-	} codes[] = {{"io", SMAP_IO},	{"pf", SMAP_PFNMAP}, {"um", SMAP_UFFD},
-		     {"uw", SMAP_UFFD}, {"ui", SMAP_UFFD},   {"sh", SMAP_SHARED}};
+	} codes[] = {{"io", SMAPS_VM_IO},   {"pf", SMAPS_VM_PFNMAP}, {"um", SMAPS_VM_UFFD},
+		     {"uw", SMAPS_VM_UFFD}, {"ui", SMAPS_VM_UFFD},   {"sh", SMAPS_VM_SHARED}};
+	const char *end = p + n;
 
 	for (p += 8; p + 1 < end; p++) {
-		if (p[0] == ' ')
+		if (*p == ' ')
 			continue;
 		for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
 			if (p[0] == codes[i].code[0] && p[1] == codes[i].code[1] &&
 			    (p + 2 == end || p[2] == ' '))
-				m->flags |= codes[i].flag;
+				e->vmflags |= codes[i].flag;
 		while (p < end && *p != ' ')
 			p++;
 	}
 }
 
-static int header(const char *p, const char *end, struct smap *m)
+/* A field line of the current mapping: a figure kept, or a line skipped. */
+static int take_field(struct smaps_entry *e, unsigned *seen, const char *line, size_t n,
+		      size_t keylen)
 {
-	struct proc_maps one = {0};
-	const struct map_entry *e;
-	const char *name;
-
-	if (procmaps_parse(p, (size_t)(end - p), &one) || one.n != 1) {
-		procmaps_free(&one);
-		return -1;
+	if (keylen == 7 && !memcmp(line, "VmFlags", 7)) {
+		take_vmflags(e, line, n);
+		return 0;
 	}
-	e = &one.v[0];
-	memset(m, 0, sizeof(*m));
-	m->start = e->start;
-	m->end = e->end;
-	if (e->perms[0] == 'r')
-		m->flags |= SMAP_READ;
-	if (e->perms[1] == 'w')
-		m->flags |= SMAP_WRITE;
-	if (e->perms[3] == 's')
-		m->flags |= SMAP_SHARED;
-	name = e->path ? e->path : "";
-	snprintf(m->name, sizeof(m->name), "%s", name);
-	if (e->inode)
-		m->flags |= SMAP_FILE;
-	else if (!strcmp(name, "[vvar]") || !strcmp(name, "[vvar_vclock]") ||
-		 !strcmp(name, "[vdso]") || !strcmp(name, "[vsyscall]"))
-		m->flags |= SMAP_SPECIAL;
-	else if (*name)
-		m->flags |= SMAP_NAMEDANON;
-	procmaps_free(&one);
+	for (size_t i = 0; i < ARRAY_SIZE(figures); i++) {
+		if (strlen(figures[i].key) != keylen || memcmp(figures[i].key, line, keylen))
+			continue;
+		if (*seen & (1u << i))
+			return -1;
+		if (rss_kb_value(line + keylen + 1, n - keylen - 1,
+				 (uint64_t *)((char *)e + figures[i].offset)))
+			return -1;
+		*seen |= 1u << i;
+	}
 	return 0;
 }
 
-int smaps_parse(const char *text, size_t len, struct smaps *out)
+/* Whether the last mapping read has its four figures; says which it lacks. */
+static int mapping_done(const struct smaps *m, unsigned seen, char *err, size_t errlen)
+{
+	const struct smaps_entry *e = &m->v[m->n - 1];
+
+	for (size_t i = 0; i < ARRAY_SIZE(figures); i++) {
+		if (!(seen & (1u << i))) {
+			snprintf(err, errlen, "smaps: mapping %zu (%llx-%llx) has no %s line", m->n,
+				 (unsigned long long)e->map.start, (unsigned long long)e->map.end,
+				 figures[i].key);
+			return -1;
+		}
+	}
+	return 0;
+}
+
+int smaps_parse(const char *text, size_t len, struct smaps *m, char *err, size_t errlen)
 {
 	const char *p = text, *end = text + len;
+	unsigned seen = ALL_FIGURES, lineno = 0;
 	size_t cap = 0;
 
-	memset(out, 0, sizeof(*out));
+	m->v = NULL;
+	m->n = 0;
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t)(end - p));
-		const char *e = nl ? nl : end;
-		struct smap *m = out->n ? &out->v[out->n - 1] : NULL;
+		size_t n = (size_t)((nl ? nl : end) - p), keylen;
 
-		if (is_header(p, e)) {
-			if (out->n == cap) {
-				struct smap *v;
+		lineno++;
+		if ((keylen = rss_field_key(p, n))) {
+			if (!m->n) {
+				snprintf(err, errlen, "smaps: line %u: a field before any mapping",
+					 lineno);
+				goto fail;
+			}
+			if (take_field(&m->v[m->n - 1], &seen, p, n, keylen)) {
+				snprintf(err, errlen,
+					 "smaps: line %u: %.*s is not a size in kB, or comes twice",
+					 lineno, (int)keylen, p);
+				goto fail;
+			}
+		} else if (n) {
+			struct smaps_entry *e;
 
-				cap = cap ? 2 * cap : 64;
-				v = realloc(out->v, cap * sizeof(*v));
-				if (!v) {
-					smaps_free(out);
-					errno = ENOMEM;
-					return -1;
-				}
-				out->v = v;
+			if (m->n && mapping_done(m, seen, err, errlen))
+				goto fail;
+			if (m->n == cap) {
+				cap = cap ? cap * 2 : 64;
+				m->v = xrealloc(m->v, cap * sizeof(*m->v));
 			}
-			if (header(p, e, &out->v[out->n]) ||
-			    (out->n && out->v[out->n].start < out->v[out->n - 1].end)) {
-				smaps_free(out);
-				errno = EINVAL;
-				return -1;
+			e = &m->v[m->n];
+			memset(e, 0, sizeof(*e));
+			if (procmaps_parse_line(p, n, &e->map)) {
+				free(e->map.path);
+				snprintf(err, errlen,
+					 "smaps: line %u is neither a mapping nor a field", lineno);
+				goto fail;
 			}
-			out->n++;
-		} else if (m && (size_t)(e - p) >= 8 && !memcmp(p, "VmFlags:", 8)) {
-			vm_flags(p, e, m);
-		} else if (m) {
-			/* the fields a scan uses; any other line is ignored */
-			if (field_kb(p, e, "Rss", &m->rss) && field_kb(p, e, "Swap", &m->swap))
-				field_kb(p, e, "Anonymous", &m->anon);
-		} else if (p != e) {
-			smaps_free(out);
-			errno = EINVAL;
-			return -1;
+			m->n++;
+			seen = 0;
+			if (m->n > 1 && e->map.start < m->v[m->n - 2].map.end) {
+				snprintf(
+				    err, errlen,
+				    "smaps: line %u: mapping %llx-%llx overlaps or precedes the "
+				    "one before",
+				    lineno, (unsigned long long)e->map.start,
+				    (unsigned long long)e->map.end);
+				goto fail;
+			}
 		}
 		p = nl ? nl + 1 : end;
 	}
+	if (m->n && mapping_done(m, seen, err, errlen))
+		goto fail;
 	return 0;
+fail:
+	smaps_free(m);
+	return -1;
 }
 
-int smaps_read(int pid, struct smaps *m)
+int smaps_read(int pid, struct smaps *m, char *err, size_t errlen)
 {
 	char path[64];
 	struct buf b = {0};
-	ssize_t n;
-	int fd, rc;
+	int rc;
 
+	m->v = NULL;
+	m->n = 0;
 	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		buf_reserve(&b, 65536);
-		n = read(fd, b.data + b.len, b.cap - b.len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			break;
-		b.len += (size_t)n;
+	rc = procmaps_read_text(path, &b);
+	if (rc) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(-rc));
+	} else if (!b.len) {
+		snprintf(err, errlen, "cannot read %s: empty (the process has no memory)", path);
+		rc = -ESRCH;
+	} else if (smaps_parse((const char *)b.data, b.len, m, err, errlen)) {
+		rc = -EINVAL;
 	}
-	rc = n < 0 ? -errno : 0;
-	close(fd);
-	if (!rc && smaps_parse((const char *)b.data, b.len, m))
-		rc = -errno;
 	buf_free(&b);
 	return rc;
 }
 
+long smaps_find(const struct smaps *m, uint64_t addr)
+{
+	size_t lo = 0, hi = m->n;
+
+	/* the first mapping starting above addr; the one before may hold it */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].map.start <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == 0 || addr >= m->v[lo - 1].map.end)
+		return -1;
+	return (long)(lo - 1);
+}
+
 void smaps_free(struct smaps *m)
 {
+	for (size_t i = 0; i < m->n; i++)
+		free(m->v[i].map.path);
 	free(m->v);
-	memset(m, 0, sizeof(*m));
+	m->v = NULL;
+	m->n = 0;
 }

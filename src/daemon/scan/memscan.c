@@ -182,24 +182,41 @@ static void plan_shared(struct scan *s, uint64_t start, uint64_t end, int file)
 	add_range(&s->roots, start, end);
 }
 
-static int plan_mapping(struct scan *s, const struct smap *m, uint64_t from)
+/* The kinds of mapping the plan tells apart, from its maps line and VmFlags. */
+static int is_shared(const struct smaps_entry *e)
 {
-	page_fn *fn = (m->flags & SMAP_SHARED) ? plan_shared : plan_private;
+	return e->map.perms[3] == 's' || (e->vmflags & SMAPS_VM_SHARED);
+}
+
+static int is_special(const struct smaps_entry *e)
+{
+	static const char *const names[] = {"[vvar]", "[vvar_vclock]", "[vdso]", "[vsyscall]"};
+
+	for (size_t i = 0; e->map.path && !e->map.inode && i < ARRAY_SIZE(names); i++)
+		if (!strcmp(e->map.path, names[i]))
+			return 1;
+	return 0;
+}
+
+static int plan_mapping(struct scan *s, const struct smaps_entry *m, uint64_t from)
+{
+	page_fn *fn = is_shared(m) ? plan_shared : plan_private;
+	uint64_t end = m->map.end;
 	int rc = -1;
 
-	if (from >= m->end)
+	if (from >= end)
 		return 0;
 	if (s->pagemap_scan >= 0) {
-		rc = pages_by_scan(s, from, m->end, fn);
+		rc = pages_by_scan(s, from, end, fn);
 		if (rc && s->pagemap_scan == 0 && (errno == ENOTTY || errno == EINVAL))
 			s->pagemap_scan = -1; /* a kernel before 6.7 */
 		else if (!rc)
 			s->pagemap_scan = 1;
 	}
 	if (rc && s->pagemap_scan < 0)
-		rc = pages_by_entries(s, from, m->end, fn);
+		rc = pages_by_entries(s, from, end, fn);
 	if (rc) /* no page map: read it all */
-		fn(s, from, m->end, 0);
+		fn(s, from, end, 0);
 	return 0;
 }
 
@@ -385,13 +402,13 @@ static int read_all(struct scan *s, int (*expired)(void *), void *arg)
  */
 static int is_stack(const struct smaps *m, size_t i)
 {
-	const struct smap *e = &m->v[i], *below = i ? &m->v[i - 1] : NULL;
+	const struct smaps_entry *e = &m->v[i], *below = i ? &m->v[i - 1] : NULL;
 
-	if (!strcmp(e->name, "[stack]"))
+	if (e->map.path && !e->map.inode && !strcmp(e->map.path, "[stack]"))
 		return 1;
-	return !(e->flags & (SMAP_FILE | SMAP_NAMEDANON | SMAP_SHARED)) && below &&
-	       below->end == e->start && !(below->flags & (SMAP_READ | SMAP_WRITE)) &&
-	       !(below->flags & SMAP_FILE);
+	return !e->map.path && !e->map.inode && !is_shared(e) && below &&
+	       below->map.end == e->map.start && below->map.perms[0] == '-' &&
+	       below->map.perms[1] == '-' && !below->map.inode;
 }
 
 int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, size_t nthreads,
@@ -401,18 +418,20 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 	struct scan s = {.r = r, .pid = pid, .pagemap_fd = -1, .mem_fd = -1, .st = st};
 	struct smaps maps;
 	uint64_t *lowcut;
-	char path[64];
+	char path[64], why[256];
 	int rc;
 
 	memset(st, 0, sizeof(*st));
-	rc = smaps_read(pid, &maps);
+	rc = smaps_read(pid, &maps, why, sizeof(why));
 	if (!rc && !maps.n) {
 		smaps_free(&maps);
 		rc = -ESRCH; /* a process always has mappings: this one is a zombie */
 	}
 	if (rc) {
-		snprintf(err, errlen, "cannot read /proc/%d/smaps: %s", pid,
-			 rc == -ENOENT || rc == -ESRCH ? "it exited" : strerror(-rc));
+		if (rc == -ENOENT || rc == -ESRCH)
+			snprintf(err, errlen, "cannot read /proc/%d/smaps: it exited", pid);
+		else
+			snprintf(err, errlen, "%s", why);
 		return -1;
 	}
 	/* registers, and where each thread's stack begins */
@@ -431,8 +450,8 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 			continue;
 		}
 		for (size_t i = 0; i < maps.n; i++)
-			if (sp >= maps.v[i].start && sp < maps.v[i].end && is_stack(&maps, i) &&
-			    (!lowcut[i] || (cut & ~7ull) < lowcut[i]))
+			if (sp >= maps.v[i].map.start && sp < maps.v[i].map.end &&
+			    is_stack(&maps, i) && (!lowcut[i] || (cut & ~7ull) < lowcut[i]))
 				lowcut[i] = cut & ~7ull;
 	}
 	/* what the kernel holds for it: epoll registrations' data, timers' values */
@@ -452,20 +471,20 @@ int memscan_run(struct reach *r, int pid, const struct memscan_thread *threads, 
 	if (s.pagemap_fd < 0)
 		s.pagemap_scan = -1;
 	for (size_t i = 0; i < maps.n; i++) {
-		const struct smap *m = &maps.v[i];
-		uint64_t from = m->start > lowcut[i] ? m->start : lowcut[i];
+		const struct smaps_entry *m = &maps.v[i];
+		uint64_t from = m->map.start > lowcut[i] ? m->map.start : lowcut[i];
 
-		if (m->flags & SMAP_SPECIAL)
+		if (is_special(m))
 			continue;
-		if (m->flags & (SMAP_IO | SMAP_PFNMAP | SMAP_UFFD)) {
+		if (m->vmflags & (SMAPS_VM_IO | SMAPS_VM_PFNMAP | SMAPS_VM_UFFD)) {
 			/* never read: device memory, or a fault that a stopped thread would serve
 			 */
-			if (m->flags & SMAP_WRITE)
-				st->bytes_unreadable += m->end - m->start;
+			if (m->map.perms[1] == 'w')
+				st->bytes_unreadable += m->map.end - m->map.start;
 			continue;
 		}
-		add_range(&s.covered, m->start, m->end);
-		if (!(m->flags & SMAP_SHARED) && !m->rss && !m->swap)
+		add_range(&s.covered, m->map.start, m->map.end);
+		if (!is_shared(m) && !m->rss && !m->swap)
 			continue; /* nothing touched */
 		plan_mapping(&s, m, from);
 		st->mappings++;

@@ -15,19 +15,43 @@
 #include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
+#include "daemon/serve/memory.h"
 #include "daemon/targets.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
 
-/* A stack's numbers, its value at the peak resolved (tracker_stack_peak_bytes). */
-static struct mt_stack_counters stack_counters(const struct tracker *t, const struct stack_entry *s)
+uint32_t collect_nrows(const struct daemon_view *v)
 {
-	struct mt_stack_counters c = s->t;
+	return v->rows ? viewrows_count(v->rows) : v->tracker->stacks.count;
+}
 
-	c.peak_live_bytes = tracker_stack_peak_bytes(t, s);
+struct mt_stack_counters collect_row_counters(const struct daemon_view *v, uint32_t id)
+{
+	const struct tracker *t = v->tracker;
+	struct mt_stack_counters c;
+
+	if (v->rows) {
+		struct viewrows_base base = viewrows_inherited(v->rows, id);
+
+		c = viewrows_counters(t, v->rows, id);
+		c.inherited_allocations = base.live_allocations;
+		c.inherited_bytes = base.live_bytes;
+		return c;
+	}
+	c = stack_get(&t->stacks, id)->t;
+	c.peak_live_bytes = tracker_stack_peak_bytes(t, stack_get(&t->stacks, id));
 	return c;
+}
+
+uint32_t collect_row_pid(const struct daemon_view *v, uint32_t id)
+{
+	const struct tracker *t = v->tracker;
+
+	if (v->rows)
+		return viewrows_pid(t, v->rows, id);
+	return tracker_space_pid(t, stack_get(&t->stacks, id)->tgid);
 }
 
 /* Functions that start a program or a thread: a stack that reaches one is whole. */
@@ -136,12 +160,13 @@ void collect_fill_stack(const struct daemon_view *v, const struct stack_ends *en
 			uint64_t *frames_at)
 {
 	const struct tracker *t = v->tracker;
-	const struct stack_entry *s = stack_get(&t->stacks, idx);
+	uint32_t st = view_row_stack(v, idx);
+	const struct stack_entry *s = stack_get(&t->stacks, st);
 
-	out->pid = tracker_space_pid(t, s->tgid);
+	out->pid = collect_row_pid(v, idx);
 	*frames_at = framebuild_stack(fb, idx, &out->nframes);
-	out->t = stack_counters(t, s);
-	out->stack_end = idx < ends->checked		      ? ends->end[idx]
+	out->t = collect_row_counters(v, idx);
+	out->stack_end = st < ends->checked		      ? ends->end[st]
 			 : s->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
 							      : s->stack_end;
 }
@@ -256,57 +281,70 @@ static void fill_target(const struct daemon_view *v, const struct target *tg,
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
+	if (tt && tt->parent)
+		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	fill_probe_sites(&tg->alloc, out);
 }
 
+struct block_pick {
+	const struct proto_request *r;
+	struct snapshot *s;
+	const uint32_t *where;
+	uint64_t now;
+	size_t cap;
+};
+
+static int pick_block(void *arg, uint32_t id, const struct heap_block *b)
+{
+	struct block_pick *p = arg;
+	uint64_t age = p->now > b->time_ns ? p->now - b->time_ns : 0;
+	struct snapshot *s = p->s;
+	struct snap_stack *st;
+
+	if (p->where[id] == UINT32_MAX)
+		return 0;
+	st = &s->stacks[p->where[id]];
+	if (age > st->oldest_live_age_ns)
+		st->oldest_live_age_ns = age;
+	if (!p->r->blocks || age < p->r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+		return 0;
+	if (s->nblocks == p->cap) {
+		p->cap = p->cap ? p->cap * 2 : 1024;
+		s->blocks = xrealloc(s->blocks, p->cap * sizeof(*s->blocks));
+	}
+	s->blocks[s->nblocks++] = (struct snap_block){
+	    .address = b->addr, .size = b->size, .age_ns = age, .stack = p->where[id]};
+	return 0;
+}
+
 /*
- * One walk of the live heap for the stacks the snapshot holds (sel[0..n) are
- * their indices in the daemon's stack table): the blocks at least
- * r->older_than_ns old (blocks=1), and each stack's oldest live block
- * (ages=1).
+ * One walk of the live heap for the rows the snapshot holds (sel[0..n) are
+ * their ids, viewrows.h): the blocks at least r->older_than_ns old
+ * (blocks=1), and each row's oldest live block (ages=1). A forked child's
+ * inherited blocks count in its rows.
  */
 static void collect_blocks(const struct daemon_view *v, const struct proto_request *r,
 			   const uint32_t *sel, uint32_t n, struct snapshot *s)
 {
-	const struct tracker *t = v->tracker;
-	uint64_t now = time_monotonic_ns();
-	struct heap_block hb, *b = &hb;
-	uint64_t pos = 0;
-	uint32_t *where;
-	size_t cap = 0;
+	uint32_t nrows = collect_nrows(v), *where;
+	struct block_pick p = {.r = r, .s = s, .now = time_monotonic_ns()};
 
 	s->has_blocks = r->blocks;
 	s->has_ages = r->ages;
 	s->blocks_older_than_ns = r->older_than_ns;
-	if (!t->stacks.count)
+	if (!nrows)
 		return;
-	where = xmalloc((size_t)t->stacks.count * sizeof(*where));
-	memset(where, 0xff, (size_t)t->stacks.count * sizeof(*where));
+	where = xmalloc((size_t)nrows * sizeof(*where));
+	memset(where, 0xff, (size_t)nrows * sizeof(*where));
 	for (uint32_t i = 0; i < n; i++)
 		where[sel[i]] = i;
-	while (heap_next(&t->heap, &pos, b)) {
-		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
-		struct snap_stack *st;
-
-		if (b->stack >= t->stacks.count || where[b->stack] == UINT32_MAX)
-			continue;
-		st = &s->stacks[where[b->stack]];
-		if (age > st->oldest_live_age_ns)
-			st->oldest_live_age_ns = age;
-		if (!r->blocks || age < r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
-			continue;
-		if (s->nblocks == cap) {
-			cap = cap ? cap * 2 : 1024;
-			s->blocks = xrealloc(s->blocks, cap * sizeof(*s->blocks));
-		}
-		s->blocks[s->nblocks++] = (struct snap_block){
-		    .address = b->addr, .size = b->size, .age_ns = age, .stack = where[b->stack]};
-	}
+	p.where = where;
+	viewrows_blocks(v->tracker, v->rows, pick_block, &p);
 	free(where);
 }
 
-int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
-		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+static int collect_rows(const struct daemon_view *v, const struct stack_ends *ends,
+			const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
 {
 	const struct tracker *t = v->tracker;
 	int have_pid = 0;
@@ -314,7 +352,7 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	struct framebuild *fb;
 	uint64_t *frames_at;
 	uint32_t *sel = NULL, nrank = 0, nsel, i, n;
-	int k;
+	int k, *view_index;
 
 	memset(s, 0, sizeof(*s));
 	if (r->pid) {
@@ -340,9 +378,12 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	memcpy(s->bytes_by_func, t->bytes_by_func, sizeof(s->bytes_by_func));
 
 	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
+	view_index = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*view_index));
 	for (k = 0; k < v->ntargets; k++) {
-		if (!r->pid || (uint32_t)v->targets[k].pid == r->pid)
-			fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
+		if (r->pid && (uint32_t)v->targets[k].pid != r->pid)
+			continue;
+		view_index[s->ntargets] = k;
+		fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
@@ -367,24 +408,29 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		}
 		s->timeline_interval_ns = v->timeline->interval_ns;
 	}
+	memory_fill_resident(v, view_index, s);
+	if (r->memory)
+		memory_fill_breakdowns(v, view_index, s);
+	free(view_index);
 
 	fill_daemon(v, s);
 	fill_truncations(v, ends, r->pid, s);
 	s->unwind = v->unwind;
 	if (!r->stacks)
 		return 0;
-	rank = xmalloc((size_t)(t->stacks.count ? t->stacks.count : 1) * sizeof(*rank));
-	for (i = 0; i < t->stacks.count; i++) {
-		const struct stack_entry *e = stack_get(&t->stacks, i);
+	n = collect_nrows(v);
+	rank = xmalloc((size_t)(n ? n : 1) * sizeof(*rank));
+	for (i = 0; i < n; i++) {
 		struct mt_stack_counters c;
 
-		if (r->pid && tracker_space_pid(t, e->tgid) != r->pid)
+		if (r->pid && collect_row_pid(v, i) != r->pid)
 			continue;
-		c = stack_counters(t, e);
+		c = collect_row_counters(v, i);
 		rank[nrank++] = (struct mt_rank){
 		    .value = mt_sort_value(&c, r->sort), .allocations = c.allocations, .index = i};
 	}
-	nsel = (uint32_t)mt_rank_sort(rank, nrank);
+	/* a top N alone needs only its N in order (the grouped views need all) */
+	nsel = (uint32_t)mt_rank_top(rank, nrank, r->group || r->leaks ? 0 : r->top);
 	s->stacks_total = nsel;
 	sel = xmalloc(((size_t)nsel + 1) * sizeof(*sel));
 	for (i = 0; i < nsel; i++)
@@ -412,4 +458,26 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		collect_blocks(v, r, sel, n, s);
 	free(sel);
 	return 0;
+}
+
+int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
+		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+{
+	struct daemon_view lv = *v;
+	struct viewrows rows = {0};
+	int rc;
+
+	/* a forked child's inherited rows, for the pid asked about */
+	if (r->stacks &&
+	    viewrows_build(v->tracker, r->pid, r->blocks || r->ages || r->leaks, &rows)) {
+		snprintf(err, errlen, "out of memory");
+		return -1;
+	}
+	lv.rows = r->stacks ? &rows : NULL;
+	rc = collect_rows(&lv, ends, r, s, err, errlen);
+	viewrows_free(&rows);
+	for (uint32_t i = 0; !rc && i < s->nstacks; i++)
+		if (s->stacks[i].t.inherited_allocations || s->stacks[i].t.inherited_bytes)
+			s->has_inherited = 1;
+	return rc;
 }

@@ -51,6 +51,14 @@ void stack_ends_free(struct stack_ends *e);
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen);
 
+/*
+ * The rows of v (viewrows.h; its stacks when v has no rows): how many, the
+ * numbers of row id (inherited part included), and whose row it is.
+ */
+uint32_t collect_nrows(const struct daemon_view *v);
+struct mt_stack_counters collect_row_counters(const struct daemon_view *v, uint32_t id);
+uint32_t collect_row_pid(const struct daemon_view *v, uint32_t id);
+
 /* Stack idx as a snapshot shows it (counters, where it ends), its frames
  * from fb, their offset for framebuild_finish() in *frames_at. */
 struct framebuild;

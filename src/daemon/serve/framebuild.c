@@ -192,7 +192,7 @@ static int is_eval_loop(const struct snap_frame *f)
 void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg)
 {
 	const struct stack_table *t = &b->v->tracker->stacks;
-	const struct stack_entry *s = stack_get(t, idx);
+	const struct stack_entry *s = stack_get(t, view_row_stack(b->v, idx));
 	const uint32_t *nums = t->frames + s->frames_off;
 	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;

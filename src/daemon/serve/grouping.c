@@ -221,12 +221,9 @@ static int row_eq(const void *arg, size_t i)
 }
 
 /* A stack's counters as a row's. */
-static void stack_sums(const struct tracker *t, uint32_t idx, struct mt_stack_counters *out)
+static void stack_sums(const struct daemon_view *v, uint32_t idx, struct mt_stack_counters *out)
 {
-	const struct stack_entry *e = stack_get(&t->stacks, idx);
-
-	*out = e->t;
-	out->peak_live_bytes = tracker_stack_peak_bytes(t, e);
+	*out = collect_row_counters(v, idx);
 }
 
 /* A row's totals and how many stacks it holds. */
@@ -237,7 +234,7 @@ static void row_totals(const struct grouping *g, const struct row *r, struct mt_
 		*out = g->totals[r->sums - 1].t;
 		*nstacks = g->totals[r->sums - 1].nstacks;
 	} else {
-		stack_sums(g->v->tracker, r->rep, out);
+		stack_sums(g->v, r->rep, out);
 		*nstacks = 1;
 	}
 }
@@ -253,10 +250,10 @@ static void row_join(struct grouping *g, struct row *r, uint32_t idx)
 			g->totals = xrealloc(g->totals, g->totals_cap * sizeof(*g->totals));
 		}
 		g->totals[g->ntotals].nstacks = 1;
-		stack_sums(g->v->tracker, r->rep, &g->totals[g->ntotals].t);
+		stack_sums(g->v, r->rep, &g->totals[g->ntotals].t);
 		r->sums = (uint32_t)++g->ntotals;
 	}
-	stack_sums(g->v->tracker, idx, &add);
+	stack_sums(g->v, idx, &add);
 	mt_stack_counters_add(&g->totals[r->sums - 1].t, &add);
 	g->totals[r->sums - 1].nstacks++;
 }
@@ -377,6 +374,10 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
 {
 	const struct stack_table *t = &g->v->tracker->stacks;
 
+	/* a forked child's inherited rows share frames with its ancestors' */
+	for (uint32_t i = 0; i < nsel; i++)
+		if (sel[i] >= t->count)
+			return 0;
 	for (uint32_t i = 0; i < nsel; i++) {
 		const struct stack_entry *e = stack_get(t, sel[i]);
 
@@ -534,7 +535,7 @@ static uint64_t row_value(const struct grouping *g, const struct row *r, int ord
 	if (r->sums)
 		c = g->totals[r->sums - 1].t;
 	else
-		stack_sums(g->v->tracker, r->rep, &c);
+		stack_sums(g->v, r->rep, &c);
 	*allocations = c.allocations;
 	return mt_sort_value(&c, order);
 }

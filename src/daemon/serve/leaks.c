@@ -36,22 +36,48 @@ static int leak_cmp(const void *x, const void *y)
 	return leak_before(a, b) ? -1 : leak_before(b, a);
 }
 
+struct leak_walk {
+	const struct proto_request *r;
+	struct snapshot *s;
+	struct leak_item *items;
+	const uint32_t *pos_of;
+	uint64_t now;
+};
+
+static int count_leak(void *arg, uint32_t id, const struct heap_block *b)
+{
+	struct leak_walk *w = arg;
+	uint64_t age = w->now > b->time_ns ? w->now - b->time_ns : 0;
+	struct snap_leak *l;
+	uint32_t p;
+
+	if (age < w->r->older_than_ns || (p = w->pos_of[id]) == UINT32_MAX)
+		return 0;
+	l = &w->items[p].l;
+	if (!l->blocks || age > l->oldest_ns)
+		l->oldest_ns = age;
+	if (!l->blocks || age < l->youngest_ns)
+		l->youngest_ns = age;
+	l->blocks++;
+	l->bytes += b->size;
+	w->s->leaks.blocks++;
+	w->s->leaks.bytes += b->size;
+	return 0;
+}
+
 void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
 		    const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
 		    struct snapshot *s)
 {
-	const struct tracker *t = v->tracker;
-	uint64_t now = time_monotonic_ns();
-	uint32_t *pos_of, n = 0, top;
+	uint32_t nrows = collect_nrows(v), *pos_of, n = 0, top;
+	struct leak_walk w = {.r = r, .s = s, .now = time_monotonic_ns()};
 	struct leak_item *items;
 	struct framebuild *fb;
 	uint64_t *frames_at;
-	struct heap_block hb, *b = &hb;
-	uint64_t hpos = 0;
 
-	/* per selected stack, where it is in the request's order */
-	pos_of = xmalloc((t->stacks.count ? t->stacks.count : 1) * sizeof(*pos_of));
-	memset(pos_of, 0xff, (t->stacks.count ? t->stacks.count : 1) * sizeof(*pos_of));
+	/* per selected row, where it is in the request's order */
+	pos_of = xmalloc((nrows ? nrows : 1) * sizeof(*pos_of));
+	memset(pos_of, 0xff, (nrows ? nrows : 1) * sizeof(*pos_of));
 	for (uint32_t i = 0; i < nsel; i++)
 		pos_of[sel[i]] = i;
 	items = xcalloc(nsel ? nsel : 1, sizeof(*items));
@@ -61,25 +87,10 @@ void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
 	}
 	memset(&s->leaks, 0, sizeof(s->leaks));
 	s->leaks.older_than_ns = r->older_than_ns;
-	/* one walk of the live heap */
-	while (heap_next(&t->heap, &hpos, b)) {
-		uint64_t age = now > b->time_ns ? now - b->time_ns : 0;
-		struct snap_leak *l;
-		uint32_t p;
-
-		if (age < r->older_than_ns || b->stack >= t->stacks.count ||
-		    (p = pos_of[b->stack]) == UINT32_MAX)
-			continue;
-		l = &items[p].l;
-		if (!l->blocks || age > l->oldest_ns)
-			l->oldest_ns = age;
-		if (!l->blocks || age < l->youngest_ns)
-			l->youngest_ns = age;
-		l->blocks++;
-		l->bytes += b->size;
-		s->leaks.blocks++;
-		s->leaks.bytes += b->size;
-	}
+	/* one walk of the live heaps (a forked child's inherited blocks in its rows) */
+	w.items = items;
+	w.pos_of = pos_of;
+	viewrows_blocks(v->tracker, v->rows, count_leak, &w);
 	free(pos_of);
 	/* the stacks with such blocks, most bytes first */
 	for (uint32_t i = 0; i < nsel; i++)

@@ -2,7 +2,8 @@
 /*
  * The Prometheus text exposition (format 0.0.4) of the daemon's state:
  * every counter of include/memtrace/counters.h per target (one series per
- * pid, its newest generation), lost events by kind, target states. Served by
+ * pid, its newest generation), its sampled resident memory while it is
+ * traced (include/memtrace/resident.h), lost events by kind, target states. Served by
  * metrics_http.c; a pure function of the view, so it is unit tested.
  */
 #include <stdio.h>
@@ -10,6 +11,7 @@
 
 #include "daemon/serve/metrics.h"
 #include "daemon/targets.h"
+#include "daemon/core/resident.h"
 #include "daemon/core/tracker.h"
 #include "common/util.h"
 
@@ -36,6 +38,43 @@ static void put_label_value(struct buf *b, const char *s)
 			buf_printf(b, "\\n");
 		else
 			buf_put(b, s, 1);
+	}
+}
+
+static void put_target_labels(struct buf *b, const char *name, const struct target *tg)
+{
+	buf_printf(b, "%s{pid=\"%d\",command=\"", name, tg->pid);
+	put_label_value(b, tg->command);
+	buf_printf(b, "\"}");
+}
+
+/*
+ * Each resident figure per target traced now, as last sampled (no series
+ * for a target that exited: it holds no memory), and the peak of the window.
+ */
+static void metrics_resident(const struct daemon_view *d, struct buf *b)
+{
+	for (size_t m = 0; m <= MT_NRESIDENT; m++) {
+		const char *name = m < MT_NRESIDENT ? mt_resident_descs[m].prometheus
+						    : "memtrace_peak_resident_bytes";
+
+		buf_printf(b, "# HELP %s %s\n# TYPE %s gauge\n", name,
+			   m < MT_NRESIDENT ? mt_resident_descs[m].help
+					    : "The largest resident_bytes sampled since tracing "
+					      "began (or the last reset-peak).",
+			   name);
+		for (int i = 0; i < d->ntargets; i++) {
+			const struct target *tg = &d->targets[i];
+			const struct resident_target *rt = resident_get(d->resident, (uint32_t)i);
+
+			if (!rt || tg->state != SNAP_TARGET_ATTACHED || superseded(d, i))
+				continue;
+			put_target_labels(b, name, tg);
+			buf_printf(b, " %llu\n",
+				   (unsigned long long)(m < MT_NRESIDENT
+							    ? mt_resident_get(&rt->last, m)
+							    : rt->peak_bytes));
+		}
 	}
 }
 
@@ -80,6 +119,7 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 				buf_printf(b, "\"} %llu\n", (unsigned long long)v);
 		}
 	}
+	metrics_resident(d, b);
 	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
 		      "# TYPE memtrace_target_state gauge\n");
 	for (int i = 0; i < d->ntargets; i++) {

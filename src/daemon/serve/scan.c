@@ -130,7 +130,7 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 	for (uint32_t i = 0; i < *n; i++) {
 		const struct tracker_target *tt = tracker_find_space(v->tracker, t[i].space);
 
-		t[i].live_estimate = tt ? tt->c.live_allocations : 0;
+		t[i].live_estimate = tt ? tt->c.live_allocations + tt->inherited_live : 0;
 	}
 	core->thaw(core->ctx);
 	if (rc)
@@ -179,19 +179,54 @@ static int freeze_after(const struct scan_core *core, uint64_t barrier, uint64_t
 	}
 }
 
+/* Where copy_blocks() puts the blocks it is given. */
+struct copy {
+	struct reach_block *v;
+	size_t n, cap;
+	size_t *room; /* the prepared array's: set to 0 once a new array replaces it */
+	uint64_t bytes;
+	int nomem;
+};
+
+static int copy_one(void *arg, const struct heap_block *b, int inherited)
+{
+	struct copy *c = arg;
+
+	(void)inherited; /* shared with an ancestor, in this process's memory all the same */
+	if (c->n == c->cap) {
+		/* more blocks than when the room was made: a new array (the prepared one
+		 * stays the reach's) */
+		size_t more = 2 * c->cap + 1024;
+		struct reach_block *bigger = malloc(more * sizeof(*bigger));
+
+		if (!bigger) {
+			c->nomem = 1;
+			return 1;
+		}
+		memcpy(bigger, c->v, c->n * sizeof(*bigger));
+		if (!*c->room)
+			free(c->v);
+		c->v = bigger;
+		c->cap = more;
+		*c->room = 0;
+	}
+	c->v[c->n++] = (struct reach_block){.addr = b->addr, .size = b->size, .stack = b->stack};
+	c->bytes += b->size;
+	return 0;
+}
+
 /*
- * Copy the live blocks of space from the frozen core into *out, which has
- * room for *room (made beforehand); past it, a new array is made and *room
- * set to 0. 0, or -1 when the target moved on.
+ * Copy the live blocks of the target from the frozen core, its inherited
+ * ones included (core/blocks.h), into *out, which has room for *room (made
+ * beforehand); past it, a new array is made and *room set to 0. 0, or -1
+ * when the target moved on.
  */
 static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struct reach_block **out,
 		       size_t *room, uint32_t *n, char *err, size_t errlen)
 {
 	const struct target *tg = newest(v, t->pid);
 	const struct tracker_target *tt = tracker_find_space(v->tracker, t->space);
-	struct target_blocks it;
-	struct heap_block b;
-	size_t cap = *room;
+	struct copy c = {.v = *out, .cap = *room, .room = room};
 
 	if (!tg || tg->space != t->space || !tt || !scannable(tg, err, errlen)) {
 		if (tg && tg->space != t->space)
@@ -200,31 +235,14 @@ static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struc
 			snprintf(err, errlen, "pid %d is no longer traced", t->pid);
 		return -1;
 	}
-	*n = 0;
-	t->live_bytes = 0;
-	target_blocks_begin(&it, v->tracker, t->space);
-	while (target_blocks_next(&it, &b)) {
-		if (*n == cap) {
-			/* more blocks than when the room was made: a new array (the
-			 * prepared one stays the reach's) */
-			size_t more = 2 * cap + 1024;
-			struct reach_block *bigger = malloc(more * sizeof(**out));
-
-			if (!bigger) {
-				snprintf(err, errlen, "out of memory for %zu blocks", more);
-				return -1;
-			}
-			memcpy(bigger, *out, *n * sizeof(**out));
-			if (!*room)
-				free(*out);
-			*out = bigger;
-			*room = 0;
-			cap = more;
-		}
-		(*out)[(*n)++] =
-		    (struct reach_block){.addr = b.addr, .size = b.size, .stack = b.stack};
-		t->live_bytes += b.size;
+	if (target_blocks_each(v->tracker, t->space, copy_one, &c) || c.nomem) {
+		snprintf(err, errlen, "out of memory for %zu blocks", c.n);
+		*out = c.v;
+		return -1;
 	}
+	*out = c.v;
+	*n = (uint32_t)c.n;
+	t->live_bytes = c.bytes;
 	return 0;
 }
 
@@ -425,9 +443,17 @@ static int suppress(struct framebuild *fb, struct suppressions *sup, struct scan
 	return any && (reach_mark(r) || reach_classify(r)) ? -1 : 0;
 }
 
+/* An entry, with the process it was found in (an inherited block's stack is an ancestor's). */
+struct pid_entry {
+	struct reach_entry e;
+	uint32_t pid;
+};
+
 static int entry_cmp(const void *x, const void *y)
 {
-	const struct reach_entry *a = x, *b = y;
+	const struct reach_entry *a = &((const struct pid_entry *)x)->e;
+	const struct reach_entry *b = &((const struct pid_entry *)y)->e;
+	uint32_t pa = ((const struct pid_entry *)x)->pid, pb = ((const struct pid_entry *)y)->pid;
 
 	/* LeakSanitizer's order: direct leaks first, then indirect, then possible */
 	if (a->kind != b->kind)
@@ -436,7 +462,9 @@ static int entry_cmp(const void *x, const void *y)
 		return a->bytes > b->bytes ? -1 : 1;
 	if (a->blocks != b->blocks)
 		return a->blocks > b->blocks ? -1 : 1;
-	return a->stack < b->stack ? -1 : a->stack > b->stack;
+	if (a->stack != b->stack)
+		return a->stack < b->stack ? -1 : 1;
+	return pa < pb ? -1 : pa > pb;
 }
 
 static void add_figures(struct snap_scan_figures *f, const struct scan_target *t)
@@ -470,8 +498,11 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	const struct daemon_view *v;
 	struct proto_request meta;
 	struct framebuild *fb;
-	struct reach_entry *all = NULL;
-	uint32_t *ids = NULL, nids = 0;
+	struct pid_entry *all = NULL;
+	struct {
+		uint32_t pid, stack;
+	} *ids = NULL;
+	uint32_t nids = 0;
 	uint64_t *frames_at;
 	size_t nall = 0, top;
 
@@ -500,8 +531,8 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 			return -1;
 		}
 		all = xrealloc(all, (nall + (size_t)n + 1) * sizeof(*all));
-		memcpy(all + nall, e, (size_t)n * sizeof(*e));
-		nall += (size_t)n;
+		for (int64_t k = 0; k < n; k++)
+			all[nall++] = (struct pid_entry){.e = e[k], .pid = (uint32_t)t[i].pid};
 		free(e);
 		add_figures(&s->scan.f, &t[i]);
 	}
@@ -513,20 +544,25 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	for (size_t i = 0; i < top; i++) {
 		uint32_t k;
 
-		for (k = 0; k < nids && ids[k] != all[i].stack; k++)
+		for (k = 0;
+		     k < nids && (ids[k].stack != all[i].e.stack || ids[k].pid != all[i].pid); k++)
 			;
-		if (k == nids)
-			ids[nids++] = all[i].stack;
+		if (k == nids) {
+			ids[nids].pid = all[i].pid;
+			ids[nids++].stack = all[i].e.stack;
+		}
 		s->scan.entries[i] = (struct snap_scan_entry){.stack = k,
-							      .kind = all[i].kind,
-							      .blocks = all[i].blocks,
-							      .bytes = all[i].bytes};
+							      .kind = all[i].e.kind,
+							      .blocks = all[i].e.blocks,
+							      .bytes = all[i].e.bytes};
 	}
 	s->scan.nentries = (uint32_t)top;
 	s->stacks = xcalloc(nids ? nids : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((nids ? nids : 1) * sizeof(*frames_at));
-	for (uint32_t k = 0; k < nids; k++)
-		collect_fill_stack(v, core->ends, fb, ids[k], &s->stacks[k], &frames_at[k]);
+	for (uint32_t k = 0; k < nids; k++) {
+		collect_fill_stack(v, core->ends, fb, ids[k].stack, &s->stacks[k], &frames_at[k]);
+		s->stacks[k].pid = ids[k].pid; /* the process that holds it, not an ancestor */
+	}
 	s->nstacks = nids;
 	s->stacks_total = nids;
 	framebuild_finish(fb, s, frames_at);

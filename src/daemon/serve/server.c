@@ -347,8 +347,9 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 		reply_error(c, err);
 		return HANDLED_REPLY;
 	}
-	/* stacks mean symbolizing and encoding up to the whole table: the worker's */
-	if (req->stacks && (w = get_worker(srv))) {
+	/* stacks mean symbolizing and encoding up to the whole table, a breakdown
+	 * reading a process's smaps: the worker's */
+	if ((req->stacks || req->memory) && (w = get_worker(srv))) {
 		if (!worker_submit(w, slot, c->serial, req, NULL, 0))
 			return HANDLED_WORKER;
 		srv->clients_busy++;

@@ -12,12 +12,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/core/viewrows.h"
 #include "memtrace/counters.h"
 #include "memtrace/snapshot.h"
 
 struct tracker;
 struct target;
 struct timeline;
+struct resident_table;
 struct symbolizer;
 struct pystacks;
 
@@ -27,6 +29,7 @@ struct daemon_view {
 	const struct target *targets; /* every generation of every target */
 	int ntargets;
 	const struct timeline *timeline;
+	const struct resident_table *resident; /* each target's sampled resident memory */
 	const struct snap_options *options;
 	struct symbolizer *sym; /* naming frames fills its caches, nothing else */
 	struct pystacks *py;
@@ -39,10 +42,22 @@ struct daemon_view {
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
+	/* a request lane's view: it may read /proc at length (resident memory
+	 * now, a breakdown by mapping) without the loop waiting */
+	int off_loop;
+	/* the rows the views show (viewrows.h), made for one request by
+	 * collect_snapshot(); NULL: every row is a stack */
+	const struct viewrows *rows;
 	/* the ring buffer's consumer position when the view was taken: every
 	 * record before it has been applied (a scan's barrier, scan.h) */
 	uint64_t ring_consumed;
 };
+
+/* The stack whose frames row id shows. */
+static inline uint32_t view_row_stack(const struct daemon_view *v, uint32_t id)
+{
+	return v->rows ? viewrows_stack(v->rows, id) : id;
+}
 
 struct service {
 	void *ctx;

@@ -516,6 +516,7 @@ static void grant_lane(struct worker *w, struct lane *l)
 	pthread_mutex_lock(&w->lock);
 	l->view = w->view;
 	l->view.sym_lock = &w->sym_lock;
+	l->view.off_loop = 1;
 	l->granted = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);

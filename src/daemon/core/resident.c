@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The targets' sampled resident memory (resident.h): a table grown as
+ * targets are, never shrunk. Invariant: peak_bytes >= last.resident_bytes
+ * of the same window for every sampled entry.
+ */
+#include "daemon/core/resident.h"
+#include "common/util.h"
+
+#include <assert.h>
+#include <stdlib.h>
+#include <string.h>
+
+static struct resident_target *entry(struct resident_table *t, uint32_t index)
+{
+	if (index >= t->n) {
+		uint32_t n = index + 16;
+
+		t->v = xrealloc(t->v, (size_t)n * sizeof(*t->v));
+		memset(t->v + t->n, 0, (size_t)(n - t->n) * sizeof(*t->v));
+		t->n = n;
+	}
+	return &t->v[index];
+}
+
+void resident_record(struct resident_table *t, uint32_t index, uint64_t time_ns,
+		     const struct mt_resident *r)
+{
+	struct resident_target *e = entry(t, index);
+	int first = !e->sampled;
+
+	e->sampled = 1;
+	e->failed = 0;
+	e->time_ns = time_ns;
+	e->last = *r;
+	/* a peak's time is when it was first reached */
+	if (first || r->resident_bytes > e->peak_bytes) {
+		e->peak_bytes = r->resident_bytes;
+		e->peak_time_ns = time_ns;
+	}
+	assert(e->peak_bytes >= e->last.resident_bytes);
+}
+
+int resident_failed(struct resident_table *t, uint32_t index)
+{
+	struct resident_target *e = entry(t, index);
+	int first = !e->failed;
+
+	e->failed = 1;
+	return first;
+}
+
+const struct resident_target *resident_get(const struct resident_table *t, uint32_t index)
+{
+	return t && index < t->n && t->v[index].sampled ? &t->v[index] : NULL;
+}
+
+void resident_reset_peak(struct resident_table *t, uint64_t time_ns)
+{
+	for (uint32_t i = 0; i < t->n; i++) {
+		if (!t->v[i].sampled)
+			continue;
+		t->v[i].peak_bytes = t->v[i].last.resident_bytes;
+		t->v[i].peak_time_ns = time_ns;
+	}
+}
+
+void resident_free(struct resident_table *t)
+{
+	free(t->v);
+	t->v = NULL;
+	t->n = 0;
+}

@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * Each target's resident memory as sampled (resident.c): its last figures
+ * (include/memtrace/resident.h), when they were read, and the largest
+ * resident_bytes sampled since tracing began or the last reset-peak, with
+ * when. Entries are by the daemon's target index (entries are only ever
+ * appended there, so an index stays one generation of one process). Pure
+ * bookkeeping: what is read, and when, is the sampler's (src/daemon/sample.c).
+ */
+#ifndef MEMTRACE_CORE_RESIDENT_H
+#define MEMTRACE_CORE_RESIDENT_H
+
+#include <stdint.h>
+
+#include "memtrace/resident.h"
+
+struct resident_target {
+	int sampled;	  /* figures were read at least once */
+	int failed;	  /* the last reading failed (said once in the log) */
+	uint64_t time_ns; /* when the last figures were read, since tracing began */
+	struct mt_resident last;
+	uint64_t peak_bytes;   /* the largest resident_bytes sampled in the window */
+	uint64_t peak_time_ns; /* when, since tracing began */
+};
+
+struct resident_table {
+	struct resident_target *v;
+	uint32_t n;
+};
+
+/* Target index's figures r, read at time_ns: its last, and its peak if larger. */
+void resident_record(struct resident_table *t, uint32_t index, uint64_t time_ns,
+		     const struct mt_resident *r);
+/* Target index's reading failed: 1 the first time in a row (to say it), else 0. */
+int resident_failed(struct resident_table *t, uint32_t index);
+/* Its entry, or NULL when never sampled (or t is NULL). */
+const struct resident_target *resident_get(const struct resident_table *t, uint32_t index);
+/* A new peak window at time_ns: each target's peak becomes its last figure. */
+void resident_reset_peak(struct resident_table *t, uint64_t time_ns);
+void resident_free(struct resident_table *t);
+
+#endif
