@@ -5,6 +5,7 @@
  * under rows of its own, kept to the target's own blocks and its rows.
  */
 #include "daemon/core/blocks.h"
+#include "daemon/core/stacks.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/viewrows.h"
 
@@ -20,14 +21,22 @@ static int keep(void *arg, uint32_t id, const struct heap_block *b)
 {
 	struct each *e = arg;
 	struct heap_block shown;
+	uint32_t row_space;
 
-	if (id < e->rows->nstacks) /* an own block of some target */
-		return b->tgid == e->space ? e->fn(e->arg, b, 0) : 0;
-	/* an inherited block, under the row of the child that holds it */
-	if (id - e->rows->nstacks >= e->rows->nrows)
+	/*
+	 * Whose row: a stack's (own blocks, and the blocks a child inherited
+	 * with the same frames as one of its own stacks), or an inherited row's.
+	 */
+	if (id < e->rows->nstacks)
+		row_space = stack_get(&e->t->stacks, id)->tgid;
+	else if (id - e->rows->nstacks < e->rows->nrows)
+		row_space = e->t->targets[e->rows->rows[id - e->rows->nstacks].target].space;
+	else
 		return 0;
-	if (e->t->targets[e->rows->rows[id - e->rows->nstacks].target].space != e->space)
+	if (row_space != e->space)
 		return 0;
+	if (b->tgid == e->space)
+		return e->fn(e->arg, b, 0);
 	shown = *b;
 	shown.stack = viewrows_stack(e->rows, id);
 	return e->fn(e->arg, &shown, 1);
