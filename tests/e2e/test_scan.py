@@ -7,7 +7,8 @@ from its own function: the scan must give exact counts per kind and function, no
 leak, and agree with LeakSanitizer on the same program; Debian's redis-server under
 redis-benchmark keeps answering while it is scanned; the target survives the daemon killed
 mid-scan, another tracer, its own death mid-scan, the pause bound, and many threads that
-come and go (tests/e2e/scanthreads.c). MEMTRACE_TEST_SCAN_STALL_MS holds a target still
+come and go (tests/e2e/scanthreads.c); a forked child's scan counts the blocks it
+inherited (tests/e2e/scanfork.c). MEMTRACE_TEST_SCAN_STALL_MS holds a target still
 longer, so that "mid-scan" is a moment a test can reach."""
 
 import re
@@ -558,6 +559,39 @@ def test_scan_threads(r):
         raise Fail(f"scanthreads exited {p.returncode}")
 
 
+def test_scan_forked(r):
+    """A forked child's scan counts the blocks it inherited: those its copy of memory still
+    holds are reachable, those nobody held at the fork and the one it dropped since are
+    leaked, by the parent's allocating function; the parent's scan is its own."""
+    exe = os.path.join(r.build, "tests", "scanfork")
+    daemon = r.start_daemon("--follow-forks", "--", exe, wait=False)
+    r.wait_daemon(daemon, r.sock)
+    out = os.path.join(r.tmp, "memtraced.out")
+    child = int(r.wait_line(out, "child ", daemon))
+    parent = int(r.wait_line(out, "parent ", daemon))
+    r.extra_pids.update((child, parent))
+    r.wait_state("attached", child)
+    kept, lost, own = (6, 48), (4, 64), (3, 80)
+    cases = {child: {("direct", "site_lost"): [lost[0], lost[0] * lost[1]],
+                     ("direct", "site_kept"): [1, kept[1]],
+                     ("direct", "site_child_lost"): [own[0], own[0] * own[1]]},
+             parent: {("direct", "site_lost"): [lost[0], lost[0] * lost[1]]}}
+    for pid, want in cases.items():
+        with r.part("child" if pid == child else "parent"):
+            obj = scan_json(r, "--pid", str(pid))
+            got = by_function(obj)
+            if got != want or obj["scan"]["pids"] != [pid]:
+                raise Fail(f"pid {pid}: {sorted(got.items())} in {obj['scan']['pids']}, "
+                           f"expected {sorted(want.items())}")
+            if not all_threads_running(pid):
+                raise Fail(f"pid {pid} left stopped: {proc_state(pid)}")
+    os.kill(child, signal.SIGUSR1)
+    r.wait_state("exited", parent)
+    rc, _, err = r.ctl("leaks", "--unreachable", "--pid", str(child))
+    if rc != 1 or f"pid {child}" not in err or one_error_line(err):
+        raise Fail(f"a scan of the exited child: rc {rc}, {one_line(err)[:200]}")
+
+
 TESTS = [
     ("scan_known", test_scan_known),
     ("scan_lsan", test_scan_lsan),
@@ -567,4 +601,5 @@ TESTS = [
     ("scan_target_killed", test_scan_target_killed),
     ("scan_pause_bound", test_scan_pause_bound),
     ("scan_threads", test_scan_threads),
+    ("scan_forked", test_scan_forked),
 ]
