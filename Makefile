@@ -22,7 +22,8 @@ CFLAGS   += $(WARN) -std=gnu11 -fno-omit-frame-pointer -D_GNU_SOURCE \
 LDLIBS   := -lbpf -ldw -lelf -lz -lstdc++ -lcapstone
 
 ifeq ($(SAN),1)
-CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined
+# and the invariants of src/common/invariant.h, checked at every event and request
+CFLAGS   += -fsanitize=address,undefined -fno-sanitize-recover=undefined -DMEMTRACE_CHECK_INVARIANTS
 LDFLAGS  += -fsanitize=address,undefined
 endif
 

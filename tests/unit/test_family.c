@@ -7,12 +7,17 @@
  * checked by hand on small cases and against a model (a real copy at every
  * fork) on random families.
  */
+#include <signal.h>
 #include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "daemon/core/addrmap.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/family.h"
 #include "daemon/core/viewrows.h"
+#include "daemon/core/check.h"
+#include "common/invariant.h"
 #include "unit.h"
 
 static unsigned char evbuf[sizeof(struct mt_event) + MT_MAX_FRAMES * 8];
@@ -570,6 +575,34 @@ TEST(munmap_inherited)
 	tracker_destroy(&t);
 }
 
+/* The checks of the sanitizer build hold on a family, and catch a broken one. */
+TEST(invariants_checked)
+{
+	struct tracker t;
+	pid_t p;
+	int status;
+
+	if (!MT_CHECKING)
+		return; /* only the SAN=1 build checks them */
+	CHECK(tracker_init(&t, 0, 0) == 0);
+	CHECK(tracker_add_target(&t, 100, 1000) != NULL);
+	alloc(&t, 100, 0x1000, 10, 0x10);
+	alloc(&t, 100, 0x2000, 10, 0x10);
+	CHECK(tracker_fork(&t, 100, 200, now_ns) != NULL);
+	release(&t, 200, 0x1000);
+	tracker_check_state(&t); /* holds: returns */
+	p = fork();
+	if (!p) {
+		/* one count off: a target's counters no longer add up */
+		target(&t, 200)->c.frees++;
+		tracker_check_state(&t);
+		_exit(0);
+	}
+	CHECK(p > 0 && waitpid(p, &status, 0) == p);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT);
+	tracker_destroy(&t);
+}
+
 /* A top N by selection is the first N of the whole sort. */
 TEST(rank_top_matches_sort)
 {
@@ -601,6 +634,7 @@ int main(void)
 	RUN(realloc_inherited);
 	RUN(random_families);
 	RUN(munmap_inherited);
+	RUN(invariants_checked);
 	RUN(rank_top_matches_sort);
 	return UNIT_DONE();
 }

@@ -269,3 +269,36 @@ int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out)
 		*pos = (uint64_t)(shard + 1) << 32;
 	}
 }
+
+int heap_valid(const struct heap *h)
+{
+	size_t total = 0;
+
+	for (unsigned k = 0; k < HEAP_SHARDS; k++) {
+		const struct heap_shard *sh = &h->shards[k];
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < sh->cap; i++) {
+			uint32_t next = i + 1 == sh->cap ? 0 : i + 1, dn;
+
+			if (sh->slots[i].addr) {
+				n++;
+				if (shard_of(addr_hash(sh->slots[i].addr)) != k)
+					return 0;
+			}
+			if (!sh->slots[next].addr)
+				continue;
+			/* no gap before a block's slot, and Robin Hood's order: a
+			 * block is at most one slot further from home than the one
+			 * before it */
+			dn = distance(sh, next, sh->slots[next].addr);
+			if (!sh->slots[i].addr ? dn != 0
+					       : dn > distance(sh, i, sh->slots[i].addr) + 1)
+				return 0;
+		}
+		if (n != sh->count)
+			return 0;
+		total += n;
+	}
+	return total == h->count;
+}

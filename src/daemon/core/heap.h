@@ -80,4 +80,7 @@ int heap_set_size(struct heap *h, uint32_t tgid, uint64_t addr, uint64_t size);
 /* Iterate: for (pos = 0; heap_next(h, &pos, &b);) ... (in no particular order). */
 int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out);
 
+/* The table's invariants (above), checked slot by slot: 1 if they hold. */
+int heap_valid(const struct heap *h);
+
 #endif

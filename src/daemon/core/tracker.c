@@ -5,6 +5,7 @@
  * lets "live at peak" be reported per stack without an event log.
  */
 #include "daemon/core/tracker.h"
+#include "daemon/core/check.h"
 #include "daemon/core/family.h"
 
 #include <stdlib.h>
@@ -774,6 +775,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		break;
 	case MT_EV_EXEC:
 		tg->ended = 1;
+		release_inherited(t, tg); /* its address space is gone */
 		break;
 	case MT_EV_FORK:
 		break; /* the daemon adds the child */
@@ -781,4 +783,5 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		t->events_malformed++;
 		break;
 	}
+	tracker_check_event(t, tg);
 }

@@ -19,6 +19,7 @@
 #include "daemon/targets.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
+#include "daemon/core/check.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
 
@@ -467,6 +468,7 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	struct viewrows rows = {0};
 	int rc;
 
+	tracker_check_state(v->tracker); /* the sanitizer build: every invariant, per request */
 	/* a forked child's inherited rows, for the pid asked about */
 	if (r->stacks &&
 	    viewrows_build(v->tracker, r->pid, r->blocks || r->ages || r->leaks, &rows)) {
