@@ -482,12 +482,41 @@ def test_scan_strace(r):
     finish(r, p)
 
 
+def priorities(daemon_pid):
+    """(the nice of the daemon's session group, of its scan thread): either None if absent."""
+    group = thread = None
+    try:
+        with open(f"/proc/{daemon_pid}/autogroup") as f:
+            group = int(f.read().split(" nice ")[1])
+    except (OSError, IndexError, ValueError):
+        pass
+    for tid in os.listdir(f"/proc/{daemon_pid}/task"):
+        try:
+            with open(f"/proc/{daemon_pid}/task/{tid}/comm") as f:
+                if f.read().strip() != "memtrace-scan":
+                    continue
+            with open(f"/proc/{daemon_pid}/task/{tid}/stat") as f:
+                thread = int(f.read().rsplit(")", 1)[1].split()[16])
+        except OSError:
+            continue
+    return group, thread
+
+
 def test_scan_target_killed(r):
     """A target killed while it stands still: the scan says so in one line, the daemon
-    serves on, and the process is released to its parent (it is reaped, no zombie left)."""
+    serves on, and the process is released to its parent (it is reaped, no zombie left).
+    While the target stands still the scan runs at nice -10, its thread and the daemon's
+    session (autogroup), and at their own priorities again afterwards."""
     p, _ = attach_scanprog(r, env=STALL)
+    daemon = next(d for d, kind in r.procs if kind == "daemon")
+    before = priorities(daemon.pid)
     ctl = scan_in_background(r)
     wait_stopped(r, p.pid)
+    during = priorities(daemon.pid)
+    want = (None if before[0] is None else -10, -10)
+    if before[1] not in (None, 0) or during != want:  # None: no request has made it yet
+        raise Fail(f"nice of the daemon's session and scan thread: {before} before the "
+                   f"scan, {during} during it, expected {want} during it")
     os.kill(p.pid, signal.SIGKILL)
     if r.wait_exit(p, "the killed target", 10) != -signal.SIGKILL:
         raise Fail(f"the target's status: {p.returncode}")
@@ -495,6 +524,8 @@ def test_scan_target_killed(r):
     if ctl.returncode != 1 or one_error_line(err) or f"pid {p.pid}" not in err or \
             not re.search(r"exited|killed", err):
         raise Fail(f"memtracectl rc {ctl.returncode}: {one_line(err)[:300]!r}")
+    if priorities(daemon.pid) != (before[0], 0):
+        raise Fail(f"nice after the scan {priorities(daemon.pid)}, before it {before}")
     r.wait_state("exited", p.pid)
     rc, _, err = r.ctl("leaks", "--unreachable")
     if rc != 1 or "no traced process is running" not in err:
