@@ -62,7 +62,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-fork bench-replay
+.PHONY: bench-fork bench-replay bench-scan
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -204,6 +204,11 @@ $(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
 $(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)
 	$(CC) $(CFLAGS) $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
+# The leak scan's workload (tests/bench/scanbench.py).
+$(O)/tests/scanheap: tests/bench/scanheap.c | $(O)
+	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
+		$< -o $@
+
 $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
@@ -213,7 +218,7 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # their section.
 bench: deps
 	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench \
-		$(O)/tests/heapscale $(O)/tests/replay
+		$(O)/tests/heapscale $(O)/tests/replay $(O)/tests/scanheap $(O)/tests/spin
 	python3 tests/bench/bench.py --build $(O)
 
 # The ingest replay alone: recorded streams through the daemon's ingest and core, no BPF.
@@ -222,6 +227,11 @@ bench-replay: all $(O)/tests/heapscale $(O)/tests/replay
 
 bench-python: all
 	python3 tests/bench/pybench.py --build $(O)
+
+# The leak scan section alone: the pause of leaks --unreachable at 10 k, 100 k
+# and 1 M live blocks with 100 MB to scan (a few minutes).
+bench-scan: all $(O)/tests/scanheap $(O)/tests/spin
+	python3 tests/bench/scanbench.py --build $(O)
 
 # The scale section alone: views of a million live blocks over 131 072 stacks,
 # memory per block, drain gaps while clients take snapshots (several minutes).
@@ -239,13 +249,14 @@ bench-fork: all $(O)/tests/heapscale
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement rss
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement rss suppress
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
 FUZZ_SRCS_snapshot := $(COMMON_SRCS)
-FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c $(COMMON_SRCS)
+FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
+FUZZ_SRCS_suppress := $(COMMON_SRCS)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \

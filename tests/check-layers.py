@@ -32,6 +32,7 @@ LAYERS = [
     "src/daemon/unwind",  # unwind tables for the BPF walker
     "src/daemon/attach",  # which allocator, and the probes on it
     "src/daemon/ingest",  # the ring buffer into the core
+    "src/daemon/scan",  # a leak scan: a stopped process's memory read, blocks marked
     "src/daemon/serve",  # the socket server, requests, snapshots, metrics
     "src/daemon",  # main, options, the loop, the targets' lifecycle
     "src/ctl/view",  # rows computed from a snapshot

@@ -18,17 +18,18 @@
 #define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
 /* Decoder limits: every length from outside is checked against these. */
-#define SNAPSHOT_MAX_BYTES	(1ull << 32)
-#define SNAPSHOT_MAX_STRING	(1u << 20) /* bytes in one string */
-#define SNAPSHOT_MAX_STRINGS	(1u << 24) /* distinct strings */
-#define SNAPSHOT_MAX_TARGETS	(1u << 16)
-#define SNAPSHOT_MAX_FRAMES	(1u << 24) /* distinct frames */
-#define SNAPSHOT_MAX_STACKS	(1u << 24)
-#define SNAPSHOT_MAX_DEPTH	1024	   /* frames in one stack */
-#define SNAPSHOT_MAX_FRAME_REFS (1u << 26) /* frames over all stacks */
-#define SNAPSHOT_MAX_TIMELINE	(1u << 20) /* points of the memory-over-time series */
-#define SNAPSHOT_MAX_BLOCKS	(1u << 28) /* live blocks in the block list */
-#define SNAPSHOT_MAX_SITES	256	   /* probed functions of one target */
+#define SNAPSHOT_MAX_BYTES	  (1ull << 32)
+#define SNAPSHOT_MAX_STRING	  (1u << 20) /* bytes in one string */
+#define SNAPSHOT_MAX_STRINGS	  (1u << 24) /* distinct strings */
+#define SNAPSHOT_MAX_TARGETS	  (1u << 16)
+#define SNAPSHOT_MAX_FRAMES	  (1u << 24) /* distinct frames */
+#define SNAPSHOT_MAX_STACKS	  (1u << 24)
+#define SNAPSHOT_MAX_DEPTH	  1024	     /* frames in one stack */
+#define SNAPSHOT_MAX_FRAME_REFS	  (1u << 26) /* frames over all stacks */
+#define SNAPSHOT_MAX_TIMELINE	  (1u << 20) /* points of the memory-over-time series */
+#define SNAPSHOT_MAX_BLOCKS	  (1u << 28) /* live blocks in the block list */
+#define SNAPSHOT_MAX_SITES	  256	     /* probed functions of one target */
+#define SNAPSHOT_MAX_SUPPRESSIONS 4096	     /* a scan's suppression patterns */
 
 enum snap_target_state {
 	SNAP_TARGET_ATTACHING = 0,
@@ -217,6 +218,61 @@ struct snap_leaks {
 	struct snap_leak *stacks; /* one per stack of the snapshot */
 };
 
+/*
+ * A leak scan (sections 47 and 48): the daemon stopped each target for a
+ * moment, marked its live blocks from its roots (registers, stacks, every
+ * memory the program may have written), and sent the blocks no pointer
+ * reaches, by stack and kind, in LeakSanitizer's and valgrind's words.
+ */
+enum snap_leak_kind {
+	SNAP_LEAK_DIRECT = 0,	/* no pointer reaches it, not even from another leak */
+	SNAP_LEAK_INDIRECT = 1, /* only other leaked blocks point into it */
+	SNAP_LEAK_POSSIBLE = 2, /* reached only through a pointer into its middle somewhere */
+	SNAP_LEAK_KINDS
+};
+
+/* The figures of a scan, all 64-bit, in wire order (section 47; more may follow). */
+struct snap_scan_figures {
+	uint64_t targets;		  /* processes scanned */
+	uint64_t threads;		  /* their threads, stopped */
+	uint64_t pause_ns;		  /* the longest a target stood still */
+	uint64_t scan_ns;		  /* the whole request, first stop to answer */
+	uint64_t max_pause_ns;		  /* the bound asked for */
+	uint64_t bytes_scanned;		  /* memory read and searched for pointers */
+	uint64_t bytes_unreadable;	  /* memory that may hold pointers, not read */
+	uint64_t mappings;		  /* mappings something was read from */
+	uint64_t live_blocks;		  /* the targets' live blocks when they stood still */
+	uint64_t live_bytes;		  /* their requested bytes */
+	uint64_t blocks[SNAP_LEAK_KINDS]; /* leaked blocks by kind */
+	uint64_t bytes[SNAP_LEAK_KINDS];  /* and their bytes */
+	uint64_t suppressed_blocks;	  /* leaks a suppression matched */
+	uint64_t suppressed_bytes;
+	uint64_t blocks_unread;	     /* live blocks whose memory could not be read */
+	uint64_t blocks_overlapping; /* live blocks overlapping another (a free not seen) */
+	uint64_t entries_total;	     /* (stack, kind) entries, sent or not */
+};
+
+struct snap_scan_suppression {
+	char *pattern;		/* as in the file, after "leak:" */
+	uint64_t blocks, bytes; /* leaks it suppressed (the first matching pattern counts) */
+};
+
+struct snap_scan_entry {
+	uint32_t stack; /* index into struct snapshot.stacks */
+	uint32_t kind;	/* enum snap_leak_kind */
+	uint64_t blocks, bytes;
+};
+
+struct snap_scan {
+	struct snap_scan_figures f;
+	uint32_t npids;
+	uint32_t *pids; /* the processes scanned, in order */
+	uint32_t nsuppressions;
+	struct snap_scan_suppression *suppressions;
+	uint32_t nentries;
+	struct snap_scan_entry *entries; /* most bytes first */
+};
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -252,6 +308,8 @@ struct snapshot {
 	uint32_t has_leaks;	/* leaks (section 44) */
 	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
 	struct snap_leaks leaks;
+	uint32_t has_scan; /* a leak scan (sections 47 and 48) */
+	struct snap_scan scan;
 	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
@@ -326,6 +384,9 @@ void snapshot_free(struct snapshot *s);
 
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
+
+/* "direct", "indirect", "possible"; "unknown" otherwise. */
+const char *snap_leak_kind_name(uint32_t kind);
 
 /* "attaching", "attached", "exited", "detached", "execed"; "unknown" otherwise. */
 const char *snap_target_state_name(uint32_t state);

@@ -25,6 +25,7 @@ void proto_request_init(struct proto_request *r)
 	r->blocks = 0;
 	r->older_than_ns = 0;
 	r->ages = 0;
+	r->scan.max_pause_ns = PROTO_SCAN_DEFAULT_PAUSE;
 }
 
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
@@ -94,6 +95,58 @@ const char *proto_group_name(int group)
 
 /* Longest piece of a bad line quoted back in an error. */
 #define QUOTE_MAX 32
+
+/* A scan's keys: its own, into struct proto_scan. */
+enum scan_key { SCAN_PID, SCAN_TOP, SCAN_MAX_PAUSE, SCAN_SUPPRESSIONS, SCAN_KEY_COUNT };
+
+static const struct {
+	const char *name;
+	uint64_t min, max;
+} scan_keys[SCAN_KEY_COUNT] = {
+    [SCAN_PID] = {"pid", 0, PROTO_MAX_PID},
+    [SCAN_TOP] = {"top", 0, PROTO_MAX_TOP},
+    [SCAN_MAX_PAUSE] = {"max_pause", PROTO_SCAN_MIN_PAUSE, PROTO_SCAN_MAX_PAUSE},
+    [SCAN_SUPPRESSIONS] = {"suppressions", 0, PROTO_MAX_SUPPRESSIONS},
+};
+
+static int parse_scan_pair(char *word, unsigned *seen, struct proto_scan *s, char *err,
+			   size_t errlen)
+{
+	char *eq = strchr(word, '=');
+	uint64_t v;
+	size_t k;
+
+	if (!eq)
+		return request_error(err, errlen, "expected key=value, got '%.*s'", QUOTE_MAX,
+				     word);
+	*eq = '\0';
+	for (k = 0; k < SCAN_KEY_COUNT; k++)
+		if (!strcmp(word, scan_keys[k].name))
+			break;
+	if (k == SCAN_KEY_COUNT) {
+		for (size_t o = 0; o < KEY_COUNT; o++)
+			if (!strcmp(word, request_keys[o].name))
+				return request_error(err, errlen, "%s does not apply to scan",
+						     word);
+		return request_error(err, errlen, "unknown key '%.*s'", QUOTE_MAX, word);
+	}
+	if (*seen & (1u << k))
+		return request_error(err, errlen, "%s given twice", word);
+	*seen |= 1u << k;
+	if (parse_u64(eq + 1, scan_keys[k].max, &v) || v < scan_keys[k].min)
+		return request_error(err, errlen, "bad %s '%.*s' (expected %llu to %llu)", word,
+				     QUOTE_MAX, eq + 1, (unsigned long long)scan_keys[k].min,
+				     (unsigned long long)scan_keys[k].max);
+	if (k == SCAN_PID)
+		s->pid = (uint32_t)v;
+	else if (k == SCAN_TOP)
+		s->top = (uint32_t)v;
+	else if (k == SCAN_MAX_PAUSE)
+		s->max_pause_ns = v;
+	else
+		s->suppressions = (uint32_t)v;
+	return 0;
+}
 
 static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char *err, size_t errlen)
 {
@@ -204,10 +257,14 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 		r->command = PROTO_CMD_ATTACH;
 	else if (!strcmp(word, "detach"))
 		r->command = PROTO_CMD_DETACH;
+	else if (!strcmp(word, "scan"))
+		r->command = PROTO_CMD_SCAN;
 	else
 		return request_error(err, errlen, "unknown command '%.*s'", QUOTE_MAX, word);
 	while ((word = strtok_r(NULL, " ", &save)))
-		if (parse_pair(word, &seen, r, err, errlen))
+		if (r->command == PROTO_CMD_SCAN
+			? parse_scan_pair(word, &seen, &r->scan, err, errlen)
+			: parse_pair(word, &seen, r, err, errlen))
 			return -1;
 	if ((r->command == PROTO_CMD_ATTACH || r->command == PROTO_CMD_DETACH) && !r->pid)
 		return request_error(err, errlen, "%s needs pid=N",
@@ -227,6 +284,19 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 					    [PROTO_CMD_ATTACH] = "attach",
 					    [PROTO_CMD_DETACH] = "detach"};
 
+	if (r->command == PROTO_CMD_SCAN) {
+		const struct proto_scan *sc = &r->scan;
+
+		if (sc->pid > PROTO_MAX_PID || sc->top > PROTO_MAX_TOP ||
+		    sc->max_pause_ns < PROTO_SCAN_MIN_PAUSE ||
+		    sc->max_pause_ns > PROTO_SCAN_MAX_PAUSE ||
+		    sc->suppressions > PROTO_MAX_SUPPRESSIONS)
+			return -1;
+		n = snprintf(buf, buflen, "scan pid=%u top=%u max_pause=%llu suppressions=%u\n",
+			     sc->pid, sc->top, (unsigned long long)sc->max_pause_ns,
+			     sc->suppressions);
+		return n < 0 || (size_t)n >= buflen ? -1 : n;
+	}
 	if (r->command < PROTO_CMD_SNAPSHOT || r->command > PROTO_CMD_DETACH || !sort ||
 	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
 	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||

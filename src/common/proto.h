@@ -5,7 +5,9 @@
  *
  *     snapshot top=10 sort=live pid=1234 stacks=1
  *
- * (unknown keys and malformed values are errors). The reply is a frame:
+ * (unknown keys and malformed values are errors); a scan request may be
+ * followed by as many bytes of suppressions as it says (struct proto_scan).
+ * The reply is a frame:
  * 4 bytes "MTR1", 1 byte status (0 ok, 1 error), 4 bytes little-endian
  * length, then length bytes: an encoded snapshot when ok, a one-line UTF-8
  * message when error. The daemon closes the connection after one reply.
@@ -24,12 +26,35 @@
 #define PROTO_MAX_TOP	     1000000	  /* largest top= */
 #define PROTO_MAX_PID	     (1u << 22)	  /* largest pid= (the kernel's PID_MAX_LIMIT) */
 #define PROTO_MAX_OLDER_THAN (1ull << 62) /* largest older_than= (nanoseconds) */
+/* scan: the pause bound (max_pause=, nanoseconds), and the suppressions that may follow */
+#define PROTO_SCAN_MIN_PAUSE	 1000000ull	  /* 1 ms */
+#define PROTO_SCAN_MAX_PAUSE	 3600000000000ull /* 1 h */
+#define PROTO_SCAN_DEFAULT_PAUSE 1000000000ull	  /* 1 s */
+#define PROTO_MAX_SUPPRESSIONS	 (1u << 20)	  /* bytes after a scan line */
 
 enum proto_command {
 	PROTO_CMD_SNAPSHOT = 1,
 	PROTO_CMD_RESET_PEAK, /* start a new peak window, then answer as snapshot */
 	PROTO_CMD_ATTACH,     /* start tracing pid=N, then answer as snapshot */
 	PROTO_CMD_DETACH,     /* stop tracing pid=N (its data stays), then answer */
+	PROTO_CMD_SCAN,	      /* leaks --unreachable: its own parameters (struct proto_scan) */
+};
+
+/*
+ * A scan: stop a target for a moment, mark its live blocks from its roots,
+ * resume it, and answer with the blocks no pointer reaches, by stack
+ * (snapshot sections 47 and 48). Its parameters are its own: none of
+ * struct proto_request's others applies to it.
+ *
+ *     scan pid=1234 top=10 max_pause=1000000000 suppressions=42\n
+ *     <42 bytes: leak:PATTERN lines (LeakSanitizer's format, common/suppress.h)>
+ */
+struct proto_scan {
+	uint32_t pid;	       /* 0 = every attached target, one after another */
+	uint32_t top;	       /* entries to send, most bytes first; 0 = all */
+	uint64_t max_pause_ns; /* a target stands still at most this long: past it the scan
+				* gives up, resumes it and says so */
+	uint32_t suppressions; /* bytes of suppressions after the line (0 = none) */
 };
 
 /*
@@ -78,12 +103,14 @@ struct proto_request {
 	 * answered by a request lane.
 	 */
 	int memory;
+	struct proto_scan scan; /* command scan only */
 };
 
 /*
  * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0, memory=0. The
- * first word is the command: "snapshot" or "reset-peak".
+ * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0, memory=0;
+ * a scan's pid=0 top=0 max_pause=1 s suppressions=0. The first word is the
+ * command: "snapshot", "reset-peak", "attach", "detach" or "scan".
  */
 void proto_request_init(struct proto_request *r);
 

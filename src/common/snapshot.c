@@ -39,6 +39,28 @@ const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
 _Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * SNAP_NDAEMON,
 	       "every daemon figure must be on the wire");
 
+/* Every figure of a scan: its fields in declaration order, which is the wire's. */
+#define SCAN_AT(i) (sizeof(uint64_t) * (i))
+const size_t snap_scan_offsets[SNAP_NSCAN] = {
+    SCAN_AT(0),	 SCAN_AT(1),  SCAN_AT(2),  SCAN_AT(3),	SCAN_AT(4),  SCAN_AT(5),  SCAN_AT(6),
+    SCAN_AT(7),	 SCAN_AT(8),  SCAN_AT(9),  SCAN_AT(10), SCAN_AT(11), SCAN_AT(12), SCAN_AT(13),
+    SCAN_AT(14), SCAN_AT(15), SCAN_AT(16), SCAN_AT(17), SCAN_AT(18), SCAN_AT(19), SCAN_AT(20),
+};
+
+_Static_assert(sizeof(struct snap_scan_figures) == sizeof(uint64_t) * 21,
+	       "every scan figure must be in snap_scan_offsets");
+
+static const char *const leak_kind_names[SNAP_LEAK_KINDS] = {
+    [SNAP_LEAK_DIRECT] = "direct",
+    [SNAP_LEAK_INDIRECT] = "indirect",
+    [SNAP_LEAK_POSSIBLE] = "possible",
+};
+
+const char *snap_leak_kind_name(uint32_t kind)
+{
+	return kind < SNAP_LEAK_KINDS ? leak_kind_names[kind] : "unknown";
+}
+
 static const char *const target_state_names[] = {
     [SNAP_TARGET_ATTACHING] = "attaching", [SNAP_TARGET_ATTACHED] = "attached",
     [SNAP_TARGET_EXITED] = "exited",	   [SNAP_TARGET_DETACHED] = "detached",
@@ -87,6 +109,14 @@ static void free_rows_and_leaks(struct snapshot *s)
 	memset(&s->groups, 0, sizeof(s->groups));
 	memset(&s->leaks, 0, sizeof(s->leaks));
 	s->has_groups = s->has_leaks = 0;
+	/* a scan's entries name stacks too */
+	for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
+		free(s->scan.suppressions[i].pattern);
+	free(s->scan.suppressions);
+	free(s->scan.entries);
+	free(s->scan.pids);
+	memset(&s->scan, 0, sizeof(s->scan));
+	s->has_scan = 0;
 }
 
 void snapshot_free(struct snapshot *s)

@@ -317,3 +317,68 @@ int dec_memory(struct reader *r)
 	s->has_memory = 1;
 	return 0;
 }
+/* Section 47: a leak scan's figures (a counted list), then its suppressions. */
+int dec_scan(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_scan *sc = &s->scan;
+	uint32_t n;
+
+	if (rd_fields(r, &sc->f, snap_scan_offsets, SNAP_NSCAN) ||
+	    rd_count(r, 3, SNAPSHOT_MAX_SUPPRESSIONS, &n))
+		return -1;
+	sc->suppressions = calloc(n ? n : 1, sizeof(*sc->suppressions));
+	if (!sc->suppressions)
+		return dec_fail(r->d, "out of memory");
+	sc->nsuppressions = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_scan_suppression *p = &sc->suppressions[i];
+
+		if (rd_string(r, &p->pattern) || rd_varint(r, &p->blocks) ||
+		    rd_varint(r, &p->bytes))
+			return -1;
+		if (!p->pattern)
+			return dec_fail(r->d, "scan section: a suppression without a pattern");
+	}
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	sc->pids = calloc(n ? n : 1, sizeof(*sc->pids));
+	if (!sc->pids)
+		return dec_fail(r->d, "out of memory");
+	sc->npids = n;
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_u32(r, &sc->pids[i]))
+			return -1;
+	s->has_scan = 1;
+	return 0;
+}
+
+/* Section 48: the scan's leaks by stack and kind (after section 47). */
+int dec_scan_entries(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	struct snap_scan *sc = &s->scan;
+	uint32_t n;
+
+	if (!s->has_scan)
+		return dec_fail(r->d, "scan_entries section without a scan section");
+	if (rd_count(r, 4, SNAPSHOT_MAX_STACKS * SNAP_LEAK_KINDS, &n))
+		return -1;
+	sc->entries = calloc(n ? n : 1, sizeof(*sc->entries));
+	if (!sc->entries)
+		return dec_fail(r->d, "out of memory");
+	sc->nentries = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_scan_entry *e = &sc->entries[i];
+
+		if (rd_u32(r, &e->stack) || rd_u32(r, &e->kind) || rd_varint(r, &e->blocks) ||
+		    rd_varint(r, &e->bytes))
+			return -1;
+		if (e->stack >= s->nstacks)
+			return dec_fail(r->d, "scan_entries section: stack %u out of range",
+					e->stack);
+		if (e->kind >= SNAP_LEAK_KINDS)
+			return dec_fail(r->d, "scan_entries section: unknown kind %u", e->kind);
+	}
+	return 0;
+}

@@ -373,6 +373,38 @@ static void encode_memory_sections(const struct snapshot *s, const uint32_t *err
 	}
 }
 
+/* Sections 47 and 48: a leak scan's figures and suppressions, its entries. */
+static void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs,
+				 struct wbuf *body, struct wbuf *out)
+{
+	const struct snap_scan *sc = &s->scan;
+
+	if (!s->has_scan)
+		return;
+	/* a count of figures, then the figures: later ones can be added */
+	put_varint(body, SNAP_NSCAN);
+	for (size_t i = 0; i < SNAP_NSCAN; i++)
+		put_varint(body, *(const uint64_t *)((const char *)&sc->f + snap_scan_offsets[i]));
+	put_varint(body, sc->nsuppressions);
+	for (uint32_t i = 0; i < sc->nsuppressions; i++) {
+		put_varint(body, supp_refs[i]);
+		put_varint(body, sc->suppressions[i].blocks);
+		put_varint(body, sc->suppressions[i].bytes);
+	}
+	put_varint(body, sc->npids);
+	for (uint32_t i = 0; i < sc->npids; i++)
+		put_varint(body, sc->pids[i]);
+	put_section(out, body, SEC_SCAN);
+	put_varint(body, sc->nentries);
+	for (uint32_t i = 0; i < sc->nentries; i++) {
+		put_varint(body, sc->entries[i].stack);
+		put_varint(body, sc->entries[i].kind);
+		put_varint(body, sc->entries[i].blocks);
+		put_varint(body, sc->entries[i].bytes);
+	}
+	put_section(out, body, SEC_SCAN_ENTRIES);
+}
+
 /* Sections 42-44: the daemon's own figures, a grouped snapshot's rows, leaks. */
 static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs,
 				  struct wbuf *body, struct wbuf *out)
@@ -458,6 +490,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	uint32_t version_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
+	uint32_t *supp_refs = NULL;
 	size_t nsites = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
@@ -523,6 +556,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			e->nomem = 1;
 		for (uint32_t i = 0; error_refs && i < s->nmemory; i++)
 			error_refs[i] = intern_string(e, s->memory[i].error);
+	}
+	if (s->has_scan) {
+		supp_refs =
+		    calloc(s->scan.nsuppressions ? s->scan.nsuppressions : 1, sizeof(*supp_refs));
+		if (!supp_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; supp_refs && i < s->scan.nsuppressions; i++)
+			supp_refs[i] = intern_string(e, s->scan.suppressions[i].pattern);
 	}
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
@@ -731,9 +772,11 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	}
 	encode_scale_sections(s, row_refs, &body, out);
 	encode_memory_sections(s, error_refs, &body, out);
+	encode_scan_sections(s, supp_refs, &body, out);
 	encode_family_sections(s, &body, out);
 out:
 	free(error_refs);
+	free(supp_refs);
 	free(row_refs);
 	free(site_refs);
 	free(note_refs);
@@ -753,6 +796,14 @@ static int check_limits(const struct snapshot *s)
 		return -1;
 	for (uint32_t i = 0; i < s->nblocks; i++)
 		if (s->blocks[i].stack >= s->nstacks)
+			return -1;
+	if (s->has_scan && (s->scan.nentries > SNAPSHOT_MAX_STACKS * (uint64_t)SNAP_LEAK_KINDS ||
+			    s->scan.nsuppressions > SNAPSHOT_MAX_SUPPRESSIONS ||
+			    s->scan.npids > SNAPSHOT_MAX_TARGETS))
+		return -1;
+	for (uint32_t i = 0; s->has_scan && i < s->scan.nentries; i++)
+		if (s->scan.entries[i].stack >= s->nstacks ||
+		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
 			return -1;
 	for (uint32_t i = 0; i < s->nmemory; i++)
 		if (s->memory[i].target >= s->ntargets ||

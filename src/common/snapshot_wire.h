@@ -40,6 +40,8 @@ enum section {
 	SEC_LEAKS = 44,	       /* leaking blocks per stack */
 	SEC_RESIDENT = 45,     /* resident memory per target and over time */
 	SEC_MEMORY = 46,       /* a target's mappings by kind, with the live heap in each */
+	SEC_SCAN = 47,	       /* a leak scan's figures and suppressions */
+	SEC_SCAN_ENTRIES = 48, /* its leaks by stack and kind */
 	SEC_INHERITED = 49,    /* what each stack's row inherited at a fork */
 	SEC_FAMILY = 50,       /* the process each target was forked from */
 	SEC_KNOWN
@@ -53,17 +55,30 @@ enum section {
 enum { SEC_HISTOGRAM = 16, SEC_FUNCS, SEC_BUILD_IDS, SEC_FUNCS_EXT, SEC_OWN_LAST = SEC_FUNCS_EXT };
 
 static const char *const section_names[] __attribute__((unused)) = {
-    [SEC_STRINGS] = "strings",	     [SEC_META] = "meta",
-    [SEC_TOTALS] = "totals",	     [SEC_EVENTS_LOST] = "events_lost",
-    [SEC_TARGETS] = "targets",	     [SEC_FRAMES] = "frames",
-    [SEC_STACKS] = "stacks",	     [SEC_TIMELINE] = "timeline",
-    [SEC_BLOCKS] = "blocks",	     [SEC_TEMPORARY] = "temporary",
-    [SEC_TRACE] = "trace",	     [SEC_AGES] = "ages",
-    [SEC_STACK_INFO] = "stack_info", [SEC_TARGET_NOTES] = "target_notes",
-    [SEC_UNWIND] = "unwind",	     [SEC_PROBE_SITES] = "probe_sites",
-    [SEC_DAEMON] = "daemon",	     [SEC_GROUPS] = "groups",
-    [SEC_LEAKS] = "leaks",	     [SEC_RESIDENT] = "resident",
-    [SEC_MEMORY] = "memory",	     [SEC_INHERITED] = "inherited",
+    [SEC_STRINGS] = "strings",
+    [SEC_META] = "meta",
+    [SEC_TOTALS] = "totals",
+    [SEC_EVENTS_LOST] = "events_lost",
+    [SEC_TARGETS] = "targets",
+    [SEC_FRAMES] = "frames",
+    [SEC_STACKS] = "stacks",
+    [SEC_TIMELINE] = "timeline",
+    [SEC_BLOCKS] = "blocks",
+    [SEC_TEMPORARY] = "temporary",
+    [SEC_TRACE] = "trace",
+    [SEC_AGES] = "ages",
+    [SEC_STACK_INFO] = "stack_info",
+    [SEC_TARGET_NOTES] = "target_notes",
+    [SEC_UNWIND] = "unwind",
+    [SEC_PROBE_SITES] = "probe_sites",
+    [SEC_DAEMON] = "daemon",
+    [SEC_GROUPS] = "groups",
+    [SEC_LEAKS] = "leaks",
+    [SEC_RESIDENT] = "resident",
+    [SEC_MEMORY] = "memory",
+    [SEC_SCAN] = "scan",
+    [SEC_SCAN_ENTRIES] = "scan_entries",
+    [SEC_INHERITED] = "inherited",
     [SEC_FAMILY] = "family",
 };
 
@@ -74,6 +89,10 @@ extern const size_t snap_option_offsets[SNAP_NOPTIONS];
 /* struct snap_daemon in wire order (section 42). */
 #define SNAP_NDAEMON 9
 extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
+
+/* struct snap_scan_figures in wire order (section 47). */
+#define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))
+extern const size_t snap_scan_offsets[SNAP_NSCAN];
 
 /* Stack counters in the stacks section (section 0 of MT_STACK_COUNTERS). */
 enum {

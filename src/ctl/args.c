@@ -41,6 +41,9 @@ enum option {
 	OPT_SAMPLE,
 	OPT_PEAK,
 	OPT_MEMORY,
+	OPT_UNREACHABLE,
+	OPT_SUPPRESSIONS,
+	OPT_MAX_PAUSE,
 	OPT_COUNT
 };
 
@@ -78,6 +81,9 @@ static const struct {
     [OPT_SAMPLE] = {"--sample", 1, 1u << CMD_REPORT},
     [OPT_PEAK] = {"--peak", 0, 1u << CMD_REPORT},
     [OPT_MEMORY] = {"--memory", 0, 1u << CMD_STATS},
+    [OPT_UNREACHABLE] = {"--unreachable", 0, 1u << CMD_LEAKS},
+    [OPT_SUPPRESSIONS] = {"--suppressions", 1, 1u << CMD_LEAKS},
+    [OPT_MAX_PAUSE] = {"--max-pause", 1, 1u << CMD_LEAKS},
 };
 
 static const struct {
@@ -144,6 +150,14 @@ static void usage(FILE *f)
 	    "  detach PID            stop tracing PID; its probes go, its data stays\n"
 	    "  leaks [--older-than DURATION] [--top N] [--pid PID]\n"
 	    "                        live blocks at least that old (default 0s), by stack\n"
+	    "  leaks --unreachable [--pid PID] [--top N] [--suppressions FILE]\n"
+	    "        [--max-pause DURATION]\n"
+	    "                        stop the process a moment, and show the live blocks no\n"
+	    "                        pointer reaches (direct, indirect and possible leaks,\n"
+	    "                        as LeakSanitizer and valgrind name them), by stack\n"
+	    "      --suppressions FILE  LeakSanitizer's format: leak:PATTERN lines\n"
+	    "      --max-pause DURATION the longest it may stand still (default 1s); past it\n"
+	    "                        the scan gives up and it runs on\n"
 	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
 	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY]\n"
 	    "                        refresh live bytes, rate, peak, losses and the groups\n"
@@ -305,6 +319,21 @@ static int set_option(struct args *a, int opt, const char *value)
 		if (parse_u64(value, UINT32_MAX, &a->iterations) || !a->iterations)
 			return usage_error("bad --count '%s' (expected 1 or more)", value);
 		break;
+	case OPT_UNREACHABLE:
+		a->unreachable = 1;
+		break;
+	case OPT_SUPPRESSIONS:
+		if (!*value)
+			return usage_error("--suppressions needs a file name");
+		a->suppressions = value;
+		break;
+	case OPT_MAX_PAUSE:
+		if (args_parse_duration(value, &a->request.scan.max_pause_ns) ||
+		    a->request.scan.max_pause_ns < PROTO_SCAN_MIN_PAUSE ||
+		    a->request.scan.max_pause_ns > PROTO_SCAN_MAX_PAUSE)
+			return usage_error(
+			    "bad --max-pause '%s' (expected a duration from 1ms to 1h)", value);
+		break;
 	case OPT_ROWS:
 		if (parse_u64(value, 100000, &v) || !v)
 			return usage_error("bad --rows '%s' (expected 1 to 100000)", value);
@@ -350,6 +379,37 @@ static int profile_options(struct args *a)
 		a->request.sort = MT_SORT_ALLOCATED;
 	else
 		a->request.sort = a->render.sample;
+	return 0;
+}
+
+/*
+ * leaks --unreachable is a scan: a request of its own kind (struct
+ * proto_scan), which needs a running process, not a file.
+ */
+static int scan_options(struct args *a)
+{
+	struct proto_scan sc = a->request.scan;
+
+	if (!a->unreachable) {
+		if (a->given & (1u << OPT_SUPPRESSIONS | 1u << OPT_MAX_PAUSE))
+			return usage_error("%s applies to leaks --unreachable",
+					   a->given & (1u << OPT_SUPPRESSIONS) ? "--suppressions"
+									       : "--max-pause");
+		return 0;
+	}
+	if (a->given & (1u << OPT_OLDER_THAN))
+		return usage_error("--older-than does not apply to --unreachable (a scan reports "
+				   "what no pointer reaches, whatever its age)");
+	if (a->from)
+		return usage_error("--unreachable scans a running process: it needs memtraced, "
+				   "not a snapshot file");
+	if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
+		return usage_error("leaks --unreachable gives text or json");
+	sc.pid = a->request.pid;
+	sc.top = (uint32_t)a->view.top;
+	proto_request_init(&a->request);
+	a->request.command = PROTO_CMD_SCAN;
+	a->request.scan = sc;
 	return 0;
 }
 
@@ -502,6 +562,8 @@ int args_parse(int argc, char **argv, struct args *a)
 		a->request.blocks = 0;
 		a->request.top = (uint32_t)a->view.top;
 	}
+	if (scan_options(a))
+		return -1;
 	if (profile_options(a))
 		return -1;
 	a->render.sort = a->request.sort;

@@ -41,9 +41,11 @@ struct args {
 	int grouped;	      /* report --by / --cumulative */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
-	uint64_t interval_ns; /* watch */
-	uint64_t iterations;  /* watch: 0 = until q */
-	unsigned given;	      /* bit per option given (args.c's enum option) */
+	uint64_t interval_ns;	  /* watch */
+	uint64_t iterations;	  /* watch: 0 = until q */
+	int unreachable;	  /* leaks --unreachable: a scan (request.scan) */
+	const char *suppressions; /* its --suppressions FILE, or NULL */
+	unsigned given;		  /* bit per option given (args.c's enum option) */
 };
 
 /*

@@ -139,9 +139,10 @@ static void print_daemon_error(const uint8_t *msg, size_t len)
 	log_msg("memtraced: %s", n ? line : "request failed");
 }
 
-/* Ask the daemon; returns 0 with the snapshot bytes, or -1 after a message. */
+/* Ask the daemon (the line, then body's len bytes); 0 with the snapshot bytes, or -1
+ * after a message. */
 static int fetch_from_socket(const struct proto_request *req, const char *socket_path,
-			     struct buf *data)
+			     const void *body, size_t len, struct buf *data)
 {
 	uint8_t hdr[PROTO_REPLY_HEADER];
 	char line[PROTO_MAX_REQUEST];
@@ -157,9 +158,17 @@ static int fetch_from_socket(const struct proto_request *req, const char *socket
 	fd = connect_daemon(socket_path);
 	if (fd < 0)
 		return -1;
+	if (req->command == PROTO_CMD_SCAN) {
+		/* a scan may stand each target still for max_pause: wait for that too */
+		struct timeval t = {.tv_sec = REPLY_TIMEOUT_S +
+					      4 * (time_t)(req->scan.max_pause_ns / 1000000000ull)};
+
+		setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &t, sizeof(t));
+	}
 	/* A daemon that refuses us (permission, too many clients) answers and
 	 * closes before reading: its reply is then waiting behind the EPIPE. */
-	if (write_full(fd, line, (size_t)n) && errno != EPIPE && errno != ECONNRESET) {
+	if ((write_full(fd, line, (size_t)n) || (len && write_full(fd, body, len))) &&
+	    errno != EPIPE && errno != ECONNRESET) {
 		log_msg("%s: cannot send the request: %s", socket_path, strerror(errno));
 		goto out;
 	}
@@ -237,7 +246,7 @@ int fetch_checked(const struct proto_request *req, const char *socket_path, cons
 	char err[256];
 
 	memset(raw, 0, sizeof(*raw));
-	if (file ? fetch_from_file(file, raw) : fetch_from_socket(req, socket_path, raw))
+	if (file ? fetch_from_file(file, raw) : fetch_from_socket(req, socket_path, NULL, 0, raw))
 		return -1;
 	if (snapshot_scan(raw->data, raw->len, counts, err, sizeof(err))) {
 		log_msg("%s: %s", file ? file : socket_path, err);
@@ -254,7 +263,8 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 	char err[256];
 	int rc;
 
-	rc = file ? fetch_from_file(file, &data) : fetch_from_socket(req, socket_path, &data);
+	rc = file ? fetch_from_file(file, &data)
+		  : fetch_from_socket(req, socket_path, NULL, 0, &data);
 	if (rc)
 		return -1;
 	rc = snapshot_decode(data.data, data.len, snap, err, sizeof(err));
@@ -272,5 +282,27 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 		*raw = data;
 	else
 		buf_free(&data);
+	return 0;
+}
+
+int fetch_scan(const struct proto_request *req, const char *socket_path, const void *body,
+	       size_t len, struct snapshot *snap)
+{
+	struct buf data = {0};
+	char err[256];
+
+	if (fetch_from_socket(req, socket_path, body, len, &data))
+		return -1;
+	if (snapshot_decode(data.data, data.len, snap, err, sizeof(err))) {
+		log_msg("%s: %s", socket_path, err);
+		buf_free(&data);
+		return -1;
+	}
+	buf_free(&data);
+	if (!snap->has_scan) {
+		log_msg("%s: the answer holds no scan (an older memtraced?)", socket_path);
+		snapshot_free(snap);
+		return -1;
+	}
 	return 0;
 }

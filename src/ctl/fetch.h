@@ -31,4 +31,12 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 int fetch_checked(const struct proto_request *req, const char *socket_path, const char *file,
 		  struct buf *raw, struct snapshot_counts *counts);
 
+/*
+ * A scan (req->command PROTO_CMD_SCAN): the request line, then body[0..len)
+ * (its suppressions, as many bytes as req->scan.suppressions says), and the
+ * answer decoded into snap. 0, or -1 after a one-line message.
+ */
+int fetch_scan(const struct proto_request *req, const char *socket_path, const void *body,
+	       size_t len, struct snapshot *snap);
+
 #endif

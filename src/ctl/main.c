@@ -14,11 +14,14 @@
 #include "ctl/render/pprof.h"
 #include "ctl/render/report.h"
 #include "ctl/render/rows.h"
+#include "ctl/render/scan.h"
 #include "ctl/render/status.h"
+#include "common/suppress.h"
 #include "ctl/view/rows.h"
 #include "common/util.h"
 #include "memtrace/snapshot.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <poll.h>
 #include <signal.h>
@@ -119,6 +122,70 @@ static int print_timeline(struct buf *out, const struct snapshot *s, const struc
 }
 
 /* ---- commands of their own ----------------------------------------------------- */
+
+/* The user's suppression file, checked here (errors name its line) and sent as patterns. */
+static int read_suppressions(const char *path, struct buf *out)
+{
+	struct suppressions sup;
+	struct buf text = {0};
+	char err[256];
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f) {
+		log_msg("cannot open %s: %s", path, strerror(errno));
+		return -1;
+	}
+	do {
+		buf_reserve(&text, 65536);
+		n = fread(text.data + text.len, 1, text.cap - text.len, f);
+		text.len += n;
+	} while (n && text.len <= SUPPRESS_MAX_BYTES);
+	if (ferror(f)) {
+		log_msg("cannot read %s: %s", path, strerror(errno));
+		fclose(f);
+		buf_free(&text);
+		return -1;
+	}
+	fclose(f);
+	if (suppressions_parse((const char *)text.data, text.len, &sup, err, sizeof(err))) {
+		log_msg("%s: %s", path, err);
+		buf_free(&text);
+		return -1;
+	}
+	suppressions_format(&sup, out);
+	suppressions_free(&sup);
+	buf_free(&text);
+	if (out->len > PROTO_MAX_SUPPRESSIONS) {
+		log_msg("%s: more than %u bytes of patterns", path, PROTO_MAX_SUPPRESSIONS);
+		return -1;
+	}
+	return 0;
+}
+
+/* leaks --unreachable: a scan of the running targets, its suppressions sent with it. */
+static int run_scan(const struct args *a)
+{
+	struct proto_request req = a->request;
+	struct buf body = {0}, out = {0};
+	struct snapshot snap;
+	int rc;
+
+	if (a->suppressions && read_suppressions(a->suppressions, &body)) {
+		buf_free(&body);
+		return EXIT_USAGE;
+	}
+	req.scan.suppressions = (uint32_t)body.len;
+	rc = fetch_scan(&req, a->socket, body.data, body.len, &snap);
+	buf_free(&body);
+	if (rc)
+		return EXIT_RUNTIME;
+	render_scan(&out, &snap, &a->render);
+	snapshot_free(&snap);
+	rc = write_output(a->output, out.data, out.len);
+	buf_free(&out);
+	return rc ? EXIT_RUNTIME : 0;
+}
 
 static int run_snapshot(const struct args *a)
 {
@@ -289,6 +356,8 @@ int main(int argc, char **argv)
 	rc = args_parse(argc, argv, &a);
 	if (rc)
 		return rc > 0 ? 0 : EXIT_USAGE;
+	if (a.unreachable)
+		return run_scan(&a);
 	if (commands[a.command].run)
 		return commands[a.command].run(&a);
 	return run_print(&a, commands[a.command].print);

@@ -12,6 +12,8 @@
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
 #include <bpf/libbpf.h>
 
 #include "daemon/daemon.h"
@@ -47,6 +49,15 @@ static FILE *record;
 #define DRAIN_SLICE 2048
 
 static unsigned drain_left; /* records the drain in progress may still take */
+
+/*
+ * The ring buffer's positions, mapped read-only a second time (libbpf 1.1
+ * does not show them): the consumer page, then the producer page. A record
+ * reserved before the producer position read at some moment lies before
+ * it, and is drained once the consumer position passes it.
+ */
+static const volatile uint64_t *ring_pages;
+static size_t ring_page_size;
 
 void ingest_record(struct daemon *d, const void *data, size_t len)
 {
@@ -140,9 +151,21 @@ static void on_new_stack(void *arg, uint32_t tgid, const uint64_t *frames, uint3
 		pystacks_note(d->py, (int)tgid, frames + native, n - native);
 }
 
+uint64_t ingest_ring_produced(void)
+{
+	return ring_pages ? __atomic_load_n(&ring_pages[ring_page_size / 8], __ATOMIC_ACQUIRE)
+			  : UINT64_MAX;
+}
+
+uint64_t ingest_ring_consumed(void)
+{
+	return ring_pages ? __atomic_load_n(&ring_pages[0], __ATOMIC_ACQUIRE) : 0;
+}
+
 int ingest_open(struct daemon *d)
 {
 	const char *rec = getenv("MEMTRACE_RECORD");
+	void *pages;
 
 	debug_events = getenv("MEMTRACE_DEBUG_EVENTS") != NULL;
 	if (rec && !(record = fopen(rec, "we")))
@@ -150,5 +173,15 @@ int ingest_open(struct daemon *d)
 	d->tracker.on_new_stack = on_new_stack;
 	d->tracker.on_new_stack_arg = d;
 	d->rb = ring_buffer__new(probes_ringbuf_fd(d->skel), handle_ringbuf_event, d, NULL);
-	return d->rb ? 0 : -1;
+	if (!d->rb)
+		return -1;
+	ring_page_size = (size_t)sysconf(_SC_PAGESIZE);
+	pages =
+	    mmap(NULL, 2 * ring_page_size, PROT_READ, MAP_SHARED, probes_ringbuf_fd(d->skel), 0);
+	if (pages == MAP_FAILED)
+		log_msg("cannot map the ring buffer's positions (%s): leak scans refused",
+			strerror(errno));
+	else
+		ring_pages = pages;
+	return 0;
 }

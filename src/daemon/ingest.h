@@ -20,6 +20,14 @@ void ingest_drain(struct daemon *d);
 /* The same, DRAIN_SLICE records at most: the loop's routine drains. */
 void ingest_drain_slice(struct daemon *d);
 
+/*
+ * The ring buffer's producer position now (bytes ever reserved; any thread):
+ * every record written before lies before it. UINT64_MAX when unknown.
+ */
+uint64_t ingest_ring_produced(void);
+/* Its consumer position: every record before it has been drained. */
+uint64_t ingest_ring_consumed(void);
+
 /* Apply one ring buffer record (what ingest_drain does with each, in order). */
 void ingest_record(struct daemon *d, const void *data, size_t len);
 

@@ -82,6 +82,7 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	v->daemon.stack_id_events = d->tracker.stack_id_events;
 	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
+	v->ring_consumed = ingest_ring_consumed();
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
 		struct unwind_status us;
@@ -139,6 +140,12 @@ static void service_resume(void *ctx)
 
 	for (int k = 0; k < d->ntargets; k++)
 		target_pidfd_arm(d, k, 1);
+}
+
+static uint64_t service_ring_produced(void *ctx)
+{
+	(void)ctx;
+	return ingest_ring_produced();
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -255,7 +262,8 @@ int main(int argc, char **argv)
 			      .detach = service_detach,
 			      .reset_peak = service_reset_peak,
 			      .ingest = service_ingest,
-			      .resume = service_resume};
+			      .resume = service_resume,
+			      .ring_produced = service_ring_produced};
 	struct bpf_options bo;
 	struct options o;
 	struct daemon d;

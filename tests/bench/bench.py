@@ -7,8 +7,8 @@ million live blocks over 131 072 stacks, memory per block, drain gaps while
 clients take snapshots), the fork section (tests/bench/forkbench.py: what
 forks of a parent holding a million live blocks cost the daemon), then a
 Python workload (tests/bench/pybench.py:
-untraced, tracemalloc, memtrace's two modes), and writes the tables to
-docs/performance.md.
+untraced, tracemalloc, memtrace's two modes), then the leak scan's pause
+(tests/bench/scanbench.py), and writes the tables to docs/performance.md.
 
     python3 tests/bench/bench.py --build DIR [--pairs N] [--py-n N] [--out FILE]
 """
@@ -27,6 +27,7 @@ import forkbench
 import pybench
 import replaybench
 import scalebench
+import scanbench
 
 # the programs on the allocator's probes: ours, the floor's, the minimal tracer's
 PROBE_PROGRAMS = ("alloc_enter", "alloc_return", "free_enter", "outer_free_enter", "empty_enter",
@@ -474,6 +475,7 @@ def main():
     problems += [f"fork bench at {r['blocks']} blocks, F={r['frees']}: counts not exact"
                  for r in fork_rows if not r["exact"]]
     lines += pybench.measure(args.build, args.py_n)
+    lines += scanbench.measure(args.build, [10000, 100000, 1000000], 100, args.repeat)[0]
     if MISSED:
         lines += ["## Targets missed in this run", ""] + [f"- {m}" for m in MISSED] + [""]
     with open(args.out, "w") as f:

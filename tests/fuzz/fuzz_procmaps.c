@@ -1,17 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the /proc/PID/maps parser (src/daemon/proc/procmaps.c). The kernel
+ * libFuzzer target: the /proc/PID/maps parser (src/daemon/proc/procmaps.c), and the
+ * epoll fdinfo and timers ones (kroots.c) on the same bytes (smaps: fuzz_rss). The kernel
  * writes that text, but a path in it is whatever the target named its files.
  */
 #include <stdint.h>
 #include <stdlib.h>
 
+#include "daemon/proc/kroots.h"
 #include "daemon/proc/procmaps.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct proc_maps m;
+	struct kroots k = {0};
 
+	kroots_parse_epoll((const char *)data, size, &k);
+	kroots_parse_timers((const char *)data, size, &k);
+	kroots_free(&k);
 	if (procmaps_parse((const char *)data, size, &m))
 		return 0;
 	for (size_t i = 0; i < m.n; i++) {

@@ -153,6 +153,23 @@ TEST(test_requests)
 	CHECK(!PARSE(&a, "watch", "--interval", "250ms", "--count", "3"));
 	CHECK_EQ_U64(a.interval_ns, 250000000ull);
 	CHECK_EQ_U64(a.iterations, 3);
+
+	/* leaks --unreachable: a scan, a request of its own kind */
+	CHECK(!PARSE(&a, "leaks", "--unreachable", "--pid", "42", "--top", "7", "--max-pause",
+		     "250ms", "--suppressions", "lsan.supp", "--json"));
+	CHECK(a.unreachable);
+	CHECK_EQ_U64(a.request.command, PROTO_CMD_SCAN);
+	CHECK_EQ_U64(a.request.scan.pid, 42);
+	CHECK_EQ_U64(a.request.scan.top, 7);
+	CHECK_EQ_U64(a.request.scan.max_pause_ns, 250000000ull);
+	CHECK_STR(a.suppressions, "lsan.supp");
+	CHECK_EQ_U64(a.request.pid, 0); /* the snapshot request's fields are not used */
+	CHECK_EQ_U64(a.request.leaks, 0);
+	CHECK_EQ_U64(a.render.format, RENDER_JSON);
+	CHECK(!PARSE(&a, "leaks", "--unreachable"));
+	CHECK_EQ_U64(a.request.scan.top, 10);
+	CHECK_EQ_U64(a.request.scan.pid, 0);
+	CHECK_EQ_U64(a.request.scan.max_pause_ns, PROTO_SCAN_DEFAULT_PAUSE);
 }
 
 TEST(test_usage_errors)
@@ -178,6 +195,20 @@ TEST(test_usage_errors)
 		    "folded", "--sort", "live");
 	USAGE_ERROR("bad --interval '10ms' (expected a duration of 100ms or more)", "watch",
 		    "--interval", "10ms");
+	USAGE_ERROR("--older-than does not apply to --unreachable (a scan reports what no pointer "
+		    "reaches, whatever its age)",
+		    "leaks", "--unreachable", "--older-than", "1s");
+	USAGE_ERROR("--unreachable scans a running process: it needs memtraced, not a snapshot "
+		    "file",
+		    "--from", "f.mts", "leaks", "--unreachable");
+	USAGE_ERROR("--suppressions applies to leaks --unreachable", "leaks", "--suppressions",
+		    "x");
+	USAGE_ERROR("--max-pause applies to leaks --unreachable", "leaks", "--max-pause", "1s");
+	USAGE_ERROR("bad --max-pause '0' (expected a duration from 1ms to 1h)", "leaks",
+		    "--unreachable", "--max-pause", "0");
+	USAGE_ERROR("--unreachable does not apply to report", "report", "--unreachable");
+	USAGE_ERROR("leaks --unreachable gives text or json", "leaks", "--unreachable", "--format",
+		    "folded");
 }
 
 int main(void)

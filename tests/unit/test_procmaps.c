@@ -5,6 +5,8 @@
  * mutations survived, and the live maps of this process.
  */
 #include "daemon/proc/procmaps.h"
+#include "daemon/proc/kroots.h"
+#include "daemon/proc/smaps.h"
 #include "unit.h"
 #include "common/util.h"
 
@@ -310,8 +312,69 @@ out:
 	rmdir(dir);
 }
 
+/* smaps: the VmFlags a leak scan minds (device memory, userfaultfd ranges, shared). */
+TEST(smaps_vmflags)
+{
+	static const char text[] =
+	    "55e73b800000-55e73b821000 rw-p 00000000 00:00 0    [heap]\n"
+	    "Rss:                 132 kB\nPss:                 132 kB\n"
+	    "Anonymous:           132 kB\nSwap:                 16 kB\n"
+	    "VmFlags: rd wr mr mw me ac um\n"
+	    "7f0000000000-7f0000001000 rw-s 00000000 00:05 77   /dev/dri/card0\n"
+	    "Rss: 0 kB\nPss: 0 kB\nAnonymous: 0 kB\nSwap: 0 kB\n"
+	    "VmFlags: rd wr sh mr mw me io pf\n"
+	    "7f0000004000-7f0000005000 rw-p 00000000 00:00 0\n"
+	    "Rss: 4 kB\nPss: 4 kB\nAnonymous: 4 kB\nSwap: 0 kB\n"
+	    "VmFlags: rd wr mr mw me ac iox\n";
+	struct smaps m;
+	char err[256];
+
+	CHECK(!smaps_parse(text, sizeof(text) - 1, &m, err, sizeof(err)));
+	CHECK_EQ_U64(m.n, 3);
+	if (m.n == 3) {
+		CHECK_EQ_U64(m.v[0].vmflags, SMAPS_VM_UFFD);
+		CHECK_EQ_U64(m.v[0].swap, 16 * 1024);
+		CHECK_EQ_U64(m.v[1].vmflags, SMAPS_VM_IO | SMAPS_VM_PFNMAP | SMAPS_VM_SHARED);
+		CHECK_EQ_U64(m.v[2].vmflags, 0); /* "iox" is no code */
+	}
+	smaps_free(&m);
+}
+
+/* Pointers the kernel keeps: epoll registrations' data, timers' signal values. */
+TEST(kroots_text)
+{
+	static const char epoll[] = "pos:\t0\nflags:\t02000002\nmnt_id:\t17\n"
+				    "tfd:        4 events:       19 data:     55d0c0a04f00  pos:0 "
+				    "ino:c0b1d sdev:f\n"
+				    "tfd:        7 events:       19 data:                0  pos:0\n"
+				    "tfd:        9 events:       19 data: ffffffffffffffffff\n"
+				    "tfd: junk\n";
+	static const char timers[] = "ID: 0\nsignal: 12/000055d0c0a05000\nnotify: signal/pid.77\n"
+				     "ClockID: 1\nID: 1\nsignal: 14/0000000000000000\n";
+	struct kroots k = {0};
+
+	kroots_parse_epoll(epoll, sizeof(epoll) - 1, &k);
+	/* a zero is no pointer; a value is at most 16 digits */
+	CHECK_EQ_U64(k.n, 2);
+	if (k.n == 2) {
+		CHECK_EQ_U64(k.v[0], 0x55d0c0a04f00ull);
+		CHECK_EQ_U64(k.v[1], UINT64_MAX);
+	}
+	kroots_parse_timers(timers, sizeof(timers) - 1, &k);
+	CHECK_EQ_U64(k.n, 3);
+	if (k.n == 3)
+		CHECK_EQ_U64(k.v[2], 0x55d0c0a05000ull);
+	kroots_parse_epoll("", 0, &k);
+	CHECK_EQ_U64(k.n, 3);
+	kroots_free(&k);
+	CHECK(!kroots_read(getpid(), &k));
+	kroots_free(&k);
+}
+
 int main(void)
 {
+	RUN(kroots_text);
+	RUN(smaps_vmflags);
 	RUN(parse_fixture);
 	RUN(parse_is_file);
 	RUN(find_edges);

@@ -233,6 +233,47 @@ TEST(test_blocks_and_reset_peak)
 	CHECK(!memcmp(&r, &back, sizeof(r)));
 }
 
+/* A scan has parameters of its own: the others' keys do not apply to it. */
+TEST(test_scan_requests)
+{
+	struct proto_request r, back;
+	char line[PROTO_MAX_REQUEST], err[256];
+	int n;
+
+	CHECK(parse("scan\n", &r, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(r.command, PROTO_CMD_SCAN);
+	CHECK_EQ_U64(r.scan.pid, 0);
+	CHECK_EQ_U64(r.scan.top, 0);
+	CHECK_EQ_U64(r.scan.max_pause_ns, PROTO_SCAN_DEFAULT_PAUSE);
+	CHECK_EQ_U64(r.scan.suppressions, 0);
+	CHECK(parse("scan pid=77 top=5 max_pause=250000000 suppressions=1048576", &r, err,
+		    sizeof(err)) == 0);
+	CHECK_EQ_U64(r.scan.pid, 77);
+	CHECK_EQ_U64(r.scan.top, 5);
+	CHECK_EQ_U64(r.scan.max_pause_ns, 250000000);
+	CHECK_EQ_U64(r.scan.suppressions, PROTO_MAX_SUPPRESSIONS);
+	/* the snapshot request's fields keep their defaults: nothing is overloaded */
+	CHECK_EQ_U64(r.pid, 0);
+	CHECK_EQ_U64(r.top, 0);
+	n = proto_request_format(&r, line, sizeof(line));
+	CHECK_STR(line, "scan pid=77 top=5 max_pause=250000000 suppressions=1048576\n");
+	CHECK(proto_request_parse(line, (size_t)n, &back, err, sizeof(err)) == 0);
+	CHECK(!memcmp(&r, &back, sizeof(r)));
+	CHECK_BAD("scan sort=live", "bad request: sort does not apply to scan");
+	CHECK_BAD("scan leaks=1", "bad request: leaks does not apply to scan");
+	CHECK_BAD("scan speed=9", "bad request: unknown key 'speed'");
+	CHECK_BAD("scan max_pause=999999",
+		  "bad request: bad max_pause '999999' (expected 1000000 to 3600000000000)");
+	CHECK_BAD("scan max_pause=3600000000001",
+		  "bad request: bad max_pause '3600000000001' (expected 1000000 to 3600000000000)");
+	CHECK_BAD("scan suppressions=1048577",
+		  "bad request: bad suppressions '1048577' (expected 0 to 1048576)");
+	CHECK_BAD("scan pid=1 pid=2", "bad request: pid given twice");
+	CHECK_BAD("snapshot max_pause=1000000", "bad request: unknown key 'max_pause'");
+	r.scan.max_pause_ns = 10;
+	CHECK(proto_request_format(&r, line, sizeof(line)) == -1);
+}
+
 TEST(test_reply_header)
 {
 	uint8_t hdr[PROTO_REPLY_HEADER];
@@ -270,6 +311,7 @@ int main(void)
 	RUN(test_error_quotes_bounded);
 	RUN(test_format);
 	RUN(test_blocks_and_reset_peak);
+	RUN(test_scan_requests);
 	RUN(test_reply_header);
 	return UNIT_DONE();
 }

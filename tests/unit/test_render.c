@@ -8,6 +8,7 @@
 
 #include "ctl/render/json.h"
 #include "ctl/render/report.h"
+#include "ctl/render/scan.h"
 #include "ctl/render/status.h"
 
 #include <math.h>
@@ -485,8 +486,94 @@ TEST(test_json_writer)
 	buf_free(&b);
 }
 
+/* leaks --unreachable: the header line, the suppressions, the entries; the JSON's keys. */
+static void build_scan(struct snapshot *s, struct snap_scan_entry *e,
+		       struct snap_scan_suppression *p, uint32_t *pids)
+{
+	build_known(s, 0);
+	s->has_scan = 1;
+	s->scan.f = (struct snap_scan_figures){.targets = 1,
+					       .threads = 3,
+					       .pause_ns = 12345678,
+					       .scan_ns = 45000000,
+					       .max_pause_ns = 1000000000,
+					       .bytes_scanned = 3 << 20,
+					       .mappings = 24,
+					       .live_blocks = 26,
+					       .live_bytes = 1600,
+					       .blocks = {5, 6, 4},
+					       .bytes = {240, 240, 672},
+					       .suppressed_blocks = 1,
+					       .suppressed_bytes = 16,
+					       .entries_total = 3};
+	e[0] = (struct snap_scan_entry){
+	    .stack = 0, .kind = SNAP_LEAK_DIRECT, .blocks = 5, .bytes = 240};
+	e[1] = (struct snap_scan_entry){
+	    .stack = 1, .kind = SNAP_LEAK_INDIRECT, .blocks = 6, .bytes = 240};
+	s->scan.entries = e;
+	s->scan.nentries = 2;
+	p[0] = (struct snap_scan_suppression){.pattern = "^libfoo", .blocks = 1, .bytes = 16};
+	s->scan.suppressions = p;
+	s->scan.nsuppressions = 1;
+	pids[0] = 1234;
+	s->scan.pids = pids;
+	s->scan.npids = 1;
+}
+
+TEST(test_scan_text)
+{
+	struct snapshot s;
+	struct snap_scan_entry e[2];
+	struct snap_scan_suppression p[1];
+	uint32_t pids[1];
+	struct render_opts o = {0};
+	char *text;
+
+	build_scan(&s, e, p, pids);
+	text = render_str(render_scan, &s, &o);
+	CHECK(has_line(
+	    text, "scan of pid 1234: stood still 12.3 ms, 3.0 MiB scanned in 3 threads; 26 "
+		  "live blocks: direct 5 blocks (240 B), indirect 6 blocks (240 B), "
+		  "possible 4 blocks (672 B); 2 of 3 entries, direct first, most bytes first"));
+	CHECK(has_line(text, "suppressed 1 block (16 B): leak:^libfoo 1 block (16 B)"));
+	CHECK(has_line(text, "#1  direct: 5 blocks, 240 B"));
+	CHECK(has_line(text, "#2  indirect: 6 blocks, 240 B"));
+	CHECK(has_line(text, "    leak_some (demo+0x1234) at demo.c:42"));
+	free(text);
+}
+
+TEST(test_scan_json)
+{
+	struct snapshot s;
+	struct snap_scan_entry e[2];
+	struct snap_scan_suppression p[1];
+	uint32_t pids[1];
+	struct render_opts o = {.format = RENDER_JSON};
+	char *text;
+
+	build_scan(&s, e, p, pids);
+	text = render_str(render_scan, &s, &o);
+	CHECK(starts_with(text,
+			  "{\"scan\":{\"pids\":[1234],\"targets\":1,\"threads\":3,"
+			  "\"pause_seconds\":0.012345678,\"scan_seconds\":0.045,"
+			  "\"max_pause_seconds\":1.0,\"bytes_scanned\":3145728,"
+			  "\"bytes_unreadable\":0,\"mappings\":24,\"live_blocks\":26,"
+			  "\"live_bytes\":1600,\"direct\":{\"blocks\":5,\"bytes\":240},"
+			  "\"indirect\":{\"blocks\":6,\"bytes\":240},\"possible\":{"
+			  "\"blocks\":4,\"bytes\":672},\"suppressed\":{\"blocks\":1,\"bytes\":"
+			  "16,\"suppressions\":[{\"pattern\":\"^libfoo\",\"blocks\":1,"
+			  "\"bytes\":16}]},\"blocks_unread\":0,\"blocks_overlapping\":0,"
+			  "\"events_lost\":0,\"entries_total\":3},\"entries\":[{\"pid\":1234,"
+			  "\"kind\":\"direct\",\"blocks\":5,\"bytes\":240,\"frames\":["));
+	CHECK(strstr(text, "{\"pid\":77,\"kind\":\"indirect\",\"blocks\":6,\"bytes\":240,") !=
+	      NULL);
+	free(text);
+}
+
 int main(void)
 {
+	RUN(test_scan_text);
+	RUN(test_scan_json);
 	RUN(test_stats_json);
 	RUN(test_report_json);
 	RUN(test_status_json);

@@ -778,6 +778,60 @@ TEST(test_resident_sections_checked)
 	buf_free(&b);
 }
 
+/* A scan's sections (47, 48): figures, suppressions and pids, entries by stack and kind. */
+TEST(test_roundtrip_scan)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.has_scan = 1;
+	for (size_t i = 0; i < sizeof(s.scan.f) / sizeof(uint64_t); i++)
+		((uint64_t *)&s.scan.f)[i] = 77777ull * (i + 1) << (i * 2);
+	s.scan.nsuppressions = 2;
+	s.scan.suppressions = xcalloc(2, sizeof(*s.scan.suppressions));
+	s.scan.suppressions[0] = (struct snap_scan_suppression){xstrdup("^lib*.so$"), 3, 96};
+	s.scan.suppressions[1] = (struct snap_scan_suppression){xstrdup("make_ring"), 0, 0};
+	s.scan.npids = 2;
+	s.scan.pids = xcalloc(2, sizeof(*s.scan.pids));
+	s.scan.pids[0] = 1234;
+	s.scan.pids[1] = 4194304;
+	s.scan.nentries = s.nstacks * SNAP_LEAK_KINDS;
+	s.scan.entries = xcalloc(s.scan.nentries, sizeof(*s.scan.entries));
+	for (uint32_t i = 0; i < s.scan.nentries; i++)
+		s.scan.entries[i] = (struct snap_scan_entry){
+		    i / SNAP_LEAK_KINDS, i % SNAP_LEAK_KINDS, i + 1, 48ull * (i + 1)};
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.has_scan);
+	CHECK(!memcmp(&d.scan.f, &s.scan.f, sizeof(s.scan.f)));
+	CHECK_EQ_U64(d.scan.nsuppressions, 2);
+	CHECK_STR(d.scan.suppressions[0].pattern, "^lib*.so$");
+	CHECK_EQ_U64(d.scan.suppressions[0].blocks, 3);
+	CHECK_EQ_U64(d.scan.suppressions[0].bytes, 96);
+	CHECK_STR(d.scan.suppressions[1].pattern, "make_ring");
+	CHECK_EQ_U64(d.scan.npids, 2);
+	CHECK_EQ_U64(d.scan.pids[1], 4194304);
+	CHECK_EQ_U64(d.scan.nentries, s.scan.nentries);
+	CHECK(!memcmp(d.scan.entries, s.scan.entries, s.scan.nentries * sizeof(*s.scan.entries)));
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	/* an entry naming a stack the snapshot does not hold is never written */
+	s.scan.entries[0].stack = s.nstacks;
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.scan.entries[0].stack = 0;
+	s.scan.entries[0].kind = SNAP_LEAK_KINDS;
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+	CHECK_STR(snap_leak_kind_name(SNAP_LEAK_INDIRECT), "indirect");
+	CHECK_STR(snap_leak_kind_name(9), "unknown");
+}
+
 /* A block list bigger than the encoder's pieces: streamed, read back the same. */
 TEST(test_roundtrip_many_blocks)
 {
@@ -1359,6 +1413,7 @@ int main(void)
 	RUN(test_roundtrip_daemon_sections);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
+	RUN(test_roundtrip_scan);
 	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);
 	RUN(test_roundtrip_empty);

@@ -6,10 +6,13 @@
  * test as the event loop: while the worker builds a reply the loop keeps
  * "draining" events, which queue instead of changing what the worker reads;
  * every event from before the request is in the reply, none after; they are
- * all applied afterwards, in order, and requests that change the core wait.
+ * all applied afterwards, in order, and requests that change the core wait;
+ * a scan's freeze asked for with a deadline gives up in time and is still
+ * granted afterwards.
  */
 #include "daemon/serve/collect.h"
 #include "daemon/serve/evqueue.h"
+#include "daemon/serve/scan.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
 #include "daemon/serve/worker.h"
@@ -239,7 +242,7 @@ TEST(worker_freeze)
 		fake_drain(NULL); /* 100 events before the request */
 	proto_request_init(&r);
 	r.top = 7;
-	CHECK(!worker_submit(w, 3, 42, &r));
+	CHECK(!worker_submit(w, 3, 42, &r, NULL, 0));
 	before = next_event;
 	while (!__atomic_load_n(&collecting, __ATOMIC_ACQUIRE) && spins++ < 5000)
 		loop_once();
@@ -278,11 +281,11 @@ TEST(worker_small_joins)
 	proto_request_init(&whole); /* top=0: every stack */
 	proto_request_init(&small);
 	small.top = 7;
-	CHECK(!worker_submit(w, 1, 1, &whole));
+	CHECK(!worker_submit(w, 1, 1, &whole, NULL, 0));
 	while (!__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE) && spins++ < 5000)
 		loop_once();
 	CHECK(__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE));
-	CHECK(!worker_submit(w, 2, 2, &small));
+	CHECK(!worker_submit(w, 2, 2, &small, NULL, 0));
 	while (replies < 2 && spins++ < 40000)
 		loop_once();
 	CHECK_EQ_U64(replies, 2);
@@ -301,10 +304,67 @@ TEST(worker_small_joins)
 	stop();
 }
 
+/* A scan's freezes with a deadline (scan.h), faked: what the lane lends it. */
+static volatile int scan_phase; /* 1 waiting with a deadline, 2 timed out, 3 done */
+static int scan_timed_out, scan_granted, scan_body_ok;
+
+int scan_serve(const struct scan_core *core, const struct proto_request *r, const char *body,
+	       size_t len, struct snapshot *out, struct symbolizer **held, char *err, size_t errlen)
+{
+	const struct daemon_view *v = NULL;
+
+	memset(out, 0, sizeof(*out));
+	*held = NULL;
+	scan_body_ok = r->command == PROTO_CMD_SCAN && len == 7 && !memcmp(body, "leak:x\n", 7);
+	__atomic_store_n(&scan_phase, 1, __ATOMIC_RELEASE);
+	/* the loop does not answer in time: the freeze stays asked for */
+	scan_timed_out = core->freeze(core->ctx, time_monotonic_ns() + 20 * 1000 * 1000, &v) == 1;
+	__atomic_store_n(&scan_phase, 2, __ATOMIC_RELEASE);
+	scan_granted = !core->freeze(core->ctx, UINT64_MAX, &v) && v != NULL;
+	core->thaw(core->ctx);
+	CHECK(core->ring_produced(core->ctx) == UINT64_MAX); /* the fake service has no ring */
+	__atomic_store_n(&scan_phase, 3, __ATOMIC_RELEASE);
+	snprintf(err, errlen, "fake scan");
+	return -1;
+}
+
+TEST(worker_scan_deadline)
+{
+	struct proto_request r;
+	int spins = 0;
+	char *body = malloc(7);
+
+	start();
+	replies = 0;
+	memcpy(body, "leak:x\n", 7);
+	proto_request_init(&r);
+	r.command = PROTO_CMD_SCAN;
+	r.scan.suppressions = 7;
+	CHECK(!worker_submit(w, 4, 4, &r, body, 7));
+	while (__atomic_load_n(&scan_phase, __ATOMIC_ACQUIRE) < 1 && spins++ < 5000)
+		usleep(1000);
+	/* the loop is busy elsewhere past the deadline */
+	while (__atomic_load_n(&scan_phase, __ATOMIC_ACQUIRE) < 2 && spins++ < 5000)
+		usleep(1000);
+	CHECK(scan_timed_out);
+	while (replies < 1 && spins++ < 20000)
+		loop_once();
+	CHECK_EQ_U64(scan_phase, 3);
+	CHECK(scan_granted);
+	CHECK(scan_body_ok);
+	CHECK_EQ_U64(replies, 1);
+	CHECK_EQ_U64(last_status, 1);
+	while (worker_frozen(w) && spins++ < 20000)
+		loop_once();
+	CHECK(!worker_frozen(w));
+	stop();
+}
+
 int main(void)
 {
 	RUN(evqueue_order);
 	RUN(worker_freeze);
 	RUN(worker_small_joins);
+	RUN(worker_scan_deadline);
 	return UNIT_DONE();
 }

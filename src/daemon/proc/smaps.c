@@ -26,10 +26,36 @@ static const struct {
 
 #define ALL_FIGURES ((1u << ARRAY_SIZE(figures)) - 1)
 
+/* "VmFlags: rd wr mr mw me ac sd": the two-letter codes a reader of the memory minds. */
+static void take_vmflags(struct smaps_entry *e, const char *p, size_t n)
+{
+	static const struct {
+		char code[3];
+		uint32_t flag;
+	} codes[] = {{"io", SMAPS_VM_IO},   {"pf", SMAPS_VM_PFNMAP}, {"um", SMAPS_VM_UFFD},
+		     {"uw", SMAPS_VM_UFFD}, {"ui", SMAPS_VM_UFFD},   {"sh", SMAPS_VM_SHARED}};
+	const char *end = p + n;
+
+	for (p += 8; p + 1 < end; p++) {
+		if (*p == ' ')
+			continue;
+		for (size_t i = 0; i < ARRAY_SIZE(codes); i++)
+			if (p[0] == codes[i].code[0] && p[1] == codes[i].code[1] &&
+			    (p + 2 == end || p[2] == ' '))
+				e->vmflags |= codes[i].flag;
+		while (p < end && *p != ' ')
+			p++;
+	}
+}
+
 /* A field line of the current mapping: a figure kept, or a line skipped. */
 static int take_field(struct smaps_entry *e, unsigned *seen, const char *line, size_t n,
 		      size_t keylen)
 {
+	if (keylen == 7 && !memcmp(line, "VmFlags", 7)) {
+		take_vmflags(e, line, n);
+		return 0;
+	}
 	for (size_t i = 0; i < ARRAY_SIZE(figures); i++) {
 		if (strlen(figures[i].key) != keylen || memcmp(figures[i].key, line, keylen))
 			continue;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The Unix socket server. Each client sends one request line and gets one
- * reply frame (proto.h), then the connection closes. Everything is
+ * The Unix socket server. Each client sends one request line (a scan's
+ * followed by the suppressions it announces) and gets one reply frame
+ * (proto.h), then the connection closes. Everything is
  * non-blocking and bounded, so a slow or hostile client never stalls ingest.
  * Only root and members of the "memtrace" group may connect (SO_PEERCRED),
  * as the socket's mode 0660 already says to the filesystem.
@@ -74,6 +75,9 @@ struct client {
 	int deferred;	 /* req waits for the worker's thaw */
 	int at_worker;	 /* req is with the worker */
 	uint64_t serial; /* tells this client from a later one in its slot */
+	/* what follows the line (a scan's suppressions): body_want bytes, body_len so far */
+	char *body;
+	size_t body_len, body_want;
 };
 
 #define NO_DEADLINE UINT64_MAX
@@ -216,6 +220,7 @@ static void client_close(struct server *srv, int slot)
 	close(c->fd);
 	srv->pending_output -= c->out.len - c->outpos;
 	buf_free(&c->out);
+	free(c->body);
 	free(c);
 	srv->clients[slot] = NULL;
 }
@@ -292,6 +297,7 @@ static void reply_here(struct server *srv, struct client *c, const struct proto_
 }
 
 enum handled {
+	HANDLED_READING,  /* more of the request is to come (its body) */
 	HANDLED_REPLY,	  /* the reply is in c->out */
 	HANDLED_WORKER,	  /* the worker builds the answer (server_deliver) */
 	HANDLED_DEFERRED, /* it changes what the worker reads: after the thaw */
@@ -312,9 +318,26 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 	struct worker *w;
 	char err[256];
 
-	if (req->command != PROTO_CMD_SNAPSHOT && worker_frozen(srv->worker))
+	if (req->command != PROTO_CMD_SNAPSHOT && req->command != PROTO_CMD_SCAN &&
+	    worker_frozen(srv->worker))
 		return HANDLED_DEFERRED; /* reset-peak, attach, detach change the core */
 	svc->drain(svc->ctx);		 /* include everything queued before the request */
+	/* a scan stops its target and reads it: always the worker's */
+	if (req->command == PROTO_CMD_SCAN) {
+		char *body = c->body;
+
+		c->body = NULL;
+		if (!(w = get_worker(srv))) {
+			free(body);
+			reply_error(c, "cannot scan: the request worker did not start");
+			return HANDLED_REPLY;
+		}
+		if (!worker_submit(w, slot, c->serial, req, body, c->body_len))
+			return HANDLED_WORKER;
+		srv->clients_busy++;
+		reply_error(c, "busy: too many requests waiting, try again");
+		return HANDLED_REPLY;
+	}
 	if (req->command == PROTO_CMD_RESET_PEAK)
 		svc->reset_peak(svc->ctx);
 	if ((req->command == PROTO_CMD_ATTACH &&
@@ -327,7 +350,7 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 	/* stacks mean symbolizing and encoding up to the whole table, a breakdown
 	 * reading a process's smaps: the worker's */
 	if ((req->stacks || req->memory) && (w = get_worker(srv))) {
-		if (!worker_submit(w, slot, c->serial, req))
+		if (!worker_submit(w, slot, c->serial, req, NULL, 0))
 			return HANDLED_WORKER;
 		srv->clients_busy++;
 		reply_error(c, "busy: too many requests waiting, try again");
@@ -351,7 +374,46 @@ static int handle_request(struct server *srv, int slot, size_t len)
 		reply_error(c, "busy: too many unread replies, try again");
 		return HANDLED_REPLY;
 	}
+	if (c->req.command == PROTO_CMD_SCAN && c->req.scan.suppressions) {
+		/* the suppressions follow the line; part of them may have come with it */
+		size_t extra = c->inlen - len;
+
+		if (extra > c->req.scan.suppressions) {
+			reply_error(c, "bad request: more bytes than suppressions= says");
+			return HANDLED_REPLY;
+		}
+		c->body_want = c->req.scan.suppressions;
+		c->body = xmalloc(c->body_want);
+		memcpy(c->body, c->in + len, extra);
+		c->body_len = extra;
+		if (c->body_len < c->body_want)
+			return HANDLED_READING;
+	}
 	return serve_request(srv, slot, &c->req);
+}
+
+static void client_after_request(struct server *srv, int slot, int handled);
+
+/* More of a request's body; 1 once the client is done with (or gone). */
+static int read_body(struct server *srv, int slot)
+{
+	struct client *c = srv->clients[slot];
+
+	for (;;) {
+		ssize_t n = recv(c->fd, c->body + c->body_len, c->body_want - c->body_len, 0);
+
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return 0;
+		if (n <= 0) {
+			client_close(srv, slot);
+			return 1;
+		}
+		c->body_len += (size_t)n;
+		if (c->body_len == c->body_want) {
+			client_after_request(srv, slot, serve_request(srv, slot, &c->req));
+			return 1;
+		}
+	}
 }
 
 /* Write what we can; returns 1 when the reply is fully sent or the peer is gone. */
@@ -387,6 +449,8 @@ static void client_after_request(struct server *srv, int slot, int handled)
 	struct client *c = srv->clients[slot];
 	uint32_t events = EPOLLOUT;
 
+	if (handled == HANDLED_READING)
+		return; /* still EPOLLIN, within its deadline */
 	if (handled == HANDLED_WORKER || handled == HANDLED_DEFERRED) {
 		/* waiting on us, not on the client; only a hang-up matters */
 		c->deferred = handled == HANDLED_DEFERRED;
@@ -525,6 +589,10 @@ void server_client_event(struct server *srv, int slot, uint32_t events)
 		/* replying: only writability matters */
 		if (client_flush_counted(srv, c))
 			client_close(srv, slot);
+		return;
+	}
+	if (c->body_want) {
+		read_body(srv, slot);
 		return;
 	}
 	for (;;) {

@@ -48,6 +48,9 @@ struct daemon_view {
 	/* the rows the views show (viewrows.h), made for one request by
 	 * collect_snapshot(); NULL: every row is a stack */
 	const struct viewrows *rows;
+	/* the ring buffer's consumer position when the view was taken: every
+	 * record before it has been applied (a scan's barrier, scan.h) */
+	uint64_t ring_consumed;
 };
 
 /* The stack whose frames row id shows. */
@@ -75,6 +78,12 @@ struct service {
 	 */
 	void (*ingest)(void *ctx, const void *data, size_t len);
 	void (*resume)(void *ctx);
+	/*
+	 * The ring buffer's producer position now, from any thread: a record
+	 * written before lies before it (compare with daemon_view.ring_consumed);
+	 * UINT64_MAX when it cannot be known.
+	 */
+	uint64_t (*ring_produced)(void *ctx);
 };
 
 #endif

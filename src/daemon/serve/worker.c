@@ -19,11 +19,13 @@
 #include <sys/eventfd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "daemon/watch.h"
 #include "daemon/serve/collect.h"
 #include "daemon/serve/evqueue.h"
+#include "daemon/serve/scan.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/worker.h"
 #include "daemon/symbols/symbolize.h"
@@ -36,6 +38,8 @@ struct job {
 	int slot;	 /* the client's slot in the loop's table */
 	uint64_t serial; /* and its serial, in case the slot was reused meanwhile */
 	struct proto_request req;
+	char *body; /* what came after the request line (a scan's suppressions), or NULL */
+	size_t body_len;
 };
 
 /* A reply frame for the loop to send. */
@@ -62,6 +66,8 @@ struct lane {
 	unsigned head, count;
 	int freeze_wanted, thaw_wanted, granted;
 	struct daemon_view view; /* the core as it froze, for this lane */
+	/* the lane's thread only */
+	int asked; /* it asked for a freeze, not granted yet (a timed wait gave up) */
 	/* loop thread only */
 	int holds;	   /* it reads the frozen core */
 	int grant_pending; /* it asked for a freeze not granted yet */
@@ -90,6 +96,19 @@ struct worker {
 	struct daemon_view view; /* read when the freeze began */
 	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
 	uint64_t ndeferred;	 /* records queued since the freeze */
+	/*
+	 * The scan thread: made by the loop, so at its priority, not the lanes'
+	 * nice 10 (a target stands still while a scan runs: on a busy machine
+	 * a niced scan would hold it for seconds). It runs the scans the whole
+	 * lane hands it, one at a time, while that lane waits: no whole
+	 * snapshot freezes the core meanwhile.
+	 */
+	pthread_t scan_thread;
+	int scan_started;
+	pthread_cond_t scan_cond; /* under lock: a job handed over, or one done */
+	struct job *scan_job;
+	struct lane *scan_lane;
+	int scan_done;
 };
 
 struct lane_arg {
@@ -115,7 +134,8 @@ struct lane_arg {
 /* A request whose answer is small however large the heap. */
 static int small_answer(const struct proto_request *r)
 {
-	if (r->blocks)
+	/* a scan holds its lane for its whole pause: never in front of a small answer */
+	if (r->command == PROTO_CMD_SCAN || r->blocks)
 		return 0;
 	return r->group || r->leaks || (r->top && r->top <= SMALL_TOP);
 }
@@ -130,24 +150,46 @@ static void wake_loop(struct worker *w)
 		log_msg("worker: cannot wake the loop: %s", strerror(errno));
 }
 
-/* Wait until the loop froze the core for lane l; 0, or -1 when stopping. */
-static int freeze(struct worker *w, struct lane *l)
+/*
+ * Wait until the loop froze the core for lane l: 0; 1 when deadline_ns
+ * (CLOCK_MONOTONIC) came first, the freeze still asked for (call again to
+ * take it); -1 when stopping.
+ */
+static int freeze_until(struct worker *w, struct lane *l, uint64_t deadline_ns)
 {
+	struct timespec until = {.tv_sec = (time_t)(deadline_ns / 1000000000ull),
+				 .tv_nsec = (long)(deadline_ns % 1000000000ull)};
 	int stopping;
 
-	/* the queue the loop drains into meanwhile gets memory already touched */
-	evqueue_prepare(&w->deferred, DEFERRED_POOL);
+	if (!l->asked) {
+		/* the queue the loop drains into meanwhile gets memory already touched */
+		evqueue_prepare(&w->deferred, DEFERRED_POOL);
+		pthread_mutex_lock(&w->lock);
+		l->freeze_wanted = 1;
+		pthread_mutex_unlock(&w->lock);
+		wake_loop(w);
+		l->asked = 1;
+	}
 	pthread_mutex_lock(&w->lock);
-	l->freeze_wanted = 1;
-	pthread_mutex_unlock(&w->lock);
-	wake_loop(w);
-	pthread_mutex_lock(&w->lock);
-	while (!l->granted && !w->stopping)
-		pthread_cond_wait(&w->cond, &w->lock);
+	while (!l->granted && !w->stopping) {
+		if (deadline_ns == UINT64_MAX) {
+			pthread_cond_wait(&w->cond, &w->lock);
+		} else if (pthread_cond_timedwait(&w->cond, &w->lock, &until) == ETIMEDOUT &&
+			   !l->granted && !w->stopping) {
+			pthread_mutex_unlock(&w->lock);
+			return 1;
+		}
+	}
 	l->granted = 0;
+	l->asked = 0;
 	stopping = w->stopping;
 	pthread_mutex_unlock(&w->lock);
 	return stopping ? -1 : 0;
+}
+
+static int freeze(struct worker *w, struct lane *l)
+{
+	return freeze_until(w, l, UINT64_MAX);
 }
 
 static void thaw(struct worker *w, struct lane *l)
@@ -176,28 +218,25 @@ static void post(struct worker *w, const struct job *job, uint8_t *frame, size_t
 	wake_loop(w);
 }
 
-static void serve(struct worker *w, struct lane *l, struct job *job)
+/*
+ * Encode snap (when built; else the reply is err), release the symbolizer
+ * it borrowed strings from, and hand the frame to the loop.
+ */
+static void reply(struct worker *w, const struct job *job, struct snapshot *snap, int built,
+		  struct symbolizer *held, char *err, size_t errlen)
 {
-	struct snapshot snap;
-	char err[256];
 	uint8_t *frame = NULL;
 	size_t len = 0;
-	int built;
 
-	if (freeze(w, l))
-		return;
-	/* strings of symbols dropped after the thaw stay until the reply is encoded */
-	symbolizer_hold(l->view.sym);
-	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
-	thaw(w, l);
 	/* encoded behind room for the reply's header: the frame is made here,
 	 * where new memory's cost (high on some virtual machines) is no stall */
 	if (built) {
-		if (snapshot_encode_after(&snap, PROTO_REPLY_HEADER, &frame, &len))
-			snprintf(err, sizeof(err), "cannot encode the snapshot");
-		snapshot_free(&snap);
+		if (snapshot_encode_after(snap, PROTO_REPLY_HEADER, &frame, &len))
+			snprintf(err, errlen, "cannot encode the snapshot");
+		snapshot_free(snap);
 	}
-	symbolizer_release(l->view.sym);
+	if (held)
+		symbolizer_release(held);
 	if (frame) {
 		proto_reply_header(frame, 0, (uint32_t)len);
 	} else {
@@ -207,6 +246,112 @@ static void serve(struct worker *w, struct lane *l, struct job *job)
 		memcpy(frame + PROTO_REPLY_HEADER, err, len);
 	}
 	post(w, job, frame, PROTO_REPLY_HEADER + len);
+}
+
+static void serve(struct worker *w, struct lane *l, struct job *job)
+{
+	struct snapshot snap;
+	char err[256];
+	int built;
+
+	if (freeze(w, l))
+		return;
+	/* strings of symbols dropped after the thaw stay until the reply is encoded */
+	symbolizer_hold(l->view.sym);
+	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
+	thaw(w, l);
+	reply(w, job, &snap, built, l->view.sym, err, sizeof(err));
+}
+
+/* ---- scans: the freezes a scan asks for, from its lane (scan.h) ----------- */
+
+struct scan_lane {
+	struct worker *w;
+	struct lane *l;
+};
+
+static int scan_freeze(void *ctx, uint64_t deadline_ns, const struct daemon_view **v)
+{
+	struct scan_lane *sl = ctx;
+	int rc = freeze_until(sl->w, sl->l, deadline_ns);
+
+	if (!rc)
+		*v = &sl->l->view;
+	return rc;
+}
+
+static void scan_thaw(void *ctx)
+{
+	struct scan_lane *sl = ctx;
+
+	thaw(sl->w, sl->l);
+}
+
+static uint64_t scan_ring_produced(void *ctx)
+{
+	struct scan_lane *sl = ctx;
+
+	return sl->w->svc->ring_produced ? sl->w->svc->ring_produced(sl->w->svc->ctx) : UINT64_MAX;
+}
+
+static void run_scan(struct worker *w, struct lane *l, struct job *job)
+{
+	struct scan_lane sl = {w, l};
+	struct scan_core core = {.ctx = &sl,
+				 .freeze = scan_freeze,
+				 .thaw = scan_thaw,
+				 .ring_produced = scan_ring_produced,
+				 .ends = w->ends};
+	struct symbolizer *held = NULL;
+	struct snapshot snap;
+	char err[512];
+	int built;
+
+	built =
+	    !scan_serve(&core, &job->req, job->body, job->body_len, &snap, &held, err, sizeof(err));
+	reply(w, job, &snap, built, held, err, sizeof(err));
+}
+
+static void *scan_main(void *arg)
+{
+	struct worker *w = arg;
+
+	pthread_setname_np(pthread_self(), "memtrace-scan");
+	pthread_mutex_lock(&w->lock);
+	for (;;) {
+		struct job *job;
+
+		while (!w->scan_job && !w->stopping)
+			pthread_cond_wait(&w->scan_cond, &w->lock);
+		if (w->stopping && !w->scan_job)
+			break;
+		job = w->scan_job;
+		pthread_mutex_unlock(&w->lock);
+		run_scan(w, w->scan_lane, job);
+		pthread_mutex_lock(&w->lock);
+		w->scan_job = NULL;
+		w->scan_done = 1;
+		pthread_cond_broadcast(&w->scan_cond);
+	}
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* A scan, from lane l: the scan thread runs it while the lane waits. */
+static void serve_scan(struct worker *w, struct lane *l, struct job *job)
+{
+	if (!w->scan_started) {
+		run_scan(w, l, job); /* no thread of its own: at the lane's priority */
+		return;
+	}
+	pthread_mutex_lock(&w->lock);
+	w->scan_job = job;
+	w->scan_lane = l;
+	w->scan_done = 0;
+	pthread_cond_broadcast(&w->scan_cond);
+	while (!w->scan_done)
+		pthread_cond_wait(&w->scan_cond, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 }
 
 static void *worker_main(void *arg)
@@ -234,7 +379,11 @@ static void *worker_main(void *arg)
 		l->head = (l->head + 1) % WORKER_MAX_QUEUED;
 		l->count--;
 		pthread_mutex_unlock(&w->lock);
-		serve(w, l, &job);
+		if (job.req.command == PROTO_CMD_SCAN)
+			serve_scan(w, l, &job);
+		else
+			serve(w, l, &job);
+		free(job.body);
 	}
 	return NULL;
 }
@@ -243,6 +392,9 @@ static void *worker_main(void *arg)
 
 static void worker_free(struct worker *w)
 {
+	for (int i = 0; i < NLANES; i++)
+		for (unsigned k = 0; k < w->lanes[i].count; k++)
+			free(w->lanes[i].queue[(w->lanes[i].head + k) % WORKER_MAX_QUEUED].body);
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done[i].frame);
 	free(w->done);
@@ -252,6 +404,7 @@ static void worker_free(struct worker *w)
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->sym_lock);
 	pthread_cond_destroy(&w->cond);
+	pthread_cond_destroy(&w->scan_cond);
 	free(w);
 }
 
@@ -279,7 +432,20 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 	}
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_mutex_init(&w->sym_lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
+	{
+		pthread_condattr_t ca; /* timed waits count in CLOCK_MONOTONIC, as the daemon */
+
+		pthread_condattr_init(&ca);
+		pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		pthread_cond_init(&w->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	pthread_cond_init(&w->scan_cond, NULL);
+	/* before the lanes: made here, on the loop's thread, it keeps the loop's nice */
+	if (util_thread_start(&w->scan_thread, scan_main, w))
+		log_msg("worker: no scan thread: scans run at the lanes' priority");
+	else
+		w->scan_started = 1;
 	evqueue_init(&w->deferred);
 	if (evqueue_keeper_start(&w->deferred, DEFERRED_POOL))
 		log_msg("worker: no thread to prepare the deferred queue's memory");
@@ -303,22 +469,28 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 	return w;
 }
 
-int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r)
+int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r,
+		  char *body, size_t body_len)
 {
 	struct lane *l;
 	int rc = -1;
 
-	if (!w)
+	if (!w) {
+		free(body);
 		return -1;
+	}
 	l = &w->lanes[small_answer(r) ? LANE_SMALL : LANE_WHOLE];
 	pthread_mutex_lock(&w->lock);
 	if (l->count < WORKER_MAX_QUEUED) {
-		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] = (struct job){slot, serial, *r};
+		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] =
+		    (struct job){slot, serial, *r, body, body_len};
+		body = NULL;
 		l->count++;
 		pthread_cond_broadcast(&w->cond);
 		rc = 0;
 	}
 	pthread_mutex_unlock(&w->lock);
+	free(body);
 	return rc;
 }
 
@@ -535,9 +707,12 @@ void worker_stop(struct worker *w)
 	w->stopping = 1;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	pthread_cond_broadcast(&w->scan_cond);
 	/* a lane reading the frozen core finishes that, thaws and stops */
 	for (int i = 0; i < NLANES; i++)
 		if (w->lanes[i].started)
 			pthread_join(w->lanes[i].thread, NULL);
+	if (w->scan_started)
+		pthread_join(w->scan_thread, NULL);
 	worker_free(w);
 }

@@ -19,7 +19,9 @@
  * detach), timer work and target exits wait (the service's resume).
  *
  * Two lanes, two threads: one for requests whose answer is a whole snapshot
- * (every stack, the block list: a second or more at a million blocks), one
+ * (every stack, the block list: a second or more at a million blocks) and
+ * for leak scans (scan.h: a few freezes of their own, between which the
+ * target stands still or the marking runs), one
  * for those whose answer is small however large the heap (grouped views,
  * leaks, the top N stacks, stats). The small lane may join a freeze the
  * whole lane holds, reading the core as it was when that froze, so that
@@ -76,11 +78,13 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 			    struct stack_ends *ends);
 
 /*
- * Hand the request of the client in slot (with that serial) to the worker;
- * its answer comes back through server_deliver(). Returns 0, or -1 when too
- * many wait.
+ * Hand the request of the client in slot (with that serial) to the worker,
+ * with body (malloc'd, body_len bytes: a scan's suppressions; NULL for
+ * none), which the worker frees; its answer comes back through
+ * server_deliver(). Returns 0, or -1 when too many wait.
  */
-int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r);
+int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r,
+		  char *body, size_t body_len);
 
 /*
  * Is the core frozen for the worker, or still catching up after a thaw?
