@@ -186,8 +186,12 @@ unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/run-unit.sh $(UNIT_TESTS)
 	@tests/golden/run.sh $(O)
 
+# K=NAME: the tests whose name contains NAME (several: K="a b"); REPEAT=N runs them N times
+# and prints each check's pass count; STRESS=1 runs them beside CPU, memory and fork load
+# (tests/e2e/stress.py)
 e2e: all $(E2E_PROGS)
-	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K))
+	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K)) \
+		$(if $(REPEAT),--repeat $(REPEAT)) $(if $(filter 1,$(STRESS)),--stress)
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
