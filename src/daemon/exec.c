@@ -19,6 +19,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/exec.h"
+#include "daemon/ingest.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/pydispatch.h"
@@ -88,15 +89,25 @@ void target_execed(struct daemon *d, int i)
 		pid, nt->command);
 }
 
-/* The new program of target i is not traced: say why, keep its data. */
-static void target_give_up(struct daemon *d, int i, const char *why)
+/*
+ * The new program of target i is not traced: say why, keep its data. Held
+ * (stopped in its ld.so or at its exec), the process has made no event that
+ * is not applied yet; running, it may have: its probes go first, then the
+ * ring buffer is drained, and only then does its accounting end, so that
+ * nothing it did before is dropped.
+ */
+static void target_give_up(struct daemon *d, int i, const char *why, int held)
 {
 	struct target *tg = &d->targets[i];
 
 	probes_detach(&tg->probes);
 	ldso_release(tg);
 	tg->resolve_pending = 0;
-	tg->state = SNAP_TARGET_DETACHED;
+	tg->state = SNAP_TARGET_DETACHED; /* first: an exec event drained now is not its */
+	if (!held) {
+		ingest_drain(d);
+		tg = &d->targets[i];
+	}
 	tg->end_ns = time_monotonic_ns();
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
 	free(tg->note);
@@ -182,10 +193,12 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 
 /*
  * After an exec: once the dynamic linker has mapped the new program's
- * libraries (or at once for a program), find its allocator and
- * move the probes over. Called on every drain tick while pending.
+ * libraries (or at once for a program), find its allocator and move the
+ * probes over. held: the process is stopped (in its ld.so, or at its exec)
+ * and runs nothing meanwhile; else this is the drain tick's try, on a
+ * process that runs and may exit at any moment.
  */
-void target_resolve(struct daemon *d, int i)
+void target_resolve(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i];
 	struct target_probes np, inh;
@@ -201,12 +214,12 @@ void target_resolve(struct daemon *d, int i)
 		return; /* ld.so is still mapping libraries */
 	if (allocator_resolve(tg->pid, &a, err, sizeof(err))) {
 		allocator_free(&a);
-		if (process_check_pid(tg->pid))
-			return; /* exited: its pidfd says so next */
+		if (process_exiting(tg->pid) && !late)
+			return; /* its maps are going: its pidfd says so next */
 		if (!late && linkmap_ldso_symbol(tg->pid, "_dl_debug_state"))
 			return; /* not all mapped yet */
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
-		target_give_up(d, i, why);
+		target_give_up(d, i, why, held);
 		return;
 	}
 	if (d->set.python_allocators)
@@ -215,8 +228,14 @@ void target_resolve(struct daemon *d, int i)
 	if (probes_attach_keeping(d->skel, tg->pid, &a, d->set.follow_forks, &np, &tg->probes, &inh,
 				  err, sizeof(err))) {
 		allocator_free(&a);
+		/* a process that began to exit loses /proc/PID/root before its
+		 * pidfd fires: the probes of a program that is ending cannot be
+		 * placed, and nothing is missed by that (its at-exec probes
+		 * counted it until now) */
+		if (process_exiting(tg->pid) && !late)
+			return;
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
-		target_give_up(d, i, why);
+		target_give_up(d, i, why, held);
 		return;
 	}
 	/* the old program's that the new one does not map: they cannot fire
@@ -261,9 +280,27 @@ static void resolve_held(struct daemon *d, int i)
 {
 	if (linkmap_state(d->targets[i].pid) > 0)
 		return; /* still adding objects: the next report will do */
-	target_resolve(d, i);
+	target_resolve(d, i, 1);
 	if (!d->targets[i].resolve_pending)
 		ldso_release(&d->targets[i]);
+}
+
+void target_hold_in_ldso(struct daemon *d, int i)
+{
+	int pid = d->targets[i].pid;
+	char *path = NULL;
+	uint64_t off;
+
+	if (!linkmap_ldso_probe(pid, &path, &off)) {
+		d->targets[i].ldso_link = probes_attach_ldso(d->skel, pid, path, off);
+		if (!d->targets[i].ldso_link)
+			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
+				"once ld.so is done",
+				pid, strerror(errno));
+	} else {
+		resolve_held(d, i); /* a static program: all there is is mapped */
+	}
+	free(path);
 }
 
 /*
@@ -275,24 +312,14 @@ static void resolve_held(struct daemon *d, int i)
 void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
 {
 	int n = d->ntargets, i; /* target_execed appends */
-	char *path = NULL;
-	uint64_t off;
 
 	for (i = 0; i < n; i++) {
 		if (d->targets[i].pid == (int)tgid)
 			target_execed(d, i);
 	}
 	i = pending_entry(d, (int)tgid);
-	if (i >= 0 && stopped && !linkmap_ldso_probe((int)tgid, &path, &off)) {
-		d->targets[i].ldso_link = probes_attach_ldso(d->skel, (int)tgid, path, off);
-		if (!d->targets[i].ldso_link)
-			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
-				"once ld.so is done",
-				(int)tgid, strerror(errno));
-	} else if (i >= 0 && stopped) {
-		resolve_held(d, i); /* a static program: all there is is mapped */
-	}
-	free(path);
+	if (i >= 0 && stopped)
+		target_hold_in_ldso(d, i);
 	if (stopped)
 		continue_stopped(d, (int)tgid);
 }

@@ -19,11 +19,18 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child);
 /* Entry i executed a new program whose event was lost: act as if it came. */
 void target_execed(struct daemon *d, int i);
 
+/* Entry i's new program is stopped at its first instruction (an exec, a
+ * --comm/--exe match): stop it again in its ld.so once the libraries are
+ * mapped (MT_EV_LDSO), where its allocator is resolved; a static program's
+ * at once. */
+void target_hold_in_ldso(struct daemon *d, int i);
+
 /* On the drain timer: is some target's exec not seen yet? If so, drain the
  * ring buffer, then check_execs acts on those whose event was lost. */
 int execs_unseen(struct daemon *d);
 void check_execs(struct daemon *d);
-/* ... and new programs whose allocator is still to be resolved. */
-void target_resolve(struct daemon *d, int i);
+/* ... and new programs whose allocator is still to be resolved (held: the
+ * process is stopped for it; 0 on the drain tick). */
+void target_resolve(struct daemon *d, int i, int held);
 
 #endif

@@ -41,7 +41,7 @@ static void tick(struct daemon *d)
 	}
 	for (int k = 0; k < d->ntargets && !worker_frozen(server_worker(d->server)); k++) {
 		if (d->targets[k].resolve_pending && d->targets[k].state == SNAP_TARGET_ATTACHED)
-			target_resolve(d, k);
+			target_resolve(d, k, 0);
 	}
 	now = time_monotonic_ns();
 	server_expire(d->server, now);

@@ -22,6 +22,7 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/daemon.h"
+#include "daemon/exec.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
@@ -294,6 +295,12 @@ void target_matched(struct daemon *d, int pid)
 		} else {
 			log_msg("pid %d (%s) matches: traced from its first instruction", pid,
 				d->targets[i].command);
+			/* stopped again in its ld.so once its libraries are mapped,
+			 * its allocator is resolved there, as a traced target's new
+			 * program's is: not on a timer while it runs (and maybe
+			 * exits), nor after an allocator it preloads ran */
+			if (d->targets[i].resolve_pending)
+				target_hold_in_ldso(d, i);
 		}
 	}
 	continue_stopped(d, pid);
