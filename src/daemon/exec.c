@@ -186,6 +186,8 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 				     BPF_ANY);
 		pystacks_fork(d->py, (int)ptgid, child);
 	}
+	/* the parent's maps as the daemon knows them at this point of its
+	 * events, not as /proc shows them now */
 	symbolizer_fork(d->sym, (int)ptgid, child);
 	unwind_fork(d->unwind, (int)ptgid, child);
 	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
@@ -255,6 +257,9 @@ void target_resolve(struct daemon *d, int i, int held)
 	if (python_frames(d, tg->pid))
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
 	unwind_attach(d->unwind, tg->pid);
+	/* its maps and modules now, while it holds still: a program that runs
+	 * a moment and exits is gone before the daemon drains its stacks */
+	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);

@@ -4,7 +4,9 @@
  * core), in the order the BPF programs wrote them; the control events among
  * them (exec, ld.so, fork, match) then move the targets on (exec.c,
  * targets.c). A new stack is noted while its process is alive, so that its
- * modules and Python code objects can be read later.
+ * modules and Python code objects can be read later; what the symbolizer
+ * reads of a process then is kept only while the process is still the
+ * program the stack came from (targets.c, target_current).
  */
 #include <errno.h>
 #include <limits.h>
@@ -72,8 +74,13 @@ void ingest_record(struct daemon *d, const void *data, size_t len)
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
 		target_exec_event(d, ev->tgid, ev->addr == 1);
-	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO && ev->addr == 1)
-		unwind_linker_event(d->unwind, (int)ev->tgid); /* before it is continued */
+	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO && ev->addr == 1) {
+		/* a dlopen or dlclose done, the process stopped: read what it maps
+		 * now, before it is continued (it may close or exit before the
+		 * daemon drains a stack in the new library) */
+		unwind_linker_event(d->unwind, (int)ev->tgid);
+		symbolizer_note_process(d->sym, (int)ev->tgid);
+	}
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)
 		target_ldso_event(d, ev->tgid);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_PYALLOC)
@@ -172,6 +179,7 @@ int ingest_open(struct daemon *d)
 		log_msg("cannot open MEMTRACE_RECORD %s: %s", rec, strerror(errno));
 	d->tracker.on_new_stack = on_new_stack;
 	d->tracker.on_new_stack_arg = d;
+	targets_guard_symbolizer(d); /* what it reads of a running process must be current */
 	d->rb = ring_buffer__new(probes_ringbuf_fd(d->skel), handle_ringbuf_event, d, NULL);
 	if (!d->rb)
 		return -1;

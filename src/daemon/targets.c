@@ -10,6 +10,7 @@
  */
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -51,6 +52,33 @@ void continue_stopped(struct daemon *d, int pid)
 		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
 	/* the keeper need not continue it */
 	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
+}
+
+int target_current(struct daemon *d, int i)
+{
+	const struct target *tg = &d->targets[i];
+	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
+
+	if (tg->state != SNAP_TARGET_ATTACHED || tg->pidfd < 0 || poll(&pfd, 1, 0) != 0)
+		return 0; /* it exited: its pid may be another process's by now */
+	return probes_exec_count(d->skel, tg->pid) == tg->execs_seen;
+}
+
+/* The symbolizer's guard (symbolizer_set_guard): pid's newest entry is current. */
+static int pid_current(void *arg, int pid)
+{
+	struct daemon *d = arg;
+
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		if (d->targets[i].pid == pid)
+			return target_current(d, i);
+	}
+	return 0;
+}
+
+void targets_guard_symbolizer(struct daemon *d)
+{
+	symbolizer_set_guard(d->sym, pid_current, d);
 }
 
 void ldso_release(struct target *tg)

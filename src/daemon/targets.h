@@ -72,6 +72,17 @@ void target_matched(struct daemon *d, int pid);
 /* Whole-host mode at start: attach to the matching processes running now. */
 void attach_matching(struct daemon *d, const char *comm, const char *exe);
 
+/*
+ * Is entry i's process still the program whose events are drained now:
+ * attached, alive (its pidfd not readable: its pid is still its own) and
+ * past no further exec (the exec tracepoint's count is the one the entry
+ * began with)? What the daemon reads of /proc/PID while the process runs
+ * describes that program only if this holds after the read.
+ */
+int target_current(struct daemon *d, int i);
+/* Make the symbolizer read a process's maps only under target_current(). */
+void targets_guard_symbolizer(struct daemon *d);
+
 /* Pieces exec.c shares. */
 void retire_pid(struct daemon *d, int pid);
 void continue_stopped(struct daemon *d, int pid);

@@ -53,11 +53,18 @@ struct module {
 	uint32_t refs;		   /* entries of pid maps that resolved to it */
 };
 
+/* A mapping that identifies one program of a pid (see symbolizer_note). */
+struct anchor {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, start; /* inode 0: none yet */
+};
+
 struct pid_maps {
 	int pid;
 	struct proc_maps maps;
 	struct module **modules; /* per entry of maps; NULL until looked up */
 	const char **paths;	 /* per entry: its path, interned; NULL until asked */
+	struct anchor anchor;	 /* from the first read of this program */
 };
 
 struct symbolizer {
@@ -73,6 +80,8 @@ struct symbolizer {
 	unsigned holds;
 	struct module **graveyard;
 	size_t ngraveyard;
+	int (*current)(void *arg, int pid); /* symbolizer_set_guard */
+	void *current_arg;
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -178,6 +187,12 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+void symbolizer_set_guard(struct symbolizer *s, int (*current)(void *arg, int pid), void *arg)
+{
+	s->current = current;
+	s->current_arg = arg;
+}
+
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;
@@ -229,10 +244,45 @@ static struct pid_maps *pid_get(struct symbolizer *s, int pid, int create)
 	return &s->pids[i];
 }
 
+/* The lowest executable file mapping of m: the program's own, as a rule. */
+static struct anchor anchor_of(const struct proc_maps *m)
+{
+	struct anchor a = {0};
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map_entry *e = &m->v[i];
+
+		if (procmaps_is_file(e) && e->inode && strchr(e->perms, 'x')) {
+			a = (struct anchor){e->dev_major, e->dev_minor, e->inode, e->start};
+			break;
+		}
+	}
+	return a;
+}
+
+static int maps_hold(const struct proc_maps *m, const struct anchor *a)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map_entry *e = &m->v[i];
+
+		if (e->start == a->start && e->inode == a->inode && e->dev_major == a->dev_major &&
+		    e->dev_minor == a->dev_minor)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does /proc/PID still show the program p's events come from? */
+static int pid_current(const struct symbolizer *s, const struct pid_maps *p)
+{
+	return !s->current || s->current(s->current_arg, p->pid);
+}
+
 /*
- * Replace the cached maps with fresh ones, unless the process is gone. A
- * file still mapped keeps its module (and what its addresses symbolized to);
- * one no longer mapped anywhere goes.
+ * Replace the cached maps with fresh ones, unless the process is gone or is
+ * no longer the program they are for (symbolizer_note). A file still mapped
+ * keeps its module (and what its addresses symbolized to); one no longer
+ * mapped anywhere goes.
  */
 static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 {
@@ -241,10 +291,15 @@ static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 
 	if (p->pid <= 0)
 		return; /* a retired generation's key: its process image is gone */
-	if (procmaps_read(p->pid, &fresh) || !fresh.n) {
+	if (!pid_current(s, p))
+		return;
+	if (procmaps_read(p->pid, &fresh) || !fresh.n || !pid_current(s, p) ||
+	    (p->anchor.inode && !maps_hold(&fresh, &p->anchor))) {
 		procmaps_free(&fresh);
 		return;
 	}
+	if (!p->anchor.inode)
+		p->anchor = anchor_of(&fresh);
 	mods = xcalloc(fresh.n, sizeof(*mods));
 	for (size_t i = 0; i < fresh.n; i++) {
 		const struct map_entry *e = &fresh.v[i];
@@ -636,10 +691,10 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	struct proc_maps copy = {0};
 	struct module **mods;
 	const char **paths;
+	struct anchor anchor;
 
-	pid_refresh(s, pid_get(s, parent, 1));
 	p = pid_get(s, parent, 0);
-	if (!p->maps.n || child == parent)
+	if (!p || !p->maps.n || child == parent)
 		return;
 	copy.v = xcalloc(p->maps.n, sizeof(*copy.v));
 	for (size_t i = 0; i < p->maps.n; i++) {
@@ -651,6 +706,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	memcpy(mods, p->modules, copy.n * sizeof(*mods));
 	paths = xcalloc(copy.n, sizeof(*paths));
 	memcpy(paths, p->paths, copy.n * sizeof(*paths));
+	anchor = p->anchor; /* the same program, at the same addresses */
 	for (size_t i = 0; i < copy.n; i++) {
 		if (mods[i])
 			mods[i]->refs++;
@@ -660,6 +716,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	c->maps = copy;
 	c->modules = mods;
 	c->paths = paths;
+	c->anchor = anchor;
 }
 
 void symbolizer_rename(struct symbolizer *s, int pid, int key)
