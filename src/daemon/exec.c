@@ -44,7 +44,7 @@
  * allocator is resolved again once the new program's libraries are mapped
  * (target_resolve), and only the probes that differ are changed.
  */
-void target_execed(struct daemon *d, int i)
+void target_execed(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i], *nt;
 	uint64_t now = time_monotonic_ns();
@@ -75,11 +75,14 @@ void target_execed(struct daemon *d, int i)
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
 	}
-	nt->command = process_read_command(pid);
 	nt->attach_ns = now;
 	nt->space = (uint32_t)pid;
 	nt->resolve_pending = 1;
 	nt->execs_seen = tg->execs_seen + 1;
+	/* held at its exec, the process runs this program: its command line is
+	 * this program's; otherwise it may have executed another one or exited
+	 * since, and the command is read at the resolve */
+	nt->command = held ? process_read_command(pid) : target_read_command(d, j);
 	if (nt->pidfd >= 0)
 		loop_rewatch(d->epfd, nt->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j);
 	if (!tracker_add_target(&d->tracker, (uint32_t)pid, now))
@@ -159,8 +162,10 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c = &d->targets[j];
 	c->parent = p;
 	/* the child runs the parent's program until it executes another (an exec
-	 * event follows then); /proc may be gone already if it exited at once */
-	c->command = parent->command ? xstrdup(parent->command) : process_read_command(child);
+	 * event follows then): its command line is the parent's as the daemon
+	 * knows it, not /proc's now (the child may have executed another
+	 * program or exited since) */
+	c->command = xstrdup(parent->command ? parent->command : "?");
 	c->alloc.path = parent->alloc.path ? xstrdup(parent->alloc.path) : NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
@@ -249,7 +254,7 @@ void target_resolve(struct daemon *d, int i, int held)
 	tg->resolve_pending = 0;
 	ldso_release(tg);
 	free(tg->command);
-	tg->command = process_read_command(tg->pid);
+	tg->command = held ? process_read_command(tg->pid) : target_read_command(d, i);
 	if ((note = allocator_python_note(tg->pid))) {
 		free(tg->note);
 		tg->note = note;
@@ -320,7 +325,7 @@ void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
 
 	for (i = 0; i < n; i++) {
 		if (d->targets[i].pid == (int)tgid)
-			target_execed(d, i);
+			target_execed(d, i, stopped);
 	}
 	i = pending_entry(d, (int)tgid);
 	if (i >= 0 && stopped)
@@ -410,6 +415,6 @@ void check_execs(struct daemon *d)
 			continue; /* not lost: it is being written right now */
 		d->exec_events_lost++;
 		log_msg("the exec event of pid %d was lost (ring buffer full)", tg->pid);
-		target_execed(d, i);
+		target_execed(d, i, 0);
 	}
 }

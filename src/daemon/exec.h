@@ -16,8 +16,9 @@ void target_pyalloc_event(struct daemon *d, uint32_t tgid);
 /* ... a followed target ptgid forked child. */
 void target_forked(struct daemon *d, uint32_t ptgid, int child);
 
-/* Entry i executed a new program whose event was lost: act as if it came. */
-void target_execed(struct daemon *d, int i);
+/* Entry i executed a new program whose event was lost: act as if it came
+ * (held: the process is stopped at that exec). */
+void target_execed(struct daemon *d, int i, int held);
 
 /* Entry i's new program is stopped at its first instruction (an exec, a
  * --comm/--exe match): stop it again in its ld.so once the libraries are

@@ -24,6 +24,7 @@
 
 #include "daemon/daemon.h"
 #include "daemon/exec.h"
+#include "daemon/ingest.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
@@ -79,6 +80,16 @@ static int pid_current(void *arg, int pid)
 void targets_guard_symbolizer(struct daemon *d)
 {
 	symbolizer_set_guard(d->sym, pid_current, d);
+}
+
+char *target_read_command(struct daemon *d, int i)
+{
+	char *cmd = process_read_command(d->targets[i].pid);
+
+	if (target_current(d, i))
+		return cmd;
+	free(cmd);
+	return xstrdup("?");
 }
 
 void ldso_release(struct target *tg)
@@ -186,7 +197,13 @@ void python_arenas(struct daemon *d, struct target *tg)
 	}
 }
 
-/* Attach to d->targets[i], which is alive (and stopped, when we started it). */
+/*
+ * Attach to d->targets[i], which is alive (and stopped, when we started it).
+ * The exec tracepoint watches it first: every read of it that follows is of
+ * the program it ran then, unless the tracepoint's count says it executed
+ * another one meanwhile (whose exec event then follows, and is acted on as
+ * any traced target's).
+ */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = &d->targets[i];
@@ -195,13 +212,18 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
 	tg->state = SNAP_TARGET_ATTACHING;
-	tg->command = process_read_command(tg->pid);
 	tg->exit_status = -1;
 	tg->pidfd = pidfd_open(tg->pid);
 	if (tg->pidfd < 0) {
 		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(errno));
 		return -1;
 	}
+	rc = probes_watch(d->skel, tg->pid, d->set.follow_forks);
+	if (rc) {
+		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
+		return -1;
+	}
+	tg->command = process_read_command(tg->pid);
 	if (tg->at_exec) {
 		/* its libraries come later: target_resolve() finishes the job */
 		if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, errlen))
@@ -226,11 +248,6 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
-	rc = probes_watch(d->skel, tg->pid, d->set.follow_forks);
-	if (rc) {
-		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
-		return -1;
-	}
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->set.follow_forks, &tg->probes, err,
 			   errlen);
 	if (rc)
@@ -244,7 +261,14 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
-	symbolizer_note_process(d->sym, tg->pid);
+	symbolizer_note_process(d->sym, tg->pid); /* only while it is that program */
+	if (probes_exec_count(d->skel, tg->pid)) {
+		/* what was read may be either program's: the new one's entry,
+		 * made at its exec event, reads its own */
+		free(tg->command);
+		tg->command = xstrdup("?");
+		log_msg("pid %d executed a new program while being attached", tg->pid);
+	}
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
 		probes_count(&tg->probes), tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
 		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
@@ -334,9 +358,34 @@ void target_matched(struct daemon *d, int pid)
 	continue_stopped(d, pid);
 }
 
+/* Does pid run a program named comm (or the file exe_st)? */
+static int pid_matches(int pid, const char *comm, const struct stat *exe_st)
+{
+	char path[64], name[32] = "";
+	struct stat st;
+	FILE *f;
+
+	if (comm) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			return 0;
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+		return !strcmp(name, comm);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat(path, &st) && st.st_dev == exe_st->st_dev && st.st_ino == exe_st->st_ino;
+}
+
 /*
  * Whole-host mode at start: attach to the matching processes that run
- * already (later ones come through the exec tracepoint).
+ * already (later ones come through the exec tracepoint). A process may
+ * execute another program between the check and the attach, whose exec
+ * tracepoint watches it only from then on: checked again once it is
+ * watched, it is traced only if it still matches.
  */
 void attach_matching(struct daemon *d, const char *comm, const char *exe)
 {
@@ -355,30 +404,11 @@ void attach_matching(struct daemon *d, const char *comm, const char *exe)
 		return;
 	}
 	while ((de = readdir(dir))) {
-		char path[64], name[32] = "", err[512];
+		char err[512];
 		int pid = atoi(de->d_name), i, live = 0, known = 0;
-		struct stat st;
-		FILE *f;
 
-		if (pid <= 0 || pid == getpid())
+		if (pid <= 0 || pid == getpid() || !pid_matches(pid, comm, &exe_st))
 			continue;
-		if (comm) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			if (!fgets(name, sizeof(name), f))
-				name[0] = 0;
-			fclose(f);
-			name[strcspn(name, "\n")] = 0;
-			if (strcmp(name, comm))
-				continue;
-		} else {
-			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-			if (stat(path, &st) || st.st_dev != exe_st.st_dev ||
-			    st.st_ino != exe_st.st_ino)
-				continue;
-		}
 		for (i = 0; i < d->ntargets; i++) {
 			live +=
 			    d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
@@ -395,6 +425,25 @@ void attach_matching(struct daemon *d, const char *comm, const char *exe)
 		}
 		if (target_attach_pid(d, pid, err, sizeof(err))) {
 			log_msg("pid %d matches, but %s", pid, err);
+			continue;
+		}
+		/* watched now: no exec since (the count is 0) and still matching
+		 * means the program attached to is a match */
+		if (!probes_exec_count(d->skel, pid) && !pid_matches(pid, comm, &exe_st)) {
+			struct target_detach *h = target_detach_begin(d, pid, err, sizeof(err));
+
+			if (h) {
+				ingest_drain(d); /* what it did until its probes went */
+				target_detach_end(d, h);
+			}
+			for (i = d->ntargets - 1; i > 0 && d->targets[i].pid != pid; i--)
+				;
+			free(d->targets[i].note);
+			d->targets[i].note = xstrdup("executed another program while being "
+						     "attached: not a match");
+			log_msg("pid %d executed another program while being attached: not a "
+				"match, not traced",
+				pid);
 			continue;
 		}
 		d->targets[d->ntargets - 1].matched = 1;

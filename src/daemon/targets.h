@@ -80,6 +80,8 @@ void attach_matching(struct daemon *d, const char *comm, const char *exe);
  * describes that program only if this holds after the read.
  */
 int target_current(struct daemon *d, int i);
+/* Entry i's command line, read now: "?" unless target_current() after the read. */
+char *target_read_command(struct daemon *d, int i);
 /* Make the symbolizer read a process's maps only under target_current(). */
 void targets_guard_symbolizer(struct daemon *d);
 
