@@ -231,6 +231,7 @@ void target_resolve(struct daemon *d, int i, int held)
 	}
 	if (d->set.python_allocators)
 		allocator_resolve_python(tg->pid, &a);
+	test_lag(TEST_LAG_RESOLVE);
 	inherited_probes(d, i, &inh);
 	if (probes_attach_keeping(d->skel, tg->pid, &a, d->set.follow_forks, &np, &tg->probes, &inh,
 				  err, sizeof(err))) {

@@ -44,6 +44,37 @@ void python_frames_off(struct daemon *d, int pid)
 	probes_mmap_disable(d->skel, pid);
 }
 
+/*
+ * Tests only (tests/e2e/test_races.py): the daemon loses N ms where a busy
+ * host makes it lose the CPU to its targets. MEMTRACE_TEST_LAG_MS=N: right
+ * after it continues a process it stopped; MEMTRACE_TEST_RESOLVE_LAG_MS=N:
+ * between reading a new program's allocator and attaching to it. A process
+ * then runs ahead of the daemon, and what the daemon reads of it outside a
+ * hold is stale.
+ */
+void test_lag(int where)
+{
+	static const char *const vars[] = {"MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS"};
+	static long ms[] = {-1, -1};
+
+	if (where < 0 || where > 1)
+		return;
+	if (ms[where] < 0) {
+		const char *e = getenv(vars[where]);
+
+		ms[where] = e ? atol(e) : 0;
+		if (ms[where] < 0 || ms[where] > 60000)
+			ms[where] = 0;
+	}
+	if (ms[where]) {
+		struct timespec ts = {.tv_sec = ms[where] / 1000,
+				      .tv_nsec = ms[where] % 1000 * 1000000};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
+}
+
 /* Continue a process the BPF programs stopped (exec, ld.so, --comm match). */
 void continue_stopped(struct daemon *d, int pid)
 {
@@ -53,6 +84,7 @@ void continue_stopped(struct daemon *d, int pid)
 		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
 	/* the keeper need not continue it */
 	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
+	test_lag(TEST_LAG_CONTINUE);
 }
 
 int target_current(struct daemon *d, int i)

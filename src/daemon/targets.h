@@ -84,6 +84,9 @@ int target_current(struct daemon *d, int i);
 char *target_read_command(struct daemon *d, int i);
 /* Make the symbolizer read a process's maps only under target_current(). */
 void targets_guard_symbolizer(struct daemon *d);
+/* Tests only: MEMTRACE_TEST_LAG_MS, MEMTRACE_TEST_RESOLVE_LAG_MS (targets.c). */
+enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE };
+void test_lag(int where);
 
 /* Pieces exec.c shares. */
 void retire_pid(struct daemon *d, int pid);
