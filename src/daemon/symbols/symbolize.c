@@ -278,16 +278,49 @@ static int pid_current(const struct symbolizer *s, const struct pid_maps *p)
 	return !s->current || s->current(s->current_arg, p->pid);
 }
 
+/* Does any entry of m (sorted, non-overlapping) overlap [start, end)? */
+static int maps_overlap(const struct proc_maps *m, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) { /* the first entry ending past start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->v[lo].start < end;
+}
+
+/* One entry of a pid's maps with what hangs off it, for sorting. */
+struct pid_entry {
+	struct map_entry e;
+	struct module *mod;
+	const char *path;
+};
+
+static int compare_entry(const void *a, const void *b)
+{
+	const struct pid_entry *x = a, *y = b;
+
+	return x->e.start < y->e.start ? -1 : x->e.start > y->e.start;
+}
+
 /*
  * Replace the cached maps with fresh ones, unless the process is gone or is
  * no longer the program they are for (symbolizer_note). A file still mapped
- * keeps its module (and what its addresses symbolized to); one no longer
- * mapped anywhere goes.
+ * keeps its module (and what its addresses symbolized to). An executable
+ * file no longer mapped (a library closed) stays in the maps until another
+ * mapping takes its addresses: the stacks taken while it was mapped still
+ * name it; its module goes with its last entry.
  */
 static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 {
 	struct proc_maps fresh;
-	struct module **mods;
+	struct pid_entry *v;
+	size_t n = 0;
 
 	if (p->pid <= 0)
 		return; /* a retired generation's key: its process image is gone */
@@ -300,25 +333,50 @@ static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 	}
 	if (!p->anchor.inode)
 		p->anchor = anchor_of(&fresh);
-	mods = xcalloc(fresh.n, sizeof(*mods));
+	v = xcalloc(fresh.n + p->maps.n, sizeof(*v));
 	for (size_t i = 0; i < fresh.n; i++) {
 		const struct map_entry *e = &fresh.v[i];
 
+		v[n].e = *e;
 		for (size_t k = 0; p->modules && k < p->maps.n; k++) {
 			struct module *m = p->modules[k];
 
 			if (m && m->dev_major == e->dev_major && m->dev_minor == e->dev_minor &&
 			    m->inode == e->inode && procmaps_is_file(e)) {
-				mods[i] = m;
+				v[n].mod = m;
 				m->refs++;
 				break;
 			}
 		}
+		n++;
 	}
+	for (size_t k = 0; k < p->maps.n; k++) {
+		struct map_entry *e = &p->maps.v[k];
+
+		if (!procmaps_is_file(e) || !strchr(e->perms, 'x') ||
+		    maps_overlap(&fresh, e->start, e->end))
+			continue;
+		v[n].e = *e;
+		e->path = NULL; /* moved */
+		v[n].mod = p->modules ? p->modules[k] : NULL;
+		if (v[n].mod)
+			v[n].mod->refs++;
+		v[n].path = p->paths ? p->paths[k] : NULL;
+		n++;
+	}
+	free(fresh.v); /* its paths moved to v */
+	qsort(v, n, sizeof(*v), compare_entry);
 	pid_maps_free(s, p);
-	p->maps = fresh;
-	p->modules = mods;
-	p->paths = xcalloc(fresh.n, sizeof(*p->paths));
+	p->maps.v = xcalloc(n ? n : 1, sizeof(*p->maps.v));
+	p->maps.n = n;
+	p->modules = xcalloc(n ? n : 1, sizeof(*p->modules));
+	p->paths = xcalloc(n ? n : 1, sizeof(*p->paths));
+	for (size_t i = 0; i < n; i++) {
+		p->maps.v[i] = v[i].e;
+		p->modules[i] = v[i].mod;
+		p->paths[i] = v[i].path;
+	}
+	free(v);
 }
 
 static int compare_key(uint32_t major, uint32_t minor, uint64_t inode, const struct module *mod)
