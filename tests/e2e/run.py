@@ -10,10 +10,10 @@ started in a finally block. Prints "PASS name" or "FAIL name: reason" per check,
 
 --repeat N runs the selected tests N times over (all of them, then all again: a daemon's
 state never carries from one run to the next) and ends with each check's count, "name
-passed 19/20". --stress runs them beside load (tests/e2e/stress.py: a busy loop per CPU and
-a memory, syscall and fork churn), started before the first test and killed after the last:
-a race between a target and the daemon shows there, where an idle machine hides it
-(`make e2e K=NAME REPEAT=20 STRESS=1`).
+passed 19/20". --stress [N] runs them beside load (tests/e2e/stress.py: N busy loops per CPU,
+default 1, and a memory, syscall and fork churn), started before the first test and killed
+after the last: a race between a target and the daemon shows there, where an idle machine
+hides it (`make e2e K=NAME REPEAT=20 STRESS=1`).
 """
 
 import argparse
@@ -47,8 +47,9 @@ def main():
                     help="run only tests whose name contains NAME (repeatable)")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="run the selected tests N times and print each check's pass count")
-    ap.add_argument("--stress", action="store_true",
-                    help="run them beside CPU, memory, syscall and fork load")
+    ap.add_argument("--stress", type=int, nargs="?", const=1, default=0, metavar="N",
+                    help="run them beside CPU, memory, syscall and fork load: N busy loops "
+                         "per CPU (default 1)")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -66,7 +67,9 @@ def main():
         return 1
 
     selected = [(n, f) for n, f in load_tests() if not args.k or any(k in n for k in args.k)]
-    load = Load() if args.stress else None
+    if args.stress < 0:
+        ap.error("--stress takes a number of busy loops per CPU")
+    load = Load((os.cpu_count() or 1) * args.stress) if args.stress else None
     # SIGTERM (a CI job cancelled) ends the run through the finally blocks: each test's
     # processes and the load are killed, never left behind
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))

@@ -5,7 +5,7 @@ A busy host makes every window between what a process does and what the daemon r
 wider: the daemon's loop waits for a CPU, the target runs on. Load() starts, in a process
 group of its own:
 
-- one busy loop per CPU (plain arithmetic, never sleeping);
+- busy loops (plain arithmetic, never sleeping): one per CPU unless told otherwise;
 - a churn process: it maps and touches memory and gives it back (page faults, reclaim), makes
   short-lived syscalls (open, stat, read, close) and forks and executes `true` (process
   creation and exec, which the daemon's exec tracepoint sees for every process on the host).
