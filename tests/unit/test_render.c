@@ -384,6 +384,48 @@ TEST(test_status_text)
 	free(out);
 }
 
+/* Whole-host mode (section 51): status and stats say what matches and what was not traced. */
+TEST(test_match_render)
+{
+	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};
+	struct snapshot s;
+	char *out;
+
+	build_known(&s, 0);
+	s.has_match = 1;
+	s.match = (struct snap_match){
+	    .what = "--comm postgres", .max_targets = 8, .traced = 7, .over_limit = 3};
+	out = render_str(render_status, &s, &text);
+	CHECK(has_line(out, "whole-host mode: --comm postgres, a match's forks included; 7 traced "
+			    "now, at most 8 at once (--max-targets)"));
+	CHECK(has_line(out, "warning: 3 matching processes were not traced: --max-targets were "
+			    "traced already (matches_over_limit)"));
+	free(out);
+	out = render_str(render_stats, &s, &text);
+	CHECK(has_line(out, "matches_over_limit     3"));
+	free(out);
+	out = render_str(render_status, &s, &json);
+	CHECK(strstr(out, ",\"match\":{\"what\":\"--comm postgres\",\"max_targets\":8,"
+			  "\"traced\":7,\"matches_over_limit\":3},\"targets\":[") != NULL);
+	free(out);
+	out = render_str(render_stats, &s, &json);
+	CHECK(strstr(out, "\"matches_over_limit\":3}") != NULL);
+	free(out);
+	/* none over the limit: no warning, the figure still there */
+	s.match.over_limit = 0;
+	out = render_str(render_status, &s, &text);
+	CHECK(!strstr(out, "warning"));
+	free(out);
+	out = render_str(render_stats, &s, &text);
+	CHECK(has_line(out, "matches_over_limit     0"));
+	free(out);
+	/* not whole-host: nothing of it */
+	s.has_match = 0;
+	out = render_str(render_stats, &s, &text);
+	CHECK(!strstr(out, "matches_over_limit"));
+	free(out);
+}
+
 static char *escaped(const char *s, size_t len)
 {
 	struct buf b = {0};
@@ -581,6 +623,7 @@ int main(void)
 	RUN(test_stats_text);
 	RUN(test_report_text);
 	RUN(test_status_text);
+	RUN(test_match_render);
 	RUN(test_json_escape);
 	RUN(test_json_writer);
 	return UNIT_DONE();
