@@ -322,6 +322,15 @@ TEST(test_stats_text)
 	out = render_str(render_stats, &s, &o);
 	CHECK(has_line(out, "events_lost            0"));
 	CHECK(!strstr(out, "warning"));
+	CHECK(!strstr(out, "inherited")); /* no forked child: not a number of this trace */
+	free(out);
+
+	/* a forked child's: the longest name still has a space before its number */
+	s.totals.inherited_released = 3;
+	s.totals.inherited_released_bytes = 2760;
+	out = render_str(render_stats, &s, &o);
+	CHECK(has_line(out, "inherited_released     3"));
+	CHECK(has_line(out, "inherited_released_bytes 2760 (2.7 KiB)"));
 	free(out);
 }
 

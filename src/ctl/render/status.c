@@ -500,7 +500,10 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 
 		if (m->summary == 2 && !v)
 			continue; /* not a number of this trace */
-		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
+		/* a name as long as the column (inherited_released_bytes) still
+		 * gets a space before its number */
+		buf_printf(b, "%-*s%s", STATS_NAME_WIDTH, m->name,
+			   strlen(m->name) < STATS_NAME_WIDTH ? "" : " ");
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));
 		} else if (m->unit == MT_UNIT_BYTES) {
