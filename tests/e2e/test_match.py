@@ -418,7 +418,12 @@ def test_postgres(r):
             stop_daemon_clean(r, daemon)
         with r.part("daemon_later"):
             postmaster = pg.start()
-            daemon = r.start_daemon("--comm", "postgres")
+            daemon = r.start_daemon("--comm", "postgres", wait=False)
+            # the loop answers once the start-up scan is done: under ASan, attaching
+            # to the 6 processes (33 probes and a dozen modules' unwind tables each)
+            # takes longer than a request may wait
+            r.wait_line(r.daemon_logs[-1], "memtraced: whole-host mode: ", daemon)
+            r.wait_daemon(daemon, r.sock)
             st = r.ctl_json("status", "--json")
             fam = pg.family(st, postmaster)
             if len(fam) < 5 or any(t["state"] != "attached" for t in fam):
