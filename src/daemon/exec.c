@@ -150,8 +150,20 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		if (d->targets[i].pid == (int)ptgid && d->targets[i].state == SNAP_TARGET_ATTACHED)
 			p = i;
 	}
-	if (p < 0 || child <= 0)
+	if (child <= 0)
 		return;
+	if (p < 0) {
+		struct mt_target_watch w;
+
+		/* its parent stopped being traced meanwhile (detached): the child
+		 * is no target; a match's leaves the cap it entered */
+		if (!probes_watch_get(d->skel, child, &w) && !w.untraced) {
+			probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
+			if (w.matched)
+				__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
 	if (d->targets[p].matched && targets_matched_now(d) >= d->set.max_targets) {
 		probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);

@@ -354,9 +354,9 @@ int main(int argc, char **argv)
 		goto fail;
 	if (o.match_comm || o.match_exe) {
 		ingest_drain(&d); /* matches stopped since the programs were loaded come first */
-		rc = attach_matching(&d, o.match_comm, o.match_exe);
+		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
 		ingest_drain(&d); /* the forks of those attached come as events */
-		rc += attach_matching(&d, o.match_comm, o.match_exe);
+		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
 		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
 			"start, or as a match forks them",
 			rc);

@@ -434,8 +434,10 @@ static int *list_matching(const char *comm, const struct stat *exe_st, int *n)
 	return pids;
 }
 
-int attach_matching(struct daemon *d, const char *comm, const char *exe)
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last)
 {
+	/* refused by the first pass: the second does not count them again */
+	static int *refused, nrefused;
 	struct stat exe_st = {0};
 	struct mt_target_watch w;
 	int n, *pids, attached = 0;
@@ -463,7 +465,13 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe)
 		if (!process_matches(pid, comm, &exe_st) || process_check_pid(pid))
 			continue; /* it executed another program, or exited, meanwhile */
 		if (targets_matched_now(d) >= d->set.max_targets) {
+			for (i = 0; i < nrefused && refused[i] != pid; i++)
+				;
+			if (i < nrefused)
+				continue;
 			target_over_limit(d, pid);
+			refused = xrealloc(refused, (size_t)(nrefused + 1) * sizeof(*refused));
+			refused[nrefused++] = pid;
 			continue;
 		}
 		i = target_new(d, pid);
@@ -478,6 +486,11 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe)
 		attached++;
 	}
 	free(pids);
+	if (last) {
+		free(refused);
+		refused = NULL;
+		nrefused = 0;
+	}
 	return attached;
 }
 

@@ -79,10 +79,11 @@ void target_matched(struct daemon *d, int pid);
  * that are not targets yet, nor in the "targets" map (a match stopped at
  * its exec, a traced parent's child: their events are in the ring buffer);
  * how many. main.c runs it twice, with a drain of the ring buffer between:
- * the second takes the processes started between the first one's list and
- * their parent's attach.
+ * the second (last set) takes the processes started between the first
+ * one's list and their parent's attach. A match refused at the limit is
+ * counted once.
  */
-int attach_matching(struct daemon *d, const char *comm, const char *exe);
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
 /* Matched targets traced now (the --max-targets cap counts them). */
 int targets_matched_now(const struct daemon *d);
 /* A match was not traced: --max-targets were traced already (counted). */

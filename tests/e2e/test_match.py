@@ -284,6 +284,38 @@ def test_limit(r):
     finish(r, proc, pid, daemon)
 
 
+def test_limit_scan(r):
+    """--max-targets 2 started while the server runs: the start-up scan (two passes over
+    /proc) traces the parent and one early worker and counts the other once; the round's
+    two workers, forked with the limit reached, are counted at their fork (3 in all). The
+    early worker traced is exact; every process runs to its end."""
+    name = unique_name("pfs")
+    proc, pid, out = start_server(r, name, "--early", "2", "--rounds", "1", "--workers", "2")
+    daemon = r.start_daemon("--comm", name, "--max-targets", "2")
+    st = r.ctl_json("status", "--json")
+    traced = [t["pid"] for t in st["targets"]]
+    with r.part("scan"):
+        if len(traced) != 2 or pid not in traced or \
+                st.get("match", {}).get("matches_over_limit") != 1:
+            raise Fail(f"after the scan: targets {traced} (parent {pid}), match "
+                       f"{st.get('match')}: expected the parent, one early worker, 1 over")
+    os.kill(pid, signal.SIGUSR1)
+    got = wait_expects(out, proc, lambda g: sum(k == "early" for _, k in g) == 2)
+    r.wait_line(out, "round 1 done", proc)
+    st = r.ctl_json("stats", "--json")
+    with r.part("forks"):
+        early = [p for p in traced if p != pid][0]
+        check_exact(st, early, got[(early, "early")]["ready"], KEYS, "attached")
+        if st.get("match", {}).get("matches_over_limit") != 3 or len(st["targets"]) != 2:
+            raise Fail(f"after the round: {[t['pid'] for t in st['targets']]}, match "
+                       f"{st.get('match')}: expected 3 over the limit, no worker traced")
+    os.kill(pid, signal.SIGUSR1)
+    r.wait_line(out, "round 1 reaped", proc)
+    os.kill(pid, signal.SIGUSR1)
+    wait_expects(out, proc, lambda g: (pid, "parent") in g)
+    finish(r, proc, pid, daemon)
+
+
 # ---- Debian's PostgreSQL 15 under pgbench ---------------------------------------------------
 
 PGBIN = "/usr/lib/postgresql/15/bin"
@@ -483,4 +515,5 @@ def test_postgres(r):
 
 
 TESTS = [("match_preforker_before", test_before), ("match_preforker_after", test_after),
-         ("match_preforker_limit", test_limit), ("match_postgres", test_postgres)]
+         ("match_preforker_limit", test_limit), ("match_preforker_limit_scan", test_limit_scan),
+         ("match_postgres", test_postgres)]
