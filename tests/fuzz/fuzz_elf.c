@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * libFuzzer target: the ELF reader (src/daemon/symbols/elfsym.c), which opens every module
+ * libFuzzer target: the ELF reader (src/daemon/elf/elfmod.c), which opens every module
  * a target maps, the DWARF line reader (src/daemon/symbols/dwarfline.c) and the thunk
  * detector (src/daemon/attach/elfjump.c) on the same bytes. Files in a traced process are whatever
  * its owner put there.
@@ -14,7 +14,7 @@
 
 #include "daemon/symbols/dwarfline.h"
 #include "daemon/attach/elfjump.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 
 /* Functions whose start elf_is_jump_to decodes (besides fixed addresses). */
 static uint64_t jump_vaddrs[4];

@@ -8,7 +8,7 @@
  * jemalloc's, where installed.
  */
 #include "daemon/attach/elfjump.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "unit.h"
 
 #include <unistd.h>

@@ -11,7 +11,7 @@
  * ELF side on the machine's libc: free placed on an emulated instruction
  * past its entry, the same answer twice (cached), and +0 when asked to.
  */
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/attach/placement.h"
 #include "daemon/attach/probesite.h"
 #include "unit.h"

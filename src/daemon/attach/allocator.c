@@ -19,7 +19,7 @@
 #include <unistd.h>
 
 #include "daemon/attach/elfjump.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/attach/probesite.h"
 #include "daemon/attach/pydispatch.h"
 #include "daemon/proc/linkmap.h"

@@ -15,7 +15,7 @@
 #include <sys/uio.h>
 
 #include "daemon/attach/allocator.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/attach/placement.h"
 #include "daemon/attach/probesite.h"
 #include "daemon/proc/procmaps.h"

@@ -11,7 +11,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "common/util.h"
 
 /* How far into PyObject_Malloc the promoted compare may be. */

@@ -17,7 +17,7 @@
 #include <unistd.h>
 
 #include "daemon/attach/allocator.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyoffsets.h"
 #include "daemon/proc/linkmap.h"
