@@ -359,8 +359,8 @@ char *allocator_python_note(int pid)
 			elfmod_close(mod);
 			continue;
 		}
+		sites = pyinline_count(mod, vaddr);
 		elfmod_close(mod);
-		sites = pyinline_count(paths[i], vaddr);
 		break;
 	}
 	note[0] = 0;
