@@ -263,9 +263,7 @@ FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfli
 		       src/daemon/elf/elfmod.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
-		       attach/pydispatch.c attach/allocator.c attach/elfjump.c elf/elfmod.c \
-		       symbols/pyinline.c symbols/dwarfline.c proc/procmaps.c proc/linkmap.c) \
-		       $(COMMON_SRCS)
+		       elf/elfmod.c) $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)
