@@ -56,6 +56,8 @@ DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
 DEB_PACKAGES += redis-server redis-tools
+# a server that forks its backends, under pgbench (tests/e2e/test_match.py)
+DEB_PACKAGES += postgresql postgresql-contrib
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
@@ -262,15 +264,13 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
-FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
+FUZZ_SRCS_elf      := $(addprefix src/daemon/,elf/elfmod.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \
-		       src/daemon/symbols/elfsym.c $(COMMON_SRCS)
+		       src/daemon/elf/elfmod.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
-		       attach/pydispatch.c attach/allocator.c attach/elfjump.c symbols/elfsym.c \
-		       symbols/pyinline.c symbols/dwarfline.c proc/procmaps.c proc/linkmap.c) \
-		       $(COMMON_SRCS)
+		       elf/elfmod.c) $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)

@@ -5,8 +5,9 @@
  * malloc found by name and by address, unmapped and non-ELF mappings given
  * no name, and broken ELF files refused without crashing.
  */
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
+#include "daemon/proc/process.h"
 #include "daemon/symbols/symbolize.h"
 #include "unit.h"
 #include "common/util.h"
@@ -341,6 +342,7 @@ TEST(symbolize_other_program_refused)
 {
 	struct symbolizer *s = symbolizer_new();
 	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_callee + 1, outside;
+	uint64_t self_image[2], child_image[2];
 	struct proc_maps m = {0}, self = {0};
 	struct snap_frame f;
 	int fds[2];
@@ -372,6 +374,11 @@ TEST(symbolize_other_program_refused)
 			break;
 		usleep(10000);
 	}
+	/* another program, another image (what an attach checks across its reads) */
+	CHECK(process_image(getpid(), self_image) == 0);
+	CHECK(process_image(child, child_image) == 0);
+	CHECK(self_image[0] && self_image[1] && child_image[0] && child_image[1]);
+	CHECK(memcmp(self_image, child_image, sizeof(self_image)) != 0);
 	symbolizer_note_process(s, getpid());
 	symbolizer_fork(s, getpid(), child);
 	/* an address in the child's maps now (sleep's) but in none of ours */

@@ -83,6 +83,34 @@ static int read_stat(int pid, char *state, unsigned long *flags)
 	return 0;
 }
 
+int process_image(int pid, uint64_t id[2])
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start_code, start_stack;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* fields 3 to 25 after the command, then startcode, endcode, startstack */
+	if (!p || sscanf(p + 1,
+			 " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			 " %*s %*s %*s %*s %*s %llu %*s %llu",
+			 &start_code, &start_stack) != 2)
+		return -1;
+	id[0] = start_code;
+	id[1] = start_stack;
+	return 0;
+}
+
 int process_check_pid(int pid)
 {
 	unsigned long flags;
