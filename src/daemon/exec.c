@@ -103,7 +103,8 @@ void target_execed(struct daemon *d, int i, int held)
  * (stopped in its ld.so or at its exec), the process has made no event that
  * is not applied yet; running, it may have: its probes go first, then the
  * ring buffer is drained, and only then does its accounting end, so that
- * nothing it did before is dropped.
+ * nothing it did before is dropped (at its exec event, in a drain, what
+ * follows the event is the new program's, which is not traced).
  */
 static void target_give_up(struct daemon *d, int i, const char *why, int held)
 {

@@ -113,7 +113,15 @@ static int handle_ringbuf_event(void *ctx, void *data, size_t len)
 
 static void drain(struct daemon *d, unsigned most)
 {
+	static int draining;
 	uint64_t now = time_monotonic_ns();
+
+	/* asked for while one applies a record (a target given up at its exec
+	 * event): the records before it are applied, those after it come in
+	 * order once it returns; a nested consume would apply this one again */
+	if (draining)
+		return;
+	draining = 1;
 
 	/* the ingest figure: the longest the ring buffer waited for a drain */
 	if (d->last_drain_ns && now - d->last_drain_ns > d->drain_gap_max_ns)
@@ -130,6 +138,7 @@ static void drain(struct daemon *d, unsigned most)
 	 * gone before we could watch them have had their last events */
 	if (most == UINT_MAX && !worker_frozen(server_worker(d->server)))
 		targets_release_pending(d);
+	draining = 0;
 }
 
 void ingest_drain(struct daemon *d)

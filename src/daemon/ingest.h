@@ -13,7 +13,8 @@ int ingest_open(struct daemon *d);
 /*
  * Take every record queued in the ring buffer now: applied, or deferred
  * while the request worker reads the core (serve/worker.h), and then a
- * slice of the deferred ones applied once it thawed.
+ * slice of the deferred ones applied once it thawed. Nothing, when called
+ * while a drain applies a record (those queued come after it, in order).
  */
 void ingest_drain(struct daemon *d);
 
