@@ -295,11 +295,12 @@ deps:
 deps-build:
 	@tests/install-deps.sh $(BUILD_PACKAGES)
 
-# The tests of what changes under the daemon (exec, fork, --comm match, ld.so holds, dlopen):
+# The tests of what changes under the daemon (exec, fork, --comm match and its forks, ld.so
+# holds, dlopen):
 # in the sanitizer build, where the daemon is slowest, STRESS_REPEAT times over beside CPU,
 # memory and fork load (tests/e2e/stress.py)
 STRESS_TESTS := faults_target_exec follow_forks comm exec_daemon_killed family_ races_ \
-		interpose_exec_preload unit_capabilities cmd_mode dlopen dlreopen
+		interpose_exec_preload unit_capabilities cmd_mode dlopen dlreopen match_
 STRESS_REPEAT ?= 3
 
 check: deps
