@@ -11,6 +11,7 @@
 #include "ctl/render/html.h"
 #include "ctl/render/pprof.h"
 #include "daemon/core/tracker.h"
+#include "common/varint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -192,15 +193,7 @@ struct pb {
 
 static int pb_varint(struct pb *r, uint64_t *v)
 {
-	*v = 0;
-	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
-		uint8_t b = *r->p++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
+	return varint_decode(&r->p, r->end, v) == VARINT_DONE ? 0 : -1;
 }
 
 /* Next field: its number, and its value (varint) or bytes (length-delimited). */

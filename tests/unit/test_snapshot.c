@@ -1171,6 +1171,45 @@ TEST(test_bad_payloads)
 	buf_free(&p);
 }
 
+/* A varint past 64 bits: the decoder and the scanner both refuse it, in the same words. */
+TEST(test_varint_overflow)
+{
+	/* 2^64 as a section length: it would wrap to 0 if read without a check */
+	static const uint8_t two64[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02};
+	struct snapshot_counts c;
+	struct buf p = {0};
+	struct snapshot s;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	put_varint(&p, 60);
+	buf_put(&p, two64, sizeof(two64));
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	free(bytes);
+
+	/* the stacks section's count */
+	{
+		struct buf bad = {0};
+
+		buf_put(&bad, two64, sizeof(two64));
+		build_payload(&p, S_STACKS, &bad, 0);
+		buf_free(&bad);
+	}
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	free(bytes);
+	buf_free(&p);
+}
+
 /* Random damage to a real payload, re-wrapped so it passes the CRC. */
 TEST(test_mutated_payloads)
 {
@@ -1425,6 +1464,7 @@ int main(void)
 	RUN(test_header_errors);
 	RUN(test_minimal_payload);
 	RUN(test_bad_payloads);
+	RUN(test_varint_overflow);
 	RUN(test_mutated_payloads);
 	RUN(test_select);
 	RUN(test_names);
