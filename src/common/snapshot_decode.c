@@ -9,6 +9,7 @@
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -425,19 +426,9 @@ static int dec_funcs_ext(struct reader *r)
 /* Index of a decoded string (they lie in the pool in table order), or -1. */
 static long string_index(const struct decoder *d, const char *p)
 {
-	size_t lo = 0, hi = d->nstrings;
+	size_t i = SEARCH_FIRST(0, d->nstrings, d->strings[mid] >= p);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->strings[mid] == p)
-			return (long)mid;
-		if (d->strings[mid] < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return i < d->nstrings && d->strings[i] == p ? (long)i : -1;
 }
 
 /* Modules' build-ids, given to every frame in that module: O(frames log strings). */

@@ -7,6 +7,7 @@
  */
 #include "ctl/view/group.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -156,20 +157,9 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 
 const struct group_row *group_find(const struct group_table *t, const char *key)
 {
-	size_t lo = 0, hi = t->nrows;
+	size_t i = SEARCH_FIRST(0, t->nrows, strcmp(t->rows[mid].key, key) >= 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->rows[mid].key, key);
-
-		if (!c)
-			return &t->rows[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < t->nrows && !strcmp(t->rows[i].key, key) ? &t->rows[i] : NULL;
 }
 
 static int sort_key; /* qsort has no context argument */

@@ -18,6 +18,7 @@
 
 #include "daemon/attach/allocator.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #define MAX_CODE_BYTES (256u << 20)
 /* rel8 branches reach 128 bytes: the neighbourhood a short jump can come from */
@@ -181,17 +182,7 @@ void codefile_close(struct codefile *f)
 /* Index of the first symbol starting at or after vaddr. */
 static size_t first_from(const struct codefile *f, uint64_t vaddr)
 {
-	size_t lo = 0, hi = f->nfuncs;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (f->funcs[mid].start < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_FIRST(0, f->nfuncs, f->funcs[mid].start >= vaddr);
 }
 
 int codefile_function_at(const struct codefile *f, uint64_t vaddr, uint64_t *size,

@@ -5,6 +5,7 @@
  * array: amortized O(1), in static memory.
  */
 #include "daemon/core/timeline.h"
+#include "common/search.h"
 
 #include <string.h>
 
@@ -47,17 +48,9 @@ int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counte
 
 int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt_resident *r)
 {
-	uint32_t lo = 0, hi = tl->npoints;
-
 	/* points are in time order; it is nearly always the newest */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t lo = (uint32_t)SEARCH_FIRST(0, tl->npoints, tl->points[mid].time_ns >= time_ns);
 
-		if (tl->points[mid].time_ns < time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == tl->npoints || tl->points[lo].time_ns != time_ns)
 		return 0;
 	tl->points[lo].has_resident = 1;

@@ -8,6 +8,7 @@
  */
 #include "daemon/symbols/elfsym.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -505,16 +506,8 @@ const char *elfmod_path(const struct elf_module *m)
 
 const char *elfmod_lookup(const struct elf_module *m, uint64_t vaddr, uint64_t *sym_start)
 {
-	size_t lo = 0, hi = m->naddr;
+	size_t lo = SEARCH_FIRST(0, m->naddr, m->by_addr[mid].start > vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->by_addr[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Every symbol before lo starts at or below vaddr; walk back while one may reach it. */
 	while (lo > 0 && m->max_end[lo - 1] > vaddr) {
 		const struct elf_func *f = &m->by_addr[--lo];
