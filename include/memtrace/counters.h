@@ -187,10 +187,13 @@ size_t mt_rank_sort(struct mt_rank *r, size_t n);
 size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 
 /*
- * Events the ring buffer could not take (the BPF "lost" array): X(slot, name,
- * always) where always means text and JSON show the kind even when it is 0.
- * Slot 0 counts calls not traced because the in-flight table was full; the
- * others are enum mt_event_kind.
+ * Events the ring buffer could not take (the BPF "lost" array, MT_LOST_SLOTS
+ * slots in event.h): X(slot, name, always) where always means text and JSON
+ * show the kind even when it is 0. Slot 0 counts calls not traced because
+ * the in-flight table was full; the others are enum mt_event_kind
+ * (MT_EV_<NAME>). src/common/counters.c checks at compile time that the
+ * slots are exactly 0 to MT_LOST_SLOTS - 1, each named once, as event.h
+ * numbers them.
  */
 #define MT_LOST_KINDS(X)                                                                           \
 	X(0, inflight_full, 0)                                                                     \
@@ -202,7 +205,11 @@ size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 	X(6, fork, 0)                                                                              \
 	X(7, match, 0)
 
-#define MT_LOST_KIND_COUNT 8
+enum {
+#define MT_LOST_KIND_ONE(slot, name, always) +1
+	MT_LOST_KIND_COUNT = 0 MT_LOST_KINDS(MT_LOST_KIND_ONE)
+#undef MT_LOST_KIND_ONE
+};
 
 /* The name of a lost-event slot ("alloc", ...), or NULL; whether it is always shown. */
 const char *mt_lost_kind_name(unsigned slot);
