@@ -41,9 +41,19 @@ void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c)
 	}
 }
 
+const struct mt_stack_counter_desc mt_stack_counter_descs[MT_NSTACK_COUNTERS] = {
+#define MT_STACK_COUNTER_DESC(field, name, section)                                                \
+	[MT_SC_##field] = {name, offsetof(struct mt_stack_counters, field), section},
+    MT_STACK_COUNTERS(MT_STACK_COUNTER_DESC)
+#undef MT_STACK_COUNTER_DESC
+};
+
+_Static_assert(sizeof(struct mt_stack_counters) == MT_NSTACK_COUNTERS * sizeof(uint64_t),
+	       "every stack counter is in the table");
+
 void mt_stack_counters_add(struct mt_stack_counters *out, const struct mt_stack_counters *c)
 {
-#define MT_STACK_COUNTER_ADD(field, section) out->field += c->field;
+#define MT_STACK_COUNTER_ADD(field, name, section) out->field += c->field;
 	MT_STACK_COUNTERS(MT_STACK_COUNTER_ADD)
 #undef MT_STACK_COUNTER_ADD
 }

@@ -171,7 +171,7 @@ static int dec_stacks(struct reader *r)
 				return dec_fail(d, "stacks section: frame index out of range");
 			st->frames[j] = &s->frame_table[idx];
 		}
-#define RD_STACK_COUNTER(field, section)                                                           \
+#define RD_STACK_COUNTER(field, name, section)                                                     \
 	if (section == 0 && rd_varint(r, &st->t.field))                                            \
 		return -1;
 		MT_STACK_COUNTERS(RD_STACK_COUNTER)
@@ -340,7 +340,7 @@ static int dec_temporary(struct reader *r)
 		return dec_fail(r->d, "temporary section: %llu entries for %u stacks",
 				(unsigned long long)n, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
-#define RD_STACK_COUNTER(field, section)                                                           \
+#define RD_STACK_COUNTER(field, name, section)                                                     \
 	if (section == 1 && rd_varint(r, &s->stacks[i].t.field))                                   \
 		return -1;
 		MT_STACK_COUNTERS(RD_STACK_COUNTER)

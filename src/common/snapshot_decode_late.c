@@ -101,7 +101,7 @@ int dec_groups(struct reader *r)
 				      offsetof(struct snap_groups, rest_rows_live),
 				      offsetof(struct snap_groups, rest_rows_allocated),
 				      offsetof(struct snap_groups, rest_rows_peak),
-#define REST_FIELD(field, section) offsetof(struct snap_groups, rest.field),
+#define REST_FIELD(field, name, section) offsetof(struct snap_groups, rest.field),
 				      MT_STACK_COUNTERS(REST_FIELD)
 #undef REST_FIELD
 	};
@@ -134,7 +134,7 @@ int dec_inherited(struct reader *r)
 	uint64_t count, nfields, v;
 
 	/* only the section-2 counters, in wire order */
-#define INHERITED_OFFSET(field, section)                                                           \
+#define INHERITED_OFFSET(field, name, section)                                                     \
 	if (section == 2)                                                                          \
 		offsets[n++] = offsetof(struct mt_stack_counters, field);
 	MT_STACK_COUNTERS(INHERITED_OFFSET)

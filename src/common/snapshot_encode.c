@@ -461,7 +461,7 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 		put_varint(body, g->rest_rows_live);
 		put_varint(body, g->rest_rows_allocated);
 		put_varint(body, g->rest_rows_peak);
-#define PUT_REST(field, section) put_varint(body, g->rest.field);
+#define PUT_REST(field, name, section) put_varint(body, g->rest.field);
 		MT_STACK_COUNTERS(PUT_REST)
 #undef PUT_REST
 		put_section(out, body, SEC_GROUPS);
@@ -489,11 +489,11 @@ static void encode_family_sections(const struct snapshot *s, struct wbuf *body, 
 {
 	if (s->has_inherited) {
 		put_varint(body, s->nstacks);
-#define INHERITED_ONE(field, section) +(section == 2)
+#define INHERITED_ONE(field, name, section) +(section == 2)
 		put_varint(body, 0 MT_STACK_COUNTERS(INHERITED_ONE));
 #undef INHERITED_ONE
 		for (uint32_t i = 0; i < s->nstacks; i++) {
-#define PUT_INHERITED(field, section)                                                              \
+#define PUT_INHERITED(field, name, section)                                                        \
 	if (section == 2)                                                                          \
 		put_varint(body, s->stacks[i].t.field);
 			MT_STACK_COUNTERS(PUT_INHERITED)
@@ -664,7 +664,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, st->nframes);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			put_varint(&body, frame_refs[nrefs++]);
-#define PUT_STACK_COUNTER(field, section)                                                          \
+#define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 0)                                                                          \
 		put_varint(&body, st->t.field);
 		MT_STACK_COUNTERS(PUT_STACK_COUNTER)
@@ -692,7 +692,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	if (s->nstacks) {
 		put_varint(&body, s->nstacks);
 		for (uint32_t i = 0; i < s->nstacks; i++) {
-#define PUT_STACK_COUNTER(field, section)                                                          \
+#define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 1)                                                                          \
 		put_varint(&body, s->stacks[i].t.field);
 			MT_STACK_COUNTERS(PUT_STACK_COUNTER)

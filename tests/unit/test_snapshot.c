@@ -1444,6 +1444,22 @@ TEST(test_names)
 	s.events_lost[1] = 2;
 	s.events_lost[4] = 40;
 	CHECK_EQ_U64(snapshot_events_lost(&s), 42);
+	/* the stack counters' names and numbers, generated from MT_STACK_COUNTERS */
+	{
+		struct mt_stack_counters t;
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(uint64_t); i++)
+			((uint64_t *)&t)[i] = 100 + i;
+		CHECK_EQ_U64(MT_NSTACK_COUNTERS, sizeof(t) / sizeof(uint64_t));
+		CHECK_STR(mt_stack_counter_descs[MT_SC_live_bytes].name, "live_bytes");
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_live_bytes), t.live_bytes);
+		CHECK_STR(mt_stack_counter_descs[MT_SC_inherited_bytes].name, "inherited_bytes");
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_inherited_bytes].section, 2);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_temporary_allocations),
+			     t.temporary_allocations);
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_temporary_allocations].section, 1);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_allocations), 100);
+	}
 }
 
 int main(void)

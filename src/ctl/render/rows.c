@@ -39,22 +39,27 @@ static void json_grouping(struct json_writer *w, const struct group_table *t)
 	json_kv_bool(w, "cumulative", t->cumulative);
 }
 
+/* A group row's counters in JSON, in this order: the first five, or (full) all. */
+static const enum mt_stack_counter json_row_keys[] = {
+    MT_SC_peak_live_bytes, MT_SC_live_bytes, MT_SC_live_allocations, MT_SC_allocations,
+    MT_SC_bytes_allocated, MT_SC_frees,	     MT_SC_bytes_freed,
+};
+#define JSON_ROW_KEYS_SHORT 5
+
+/* A diff row's counters, each with its change. */
+static const enum mt_stack_counter json_diff_keys[] = {MT_SC_live_bytes, MT_SC_live_allocations,
+						       MT_SC_allocations, MT_SC_bytes_allocated};
+
 /* One group row as JSON: its key and totals (all of them with full), and
  * its frames when grouped by stack. */
 static void json_group_row(struct json_writer *w, const struct group_row *r, int by, int full)
 {
 	json_begin_object(w);
 	json_kv_string(w, "key", r->key);
-	json_kv_u64(w, "peak_live_bytes", r->t.peak_live_bytes);
-	json_kv_u64(w, "live_bytes", r->t.live_bytes);
-	json_kv_u64(w, "live_allocations", r->t.live_allocations);
-	json_kv_u64(w, "allocations", r->t.allocations);
-	json_kv_u64(w, "bytes_allocated", r->t.bytes_allocated);
-	if (full) {
-		json_kv_u64(w, "frees", r->t.frees);
-		json_kv_u64(w, "bytes_freed", r->t.bytes_freed);
+	render_json_stack_counters(w, &r->t, json_row_keys,
+				   full ? ARRAY_SIZE(json_row_keys) : JSON_ROW_KEYS_SHORT, 0);
+	if (full)
 		json_kv_u64(w, "stacks", r->nstacks);
-	}
 	if (by == GROUP_STACK)
 		render_json_frames(w, r->stack);
 	json_end_object(w);
@@ -111,16 +116,8 @@ static void json_diff(struct buf *out, const struct diff_view *v, const struct r
 		json_begin_object(&w);
 		json_kv_string(&w, "key", d->row->key);
 		json_kv_string(&w, "status", diff_row_status(d));
-		json_kv_u64(&w, "live_bytes", d->now.live_bytes);
-		json_kv_i64(&w, "live_bytes_diff", d->size_diff);
-		json_kv_u64(&w, "live_allocations", d->now.live_allocations);
-		json_kv_i64(&w, "live_allocations_diff", d->count_diff);
-		json_kv_u64(&w, "allocations", d->now.allocations);
-		json_kv_i64(&w, "allocations_diff",
-			    (int64_t)(d->now.allocations - d->was.allocations));
-		json_kv_u64(&w, "bytes_allocated", d->now.bytes_allocated);
-		json_kv_i64(&w, "bytes_allocated_diff",
-			    (int64_t)(d->now.bytes_allocated - d->was.bytes_allocated));
+		render_json_stack_diffs(&w, &d->now, &d->was, json_diff_keys,
+					ARRAY_SIZE(json_diff_keys));
 		if (v->now.by == GROUP_STACK)
 			render_json_frames(&w, d->row->stack);
 		json_end_object(&w);
