@@ -191,7 +191,7 @@ struct snap_row {
 };
 
 struct snap_groups {
-	uint32_t by;		       /* 1 stack, 2 function, 3 file, 4 line, 5 module, 6 site */
+	uint32_t by;		       /* enum group_by (common/groupkey.h): 1 stack ... 6 site */
 	uint32_t cumulative;	       /* a stack counts in each row one of its frames keys */
 	uint32_t order;		       /* enum mt_sort the rows were chosen by */
 	struct snap_row *rows;	       /* one per stack of the snapshot */

@@ -7,6 +7,7 @@
  * Anything else is a one-line error.
  */
 #include "common/proto.h"
+#include "common/groupkey.h"
 #include "memtrace/snapshot.h"
 #include "common/util.h"
 
@@ -81,17 +82,6 @@ static const struct {
     [KEY_LEAKS] = {"leaks", 1},
     [KEY_MEMORY] = {"memory", 1},
 };
-
-static const char *const group_names[PROTO_GROUP_COUNT] = {
-    [PROTO_GROUP_NONE] = "none", [PROTO_GROUP_STACK] = "stack", [PROTO_GROUP_FUNCTION] = "function",
-    [PROTO_GROUP_FILE] = "file", [PROTO_GROUP_LINE] = "line",	[PROTO_GROUP_MODULE] = "module",
-    [PROTO_GROUP_SITE] = "site",
-};
-
-const char *proto_group_name(int group)
-{
-	return group > PROTO_GROUP_NONE && group < PROTO_GROUP_COUNT ? group_names[group] : NULL;
-}
 
 /* Longest piece of a bad line quoted back in an error. */
 #define QUOTE_MAX 32
@@ -184,11 +174,11 @@ static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char 
 		return 0;
 	}
 	if (k == KEY_GROUP) {
-		for (int g = 0; g < PROTO_GROUP_COUNT; g++) {
-			if (!strcmp(value, group_names[g])) {
-				r->group = g;
-				return 0;
-			}
+		int g = strcmp(value, "none") ? group_by_from_name(value) : GROUP_NONE;
+
+		if (g >= 0) {
+			r->group = g;
+			return 0;
 		}
 		return request_error(err, errlen,
 				     "bad group '%.*s' (expected none, stack, function, file, "
@@ -301,7 +291,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
 	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
 	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1) ||
-	    r->group < PROTO_GROUP_NONE || r->group >= PROTO_GROUP_COUNT ||
+	    r->group < GROUP_NONE || r->group >= GROUP_BY_COUNT ||
 	    (r->cumulative != 0 && r->cumulative != 1) || !mt_sort_name(r->order) ||
 	    (r->leaks != 0 && r->leaks != 1) || (r->memory != 0 && r->memory != 1))
 		return -1;
@@ -312,7 +302,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " ages=1");
 	if (r->group)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-			 " group=%s cumulative=%d order=%s", group_names[r->group], r->cumulative,
+			 " group=%s cumulative=%d order=%s", group_by_name(r->group), r->cumulative,
 			 mt_sort_name(r->order));
 	else if (r->cumulative || r->order)
 		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),

@@ -57,23 +57,6 @@ struct proto_scan {
 	uint32_t suppressions; /* bytes of suppressions after the line (0 = none) */
 };
 
-/*
- * Rows the daemon groups stacks into before it answers (group=NAME), so that
- * a grouped view of a large heap moves only the rows it shows: by stack,
- * function, file, line or module as memtracectl report --by (group.h), or
- * by allocation site (the innermost frame, stats' top sites).
- */
-enum proto_group {
-	PROTO_GROUP_NONE = 0,
-	PROTO_GROUP_STACK,
-	PROTO_GROUP_FUNCTION,
-	PROTO_GROUP_FILE,
-	PROTO_GROUP_LINE,
-	PROTO_GROUP_MODULE,
-	PROTO_GROUP_SITE,
-	PROTO_GROUP_COUNT
-};
-
 struct proto_request {
 	int command;		/* enum proto_command */
 	uint32_t top;		/* stacks (or rows, or leaking stacks) to include; 0 = all */
@@ -89,7 +72,7 @@ struct proto_request {
 	 * each as one stack (its first, with the row's sums), with the rows'
 	 * keys and what the rows not sent add up to (snapshot groups section).
 	 */
-	int group;	/* enum proto_group */
+	int group;	/* enum group_by (common/groupkey.h); GROUP_NONE: not grouped */
 	int cumulative; /* cumulative=1: a stack counts in every row one of its frames keys */
 	int order;	/* enum mt_sort: the rows' order */
 	/*
@@ -113,9 +96,6 @@ struct proto_request {
  * command: "snapshot", "reset-peak", "attach", "detach" or "scan".
  */
 void proto_request_init(struct proto_request *r);
-
-/* "stack", "function", "file", "line", "module", "site"; NULL for none or a bad value. */
-const char *proto_group_name(int group);
 
 /*
  * Parse one request line (with or without its trailing '\n'; len excludes

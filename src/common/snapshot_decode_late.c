@@ -6,6 +6,7 @@
  * Each is optional: a snapshot without one reads as before it existed.
  */
 #include "memtrace/snapshot.h"
+#include "common/groupkey.h"
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
@@ -112,7 +113,7 @@ int dec_groups(struct reader *r)
 		return -1;
 	if (n != s->nstacks)
 		return dec_fail(r->d, "groups section: %u rows for %u stacks", n, s->nstacks);
-	if (!g->by || g->by > SNAP_GROUP_MAX || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
+	if (!g->by || g->by >= GROUP_BY_COUNT || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
 		return dec_fail(r->d, "groups section: bad grouping");
 	g->rows = calloc(n ? n : 1, sizeof(*g->rows));
 	if (!g->rows)

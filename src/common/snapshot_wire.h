@@ -108,9 +108,6 @@ enum {
 #undef SNAP_STACK_ONE
 };
 
-/* The highest grouping a grouped snapshot names (section 43: 1 stack ... 6 site). */
-#define SNAP_GROUP_MAX 6
-
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)

@@ -291,7 +291,7 @@ static int set_option(struct args *a, int opt, const char *value)
 		break;
 	case OPT_BY:
 		a->view.by = group_by_from_name(value);
-		if (a->view.by < 0)
+		if (a->view.by < 0 || a->view.by == GROUP_SITE)
 			return usage_error("bad --by '%s' (expected stack, function, file, line or "
 					   "module)",
 					   value);
@@ -423,7 +423,7 @@ int args_parse(int argc, char **argv, struct args *a)
 	proto_request_init(&a->request);
 	a->request.top = 10;
 	a->view.top = 10;
-	a->view.by = -1;
+	a->view.by = GROUP_NONE;
 	a->render.rows = 20;
 	a->interval_ns = 1000000000ull;
 
@@ -509,7 +509,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		return usage_error("snapshot needs -o FILE");
 	if (a->command == CMD_DIFF && !strcmp(a->files[0], "-") && !strcmp(a->files[1], "-"))
 		return usage_error("diff can read only one of its files from stdin");
-	if (a->view.by < 0)
+	if (a->view.by == GROUP_NONE)
 		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
 	if (a->view.cumulative && a->view.by == GROUP_STACK)
 		return usage_error("--cumulative does not apply to --by stack");
@@ -549,12 +549,12 @@ int args_parse(int argc, char **argv, struct args *a)
 	 * thousand stacks would otherwise travel whole). A file is grouped here.
 	 */
 	if (a->grouped || a->command == CMD_PEAK) {
-		a->request.group = PROTO_GROUP_STACK + a->view.by;
+		a->request.group = a->view.by;
 		a->request.cumulative = a->view.cumulative && a->view.by != GROUP_STACK;
 		a->request.order = a->command == CMD_PEAK ? MT_SORT_PEAK : a->view.sort;
 		a->request.top = (uint32_t)a->view.top;
 	} else if (a->command == CMD_STATS) {
-		a->request.group = PROTO_GROUP_SITE;
+		a->request.group = GROUP_SITE;
 		a->request.order = MT_SORT_ALLOCATED;
 		a->request.top = STATS_TOP_SITES;
 	} else if (a->command == CMD_LEAKS) {

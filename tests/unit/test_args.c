@@ -92,7 +92,7 @@ TEST(test_requests)
 
 	/* views that group: the daemon groups every stack and sends the top rows */
 	CHECK(!PARSE(&a, "peak", "--top", "3", "--by", "line"));
-	CHECK_EQ_U64(a.request.group, PROTO_GROUP_LINE);
+	CHECK_EQ_U64(a.request.group, GROUP_LINE);
 	CHECK_EQ_U64(a.request.order, MT_SORT_PEAK);
 	CHECK_EQ_U64(a.request.top, 3);
 	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
@@ -124,7 +124,7 @@ TEST(test_requests)
 	/* report --by: every stack that allocated, grouped in the daemon by the sort */
 	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4"));
 	CHECK(a.grouped);
-	CHECK_EQ_U64(a.request.group, PROTO_GROUP_FILE);
+	CHECK_EQ_U64(a.request.group, GROUP_FILE);
 	CHECK_EQ_U64(a.request.order, MT_SORT_ALLOCATED);
 	CHECK_EQ_U64(a.request.top, 4);
 	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
