@@ -260,10 +260,10 @@ static void json_leaks(struct buf *out, const struct leaks_view *v, const struct
 
 		json_begin_object(&w);
 		json_kv_u64(&w, "pid", s->stacks[r->stack].pid);
-		json_kv_u64(&w, "blocks", r->blocks);
-		json_kv_u64(&w, "bytes", r->bytes);
-		json_kv_double(&w, "oldest_age", ns_to_seconds(r->oldest_ns));
-		json_kv_double(&w, "youngest_age", ns_to_seconds(r->youngest_ns));
+		json_kv_u64(&w, "blocks", r->l.blocks);
+		json_kv_u64(&w, "bytes", r->l.bytes);
+		json_kv_double(&w, "oldest_age", ns_to_seconds(r->l.oldest_ns));
+		json_kv_double(&w, "youngest_age", ns_to_seconds(r->l.youngest_ns));
 		render_json_frames(&w, &s->stacks[r->stack]);
 		json_end_object(&w);
 	}
@@ -287,12 +287,12 @@ static void text_leaks(struct buf *out, const struct leaks_view *v)
 	for (size_t k = 0; k < v->shown; k++) {
 		const struct leak_row *r = &v->rows[k];
 
-		format_size(sz, sizeof(sz), (int64_t)r->bytes, 0);
-		format_duration(oldest, sizeof(oldest), r->oldest_ns);
-		format_duration(youngest, sizeof(youngest), r->youngest_ns);
-		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->blocks,
-			   r->bytes);
-		if (r->bytes >= 10 * 1024)
+		format_size(sz, sizeof(sz), (int64_t)r->l.bytes, 0);
+		format_duration(oldest, sizeof(oldest), r->l.oldest_ns);
+		format_duration(youngest, sizeof(youngest), r->l.youngest_ns);
+		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->l.blocks,
+			   r->l.bytes);
+		if (r->l.bytes >= 10 * 1024)
 			buf_printf(out, " (%s)", sz);
 		buf_printf(out, ", age %s to %s\n", youngest, oldest);
 		render_text_frames(out, &s->stacks[r->stack]);

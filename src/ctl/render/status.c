@@ -94,9 +94,9 @@ static void text_stats_extras(struct buf *b, const struct snapshot *s)
 		buf_printf(b, "\n%s\n",
 			   pass ? "top_sites_by_allocations" : "top_sites_by_bytes_allocated");
 		for (size_t i = 0; i < nsites && i < STATS_TOP_SITES; i++) {
-			format_bytes(human, sizeof(human), sites[i].bytes_allocated);
+			format_bytes(human, sizeof(human), sites[i].t.bytes_allocated);
 			buf_printf(b, "  %zu. %" PRIu64 " (%s) in %" PRIu64 " allocations: ", i + 1,
-				   sites[i].bytes_allocated, human, sites[i].allocations);
+				   sites[i].t.bytes_allocated, human, sites[i].t.allocations);
 			text_site(b, &sites[i]);
 			buf_printf(b, "\n");
 		}
@@ -105,6 +105,10 @@ static void text_stats_extras(struct buf *b, const struct snapshot *s)
 	}
 	free(sites);
 }
+
+/* A site's counters in JSON, in this order. */
+static const enum mt_stack_counter json_site_keys[] = {MT_SC_allocations, MT_SC_bytes_allocated,
+						       MT_SC_live_allocations, MT_SC_live_bytes};
 
 static void json_site(struct json_writer *w, const struct site *v)
 {
@@ -125,10 +129,7 @@ static void json_site(struct json_writer *w, const struct site *v)
 		json_key(w, "name");
 		json_null(w);
 	}
-	json_kv_u64(w, "allocations", v->allocations);
-	json_kv_u64(w, "bytes_allocated", v->bytes_allocated);
-	json_kv_u64(w, "live_allocations", v->live_allocations);
-	json_kv_u64(w, "live_bytes", v->live_bytes);
+	render_json_stack_counters(w, &v->t, json_site_keys, ARRAY_SIZE(json_site_keys), 0);
 	json_end_object(w);
 }
 

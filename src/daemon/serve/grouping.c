@@ -3,15 +3,16 @@
  * Grouped views in the daemon (see grouping.h). Keys are made per distinct
  * frame (framebuild's table), with group.c's own functions, and a row is
  * found by its key's number; a stack row by a hash of its frames' locations,
- * confirmed frame by frame. Rows are ordered as group_sort() orders them
- * (value, then allocations, then key), ties on the key compared without
- * writing keys out; only the rows sent get their key string.
+ * confirmed frame by frame. Rows are ordered as the client orders them
+ * (group_order(), common/order.h, then the key), ties on the key compared
+ * without writing keys out; only the rows sent get their key string.
  */
 #include "daemon/serve/grouping.h"
 #include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/core/tracker.h"
 #include "common/groupkey.h"
+#include "common/order.h"
 #include "common/strtab.h"
 #include "common/util.h"
 
@@ -526,35 +527,31 @@ static int chain_cmp(struct grouping *g, const struct row *a, const struct row *
 	}
 }
 
-/* The value of a row a view orders by, and its allocations (the tie-breaker). */
-static uint64_t row_value(const struct grouping *g, const struct row *r, int order,
-			  uint64_t *allocations)
+/* A row's sums. */
+static void row_counters(const struct grouping *g, const struct row *r,
+			 struct mt_stack_counters *out)
 {
-	struct mt_stack_counters c;
-
 	if (r->sums)
-		c = g->totals[r->sums - 1].t;
+		*out = g->totals[r->sums - 1].t;
 	else
-		stack_sums(g->v, r->rep, &c);
-	*allocations = c.allocations;
-	return mt_sort_value(&c, order);
+		stack_sums(g->v, r->rep, out);
 }
 
-/* Does a come before b in the view's order? (group_sort(), or stats' site order) */
+/* Does a come before b in the view's order? (group_order(), then the keys) */
 static int row_before(struct grouping *g, const struct row *a, const struct row *b, int order)
 {
-	uint64_t aa, ab, va = row_value(g, a, order, &aa), vb = row_value(g, b, order, &ab);
+	struct mt_stack_counters ca, cb;
 	int c;
 
-	if (va != vb)
-		return va > vb;
+	row_counters(g, a, &ca);
+	row_counters(g, b, &cb);
+	if ((c = group_order(&ca, &cb, order, g->by)))
+		return c < 0;
 	if (g->by == GROUP_SITE) {
 		c = group_site_cmp(a->frame0 ? framebuild_frame(g->fb, a->frame0 - 1) : NULL,
 				   b->frame0 ? framebuild_frame(g->fb, b->frame0 - 1) : NULL);
 		return c < 0;
 	}
-	if (aa != ab)
-		return aa > ab;
 	if (g->by != GROUP_STACK)
 		return strcmp(g->keys.strs[a->key], g->keys.strs[b->key]) < 0;
 	/* locations numbered in string order decide quickly where they may */

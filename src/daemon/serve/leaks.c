@@ -8,6 +8,7 @@
 #include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/core/tracker.h"
+#include "common/order.h"
 #include "common/util.h"
 
 #include <stdlib.h>
@@ -19,21 +20,13 @@ struct leak_item {
 	struct snap_leak l;
 };
 
-static int leak_before(const struct leak_item *a, const struct leak_item *b)
-{
-	/* render_leaks' order: bytes, then blocks, then the stack's place */
-	if (a->l.bytes != b->l.bytes)
-		return a->l.bytes > b->l.bytes;
-	if (a->l.blocks != b->l.blocks)
-		return a->l.blocks > b->l.blocks;
-	return a->pos < b->pos;
-}
-
+/* The client's order (leak_order(), then the stack's place in the request's order). */
 static int leak_cmp(const void *x, const void *y)
 {
 	const struct leak_item *a = x, *b = y;
+	int c = leak_order(&a->l, &b->l);
 
-	return leak_before(a, b) ? -1 : leak_before(b, a);
+	return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 struct leak_walk {
