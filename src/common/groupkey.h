@@ -19,7 +19,7 @@
 /*
  * What rows are keyed by: one enum for the client's views, the daemon's
  * grouping and the protocol. The numbers are the wire's (a groups section's
- * "by", docs/snapshot-format.md); a request names them (group=stack).
+ * "by", docs/snapshot-format.md); a rows request names them (by=stack).
  */
 enum group_by {
 	GROUP_NONE = 0, /* not grouped */

@@ -54,13 +54,26 @@ static int print_status(struct buf *out, const struct snapshot *s, const struct 
 
 static int print_stats(struct buf *out, const struct snapshot *s, const struct args *a)
 {
-	if (a->request.memory && !s->has_memory) {
+	struct snapshot breakdowns;
+	const struct snapshot *m = s;
+
+	/* --memory: the breakdowns are a request of their own; the counters come with them */
+	if (a->memory.kind && !a->from) {
+		if (fetch_snapshot(&a->memory, a->socket, NULL, 0, &breakdowns, NULL))
+			return -1;
+		m = &breakdowns;
+	}
+	if (a->memory.kind && !m->has_memory) {
 		log_msg("%s: this snapshot has no breakdown by kind of mapping (save one with "
 			"memtracectl snapshot -o FILE)",
 			a->from ? a->from : "memtraced");
+		if (m != s)
+			snapshot_free(&breakdowns);
 		return -1;
 	}
-	render_stats(out, s, &a->render);
+	render_stats(out, m, s, &a->render);
+	if (m != s)
+		snapshot_free(&breakdowns);
 	return 0;
 }
 

@@ -690,10 +690,10 @@ static void grouping_free(struct grouping *g)
 }
 
 void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
-		   const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
+		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,
 		   struct snapshot *s)
 {
-	struct grouping g = {.v = v, .ends = ends, .by = r->group, .cumulative = r->cumulative};
+	struct grouping g = {.v = v, .ends = ends, .by = r->by, .cumulative = r->cumulative};
 	uint32_t *chosen, n;
 	uint8_t *sent;
 	uint64_t *frames_at;
@@ -741,7 +741,7 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 	}
 	free(sent);
 	s->has_groups = 1;
-	s->groups.by = (uint32_t)r->group;
+	s->groups.by = (uint32_t)r->by;
 	s->groups.cumulative = (uint32_t)r->cumulative;
 	s->groups.order = (uint32_t)r->order;
 	s->groups.rows = xcalloc(n ? n : 1, sizeof(*s->groups.rows));

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * leaks=1 requests, answered in the daemon (grouping.h): one walk of the
+ * leaks requests, answered in the daemon (grouping.h): one walk of the
  * live heap counts, per selected stack, its blocks at least older_than_ns
  * old; only the top stacks and the totals travel, not the block list.
  */
@@ -30,7 +30,7 @@ static int leak_cmp(const void *x, const void *y)
 }
 
 struct leak_walk {
-	const struct proto_request *r;
+	const struct proto_leaks *r;
 	struct snapshot *s;
 	struct leak_item *items;
 	const uint32_t *pos_of;
@@ -59,7 +59,7 @@ static int count_leak(void *arg, uint32_t id, const struct heap_block *b)
 }
 
 void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
-		    const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
+		    const struct proto_leaks *r, const uint32_t *sel, uint32_t nsel,
 		    struct snapshot *s)
 {
 	uint32_t nrows = collect_nrows(v), *pos_of, n = 0, top;
