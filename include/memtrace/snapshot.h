@@ -273,6 +273,20 @@ struct snap_scan {
 	struct snap_scan_entry *entries; /* most bytes first */
 };
 
+/*
+ * What a snapshot's stacks are: one kind, never two (the answer to one kind
+ * of request, docs/snapshot-format.md "What each request's answer holds").
+ * The kinds but the first say so by a section of their own, and only their
+ * member of struct snapshot's union is there.
+ */
+enum snap_kind {
+	SNAP_STACKS = 0, /* stacks with their own numbers: every one, or the top N by a key */
+	SNAP_ROWS,  /* a stack per row of a grouping, with the row's sums (groups, section 43) */
+	SNAP_LEAKS, /* the stacks with the most bytes in old blocks (leaks, section 44) */
+	SNAP_SCAN,  /* the stacks a scan's entries name (scan, sections 47 and 48) */
+	SNAP_KIND_COUNT
+};
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -303,14 +317,14 @@ struct snapshot {
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
-	uint32_t has_groups;	       /* groups (section 43) */
-	struct snap_groups groups;
-	uint32_t has_leaks;	/* leaks (section 44) */
+	uint32_t kind; /* enum snap_kind: what the stacks are; its member of the union holds */
+	union {
+		struct snap_groups groups; /* SNAP_ROWS */
+		struct snap_leaks leaks;   /* SNAP_LEAKS */
+		struct snap_scan scan;	   /* SNAP_SCAN */
+	};
 	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
-	struct snap_leaks leaks;
-	uint32_t has_scan; /* a leak scan (sections 47 and 48) */
-	struct snap_scan scan;
-	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
+	uint32_t has_daemon;	/* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
 	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
@@ -384,6 +398,9 @@ void snapshot_free(struct snapshot *s);
 
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
+
+/* "stacks", "rows", "leaks", "scan"; "unknown" otherwise. */
+const char *snap_kind_name(uint32_t kind);
 
 /* "direct", "indirect", "possible"; "unknown" otherwise. */
 const char *snap_leak_kind_name(uint32_t kind);

@@ -99,24 +99,43 @@ static void frame_free_strings(struct snap_frame *f)
 	free(f->build_id);
 }
 
-static void free_rows_and_leaks(struct snapshot *s)
+static const char *const kind_names[SNAP_KIND_COUNT] = {
+    [SNAP_STACKS] = "stacks",
+    [SNAP_ROWS] = "rows",
+    [SNAP_LEAKS] = "leaks",
+    [SNAP_SCAN] = "scan",
+};
+
+const char *snap_kind_name(uint32_t kind)
 {
-	for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
-		if (!s->string_pool)
-			free(s->groups.rows[i].key);
-	free(s->groups.rows);
-	free(s->leaks.stacks);
-	memset(&s->groups, 0, sizeof(s->groups));
-	memset(&s->leaks, 0, sizeof(s->leaks));
-	s->has_groups = s->has_leaks = 0;
-	/* a scan's entries name stacks too */
-	for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
-		free(s->scan.suppressions[i].pattern);
-	free(s->scan.suppressions);
-	free(s->scan.entries);
-	free(s->scan.pids);
-	memset(&s->scan, 0, sizeof(s->scan));
-	s->has_scan = 0;
+	return kind < SNAP_KIND_COUNT ? kind_names[kind] : "unknown";
+}
+
+/* What the stacks stand for (rows, leaks, a scan's entries): freed, and they are stacks again. */
+static void free_kind(struct snapshot *s)
+{
+	switch (s->kind) {
+	case SNAP_ROWS:
+		for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
+			if (!s->string_pool)
+				free(s->groups.rows[i].key);
+		free(s->groups.rows);
+		memset(&s->groups, 0, sizeof(s->groups));
+		break;
+	case SNAP_LEAKS:
+		free(s->leaks.stacks);
+		memset(&s->leaks, 0, sizeof(s->leaks));
+		break;
+	case SNAP_SCAN:
+		for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
+			free(s->scan.suppressions[i].pattern);
+		free(s->scan.suppressions);
+		free(s->scan.entries);
+		free(s->scan.pids);
+		memset(&s->scan, 0, sizeof(s->scan));
+		break;
+	}
+	s->kind = SNAP_STACKS;
 }
 
 void snapshot_free(struct snapshot *s)
@@ -152,7 +171,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->frame_table);
 	free(s->frame_refs);
 	free(s->frame_twins);
-	free_rows_and_leaks(s);
+	free_kind(s);
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
@@ -169,8 +188,8 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 
 	if (!s->nstacks)
 		return;
-	/* rows and leaks describe the stacks as they were chosen: not these */
-	free_rows_and_leaks(s);
+	/* rows, leaks and a scan describe the stacks as they were chosen: not these */
+	free_kind(s);
 	order = xcalloc(s->nstacks, sizeof(*order));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (pid && s->stacks[i].pid != pid)

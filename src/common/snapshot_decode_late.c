@@ -93,6 +93,22 @@ int dec_daemon(struct reader *r)
 	return 0;
 }
 
+/*
+ * What the stacks are, said by a section of its kind (43, 44, 47): one kind
+ * per snapshot, set before anything is allocated for it (snapshot_free frees
+ * by the kind).
+ */
+static int take_kind(struct reader *r, uint32_t kind)
+{
+	struct snapshot *s = r->d->s;
+
+	if (s->kind != SNAP_STACKS)
+		return dec_fail(r->d, "%s section in a snapshot of %s", r->section,
+				snap_kind_name(s->kind));
+	s->kind = kind;
+	return 0;
+}
+
 /* Section 43: the row each stack stands for, then the rows not sent. */
 int dec_groups(struct reader *r)
 {
@@ -108,6 +124,8 @@ int dec_groups(struct reader *r)
 	};
 	uint32_t n;
 
+	if (take_kind(r, SNAP_ROWS))
+		return -1;
 	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
 	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
 		return -1;
@@ -121,10 +139,7 @@ int dec_groups(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
 			return -1;
-	if (rd_fields(r, g, rest, ARRAY_SIZE(rest)))
-		return -1;
-	s->has_groups = 1;
-	return 0;
+	return rd_fields(r, g, rest, ARRAY_SIZE(rest));
 }
 
 /* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
@@ -184,6 +199,8 @@ int dec_leaks(struct reader *r)
 	struct snap_leaks *l = &s->leaks;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_LEAKS))
+		return -1;
 	if (rd_varint(r, &l->older_than_ns) || rd_varint(r, &l->blocks) ||
 	    rd_varint(r, &l->bytes) || rd_varint(r, &l->stacks_total) ||
 	    rd_count(r, 4, SNAPSHOT_MAX_STACKS, &n))
@@ -200,7 +217,6 @@ int dec_leaks(struct reader *r)
 		    rd_varint(r, &e->oldest_ns) || rd_varint(r, &e->youngest_ns))
 			return -1;
 	}
-	s->has_leaks = 1;
 	return 0;
 }
 
@@ -325,6 +341,8 @@ int dec_scan(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_SCAN))
+		return -1;
 	if (rd_fields(r, &sc->f, snap_scan_offsets, SNAP_NSCAN) ||
 	    rd_count(r, 3, SNAPSHOT_MAX_SUPPRESSIONS, &n))
 		return -1;
@@ -350,7 +368,6 @@ int dec_scan(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_u32(r, &sc->pids[i]))
 			return -1;
-	s->has_scan = 1;
 	return 0;
 }
 
@@ -361,7 +378,7 @@ int dec_scan_entries(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
-	if (!s->has_scan)
+	if (s->kind != SNAP_SCAN)
 		return dec_fail(r->d, "scan_entries section without a scan section");
 	if (rd_count(r, 4, SNAPSHOT_MAX_STACKS * SNAP_LEAK_KINDS, &n))
 		return -1;

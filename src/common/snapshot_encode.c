@@ -407,7 +407,7 @@ static void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_
 {
 	const struct snap_scan *sc = &s->scan;
 
-	if (!s->has_scan)
+	if (s->kind != SNAP_SCAN)
 		return;
 	/* a count of figures, then the figures: later ones can be added */
 	put_varint(body, SNAP_NSCAN);
@@ -444,7 +444,7 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 							     snap_daemon_offsets[i]));
 		put_section(out, body, SEC_DAEMON);
 	}
-	if (s->has_groups) {
+	if (s->kind == SNAP_ROWS) {
 		const struct snap_groups *g = &s->groups;
 
 		put_varint(body, g->by);
@@ -466,7 +466,7 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 #undef PUT_REST
 		put_section(out, body, SEC_GROUPS);
 	}
-	if (s->has_leaks) {
+	if (s->kind == SNAP_LEAKS) {
 		const struct snap_leaks *l = &s->leaks;
 
 		put_varint(body, l->older_than_ns);
@@ -571,7 +571,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->via);
 		}
 	}
-	if (s->has_groups) {
+	if (s->kind == SNAP_ROWS) {
 		row_refs = calloc(s->nstacks ? s->nstacks : 1, sizeof(*row_refs));
 		if (!row_refs)
 			e->nomem = 1;
@@ -585,7 +585,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		for (uint32_t i = 0; error_refs && i < s->nmemory; i++)
 			error_refs[i] = intern_string(e, s->memory[i].error);
 	}
-	if (s->has_scan) {
+	if (s->kind == SNAP_SCAN) {
 		supp_refs =
 		    calloc(s->scan.nsuppressions ? s->scan.nsuppressions : 1, sizeof(*supp_refs));
 		if (!supp_refs)
@@ -825,11 +825,14 @@ static int check_limits(const struct snapshot *s)
 	for (uint32_t i = 0; i < s->nblocks; i++)
 		if (s->blocks[i].stack >= s->nstacks)
 			return -1;
-	if (s->has_scan && (s->scan.nentries > SNAPSHOT_MAX_STACKS * (uint64_t)SNAP_LEAK_KINDS ||
-			    s->scan.nsuppressions > SNAPSHOT_MAX_SUPPRESSIONS ||
-			    s->scan.npids > SNAPSHOT_MAX_TARGETS))
+	if (s->kind >= SNAP_KIND_COUNT)
 		return -1;
-	for (uint32_t i = 0; s->has_scan && i < s->scan.nentries; i++)
+	if (s->kind == SNAP_SCAN &&
+	    (s->scan.nentries > SNAPSHOT_MAX_STACKS * (uint64_t)SNAP_LEAK_KINDS ||
+	     s->scan.nsuppressions > SNAPSHOT_MAX_SUPPRESSIONS ||
+	     s->scan.npids > SNAPSHOT_MAX_TARGETS))
+		return -1;
+	for (uint32_t i = 0; s->kind == SNAP_SCAN && i < s->scan.nentries; i++)
 		if (s->scan.entries[i].stack >= s->nstacks ||
 		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
 			return -1;

@@ -323,7 +323,7 @@ int fetch_scan(const struct proto_request *req, const char *socket_path, const v
 		return -1;
 	}
 	buf_free(&data);
-	if (!snap->has_scan) {
+	if (snap->kind != SNAP_SCAN) {
 		log_msg("%s: the answer holds no scan (an older memtraced?)", socket_path);
 		snapshot_free(snap);
 		return -1;

@@ -116,7 +116,7 @@ static int print_leaks(struct buf *out, const struct snapshot *s, const struct a
 {
 	struct leaks_view v;
 
-	if (!s->has_blocks && !s->has_leaks) {
+	if (!s->has_blocks && s->kind != SNAP_LEAKS) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a->from);

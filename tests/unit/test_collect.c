@@ -312,7 +312,7 @@ TEST(test_kinds)
 	/* every stack has frames 0x401000 and 0x400100 (in no module: keyed by address) */
 	CHECK(collect(&f, "rows v=2 select=count by=function cumulative=1 order=allocated top=1",
 		      &s) == 0);
-	CHECK(s.has_groups && !s.has_leaks);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
 	CHECK_EQ_U64(s.groups.by, GROUP_FUNCTION);
 	CHECK_EQ_U64(s.groups.cumulative, 1);
 	CHECK_EQ_U64(s.groups.order, MT_SORT_ALLOCATED);
@@ -329,7 +329,7 @@ TEST(test_kinds)
 	snapshot_free(&s);
 
 	CHECK(collect(&f, "leaks v=2 older_than=0 top=2", &s) == 0);
-	CHECK(s.has_leaks && !s.has_groups && !s.has_blocks);
+	CHECK(s.kind == SNAP_LEAKS && !s.has_blocks);
 	CHECK_EQ_U64(s.nstacks, 2);
 	CHECK_EQ_U64(s.leaks.stacks_total, 4); /* every stack holding live blocks */
 	CHECK_EQ_U64(s.leaks.blocks, 3 + 3 + 6 + 1);

@@ -64,7 +64,7 @@ TEST(test_views_keep_them)
 	struct snap_stack stacks[3] = {{0}};
 	struct snap_leak leaks[3] = {
 	    {.blocks = 1, .bytes = 8}, {.blocks = 2, .bytes = 8}, {.blocks = 2, .bytes = 8}};
-	struct snapshot s = {.nstacks = 3, .stacks = stacks, .has_leaks = 1};
+	struct snapshot s = {.nstacks = 3, .stacks = stacks, .kind = SNAP_LEAKS};
 	struct view_opts o = {.by = GROUP_STACK};
 	struct leaks_view v;
 

@@ -497,7 +497,7 @@ static void build_scan(struct snapshot *s, struct snap_scan_entry *e,
 		       struct snap_scan_suppression *p, uint32_t *pids)
 {
 	build_known(s, 0);
-	s->has_scan = 1;
+	s->kind = SNAP_SCAN;
 	s->scan.f = (struct snap_scan_figures){.targets = 1,
 					       .threads = 3,
 					       .pause_ns = 12345678,

@@ -595,7 +595,7 @@ TEST(test_roundtrip_known)
 	CHECK(is_zeroed(&s));
 }
 
-/* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
+/* Sections 42 and 43: the daemon's figures, a grouped snapshot's rows. */
 TEST(test_roundtrip_daemon_sections)
 {
 	struct snapshot s, d;
@@ -607,7 +607,7 @@ TEST(test_roundtrip_daemon_sections)
 	s.has_daemon = 1;
 	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
-	s.has_groups = 1;
+	s.kind = SNAP_ROWS;
 	s.groups.by = 4;
 	s.groups.cumulative = 1;
 	s.groups.order = MT_SORT_PEAK;
@@ -622,21 +622,13 @@ TEST(test_roundtrip_daemon_sections)
 	s.groups.rest_rows_peak = 6;
 	for (size_t i = 0; i < sizeof(s.groups.rest) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.groups.rest)[i] = UINT64_MAX - i;
-	s.has_leaks = 1;
-	s.leaks.older_than_ns = 5000000000ull;
-	s.leaks.blocks = 123;
-	s.leaks.bytes = 4567;
-	s.leaks.stacks_total = 11;
-	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
-	for (uint32_t i = 0; i < s.nstacks; i++)
-		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
 
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
 	CHECK(d.has_daemon);
 	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
-	CHECK(d.has_groups);
+	CHECK_EQ_U64(d.kind, SNAP_ROWS);
 	CHECK_EQ_U64(d.groups.by, 4);
 	CHECK_EQ_U64(d.groups.cumulative, 1);
 	CHECK_EQ_U64(d.groups.order, MT_SORT_PEAK);
@@ -649,12 +641,44 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK_EQ_U64(d.groups.rest_rows_allocated, 7);
 	CHECK_EQ_U64(d.groups.rest_rows_peak, 6);
 	CHECK(!memcmp(&d.groups.rest, &s.groups.rest, sizeof(s.groups.rest)));
-	CHECK(d.has_leaks);
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+/* Section 44: a snapshot of leaking stacks. */
+TEST(test_roundtrip_leaks)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.kind = SNAP_LEAKS;
+	s.leaks.older_than_ns = 5000000000ull;
+	s.leaks.blocks = 123;
+	s.leaks.bytes = 4567;
+	s.leaks.stacks_total = 11;
+	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK_EQ_U64(d.kind, SNAP_LEAKS);
 	CHECK_EQ_U64(d.leaks.older_than_ns, s.leaks.older_than_ns);
 	CHECK_EQ_U64(d.leaks.blocks, 123);
 	CHECK_EQ_U64(d.leaks.bytes, 4567);
 	CHECK_EQ_U64(d.leaks.stacks_total, 11);
 	CHECK(!memcmp(d.leaks.stacks, s.leaks.stacks, s.nstacks * sizeof(*s.leaks.stacks)));
+	/* a selection (what a file's reader makes of it) forgets what the stacks were */
+	snapshot_select(&d, MT_SORT_LIVE, 0, 0);
+	CHECK_EQ_U64(d.kind, SNAP_STACKS);
+	CHECK(!d.leaks.stacks);
 	snapshot_free(&d);
 	CHECK(is_zeroed(&d));
 	free(bytes);
@@ -787,7 +811,7 @@ TEST(test_roundtrip_scan)
 	char err[256];
 
 	build_known(&s);
-	s.has_scan = 1;
+	s.kind = SNAP_SCAN;
 	for (size_t i = 0; i < sizeof(s.scan.f) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.scan.f)[i] = 77777ull * (i + 1) << (i * 2);
 	s.scan.nsuppressions = 2;
@@ -806,7 +830,7 @@ TEST(test_roundtrip_scan)
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.has_scan);
+	CHECK_EQ_U64(d.kind, SNAP_SCAN);
 	CHECK(!memcmp(&d.scan.f, &s.scan.f, sizeof(s.scan.f)));
 	CHECK_EQ_U64(d.scan.nsuppressions, 2);
 	CHECK_STR(d.scan.suppressions[0].pattern, "^lib*.so$");
@@ -1171,6 +1195,34 @@ TEST(test_bad_payloads)
 	buf_free(&p);
 }
 
+/* One kind of stacks per snapshot: a second kind's section is refused. */
+TEST(test_one_kind)
+{
+	static const uint8_t groups[] = {1, 0, 0, 1, 0, 1, 0}; /* by stack, one row, no figures */
+	static const uint8_t leaks[] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+	static const uint8_t scan[] = {0, 0, 0};
+	struct buf p = {0};
+	struct snapshot s;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 43, &(struct buf){.data = (uint8_t *)groups, .len = sizeof(groups)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	snapshot_free(&s);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: leaks section in a snapshot of rows");
+	CHECK(is_zeroed(&s));
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	section(&p, 47, &(struct buf){.data = (uint8_t *)scan, .len = sizeof(scan)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: scan section in a snapshot of leaks");
+	CHECK(is_zeroed(&s));
+	buf_free(&p);
+}
+
 /* A varint past 64 bits: the decoder and the scanner both refuse it, in the same words. */
 TEST(test_varint_overflow)
 {
@@ -1466,6 +1518,7 @@ int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_leaks);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
 	RUN(test_roundtrip_scan);
@@ -1481,6 +1534,7 @@ int main(void)
 	RUN(test_minimal_payload);
 	RUN(test_bad_payloads);
 	RUN(test_varint_overflow);
+	RUN(test_one_kind);
 	RUN(test_mutated_payloads);
 	RUN(test_select);
 	RUN(test_names);

@@ -101,7 +101,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 	memset(out, 0, sizeof(*out));
 	out->by = by;
 	out->cumulative = cumulative && by != GROUP_STACK;
-	if (s->has_groups && s->groups.by == (uint32_t)by &&
+	if (s->kind == SNAP_ROWS && s->groups.by == (uint32_t)by &&
 	    s->groups.cumulative == (uint32_t)out->cumulative) {
 		group_from_rows(s, out);
 		return;

@@ -137,13 +137,13 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		v->rows[i].stack = i;
 	/* the daemon counted them (leaks section): its top stacks, and the totals */
-	for (uint32_t i = 0; s->has_leaks && i < s->nstacks; i++)
+	for (uint32_t i = 0; s->kind == SNAP_LEAKS && i < s->nstacks; i++)
 		v->rows[i].l = s->leaks.stacks[i];
-	if (s->has_leaks) {
+	if (s->kind == SNAP_LEAKS) {
 		v->blocks = s->leaks.blocks;
 		v->bytes = s->leaks.bytes;
 	}
-	for (uint32_t i = 0; !s->has_leaks && i < s->nblocks; i++) {
+	for (uint32_t i = 0; s->kind != SNAP_LEAKS && i < s->nblocks; i++) {
 		const struct snap_block *b = &s->blocks[i];
 		struct snap_leak *r = &v->rows[b->stack].l;
 
@@ -163,7 +163,7 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	while (v->nrows < s->nstacks && v->rows[v->nrows].l.blocks)
 		v->nrows++;
 	v->shown = top_rows(o->top, v->nrows);
-	if (s->has_leaks)
+	if (s->kind == SNAP_LEAKS)
 		v->nrows = (size_t)s->leaks.stacks_total;
 }
 

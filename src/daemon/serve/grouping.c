@@ -740,7 +740,7 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		mt_stack_counters_add(&s->groups.rest, &t);
 	}
 	free(sent);
-	s->has_groups = 1;
+	s->kind = SNAP_ROWS;
 	s->groups.by = (uint32_t)r->by;
 	s->groups.cumulative = (uint32_t)r->cumulative;
 	s->groups.order = (uint32_t)r->order;

@@ -92,7 +92,7 @@ void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
 	s->leaks.stacks_total = n;
 	qsort(items, n, sizeof(*items), leak_cmp);
 	top = r->top && r->top < n ? r->top : n;
-	s->has_leaks = 1;
+	s->kind = SNAP_LEAKS;
 	s->leaks.stacks = xcalloc(top ? top : 1, sizeof(*s->leaks.stacks));
 	s->stacks = xcalloc(top ? top : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((top ? top : 1) * sizeof(*frames_at));

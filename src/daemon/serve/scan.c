@@ -662,7 +662,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	*held = v->sym;
 	core->thaw(core->ctx);
 
-	s->has_scan = 1;
+	s->kind = SNAP_SCAN;
 	s->scan.npids = nt;
 	s->scan.pids = xcalloc(nt ? nt : 1, sizeof(*s->scan.pids));
 	for (uint32_t i = 0; i < nt; i++)
