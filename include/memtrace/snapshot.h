@@ -335,31 +335,23 @@ struct snapshot {
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
 	/*
-	 * Frames. A stack's frames array holds pointers to frames, and stacks
-	 * share them: the frames of a snapshot are few, the references to them
-	 * many (a heap of a hundred thousand stacks of twenty frames may have a
-	 * few dozen distinct frames). Frames in frame_table are the snapshot's
-	 * (snapshot_free frees their strings unless string_pool or
-	 * frames_borrowed says otherwise); frames elsewhere are the builder's.
-	 * When frame_refs is set, every stack's frames array lies in that one
-	 * block; else each is its own allocation.
+	 * Frames, one way: every frame a stack names is in frame_table, and
+	 * every stack's frames array lies in the one block frame_refs, pointers
+	 * into the table; snapshot_free() frees both. Stacks share frames: the
+	 * frames of a snapshot are few, the references to them many (a heap of
+	 * a hundred thousand stacks of twenty frames may have a few dozen
+	 * distinct frames).
 	 */
 	struct snap_frame *frame_table;
 	uint32_t nframe_table;
 	struct snap_frame **frame_refs;
-	struct snap_frame *frame_twins; /* decoder: frames copied to differ in inlined */
 	/*
-	 * Set by snapshot_decode(): one block holding every string above, which
-	 * then point into it. NULL in a built snapshot, whose strings are each
-	 * their own allocation.
+	 * Strings, two ways. Set by snapshot_decode(): one block holding every
+	 * string above, which then point into it. NULL in a built snapshot,
+	 * whose strings are each its own allocation, but for the frames': those
+	 * are the builder's (the daemon's interned symbols), never freed here.
 	 */
 	char *string_pool;
-	/*
-	 * Set by whoever built the snapshot when the stacks' frame strings are
-	 * not its own (the daemon's interned symbols): snapshot_free() frees
-	 * the frame arrays only.
-	 */
-	uint32_t frames_borrowed;
 };
 
 /*

@@ -83,22 +83,6 @@ uint64_t snapshot_events_lost(const struct snapshot *s)
 	return sum;
 }
 
-static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
-{
-	if (!s->frame_refs)
-		free(st->frames);
-	st->frames = NULL;
-	st->nframes = 0;
-}
-
-static void frame_free_strings(struct snap_frame *f)
-{
-	free(f->function);
-	free(f->module);
-	free(f->file);
-	free(f->build_id);
-}
-
 static const char *const kind_names[SNAP_KIND_COUNT] = {
     [SNAP_STACKS] = "stacks",
     [SNAP_ROWS] = "rows",
@@ -163,14 +147,8 @@ void snapshot_free(struct snapshot *s)
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
 		free(s->targets[i].sites);
 	free(s->truncations);
-	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
-		stack_free_frames(s, &s->stacks[i]);
-	for (uint32_t i = 0; s->frame_table && i < s->nframe_table; i++)
-		if (!s->string_pool && !s->frames_borrowed)
-			frame_free_strings(&s->frame_table[i]);
-	free(s->frame_table);
+	free(s->frame_table); /* their strings are the pool's or the builder's */
 	free(s->frame_refs);
-	free(s->frame_twins);
 	free_kind(s);
 	free(s->targets);
 	free(s->stacks);
@@ -212,9 +190,7 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 		sorted[i] = s->stacks[order[i].index];
 		remap[order[i].index] = i;
 	}
-	for (uint32_t i = 0; i < s->nstacks; i++)
-		if (remap[i] == UINT32_MAX)
-			stack_free_frames(s, &s->stacks[i]);
+	/* the dropped stacks' references stay in frame_refs until snapshot_free */
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		uint32_t to = remap[s->blocks[i].stack];
 

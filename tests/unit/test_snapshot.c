@@ -9,6 +9,7 @@
 
 #include "memtrace/event.h"
 #include "memtrace/snapshot.h"
+#include "common/strtab.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -43,6 +44,23 @@ static char *long_string(size_t len, char fill)
 	return s;
 }
 
+/*
+ * A built snapshot's frame strings are the builder's, never freed with it
+ * (include/memtrace/snapshot.h): the tests keep theirs here, to the end.
+ */
+static struct strtab kept;
+
+static char *keep(char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	i = strtab_intern(&kept, s, strlen(s));
+	free(s);
+	return kept.strs[i];
+}
+
 static void counters_fill(struct mt_counters *c, uint64_t base)
 {
 	c->allocations = base + 1;
@@ -61,7 +79,8 @@ static void counters_fill(struct mt_counters *c, uint64_t base)
 
 /*
  * Frames for every stack of s (nframes set): each stack its own, all of them
- * in s's frame table, which owns them.
+ * in s's frame table, the references in its one block, as every snapshot has
+ * them.
  */
 static void give_frames(struct snapshot *s)
 {
@@ -71,12 +90,13 @@ static void give_frames(struct snapshot *s)
 		total += s->stacks[i].nframes;
 	s->frame_table = xcalloc(total ? total : 1, sizeof(*s->frame_table));
 	s->nframe_table = total;
+	s->frame_refs = xcalloc(total ? total : 1, sizeof(*s->frame_refs));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
-		for (uint32_t j = 0; j < st->nframes; j++)
-			st->frames[j] = &s->frame_table[k++];
+		st->frames = s->frame_refs + k;
+		for (uint32_t j = 0; j < st->nframes; j++, k++)
+			st->frames[j] = &s->frame_table[k];
 	}
 }
 
@@ -163,9 +183,9 @@ static void build_known(struct snapshot *s)
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			st->frames[j]->address = frames[j + i].address;
 			st->frames[j]->offset = frames[j + i].offset;
-			st->frames[j]->function = maybe_dup(frames[j + i].function);
-			st->frames[j]->module = maybe_dup(frames[j + i].module);
-			st->frames[j]->file = maybe_dup(frames[j + i].file);
+			st->frames[j]->function = keep(maybe_dup(frames[j + i].function));
+			st->frames[j]->module = keep(maybe_dup(frames[j + i].module));
+			st->frames[j]->file = keep(maybe_dup(frames[j + i].file));
 			st->frames[j]->line = frames[j + i].line;
 		}
 		st->t.allocations = 32 + i;
@@ -262,9 +282,9 @@ static void build_random(struct snapshot *s)
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
 			f->offset = f->address * 16;
-			f->function = random_name();
-			f->module = rng() % 2 ? xstrdup("/usr/lib/libfoo.so") : NULL;
-			f->file = rng() % 3 ? NULL : random_name();
+			f->function = keep(random_name());
+			f->module = rng() % 2 ? keep(xstrdup("/usr/lib/libfoo.so")) : NULL;
+			f->file = rng() % 3 ? NULL : keep(random_name());
 			f->line = (int64_t)(rng() % 3) - 1;
 			if (rng() % 10 == 0)
 				f->line = INT64_MIN;
@@ -901,8 +921,7 @@ TEST(test_roundtrip_long_strings)
 	build_known(&s);
 	free(s.targets[0].command);
 	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	free(s.stacks[0].frames[0]->function);
-	s.stacks[0].frames[0]->function = long_string(300000, 'f');
+	s.stacks[0].frames[0]->function = keep(long_string(300000, 'f'));
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
@@ -947,9 +966,9 @@ TEST(test_dedup)
 	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
 			s.stacks[i].frames[j]->address = j;
-			s.stacks[i].frames[j]->function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j]->function = keep(long_string(100, (char)('a' + j)));
 			s.stacks[i].frames[j]->module =
-			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
+			    keep(xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 		}
 	}
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
@@ -1539,5 +1558,6 @@ int main(void)
 	RUN(test_select);
 	RUN(test_names);
 	RUN(test_funcs_compat);
+	strtab_free(&kept);
 	return UNIT_DONE();
 }
