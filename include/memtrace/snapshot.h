@@ -91,6 +91,8 @@ struct snap_target {
 	struct snap_probe_site *sites;
 	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
+	uint64_t started_ns; /* section 51: when its tracing began, since tracing began (its
+			      * counters' peak_time_ns is since then) */
 };
 
 struct snap_frame {

@@ -305,7 +305,15 @@ int dec_timeline_targets(struct reader *r)
 	uint32_t nlive = 0, nresident = 0, n, cap = 0;
 
 	if (rd_nfigures(r, &nlive) || rd_nfigures(r, &nresident) ||
-	    rd_count(r, 1, SNAPSHOT_MAX_TIMELINE, &n))
+	    rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "timeline_targets section: %u targets, not %u", n,
+				s->ntargets);
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->targets[i].started_ns))
+			return -1;
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE, &n))
 		return -1;
 	if (n != s->ntimeline)
 		return dec_fail(r->d, "timeline_targets section: %u points, not %u", n,

@@ -472,6 +472,9 @@ static void encode_timeline_targets(const struct snapshot *s, struct wbuf *body,
 		return;
 	put_varint(body, SNAP_NLIVE_FIGURES);
 	put_varint(body, MT_NRESIDENT);
+	put_varint(body, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		put_varint(body, s->targets[i].started_ns);
 	put_varint(body, s->ntimeline);
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		const struct snap_timeline_point *p = &s->timeline[i];

@@ -299,6 +299,8 @@ static void build_random(struct snapshot *s)
 				  ? xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
 					    sizeof(*s->timeline_targets))
 				  : NULL;
+	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntargets; i++)
+		s->targets[i].started_ns = random_u64();
 	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntimeline; i++) {
 		struct snap_timeline_point *p = &s->timeline[i];
 
@@ -378,6 +380,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(str_eq(x->allocator, y->allocator));
 		SAME(str_eq(x->note, y->note));
 		SAME(x->traced_ns == y->traced_ns);
+		SAME(x->started_ns == y->started_ns);
 		SAME(x->nsites == y->nsites);
 		for (uint32_t k = 0; k < x->nsites && k < y->nsites; k++) {
 			const struct snap_probe_site *u = &x->sites[k], *v = &y->sites[k];
@@ -846,10 +849,13 @@ TEST(test_roundtrip_timeline_targets)
 			s.timeline[i].ntargets++;
 		}
 	}
-	/* without the section: the points have no targets */
+	s.targets[2].started_ns = 1500000000ull;
+	/* without the section: the points have no targets, nor the targets a start */
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(!d.has_timeline_targets && !d.ntimeline_targets && d.timeline_targets == NULL);
+	CHECK(!d.targets[2].started_ns);
+	d.targets[2].started_ns = s.targets[2].started_ns; /* for snapshot_eq below */
 	for (uint32_t i = 0; i < 3; i++)
 		CHECK(d.timeline[i].ntargets == 0 && d.timeline[i].total.live_bytes == 100 * i);
 	snapshot_free(&d);
@@ -914,6 +920,9 @@ TEST(test_timeline_targets_checked)
 	/* a later version's: more figures of each kind, skipped */
 	put_varint(&b, 5);
 	put_varint(&b, 8);
+	put_varint(&b, 2); /* the targets' starts */
+	put_varint(&b, 0);
+	put_varint(&b, 3000);
 	put_varint(&b, 1); /* points */
 	put_varint(&b, 2); /* targets at it */
 	put_varint(&b, 0);
@@ -928,6 +937,7 @@ TEST(test_timeline_targets_checked)
 	put_varint(&b, 0);
 	CHECK(decode_timeline_targets(&b, &s, err) == 0);
 	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2 && s.timeline[0].ntargets == 2);
+	CHECK(s.targets[0].started_ns == 0 && s.targets[1].started_ns == 3000);
 	CHECK(s.timeline_targets[0].target == 0 && s.timeline_targets[0].f.live_bytes == 11 &&
 	      s.timeline_targets[0].f.bytes_allocated == 14);
 	CHECK(s.timeline_targets[0].f.has_resident &&
@@ -938,22 +948,23 @@ TEST(test_timeline_targets_checked)
 
 	/* malformed: a clear one-line error, nothing kept */
 	static const struct {
-		uint64_t v[12];
+		uint64_t v[16];
 		size_t n;
 		const char *want;
 	} bad[] = {
-	    {{4, 7, 2, 0, 0}, 5, "snapshot: timeline_targets section: 2 points, not 1"},
-	    {{4, 7, 1, 1, 2, 1, 1, 1, 1, 0},
-	     10,
+	    {{4, 7, 1, 0, 1, 0}, 6, "snapshot: timeline_targets section: 1 targets, not 2"},
+	    {{4, 7, 2, 0, 0, 2, 0, 0}, 8, "snapshot: timeline_targets section: 2 points, not 1"},
+	    {{4, 7, 2, 0, 0, 1, 1, 2, 1, 1, 1, 1, 0},
+	     13,
 	     "snapshot: timeline_targets section: target 2 of 2"},
-	    {{4, 7, 1, 2, 1, 1, 1, 1, 1, 0, 0, 1},
-	     12,
+	    {{4, 7, 2, 0, 0, 1, 2, 1, 1, 1, 1, 1, 0, 0, 1},
+	     15,
 	     "snapshot: timeline_targets section: truncated"},
-	    {{4, 7, 1, 1, 0, 1, 1, 1, 1, 2},
-	     10,
+	    {{4, 7, 2, 0, 0, 1, 1, 0, 1, 1, 1, 1, 2},
+	     13,
 	     "snapshot: timeline_targets section: bad sampled flag"},
-	    {{65, 7, 1, 0},
-	     4,
+	    {{65, 7, 2, 0, 0, 1, 0},
+	     7,
 	     "snapshot: timeline_targets section: 65 figures per entry exceed the limit of 64"},
 	};
 	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
@@ -968,6 +979,9 @@ TEST(test_timeline_targets_checked)
 	b.len = 0;
 	put_varint(&b, 4);
 	put_varint(&b, 7);
+	put_varint(&b, 2);
+	put_varint(&b, 0);
+	put_varint(&b, 0);
 	put_varint(&b, 1);
 	put_varint(&b, 2);
 	for (uint64_t t = 2; t-- > 0;) {

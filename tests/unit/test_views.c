@@ -355,8 +355,12 @@ TEST(timeline_of_pid)
 	    {.pid = 5, .counters = {.peak_live_bytes = 900, .peak_time_ns = 2000000000ull}},
 	    {.pid = 7,
 	     .state = SNAP_TARGET_EXECED,
-	     .counters = {.peak_live_bytes = 40, .peak_time_ns = 1000000000ull}},
-	    {.pid = 7, .counters = {.peak_live_bytes = 70, .peak_time_ns = 3000000000ull}},
+	     .started_ns = 1000000000ull,
+	     .counters = {.peak_live_bytes = 40, .peak_time_ns = 0}},
+	    /* its peak time is since its own start */
+	    {.pid = 7,
+	     .started_ns = 2000000000ull,
+	     .counters = {.peak_live_bytes = 70, .peak_time_ns = 1000000000ull}},
 	};
 	static struct snap_timeline_point pts[] = {
 	    {.time_ns = 0, .total = {.live_bytes = 10}, .first = 0, .ntargets = 1},

@@ -35,6 +35,7 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 	uint32_t *seen = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*seen));
 	uint32_t *was = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*was)), nwas = 0;
 	uint64_t ended_allocations = 0, ended_bytes = 0; /* of its generations gone */
+	const struct snap_target *peak = NULL;
 
 	v->own = xcalloc(s->ntimeline ? s->ntimeline : 1, sizeof(*v->own));
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
@@ -76,9 +77,19 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 	free(seen);
 	free(was);
 	v->points = v->own;
-	for (uint32_t i = 0; i < s->ntargets; i++)
-		if (s->targets[i].pid == pid)
-			mt_counters_merge(&v->live, &s->targets[i].counters);
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		const struct snap_target *t = &s->targets[i];
+
+		if (t->pid != pid)
+			continue;
+		/* the peak is the generation's that holds it, at its time in the timeline's terms
+		 */
+		if (!peak || t->counters.peak_live_bytes > peak->counters.peak_live_bytes)
+			peak = t;
+		mt_counters_merge(&v->live, &t->counters);
+	}
+	if (peak)
+		v->live.peak_time_ns = peak->started_ns + peak->counters.peak_time_ns;
 }
 
 int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const char **why)

@@ -24,7 +24,8 @@ struct series {
 	uint64_t peak_bytes;	 /* the largest resident_bytes of them */
 	uint64_t peak_time_ns;	 /* when, since tracing began */
 	struct mt_counters live; /* the counters the live peak is of: the totals, or the pid's
-				  * targets' merged */
+				  * targets' merged (peak_time_ns since tracing began, as the
+				  * points' times) */
 };
 
 /*

@@ -284,6 +284,8 @@ static void fill_target(const struct daemon_view *v, const struct target *tg,
 		out->counters = tt->c;
 	if (tt && tt->parent)
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
+	if (tt && tt->start_ns > v->tracker->start_ns)
+		out->started_ns = tt->start_ns - v->tracker->start_ns;
 	fill_probe_sites(&tg->alloc, out);
 }
 
