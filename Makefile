@@ -55,6 +55,8 @@ DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
 DEB_PACKAGES += redis-server redis-tools
+# tracers that hold a target a leak scan must refuse (tests/e2e/test_scan.py)
+DEB_PACKAGES += strace gdb
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
