@@ -636,6 +636,41 @@ def test_scan_pause_bound(r):
     finish(r, p)
 
 
+def test_scan_stop_bound(r):
+    """A thread that cannot stop (tests/e2e/vforkhold.c: it waits in vfork() for its child)
+    makes the scan give up at the pause bound, with one line that names it: the process runs
+    on, none of its threads left stopped or traced, and is scanned once the child is gone."""
+    prog = os.path.join(r.build, "tests", "vforkhold")
+    p = r.spawn([prog], "target", "vforkhold.out")
+    out = os.path.join(r.tmp, "vforkhold.out")
+    r.wait_line(out, "ready ", p)
+    child = int(r.wait_line(out, "held ", p))
+    r.start_daemon("--pid", str(p.pid))
+    r.wait_state("attached", p.pid)
+    t0 = time.monotonic()
+    rc, o, err = r.ctl("leaks", "--unreachable", "--max-pause", "300ms", timeout=30)
+    took = time.monotonic() - t0
+    m = re.fullmatch(r"memtracectl: memtraced: gave up on pid %d: thread (\d+) did not stop "
+                     r"within the pause bound \(300 ms, --max-pause\); it runs on, nothing is "
+                     r"reported\n" % p.pid, err)
+    if rc != 1 or o or not m or int(m.group(1)) == p.pid or \
+            not os.path.exists(f"/proc/{p.pid}/task/{m.group(1)}"):
+        raise Fail(f"rc {rc}, stdout {o[:100]!r}, stderr {err[:300]!r}")
+    if took > 3.5:
+        raise Fail(f"the scan took {took:.1f} s to give up")
+    if not all_threads_running(p.pid):
+        raise Fail(f"left stopped or traced: {proc_state(p.pid)}")
+    os.kill(child, signal.SIGKILL)
+    wait_until("the thread did not go on once its vfork child was gone",
+               lambda: len(os.listdir(f"/proc/{p.pid}/task")) == 1)
+    obj = scan_json(r)
+    if obj["scan"]["pids"] != [p.pid] or obj["scan"]["threads"] != 1:
+        raise Fail(f"the scan after the child was gone: {obj['scan']}")
+    p.send_signal(signal.SIGTERM)
+    if r.wait_exit(p, "vforkhold", 10) != 0:
+        raise Fail(f"vforkhold exited {p.returncode}")
+
+
 def test_scan_threads(r):
     """64 threads that each hold a block on their stack and drop another, and threads
     created and joined all the time: every scan gives exactly 64 direct leaks from
@@ -719,6 +754,7 @@ TESTS = [
     ("scan_gdb", test_scan_gdb),
     ("scan_target_killed", test_scan_target_killed),
     ("scan_pause_bound", test_scan_pause_bound),
+    ("scan_stop_bound", test_scan_stop_bound),
     ("scan_threads", test_scan_threads),
     ("scan_forked", test_scan_forked),
 ]
