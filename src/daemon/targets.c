@@ -217,9 +217,11 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
-		probes_count(&tg->probes), tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
-		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
-		tg->alloc.py_path ? tg->alloc.py_path : "");
+		probes_count(&tg->probes), tg->alloc.obj[ALLOC_OBJ_MALLOC].path,
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? tg->alloc.obj[ALLOC_OBJ_CXX].path : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? tg->alloc.obj[ALLOC_OBJ_PYTHON].path : "");
 	return 0;
 }
 
