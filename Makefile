@@ -57,6 +57,8 @@ DEB_PACKAGES += tmux
 DEB_PACKAGES += redis-server redis-tools
 # tracers that hold a target a leak scan must refuse (tests/e2e/test_scan.py)
 DEB_PACKAGES += strace gdb
+# a server that forks its backends, under pgbench (tests/e2e/test_match.py)
+DEB_PACKAGES += postgresql postgresql-contrib
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)

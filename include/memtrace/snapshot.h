@@ -91,7 +91,7 @@ struct snap_target {
 	struct snap_probe_site *sites;
 	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
-	uint64_t started_ns; /* section 51: when its tracing began, since tracing began (its
+	uint64_t started_ns; /* section 52: when its tracing began, since tracing began (its
 			      * counters' peak_time_ns is since then) */
 };
 
@@ -150,7 +150,7 @@ struct snap_figures {
 	struct mt_resident resident; /* of the point: summed over the targets traced then */
 };
 
-/* One target's figures at a point (section 51). */
+/* One target's figures at a point (section 52). */
 struct snap_timeline_target {
 	uint32_t target; /* index into the targets (the snapshot's; the daemon's in its series) */
 	struct snap_figures f;
@@ -161,7 +161,7 @@ struct snap_timeline_point {
 	struct snap_figures total; /* live: every target's (an exited one's blocks stay live) */
 	uint32_t first;		   /* its targets': timeline_targets[first, first + ntargets) */
 	uint32_t ntargets;	   /* the targets traced then, by increasing index; 0 without
-				    * section 51 */
+				    * section 52 */
 };
 
 /* One live block of the optional block list (memtracectl leaks). */
@@ -199,6 +199,17 @@ struct snap_daemon {
 				     * tracing began or the last reset-peak */
 	uint64_t stack_id_events;   /* allocations whose stack came as an id */
 	uint64_t stack_ids_unknown; /* ... an id never registered: their stack is lost */
+};
+
+/*
+ * Whole-host mode (section 51): what matches, and the matches not traced
+ * (docs/metrics.md, matches_over_limit).
+ */
+struct snap_match {
+	char *what;	      /* "--comm NAME" or "--exe PATH" */
+	uint64_t max_targets; /* --max-targets */
+	uint64_t traced;      /* matched targets traced when the snapshot was taken */
+	uint64_t over_limit;  /* matches_over_limit */
 };
 
 /*
@@ -318,7 +329,7 @@ struct snapshot {
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
-	uint32_t has_timeline_targets;	      /* section 51: points carry their targets' figures */
+	uint32_t has_timeline_targets;	      /* section 52: points carry their targets' figures */
 	uint32_t ntimeline_targets;
 	struct snap_timeline_target *timeline_targets; /* point by point, oldest first */
 	uint32_t has_blocks;			       /* the request asked for the block list */
@@ -337,6 +348,8 @@ struct snapshot {
 	struct snap_scan scan;
 	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
+	uint32_t has_match; /* whole-host mode (section 51) */
+	struct snap_match match;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
 	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
 	uint32_t nmemory;

@@ -176,6 +176,18 @@ int dec_family(struct reader *r)
 	return 0;
 }
 
+/* Section 51: whole-host mode, what matches, then a counted list of figures. */
+int dec_match(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+
+	if (rd_string(r, &s->match.what) ||
+	    rd_fields(r, &s->match, snap_match_offsets, SNAP_NMATCH))
+		return -1;
+	s->has_match = 1;
+	return 0;
+}
+
 /* Section 44: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {
@@ -277,7 +289,7 @@ int dec_resident(struct reader *r)
 	return 0;
 }
 
-/* One target's figures at a point (section 51): its index, live figures, resident if read. */
+/* One target's figures at a point (section 52): its index, live figures, resident if read. */
 static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, uint32_t nlive,
 			      uint32_t nresident)
 {
@@ -298,7 +310,7 @@ static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, 
 	return 0;
 }
 
-/* Section 51: each timeline point's targets (by increasing index), with their figures. */
+/* Section 52: each timeline point's targets (by increasing index), with their figures. */
 int dec_timeline_targets(struct reader *r)
 {
 	struct snapshot *s = r->d->s;

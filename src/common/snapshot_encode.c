@@ -323,7 +323,7 @@ static void put_figures(struct wbuf *body, const uint64_t *v, size_t n)
 		put_varint(body, v[i]);
 }
 
-/* A timeline point's live heap and counters (sections 8 and 51), in wire order. */
+/* A timeline point's live heap and counters (sections 8 and 52), in wire order. */
 static void put_live_figures(struct wbuf *body, const struct snap_figures *f)
 {
 	put_varint(body, f->live_bytes);
@@ -465,7 +465,7 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 	}
 }
 
-/* Section 51: each timeline point's targets, with the figures of each. */
+/* Section 52: each timeline point's targets, with the figures of each. */
 static void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
 	if (!s->has_timeline_targets || !s->ntimeline)
@@ -524,7 +524,7 @@ static void encode_family_sections(const struct snapshot *s, struct wbuf *body, 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
-	uint32_t version_ref;
+	uint32_t version_ref, match_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
 	uint32_t *supp_refs = NULL;
@@ -534,6 +534,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 
 	/* Intern first: the string and frame tables precede their users. */
 	version_ref = intern_string(e, s->tracer_version);
+	match_ref = s->has_match ? intern_string(e, s->match.what) : 0;
 	target_refs = calloc(s->ntargets ? 2 * (size_t)s->ntargets : 1, sizeof(*target_refs));
 	if (!target_refs) {
 		e->nomem = 1;
@@ -808,6 +809,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	encode_memory_sections(s, error_refs, &body, out);
 	encode_scan_sections(s, supp_refs, &body, out);
 	encode_family_sections(s, &body, out);
+	if (s->has_match) {
+		put_varint(&body, match_ref);
+		put_varint(&body, SNAP_NMATCH);
+		for (size_t i = 0; i < SNAP_NMATCH; i++)
+			put_varint(&body, *(const uint64_t *)((const char *)&s->match +
+							      snap_match_offsets[i]));
+		put_section(out, &body, SEC_MATCH);
+	}
 	encode_timeline_targets(s, &body, out);
 out:
 	free(error_refs);
@@ -821,7 +830,7 @@ out:
 	free(trunc_refs);
 }
 
-/* Section 51 as the decoder wants it: each point's targets, by increasing index. */
+/* Section 52 as the decoder wants it: each point's targets, by increasing index. */
 static int check_timeline_targets(const struct snapshot *s)
 {
 	uint64_t total = 0;

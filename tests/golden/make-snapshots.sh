@@ -64,7 +64,7 @@ wait $dpid || true
 kill -TERM "$fpid" 2>/dev/null || true
 fi
 # two frag processes, the second attached a second after the first: each timeline point
-# keeps the figures of the targets traced then (section 51), for timeline --pid
+# keeps the figures of the targets traced then (section 52), for timeline --pid
 if want targets; then
 "$build/memtraced" --socket "$tmp/t.sock" --sample-interval 250 -- ./frag --no-wait --total-mb 8 \
 	>"$tmp/t1.out" 2>"$tmp/t.log" &
