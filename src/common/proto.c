@@ -44,6 +44,8 @@ struct key {
 		"top", KEY_U32, AT(kind.top), 0, PROTO_MAX_TOP                                     \
 	}
 
+static const struct key status_keys[] = {PID(status)};
+
 static const struct key report_keys[] = {
     PID(report),
     {"sort", KEY_SORT, AT(report.sort), 0, 0},
@@ -83,7 +85,7 @@ static const struct {
 	size_t nkeys;
 	const char *required; /* the key a request of this kind must give, or NULL */
 } kinds[PROTO_KIND_COUNT] = {
-    [PROTO_STATUS] = {"status", NULL, 0, NULL},
+    [PROTO_STATUS] = {"status", status_keys, ARRAY_SIZE(status_keys), NULL},
     [PROTO_SNAPSHOT] = {"snapshot", NULL, 0, NULL},
     [PROTO_REPORT] = {"report", report_keys, ARRAY_SIZE(report_keys), NULL},
     [PROTO_ROWS] = {"rows", rows_keys, ARRAY_SIZE(rows_keys), "by"},
@@ -121,6 +123,8 @@ const char *proto_kind_name(int kind)
 uint32_t proto_request_pid(const struct proto_request *r)
 {
 	switch (r->kind) {
+	case PROTO_STATUS:
+		return r->status.pid;
 	case PROTO_REPORT:
 		return r->report.pid;
 	case PROTO_ROWS:

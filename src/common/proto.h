@@ -43,7 +43,7 @@
  * them (docs/snapshot-format.md says which sections).
  */
 enum proto_kind {
-	PROTO_STATUS = 1, /* "status": nothing more (status, stats, timeline) */
+	PROTO_STATUS = 1, /* "status": nothing more (status, timeline; proto_status) */
 	PROTO_SNAPSHOT,	  /* "snapshot": everything: every stack, the live blocks with
 			   * their ages, each target's mappings by kind (snapshot -o) */
 	PROTO_REPORT,	  /* "report": the top stacks by one key (struct proto_report) */
@@ -55,6 +55,11 @@ enum proto_kind {
 	PROTO_DETACH,	  /* "detach": stop tracing pid= (its data stays), answer as status */
 	PROTO_RESET_PEAK, /* "reset-peak": start a new peak window, answer as status */
 	PROTO_KIND_COUNT
+};
+
+/* status: the counters, targets and timeline of one target, or all. */
+struct proto_status {
+	uint32_t pid; /* 0 = every target */
 };
 
 /* report: the stacks of pid (0 = all) with a nonzero value under sort, largest first. */
@@ -122,10 +127,11 @@ struct proto_scan {
 	uint32_t suppressions; /* bytes of suppressions after the line (0 = none) */
 };
 
-/* A request: its kind, and that kind's parameters (status, snapshot and reset-peak have none). */
+/* A request: its kind, and that kind's parameters (snapshot and reset-peak have none). */
 struct proto_request {
 	int kind; /* enum proto_kind */
 	union {
+		struct proto_status status;
 		struct proto_report report;
 		struct proto_rows rows;
 		struct proto_leaks leaks;

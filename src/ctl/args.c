@@ -53,8 +53,9 @@ enum option {
 			  1u << CMD_ATTACH | 1u << CMD_DETACH))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
-#define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
+#define BY_CMDS (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define PID_CMDS                                                                                   \
+	(1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_TIMELINE | 1u << CMD_WATCH)
 
 static const struct {
 	const char *name;
@@ -149,10 +150,13 @@ static void usage(FILE *f)
 	    "      --suppressions FILE  LeakSanitizer's format: leak:PATTERN lines\n"
 	    "      --max-pause DURATION the longest it may stand still (default 1s); past it\n"
 	    "                        the scan gives up and it runs on\n"
-	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
-	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY]\n"
-	    "                        refresh live bytes, rate, peak, losses and the groups\n"
-	    "                        that grew most, every second; q or Ctrl-C quits\n"
+	    "  timeline [--rows N] [--pid PID]\n"
+	    "                        live bytes, resident memory and allocation rate over\n"
+	    "                        time, of every process or of process PID\n"
+	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY] [--pid PID]\n"
+	    "                        refresh live bytes, resident memory, rate, peak, losses\n"
+	    "                        and the groups that grew most, every second; q or\n"
+	    "                        Ctrl-C quits\n"
 	    "\n"
 	    "DURATION is a number with a unit: 500ms, 30s, 5m, 2h (no unit: seconds).\n"
 	    "\n"
@@ -455,8 +459,9 @@ static void make_request(struct args *a)
 		r->leaks.older_than_ns = a->view.older_than;
 		r->leaks.top = a->view.top;
 		break;
-	case CMD_WATCH: /* every stack: it groups them all */
+	case CMD_WATCH: /* every stack (of pid): it groups them all */
 		proto_request_init(r, PROTO_REPORT);
+		r->report.pid = a->pid;
 		break;
 	case CMD_SNAPSHOT:
 	case CMD_DIFF: /* files, whole */
@@ -470,8 +475,9 @@ static void make_request(struct args *a)
 		proto_request_init(r, a->command == CMD_ATTACH ? PROTO_ATTACH : PROTO_DETACH);
 		r->target.pid = a->pid;
 		break;
-	default: /* status, timeline: no stacks */
+	default: /* status, timeline (of pid): no stacks */
 		proto_request_init(r, PROTO_STATUS);
+		r->status.pid = a->pid;
 		break;
 	}
 }
@@ -584,9 +590,10 @@ int args_parse(int argc, char **argv, struct args *a)
 	if (profile_options(a))
 		return -1;
 	make_request(a);
-	/* what a report shows: its stacks' order, and whose they are */
+	/* what a view shows: a report's stacks' order, and whose they are */
 	a->render.sort = a->request.kind == PROTO_REPORT ? a->request.report.sort : a->sort;
-	a->render.pid = a->command == CMD_REPORT ? a->pid : 0;
+	a->render.pid = a->pid;
+	a->view.pid = a->pid;
 	a->render.pretty = 1;
 	return 0;
 }

@@ -191,6 +191,13 @@ TEST(test_requests)
 	CHECK_EQ_U64(a.request.kind, PROTO_RESET_PEAK);
 	CHECK(!PARSE(&a, "timeline"));
 	CHECK_EQ_U64(a.request.kind, PROTO_STATUS);
+	CHECK_EQ_U64(a.request.status.pid, 0);
+	CHECK(!PARSE(&a, "timeline", "--pid", "31"));
+	CHECK_EQ_U64(a.request.status.pid, 31);
+	CHECK_EQ_U64(a.view.pid, 31);
+	CHECK(!PARSE(&a, "watch", "--pid", "32"));
+	CHECK_EQ_U64(a.request.report.pid, 32);
+	CHECK_EQ_U64(a.view.pid, 32);
 	CHECK(!PARSE(&a, "--from", "s.mts", "snapshot", "-o", "-"));
 	CHECK_EQ_U64(a.request.kind, PROTO_SNAPSHOT);
 

@@ -82,7 +82,10 @@ TEST(test_round_trip_per_kind)
 	struct proto_request r;
 
 	proto_request_init(&r, PROTO_STATUS);
-	check_round_trip(&r, "status v=2\n");
+	check_round_trip(&r, "status v=2 pid=0\n");
+	r.status.pid = 5;
+	check_round_trip(&r, "status v=2 pid=5\n");
+	CHECK_EQ_U64(proto_request_pid(&r), 5);
 	proto_request_init(&r, PROTO_SNAPSHOT);
 	check_round_trip(&r, "snapshot v=2\n");
 	proto_request_init(&r, PROTO_RESET_PEAK);
