@@ -131,17 +131,9 @@ int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t
 	if (!p)
 		return 0;
 	/* a point's targets are by increasing index */
-	lo = p->first;
 	hi = p->first + p->ntargets;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (tl->targets[mid].target < target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->first + p->ntargets || tl->targets[lo].target != target)
+	lo = (uint32_t)SEARCH_FIRST(p->first, hi, tl->targets[mid].target >= target);
+	if (lo == hi || tl->targets[lo].target != target)
 		return 0;
 	tl->targets[lo].f.has_resident = 1;
 	tl->targets[lo].f.resident = *r;
