@@ -158,8 +158,8 @@ TEST(heap_insert_find_remove)
 	for (i = 1; i <= 100000; i += 2)
 		CHECK(!heap_get(&h, 7, i * 16, NULL));
 	CHECK_EQ_U64(h.count, 50000 + 1);
-	/* at most 24 bytes a slot, at least 72% full once grown */
-	CHECK(h.bytes * 72 <= (100000 + 1) * 24 * 100 + 16 * 24 * HEAP_SHARDS * 100);
+	/* 20 bytes a slot, at least 72% full once grown */
+	CHECK(h.bytes * 72 <= (100000 + 1) * 20 * 100 + 16 * 20 * HEAP_SHARDS * 100);
 	/* every block once by iteration */
 	{
 		uint64_t pos = 0, seen = 0, sum = 0;
@@ -191,6 +191,165 @@ TEST(heap_limit)
 	CHECK(heap_insert(&h, &b, NULL) == HEAP_FULL);
 	b.addr = 32; /* replacing is always possible */
 	CHECK(heap_insert(&h, &b, NULL) == HEAP_REPLACED);
+	heap_destroy(&h);
+	stacks_destroy(&st);
+}
+
+/*
+ * The heap against a plain list of what it should hold, under random
+ * inserts, replacements, resizes and removals: blocks a slot holds, blocks
+ * it cannot (addresses from 2^48 on, sizes from 2^32 on: the side table),
+ * and one address in many processes (one home: runs longer than a slot's
+ * distance byte counts, and runs that wrap around a shard's end). The
+ * table's invariants (heap_valid) after every step.
+ */
+#define MODEL_TGIDS 1000
+#define MODEL_N	    4000
+
+struct model_block {
+	int live;
+	uint64_t addr, size, time_ns;
+	uint32_t tgid;
+};
+
+static uint64_t model_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+TEST(heap_model)
+{
+	static struct model_block m[MODEL_N];
+	static uint32_t tstack[MODEL_TGIDS + 1];
+	struct stack_table st;
+	struct heap h;
+	uint64_t x = 88172645463325252ull;
+	size_t live = 0;
+	int is_new, ok = 1, far = 0, wrapped = 0;
+
+	CHECK(stacks_init(&st, 0) == 0);
+	for (uint32_t tgid = 1; tgid <= MODEL_TGIDS; tgid++)
+		tstack[tgid] = stack_intern(&st, tgid, NULL, 0, &is_new);
+	CHECK(heap_init(&h, 0, &st) == 0);
+	for (int i = 0; i < MODEL_N; i++) {
+		uint64_t r = model_rand(&x);
+
+		m[i].tgid = 1 + (uint32_t)(r % MODEL_TGIDS);
+		switch (i % 5) {
+		case 0: /* one address, many processes */
+			m[i].addr = 0x7f0000001230ull;
+			break;
+		case 1: /* past 48 bits */
+			m[i].addr = (1ull << 48) + (r >> 20 << 4);
+			break;
+		default:
+			m[i].addr = 0x555500000000ull + (r >> 40 << 4);
+			break;
+		}
+	}
+	for (int step = 0; step < 200000 && ok; step++) {
+		uint64_t r = model_rand(&x);
+		struct model_block *b = &m[r % MODEL_N];
+		struct heap_block hb, out;
+		int res, found = 0;
+
+		/* another live block at the same key: the model keeps one */
+		for (int j = 0; j < MODEL_N && !found; j++)
+			if (m[j].live && m[j].addr == b->addr && m[j].tgid == b->tgid && &m[j] != b)
+				found = 1;
+		if (found)
+			continue;
+		switch (r >> 60) {
+		case 0:
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case 6:
+			/* allocate (or replace) */
+			hb.addr = b->addr;
+			hb.tgid = b->tgid;
+			hb.stack = tstack[b->tgid];
+			hb.size = r >> 54 & 15 ? (r >> 8 & 0xfff) : (r >> 8 & 0xffffffffffull);
+			hb.time_ns = (r >> 12 & 0xffffffffffffull) * 1000;
+			res = heap_insert(&h, &hb, &out);
+			ok &= res == (b->live ? HEAP_REPLACED : HEAP_INSERTED);
+			if (b->live)
+				ok &= out.size == b->size && out.time_ns == b->time_ns &&
+				      out.addr == b->addr && out.tgid == b->tgid;
+			else
+				live++;
+			b->live = 1;
+			b->size = hb.size;
+			b->time_ns = hb.time_ns;
+			break;
+		case 7:
+		case 8:
+			/* resize */
+			if (b->live) {
+				b->size = r >> 18 & 15 ? r >> 22 & 0xff : r >> 22 & 0x3ffffffffull;
+				ok &= heap_set_size(&h, b->tgid, b->addr, b->size);
+			} else {
+				ok &= !heap_set_size(&h, b->tgid, b->addr, 5);
+			}
+			break;
+		default:
+			/* free */
+			res = heap_remove(&h, b->tgid, b->addr, &out);
+			ok &= res == b->live;
+			if (b->live) {
+				ok &= out.size == b->size && out.time_ns == b->time_ns &&
+				      out.addr == b->addr && out.tgid == b->tgid;
+				live--;
+			}
+			b->live = 0;
+			break;
+		}
+		ok &= h.count == live;
+		if (step % 97 == 0 || step > 199000)
+			ok &= heap_valid(&h);
+		if (step % 97 == 0) {
+			for (unsigned k = 0; k < HEAP_SHARDS; k++) {
+				const struct heap_shard *sh = &h.shards[k];
+
+				for (uint32_t i = 0; i < sh->cap; i++)
+					far |= sh->slots[i].dist == 255;
+				wrapped |= sh->cap && sh->slots[0].dist > 1;
+			}
+		}
+	}
+	CHECK(ok);
+	CHECK(heap_valid(&h));
+	CHECK(far);
+	CHECK(wrapped); /* the cases were met */
+	/* everything by lookup, and by iteration once */
+	for (int i = 0; i < MODEL_N; i++) {
+		struct heap_block out;
+
+		int held = 0;
+
+		if (m[i].live) {
+			CHECK(heap_get(&h, m[i].tgid, m[i].addr, &out) && out.size == m[i].size &&
+			      out.time_ns == m[i].time_ns);
+			continue;
+		}
+		for (int j = 0; j < MODEL_N; j++)
+			held |= m[j].live && m[j].addr == m[i].addr && m[j].tgid == m[i].tgid;
+		CHECK(held || !heap_get(&h, m[i].tgid, m[i].addr, NULL));
+	}
+	{
+		uint64_t pos = 0, seen = 0;
+		struct heap_block out;
+
+		while (heap_next(&h, &pos, &out))
+			seen++;
+		CHECK_EQ_U64(seen, live);
+	}
+	CHECK(h.wide.count > 0);
 	heap_destroy(&h);
 	stacks_destroy(&st);
 }
@@ -839,6 +998,7 @@ int main(void)
 {
 	RUN(heap_insert_find_remove);
 	RUN(heap_limit);
+	RUN(heap_model);
 	RUN(stack_interning);
 	RUN(malloc_free_counts);
 	RUN(unknown_and_missed_frees);
