@@ -10,17 +10,15 @@
  * home in a byte, so that none of this hashes a block again.
  */
 #include "daemon/core/heap.h"
+#include "daemon/core/pages.h"
 
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #define SHARD_MIN_CAPACITY 16
 /* Grow a shard past 9/10 full, by a quarter: 20 / 0.9 .. 20 / 0.72 bytes a block. */
 #define LOAD_NUM 9
 #define LOAD_DEN 10
-/* Slot arrays from this size on are pages mapped for them alone. */
-#define MAP_MIN (64 << 10)
 /* dist of a block 254 or more slots from home: its distance is computed */
 #define DIST_FAR 255
 
@@ -122,27 +120,6 @@ static inline int narrow(uint64_t addr, uint64_t size)
 	return addr <= M48 && size <= UINT32_MAX;
 }
 
-/* ---- slot arrays ---------------------------------------------------------- */
-
-/* Zeroed bytes for slots: mapped pages of their own from MAP_MIN on. */
-static void *slots_alloc(size_t bytes)
-{
-	void *p;
-
-	if (bytes < MAP_MIN)
-		return calloc(1, bytes);
-	p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
-}
-
-static void slots_free(void *p, size_t bytes)
-{
-	if (bytes < MAP_MIN)
-		free(p);
-	else if (p)
-		munmap(p, bytes);
-}
-
 int heap_init(struct heap *h, size_t max_count, const struct stack_table *stacks)
 {
 	memset(h, 0, sizeof(*h));
@@ -154,9 +131,9 @@ int heap_init(struct heap *h, size_t max_count, const struct stack_table *stacks
 void heap_destroy(struct heap *h)
 {
 	for (unsigned i = 0; i < HEAP_SHARDS; i++)
-		slots_free(h->shards[i].slots, (size_t)h->shards[i].cap * sizeof(struct heap_slot));
+		pages_free(h->shards[i].slots, (size_t)h->shards[i].cap * sizeof(struct heap_slot));
 	if (h->wide.slots)
-		slots_free(h->wide.slots, (h->wide.mask + 1) * sizeof(struct heap_wide_slot));
+		pages_free(h->wide.slots, (h->wide.mask + 1) * sizeof(struct heap_wide_slot));
 	memset(h, 0, sizeof(*h));
 }
 
@@ -287,7 +264,7 @@ static int shard_grow(struct heap *h, struct heap_shard *sh)
 
 	if (cap <= sh->cap)
 		return -1; /* 2^32 slots in one shard: a trillion blocks */
-	bigger.slots = slots_alloc((size_t)cap * sizeof(*bigger.slots));
+	bigger.slots = pages_alloc((size_t)cap * sizeof(*bigger.slots));
 	if (!bigger.slots)
 		return -1;
 	/* in the order of their homes, from an empty slot: each one goes at
@@ -300,7 +277,7 @@ static int shard_grow(struct heap *h, struct heap_shard *sh)
 		if (s->dist)
 			shard_place(&bigger, s);
 	}
-	slots_free(sh->slots, (size_t)sh->cap * sizeof(*sh->slots));
+	pages_free(sh->slots, (size_t)sh->cap * sizeof(*sh->slots));
 	h->bytes += ((size_t)bigger.cap - sh->cap) * sizeof(struct heap_slot);
 	*sh = bigger;
 	return 0;
@@ -341,7 +318,7 @@ static int wide_reserve(struct heap *h)
 		return 0;
 	bigger.mask = cap - 1;
 	bigger.count = w->count;
-	bigger.slots = slots_alloc(cap * sizeof(*bigger.slots));
+	bigger.slots = pages_alloc(cap * sizeof(*bigger.slots));
 	if (!bigger.slots)
 		return -1;
 	for (size_t i = 0; w->slots && i <= w->mask; i++) {
@@ -355,7 +332,7 @@ static int wide_reserve(struct heap *h)
 		bigger.slots[j] = w->slots[i];
 	}
 	if (w->slots) {
-		slots_free(w->slots, (w->mask + 1) * sizeof(*w->slots));
+		pages_free(w->slots, (w->mask + 1) * sizeof(*w->slots));
 		h->bytes -= (w->mask + 1) * sizeof(*w->slots);
 	}
 	h->bytes += cap * sizeof(*bigger.slots);
