@@ -98,13 +98,14 @@ static void add_targets(struct tracker *t, const struct stream *s)
 			tracker_add_target(t, ev->tgid, ev->time_ns);
 }
 
-/* The stack side's bytes: entries, word numbers, words, index, ids. */
+/* The stack side's bytes: entries, frames (the tree's nodes and their index), words, index, ids. */
 static void stack_parts(const struct tracker *t, double *parts)
 {
 	const struct stack_table *st = &t->stacks;
 
 	parts[0] = (double)st->count * sizeof(*st->v);
-	parts[1] = (double)st->frames_len * sizeof(*st->frames);
+	parts[1] = (double)st->nnodes * sizeof(*st->nodes) +
+		   (double)st->node_cap * sizeof(*st->node_index);
 	parts[2] = (double)st->nwords * sizeof(*st->words) +
 		   (st->word_index ? (double)(st->word_mask + 1) * sizeof(*st->word_index) : 0);
 	parts[3] = (double)(st->index_mask + 1) * sizeof(*st->index);

@@ -383,7 +383,27 @@ TEST(stack_interning)
 	CHECK_EQ_U64(st.count, 50004);
 	/* words are held once: 1, 2, 3, 4 of a and b, then i and i * 7 */
 	CHECK(st.nwords <= 4 + 2 * 50000);
-	CHECK_EQ_U64(st.frames_len, 3 + 3 + 2 + 3 + 2 * 50000);
+	/* nodes: a's 3, b's 3 (it shares inner frames, not outer ones: the
+	 * tree is from the outermost), 2 for a prefix of a, at most 2 for each
+	 * of the 50000; the same frames in process 2 are a's nodes */
+	CHECK(st.nnodes <= 3 + 3 + 2 + 2 * 50000);
+	{
+		uint64_t c[4] = {9, 1, 2, 3}; /* a with one more innermost frame: 1 node */
+		uint32_t before = st.nnodes;
+
+		stack_intern(&st, 1, c, 4, &is_new);
+		CHECK(is_new && st.nnodes == before + 1);
+	}
+	CHECK_EQ_U64(stack_get(&st, x)->leaf,
+		     stack_get(&st, stack_intern(&st, 2, a, 3, &is_new))->leaf);
+	{
+		uint64_t w[STACK_MAX_FRAMES];
+
+		CHECK_EQ_U64(stack_words(&st, y, w), 3);
+		CHECK(w[0] == 1 && w[1] == 2 && w[2] == 4);
+		CHECK_EQ_U64(stack_words(&st, z, w), 2);
+		CHECK(w[0] == 1 && w[1] == 2);
+	}
 	stacks_destroy(&st);
 
 	CHECK(stacks_init(&st, 1) == 0);

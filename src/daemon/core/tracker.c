@@ -12,6 +12,8 @@
 #include <string.h>
 
 _Static_assert(MT_FN_COUNT <= SNAP_MAX_FUNCS, "the snapshot cannot carry every allocator kind");
+_Static_assert(MT_MAX_FRAMES + MT_MAX_PYFRAMES <= STACK_MAX_FRAMES,
+	       "the stack table cannot hold an event's stack");
 
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 {
@@ -261,14 +263,11 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 static void account_inherited(struct tracker *t, struct tracker_target *tg,
 			      const struct heap_block *b, int missed)
 {
-	const struct stack_entry *from = stack_get(&t->stacks, b->stack);
-	uint64_t words[MT_MAX_FRAMES + MT_MAX_PYFRAMES];
-	uint32_t n = from->nframes <= sizeof(words) / sizeof(words[0]) ? from->nframes : 0, idx;
+	uint64_t words[STACK_MAX_FRAMES];
+	uint32_t n = stack_words(&t->stacks, b->stack, words), idx;
 	struct stack_entry *s;
 	int is_new;
 
-	for (uint32_t k = 0; k < n; k++)
-		words[k] = stack_word(&t->stacks, b->stack, k);
 	idx = stack_intern(&t->stacks, tg->space, words, n, &is_new);
 	if (idx == STACK_NONE) {
 		idx = tg->empty_stack;
@@ -325,13 +324,9 @@ static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struc
 static uint32_t intern_again(struct tracker *t, struct tracker_target *tg,
 			     const struct mt_event *ev, uint32_t old)
 {
-	uint32_t n = stack_get(&t->stacks, old)->nframes;
-	uint64_t frames[MT_ID_FRAMES];
+	uint64_t frames[STACK_MAX_FRAMES];
+	uint32_t n = stack_words(&t->stacks, old, frames);
 
-	if (n > MT_ID_FRAMES)
-		return STACK_NONE; /* not a stack the BPF side registers */
-	for (uint32_t k = 0; k < n; k++)
-		frames[k] = stack_word(&t->stacks, old, k);
 	return intern(t, tg, ev, frames, n);
 }
 

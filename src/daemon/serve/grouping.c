@@ -380,11 +380,13 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
 			return 0;
 	for (uint32_t i = 0; i < nsel; i++) {
 		const struct stack_entry *e = stack_get(t, sel[i]);
+		uint64_t words[STACK_MAX_FRAMES];
 
 		if (e->tgid != stack_get(t, sel[0])->tgid || !e->nframes)
 			return 0;
+		stack_words(t, sel[i], words);
 		for (uint32_t k = 0; k < e->nframes; k++)
-			if (stack_word(t, sel[i], k) & MT_PY_WORD)
+			if (words[k] & MT_PY_WORD)
 				return 0;
 	}
 	g->rows_are_stacks = 1;
@@ -423,12 +425,13 @@ struct loc_iter {
 	uint32_t first, count, k; /* the current word's frames, and the next of them */
 };
 
-static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx, uint32_t from)
+/* nums: the stack's word numbers (stack_nums()) */
+static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx,
+			  const uint32_t *nums, uint32_t from)
 {
-	const struct stack_table *t = &g->v->tracker->stacks;
-	const struct stack_entry *e = stack_get(t, idx);
+	const struct stack_entry *e = stack_get(&g->v->tracker->stacks, idx);
 
-	*it = (struct loc_iter){g, e->tgid, t->frames + e->frames_off, e->nframes, from, 0, 0, 0};
+	*it = (struct loc_iter){g, e->tgid, nums, e->nframes, from, 0, 0, 0};
 }
 
 /* The next location number into *loc: 1, or 0 at the end. */
@@ -453,16 +456,18 @@ static int chain_cmp_words(struct grouping *g, const struct row *a, const struct
 {
 	const struct stack_table *t = &g->v->tracker->stacks;
 	const struct stack_entry *ea = stack_get(t, a->rep), *eb = stack_get(t, b->rep);
-	const uint32_t *na = t->frames + ea->frames_off, *nb = t->frames + eb->frames_off;
+	uint32_t na[STACK_MAX_FRAMES], nb[STACK_MAX_FRAMES];
 	uint32_t n = ea->nframes < eb->nframes ? ea->nframes : eb->nframes, i = 0;
 	struct loc_iter ia, ib;
 	uint32_t x, y;
 	int more_a, more_b;
 
+	stack_nums(t, a->rep, na);
+	stack_nums(t, b->rep, nb);
 	while (i < n && na[i] == nb[i])
 		i++;
-	loc_iter_init(&ia, g, a->rep, i);
-	loc_iter_init(&ib, g, b->rep, i);
+	loc_iter_init(&ia, g, a->rep, na, i);
+	loc_iter_init(&ib, g, b->rep, nb, i);
 	for (;;) {
 		more_a = loc_iter_next(&ia, &x);
 		more_b = loc_iter_next(&ib, &y);
