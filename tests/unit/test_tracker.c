@@ -550,6 +550,32 @@ TEST(peak_per_stack)
 	tracker_destroy(&t);
 }
 
+/* A stack keeps the peak epoch's low 32 bits: across their wrap, a stack last
+ * touched 2^32 peaks ago is not taken for one of the current peak. */
+TEST(peak_epoch_wrap)
+{
+	struct tracker t;
+	struct stack_entry *a;
+
+	setup(&t);
+	alloc(&t, 0x1000, 100, 0xa);
+	a = (struct stack_entry *)site_stack(&t, 0xa);
+	/* as if a's last change was at the epoch 2^32 + 1 peaks from now */
+	t.peak_epoch = 0xfffffffeull;
+	a->peak_epoch = 1;
+	a->t.peak_live_bytes = 999;
+	alloc(&t, 0x2000, 300, 0xb); /* a peak: epoch 0xffffffff */
+	alloc(&t, 0x3000, 10, 0xb);  /* a peak: 2^32 + 1 (0 is skipped) */
+	CHECK_EQ_U64(t.peak_epoch, 0x100000001ull);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, a), 100);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 310);
+	release(&t, 0x2000);
+	alloc(&t, 0x4000, 5, 0xa);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, a), 100);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 310);
+	tracker_destroy(&t);
+}
+
 TEST(foreign_and_malformed_events)
 {
 	struct tracker t;
@@ -1026,6 +1052,7 @@ int main(void)
 	RUN(realloc_race_with_other_thread);
 	RUN(realloc_enter_lost);
 	RUN(peak_per_stack);
+	RUN(peak_epoch_wrap);
 	RUN(foreign_and_malformed_events);
 	RUN(heap_full_counts_untracked);
 	RUN(exec_stops_counting);

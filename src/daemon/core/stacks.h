@@ -42,14 +42,14 @@ struct stack_entry {
 	uint32_t tgid;
 	uint16_t nframes;
 	uint16_t stack_end; /* enum mt_stack_end of the event that made it */
-	/* t.peak_live_bytes is its live bytes when the global peak epoch was
-	 * peak_epoch (see tracker_stack_peak_bytes) */
 	struct stack_counters t;
-	uint64_t peak_epoch;
+	/* t.peak_live_bytes is its live bytes when the global peak epoch's low
+	 * 32 bits were peak_epoch (see tracker_stack_peak_bytes); 0 is never
+	 * the global epoch's */
+	uint32_t peak_epoch;
 	/* process families (family.h): the newest record of its live values
-	 * kept for forks (+ 1; 0: none), and the fork epoch it was kept for */
+	 * kept for forks (+ 1; 0: none), whose epoch is the fork it was kept for */
 	uint32_t hist;
-	uint32_t hist_epoch;
 };
 
 /* A frame in the tree: its word's number, and the node of its caller. */

@@ -153,7 +153,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
 {
-	return s->peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
+	return s->peak_epoch == (uint32_t)t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
 }
 
 /* Before a stack's live bytes change: if a peak was set since it last changed,
@@ -164,9 +164,9 @@ static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_t
 {
 	struct stack_entry *s = stack_get(&t->stacks, idx);
 
-	if (s->peak_epoch != t->peak_epoch) {
+	if (s->peak_epoch != (uint32_t)t->peak_epoch) {
 		s->t.peak_live_bytes = s->t.live_bytes;
-		s->peak_epoch = t->peak_epoch;
+		s->peak_epoch = (uint32_t)t->peak_epoch;
 	}
 	if (tg->last_fork)
 		family_stack_save(t, tg, idx);
@@ -177,6 +177,13 @@ static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_t
 static void peak_moved(struct tracker *t)
 {
 	t->peak_epoch++;
+	if (!(uint32_t)t->peak_epoch) {
+		/* a stack keeps the epoch's low 32 bits: every 2^32 peaks, all
+		 * are older than the next one, which skips 0 (never current) */
+		for (uint32_t i = 0; i < t->stacks.count; i++)
+			t->stacks.v[i].peak_epoch = 0;
+		t->peak_epoch++;
+	}
 	family_peak_moved(t);
 }
 
