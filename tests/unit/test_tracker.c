@@ -158,8 +158,9 @@ TEST(heap_insert_find_remove)
 	for (i = 1; i <= 100000; i += 2)
 		CHECK(!heap_get(&h, 7, i * 16, NULL));
 	CHECK_EQ_U64(h.count, 50000 + 1);
-	/* 20 bytes a slot, at least 72% full once grown */
-	CHECK(h.bytes * 72 <= (100000 + 1) * 20 * 100 + 16 * 20 * HEAP_SHARDS * 100);
+	/* 18 bytes a slot, at least 72% full once grown */
+	CHECK_EQ_U64(sizeof(struct heap_slot), 18);
+	CHECK(h.bytes * 72 <= (100000 + 1) * 18 * 100 + 16 * 18 * HEAP_SHARDS * 100);
 	/* every block once by iteration */
 	{
 		uint64_t pos = 0, seen = 0, sum = 0;
@@ -198,10 +199,10 @@ TEST(heap_limit)
 /*
  * The heap against a plain list of what it should hold, under random
  * inserts, replacements, resizes and removals: blocks a slot holds, blocks
- * it cannot (addresses from 2^48 on, sizes from 2^32 on: the side table),
- * and one address in many processes (one home: runs longer than a slot's
- * distance byte counts, and runs that wrap around a shard's end). The
- * table's invariants (heap_valid) after every step.
+ * it cannot (addresses from 2^48 on, sizes from 16 MiB on: the side table),
+ * and one address in many processes (one home: runs of hundreds of blocks,
+ * and runs that wrap around a shard's end). The table's invariants
+ * (heap_valid) every 97 steps.
  */
 #define MODEL_TGIDS 1000
 #define MODEL_N	    4000
@@ -274,7 +275,10 @@ TEST(heap_model)
 			hb.addr = b->addr;
 			hb.tgid = b->tgid;
 			hb.stack = tstack[b->tgid];
-			hb.size = r >> 54 & 15 ? (r >> 8 & 0xfff) : (r >> 8 & 0xffffffffffull);
+			/* mostly small; some about a slot's most (16 MiB), some far past */
+			hb.size = r >> 54 & 15	? (r >> 8 & 0xfff)
+				  : r >> 53 & 1 ? HEAP_SLOT_MAX_SIZE - 1 + (r >> 8 & 3)
+						: (r >> 8 & 0xffffffffffull);
 			hb.time_ns = (r >> 12 & 0xffffffffffffull) * 1000;
 			res = heap_insert(&h, &hb, &out);
 			ok &= res == (b->live ? HEAP_REPLACED : HEAP_INSERTED);
@@ -314,18 +318,16 @@ TEST(heap_model)
 			ok &= heap_valid(&h);
 		if (step % 97 == 0) {
 			for (unsigned k = 0; k < HEAP_SHARDS; k++) {
-				const struct heap_shard *sh = &h.shards[k];
-
-				for (uint32_t i = 0; i < sh->cap; i++)
-					far |= sh->slots[i].dist == 255;
-				wrapped |= sh->cap && sh->slots[0].dist > 1;
+				for (uint32_t i = 0; i < h.shards[k].cap; i++)
+					far |= heap_slot_distance(&h, k, i) > 255;
+				wrapped |= heap_slot_distance(&h, k, 0) > 0;
 			}
 		}
 	}
 	CHECK(ok);
 	CHECK(heap_valid(&h));
-	CHECK(far);
-	CHECK(wrapped); /* the cases were met */
+	CHECK(far);	/* a run longer than 255 */
+	CHECK(wrapped); /* and runs across a shard's end: the cases were met */
 	/* everything by lookup, and by iteration once */
 	for (int i = 0; i < MODEL_N; i++) {
 		struct heap_block out;

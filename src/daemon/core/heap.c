@@ -5,9 +5,9 @@
  * shard and the rest, scaled to the shard's capacity, its home slot. Robin
  * Hood: the blocks of a shard lie in the order of their homes, each at or
  * after its own, so a lookup stops as soon as it meets a block nearer its
- * home than it would be, an insertion moves the rest of its run one slot on,
- * and a deletion moves it one slot back. Each slot keeps its distance from
- * home in a byte, so that none of this hashes a block again.
+ * home than it would be, an insertion moves the rest of its run one slot on
+ * (where its lookup ended), and a deletion moves it one slot back (by
+ * memmove). A block's home is one multiplication of its key.
  */
 #include "daemon/core/heap.h"
 #include "daemon/core/pages.h"
@@ -15,12 +15,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+_Static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "heap slots are read little-endian");
+
 #define SHARD_MIN_CAPACITY 16
-/* Grow a shard past 9/10 full, by a quarter: 20 / 0.9 .. 20 / 0.72 bytes a block. */
+/* Grow a shard past 9/10 full, by a quarter: 18 / 0.9 .. 18 / 0.72 bytes a block. */
 #define LOAD_NUM 9
 #define LOAD_DEN 10
-/* dist of a block 254 or more slots from home: its distance is computed */
-#define DIST_FAR 255
 
 #define KEY_BITS 40
 #define M48	 ((1ull << 48) - 1)
@@ -57,9 +57,48 @@ static inline uint32_t home_of(uint64_t key, uint32_t cap)
 	return (uint32_t)(((unsigned __int128)(key << (64 - KEY_BITS)) * cap) >> 64);
 }
 
+/* ---- slots ---------------------------------------------------------------- */
+
+static inline uint64_t load64(const uint8_t *p)
+{
+	uint64_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
+static inline uint32_t load32(const uint8_t *p)
+{
+	uint32_t x;
+
+	memcpy(&x, p, sizeof(x));
+	return x;
+}
+
 static inline uint64_t slot_key(const struct heap_slot *s)
 {
-	return (uint64_t)s->key_hi << 32 | s->key_lo;
+	return load64(s->b) & M40;
+}
+
+/* Its stack + 1: 0 for an empty slot. */
+static inline uint32_t slot_stack1(const struct heap_slot *s)
+{
+	return load32(s->b + 14);
+}
+
+static inline uint64_t slot_time_us(const struct heap_slot *s)
+{
+	return load64(s->b + 5) & M48;
+}
+
+static inline uint32_t slot_size(const struct heap_slot *s)
+{
+	return load32(s->b + 11) & HEAP_SLOT_MAX_SIZE;
+}
+
+static inline void slot_set_size(struct heap_slot *s, uint64_t size)
+{
+	memcpy(s->b + 11, &size, 3);
 }
 
 static inline uint32_t stack_tgid(const struct heap *h, uint32_t stack)
@@ -67,21 +106,20 @@ static inline uint32_t stack_tgid(const struct heap *h, uint32_t stack)
 	return stack < h->stacks->count ? stack_get(h->stacks, stack)->tgid : UINT32_MAX;
 }
 
-/* How far slot pos is from the home of its block. */
+/* How far slot pos (not empty) is from the home of its block. */
 static inline uint32_t dist_at(const struct heap_shard *sh, uint32_t pos)
 {
-	const struct heap_slot *s = &sh->slots[pos];
-	uint32_t home;
+	uint32_t home = home_of(slot_key(&sh->slots[pos]), sh->cap);
 
-	if (s->dist < DIST_FAR)
-		return s->dist - 1u;
-	home = home_of(slot_key(s), sh->cap);
 	return pos >= home ? pos - home : pos + sh->cap - home;
 }
 
-static inline uint8_t dist_code(uint32_t d)
+/* Does slot pos hold a block away from its home (one that a deletion before it moves back)? */
+static inline int displaced(const struct heap_shard *sh, uint32_t pos)
 {
-	return d < DIST_FAR - 1 ? (uint8_t)(d + 1) : DIST_FAR;
+	const struct heap_slot *s = &sh->slots[pos];
+
+	return slot_stack1(s) && home_of(slot_key(s), sh->cap) != pos;
 }
 
 static inline uint64_t time_us(uint64_t time_ns)
@@ -97,27 +135,27 @@ static void slot_get(const struct heap *h, const struct heap_shard *sh, const st
 	uint64_t shard = (uint64_t)(sh - h->shards);
 
 	b->addr = unmix48(shard << KEY_BITS | slot_key(s));
-	b->stack = s->stack;
-	b->size = s->size;
-	b->time_ns = ((uint64_t)s->time_hi << 32 | s->time_lo) * 1000;
-	b->tgid = stack_tgid(h, s->stack);
+	b->stack = slot_stack1(s) - 1;
+	b->size = slot_size(s);
+	b->time_ns = slot_time_us(s) * 1000;
+	b->tgid = stack_tgid(h, b->stack);
 }
 
-/* The block's fields but its key and dist. */
+/* The block's fields but its key. */
 static void slot_fill(struct heap_slot *s, const struct heap_block *b)
 {
 	uint64_t t = time_us(b->time_ns);
+	uint32_t stack1 = b->stack + 1;
 
-	s->stack = b->stack;
-	s->size = (uint32_t)b->size;
-	s->time_lo = (uint32_t)t;
-	s->time_hi = (uint16_t)(t >> 32);
+	memcpy(s->b + 5, &t, 6);
+	slot_set_size(s, b->size);
+	memcpy(s->b + 14, &stack1, 4);
 }
 
 /* Can a shard's slot hold it? */
 static inline int narrow(uint64_t addr, uint64_t size)
 {
-	return addr <= M48 && size <= UINT32_MAX;
+	return addr <= M48 && size <= HEAP_SLOT_MAX_SIZE;
 }
 
 int heap_init(struct heap *h, size_t max_count, const struct stack_table *stacks)
@@ -154,16 +192,18 @@ static int64_t shard_seek(const struct heap *h, const struct heap_shard *sh, uin
 	pos = home_of(key, sh->cap);
 	for (d = 0;; d++) {
 		const struct heap_slot *s = &sh->slots[pos];
+		uint32_t stack1 = slot_stack1(s);
 
-		/* empty, or a block nearer its home than this one would be:
-		 * Robin Hood's order says it is not there */
-		if (s->dist <= d && (s->dist < DIST_FAR || dist_at(sh, pos) < d)) {
+		if (slot_key(s) == key && stack1) {
+			if (stack_tgid(h, stack1 - 1) == tgid)
+				return pos;
+		} else if (!stack1 || dist_at(sh, pos) < d) {
+			/* empty, or a block nearer its home than this one
+			 * would be: Robin Hood's order says it is not there */
 			*at = pos;
 			*dist = d;
 			return -1;
 		}
-		if (slot_key(s) == key && stack_tgid(h, s->stack) == tgid)
-			return pos;
 		if (++pos == sh->cap)
 			pos = 0;
 	}
@@ -177,20 +217,16 @@ static inline int64_t shard_find(const struct heap *h, const struct heap_shard *
 	return shard_seek(h, sh, tgid, key, &at, &d);
 }
 
-/* Place a block (its fields but dist) at pos, d slots from its home, where
- * shard_seek() said it goes: the blocks from there to the next empty slot
- * move one slot on, each one further from its home. */
-static void shard_place_at(struct heap_shard *sh, const struct heap_slot *in, uint32_t pos,
-			   uint32_t d)
+/* Place a block (its fields) at pos, where shard_seek() said it goes: the
+ * blocks from there to the next empty slot move one slot on. */
+static void shard_place_at(struct heap_shard *sh, const struct heap_slot *in, uint32_t pos)
 {
 	struct heap_slot *v = sh->slots;
 	uint32_t cap = sh->cap, end;
 
-	for (end = pos; v[end].dist;) {
-		v[end].dist += v[end].dist < DIST_FAR;
+	for (end = pos; slot_stack1(&v[end]);)
 		if (++end == cap)
 			end = 0;
-	}
 	if (end < pos) {
 		/* the run wraps around the end of the array */
 		memmove(&v[1], &v[0], (size_t)end * sizeof(*v));
@@ -199,35 +235,21 @@ static void shard_place_at(struct heap_shard *sh, const struct heap_slot *in, ui
 	}
 	memmove(&v[pos + 1], &v[pos], (size_t)(end - pos) * sizeof(*v));
 	v[pos] = *in;
-	v[pos].dist = dist_code(d);
 	sh->count++;
 }
 
 /* Place a block known not to be in sh, which has room. */
 static void shard_place(struct heap_shard *sh, const struct heap_slot *in)
 {
-	struct heap_slot *v = sh->slots;
 	uint32_t cap = sh->cap, pos = home_of(slot_key(in), cap), d = 0;
 
 	/* past the blocks as far from their homes as it would be, or farther */
-	while (v[pos].dist && dist_at(sh, pos) >= d) {
+	while (slot_stack1(&sh->slots[pos]) && dist_at(sh, pos) >= d) {
 		if (++pos == cap)
 			pos = 0;
 		d++;
 	}
-	shard_place_at(sh, in, pos, d);
-}
-
-/* The dist of block s once it moved back to slot pos. */
-static inline uint8_t dist_back(const struct heap_shard *sh, const struct heap_slot *s,
-				uint32_t pos)
-{
-	uint32_t home;
-
-	if (s->dist < DIST_FAR)
-		return s->dist - 1;
-	home = home_of(slot_key(s), sh->cap);
-	return dist_code(pos >= home ? pos - home : pos + sh->cap - home);
+	shard_place_at(sh, in, pos);
 }
 
 /* Take the block at pos out: the run after it, up to an empty slot or a block
@@ -238,17 +260,14 @@ static void shard_delete(struct heap_shard *sh, uint32_t pos)
 	uint32_t cap = sh->cap, end = pos;
 
 	/* the blocks after pos that move, as far as the array's end */
-	while (end + 1 < cap && v[end + 1].dist > 1) {
-		v[end + 1].dist = dist_back(sh, &v[end + 1], end);
+	while (end + 1 < cap && displaced(sh, end + 1))
 		end++;
-	}
-	if (end + 1 == cap && v[0].dist > 1) {
+	if (end + 1 == cap && displaced(sh, 0)) {
 		/* the run goes on at the array's start */
 		memmove(&v[pos], &v[pos + 1], (size_t)(end - pos) * sizeof(*v));
-		v[0].dist = dist_back(sh, &v[0], cap - 1);
 		v[cap - 1] = v[0];
-		for (pos = end = 0; end + 1 < cap && v[end + 1].dist > 1; end++)
-			v[end + 1].dist = dist_back(sh, &v[end + 1], end);
+		for (pos = end = 0; end + 1 < cap && displaced(sh, end + 1);)
+			end++;
 	}
 	memmove(&v[pos], &v[pos + 1], (size_t)(end - pos) * sizeof(*v));
 	memset(&v[end], 0, sizeof(v[end]));
@@ -269,12 +288,12 @@ static int shard_grow(struct heap *h, struct heap_shard *sh)
 		return -1;
 	/* in the order of their homes, from an empty slot: each one goes at
 	 * the end of what was placed before it */
-	while (start < sh->cap && sh->slots[start].dist)
+	while (start < sh->cap && slot_stack1(&sh->slots[start]))
 		start++;
 	for (uint32_t k = 0; k < sh->cap; k++) {
 		const struct heap_slot *s = &sh->slots[(start + k) % sh->cap];
 
-		if (s->dist)
+		if (slot_stack1(s))
 			shard_place(&bigger, s);
 	}
 	pages_free(sh->slots, (size_t)sh->cap * sizeof(*sh->slots));
@@ -389,7 +408,7 @@ int heap_insert(struct heap *h, const struct heap_block *b, struct heap_block *o
 	uint64_t k = mix48(b->addr & M48);
 	struct heap_shard *sh = &h->shards[k >> KEY_BITS];
 	int replaced = 0;
-	uint32_t at = 0, d = 0;
+	uint32_t at = 0, d;
 	int64_t pos;
 
 	if (b->size > HEAP_MAX_SIZE || !b->addr)
@@ -432,11 +451,12 @@ int heap_insert(struct heap *h, const struct heap_block *b, struct heap_block *o
 	if (h->max_count && h->count >= h->max_count)
 		return HEAP_FULL;
 	if (narrow(b->addr, b->size)) {
-		struct heap_slot in = {.key_lo = (uint32_t)k, .key_hi = (uint8_t)(k >> 32)};
+		struct heap_slot in;
 
+		memcpy(in.b, &k, 5);
 		slot_fill(&in, b);
 		if ((uint64_t)(sh->count + 1) * LOAD_DEN <= (uint64_t)sh->cap * LOAD_NUM)
-			shard_place_at(sh, &in, at, d); /* where the lookup ended */
+			shard_place_at(sh, &in, at); /* where the lookup ended */
 		else if (!shard_grow(h, sh))
 			shard_place(sh, &in);
 		else
@@ -479,8 +499,8 @@ int heap_set_size(struct heap *h, uint32_t tgid, uint64_t addr, uint64_t size)
 	if (!addr || size > HEAP_MAX_SIZE)
 		return 0;
 	if (addr <= M48 && (pos = shard_find(h, sh, tgid, k & M40)) >= 0) {
-		if (size <= UINT32_MAX) {
-			sh->slots[pos].size = (uint32_t)size;
+		if (size <= HEAP_SLOT_MAX_SIZE) {
+			slot_set_size(&sh->slots[pos], size);
 			return 1;
 		}
 		/* too large for its slot now: it moves to wide */
@@ -544,7 +564,7 @@ int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out)
 			return 0;
 		sh = &h->shards[shard];
 		for (; i < sh->cap; i++) {
-			if (sh->slots[i].dist) {
+			if (slot_stack1(&sh->slots[i])) {
 				slot_get(h, sh, &sh->slots[i], out);
 				*pos = (uint64_t)shard << 32 | (i + 1);
 				return 1;
@@ -552,6 +572,13 @@ int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out)
 		}
 		*pos = (uint64_t)(shard + 1) << 32;
 	}
+}
+
+int64_t heap_slot_distance(const struct heap *h, unsigned k, uint32_t i)
+{
+	const struct heap_shard *sh = &h->shards[k];
+
+	return i < sh->cap && slot_stack1(&sh->slots[i]) ? (int64_t)dist_at(sh, i) : -1;
 }
 
 int heap_valid(const struct heap *h)
@@ -563,23 +590,21 @@ int heap_valid(const struct heap *h)
 		uint32_t n = 0;
 
 		for (uint32_t i = 0; i < sh->cap; i++) {
-			const struct heap_slot *s = &sh->slots[i];
-			uint32_t next = i + 1 == sh->cap ? 0 : i + 1, home, d, dn;
+			uint32_t next = i + 1 == sh->cap ? 0 : i + 1, dn;
+			uint32_t stack1 = slot_stack1(&sh->slots[i]);
 
-			if (s->dist) {
+			if (stack1) {
 				n++;
-				home = home_of(slot_key(s), sh->cap);
-				d = i >= home ? i - home : i + sh->cap - home;
-				if (s->dist != dist_code(d))
+				if (stack1 - 1 >= h->stacks->count)
 					return 0;
 			}
-			if (!sh->slots[next].dist)
+			if (!slot_stack1(&sh->slots[next]))
 				continue;
 			/* no gap before a block's slot, and Robin Hood's order: a
 			 * block is at most one slot further from home than the one
 			 * before it */
 			dn = dist_at(sh, next);
-			if (!s->dist ? dn != 0 : dn > dist_at(sh, i) + 1)
+			if (!stack1 ? dn != 0 : dn > dist_at(sh, i) + 1)
 				return 0;
 		}
 		if (n != sh->count)

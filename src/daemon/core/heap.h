@@ -1,24 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The live heap: every block allocated since tracing began and not yet freed,
- * keyed by (tgid, address). 20 bytes per block: the address, the requested
- * size (32 bits), the allocation time (48 bits of microseconds), and the
- * stack, whose tgid is the block's (stacks.h), so that retiring a generation
- * renames its blocks with its stacks. The address is held as its key: a
- * 48-bit mix of it that can be undone (heap.c), whose top 8 bits pick one of
- * 256 shards and are not stored. Each shard is a Robin Hood table up to 9/10
- * full that grows by a quarter: no tombstones (backward-shift deletion), no
- * table-wide rehash (a growth moves one shard), and at most about 28 bytes
- * of table per live block. Shards of 64 KiB and more are mapped pages of
- * their own, so that the ones a growth leaves go back to the system.
+ * keyed by (tgid, address). 18 bytes per block: the address (40 bits), the
+ * allocation time (48 bits of microseconds), the requested size (24 bits)
+ * and the stack, whose tgid is the block's (stacks.h), so that retiring a
+ * generation renames its blocks with its stacks. The address is held as its
+ * key: a 48-bit mix of it that can be undone (heap.c), whose top 8 bits pick
+ * one of 256 shards and are not stored. Each shard is a Robin Hood table up
+ * to 9/10 full that grows by a quarter: no tombstones (backward-shift
+ * deletion), no table-wide rehash (a growth moves one shard), and at most
+ * 25 bytes of table per live block. Shards are in pages of their own from
+ * 64 KiB on (pages.h), so that the ones a growth leaves go back.
  *
- * A block a slot cannot hold (an address from 2^48 on, a size from 2^32 on)
- * is kept whole in a side table (wide), which nearly always stays empty.
+ * A block a slot cannot hold (an address from 2^48 on, a size from 16 MiB
+ * on) is kept whole in a side table (wide): a few of a program's blocks.
  *
- * Invariants: in each shard a slot is empty exactly when its dist is 0, count
- * == number of non-empty slots, every block lies at or after its home slot,
- * ordered by home (Robin Hood), and its dist is its distance from home + 1
- * (255 from 254 on); a (tgid, address) is in a shard or in wide, never both.
+ * Invariants: in each shard a slot is empty exactly when its stack is 0,
+ * count == number of non-empty slots, every block lies at or after its home
+ * slot, ordered by home (Robin Hood); a (tgid, address) is in a shard or in
+ * wide, never both.
  */
 #ifndef MEMTRACE_HEAP_H
 #define MEMTRACE_HEAP_H
@@ -41,16 +41,15 @@ struct heap_block {
 	uint32_t stack;	  /* index in the stack table */
 };
 
-/* A block in a shard: 20 bytes, 4-byte aligned. */
+/*
+ * A block in a shard, 18 bytes, little-endian fields at byte offsets: 0 its
+ * key (40 bits: the address's mix but the shard's 8 bits), 5 the time in
+ * microseconds (48), 11 the size (24), 14 the stack + 1 (32; 0: empty).
+ */
 struct heap_slot {
-	uint32_t key_lo;  /* the address's key: bits 0-31 */
-	uint8_t key_hi;	  /* bits 32-39 (bits 40-47 are the shard's number) */
-	uint8_t dist;	  /* 0: empty; else its distance from home + 1 (255: 254 or more) */
-	uint16_t time_hi; /* the time in microseconds: bits 32-47 */
-	uint32_t time_lo;
-	uint32_t size;
-	uint32_t stack;
+	uint8_t b[18];
 };
+#define HEAP_SLOT_MAX_SIZE ((1u << 24) - 1)
 
 struct heap_shard {
 	struct heap_slot *slots;
@@ -110,5 +109,8 @@ int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out);
 
 /* The table's invariants (above), checked slot by slot: 1 if they hold. */
 int heap_valid(const struct heap *h);
+
+/* How far slot i of shard k holds its block from the block's home; -1: empty. */
+int64_t heap_slot_distance(const struct heap *h, unsigned k, uint32_t i);
 
 #endif
