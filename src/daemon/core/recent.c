@@ -260,8 +260,34 @@ static void evict(struct recent *r, struct recent_thread *t)
 		entry_drop(r, t->head);
 }
 
+/* Thread t's oldest entry k is the only one to evict: it becomes the entry of
+ * its new block (h, space, addr), the newest. */
+static void entry_reuse(struct recent *r, struct recent_thread *t, uint32_t k, uint32_t h,
+			uint32_t space, uint64_t addr)
+{
+	struct recent_entry *e = &r->pool[k - 1];
+
+	index_remove(r, e->slot);
+	if (e->next) {
+		/* from the head of its thread's FIFO to its tail */
+		t->head = e->next;
+		r->pool[e->next - 1].prev = 0;
+		r->pool[t->tail - 1].next = k;
+		e->prev = t->tail;
+		e->next = 0;
+		t->tail = k;
+	}
+	e->addr = addr;
+	e->space = space;
+	e->seq = t->seq;
+	e->hash = h;
+	e->slot = (uint32_t)index_slot(r, h, space, addr);
+	r->index[e->slot] = k;
+}
+
 void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr, int held)
 {
+	const struct recent_entry *e;
 	struct recent_thread *t;
 	uint32_t old, h;
 
@@ -274,6 +300,13 @@ void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr,
 	if (!tid || !(t = thread_get(r, tid)))
 		return;
 	t->seq++;
+	/* the usual case: one entry, the oldest, goes as this one comes */
+	e = t->head ? &r->pool[t->head - 1] : NULL;
+	if (e && held && addr && t->seq - e->seq >= r->threshold &&
+	    (!e->next || t->seq - r->pool[e->next - 1].seq < r->threshold)) {
+		entry_reuse(r, t, t->head, h, space, addr);
+		return;
+	}
 	evict(r, t);
 	if (held && addr)
 		entry_new(r, t, t->tail, h, space, addr, t->seq);
