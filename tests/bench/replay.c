@@ -104,7 +104,7 @@ static void stack_parts(const struct tracker *t, double *parts)
 	const struct stack_table *st = &t->stacks;
 
 	parts[0] = (double)st->count * sizeof(*st->v);
-	parts[1] = (double)st->nnodes * sizeof(*st->nodes) +
+	parts[1] = (double)st->nodes_len * sizeof(*st->nodes) +
 		   (double)st->node_cap * sizeof(*st->node_index);
 	parts[2] = (double)st->nwords * sizeof(*st->words) +
 		   (st->word_index ? (double)(st->word_mask + 1) * sizeof(*st->word_index) : 0);

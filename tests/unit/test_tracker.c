@@ -385,16 +385,29 @@ TEST(stack_interning)
 	CHECK_EQ_U64(st.count, 50004);
 	/* words are held once: 1, 2, 3, 4 of a and b, then i and i * 7 */
 	CHECK(st.nwords <= 4 + 2 * 50000);
-	/* nodes: a's 3, b's 3 (it shares inner frames, not outer ones: the
-	 * tree is from the outermost), 2 for a prefix of a, at most 2 for each
-	 * of the 50000; the same frames in process 2 are a's nodes */
-	CHECK(st.nnodes <= 3 + 3 + 2 + 2 * 50000);
+	/* nodes: one for each stack of at most STACK_RUN frames so far; the
+	 * same frames in process 2 are a's node */
+	CHECK_EQ_U64(st.nnodes, 3 + 50000);
 	{
-		uint64_t c[4] = {9, 1, 2, 3}; /* a with one more innermost frame: 1 node */
-		uint32_t before = st.nnodes;
+		/* 20 frames: runs of 8, 8 and 4 from the outermost (3 nodes); a
+		 * stack with its outer 18 frames shares the first 2 and adds a
+		 * run of 2, one with its outer 12 frames shares the outermost and
+		 * adds a run of 4 */
+		uint64_t f[20];
+		uint32_t before = st.nnodes, s20, s18, s12;
 
-		stack_intern(&st, 1, c, 4, &is_new);
-		CHECK(is_new && st.nnodes == before + 1);
+		for (i = 0; i < 20; i++)
+			f[i] = 1000 + i;
+		s20 = stack_intern(&st, 4, f, 20, &is_new);
+		CHECK(is_new && st.nnodes == before + 3);
+		s18 = stack_intern(&st, 4, f + 2, 18, &is_new);
+		CHECK(is_new && st.nnodes == before + 4);
+		s12 = stack_intern(&st, 4, f + 8, 12, &is_new);
+		CHECK(is_new && st.nnodes == before + 4 + 1);
+		CHECK_EQ_U64(stack_word(&st, s20, 19), 1019);
+		CHECK_EQ_U64(stack_word(&st, s18, 0), 1002);
+		CHECK_EQ_U64(stack_word(&st, s12, 11), 1019);
+		CHECK(stack_intern(&st, 4, f + 2, 18, &is_new) == s18 && !is_new);
 	}
 	CHECK_EQ_U64(stack_get(&st, x)->leaf,
 		     stack_get(&st, stack_intern(&st, 2, a, 3, &is_new))->leaf);

@@ -55,7 +55,7 @@ void stacks_destroy(struct stack_table *t)
 	pages_free(t->v, (size_t)t->cap * sizeof(*t->v));
 	if (t->index)
 		pages_free(t->index, (t->index_mask + 1) * sizeof(*t->index));
-	pages_free(t->nodes, (size_t)t->nodes_cap * sizeof(*t->nodes));
+	pages_free(t->nodes, t->nodes_cap * sizeof(*t->nodes));
 	pages_free(t->node_index, (size_t)t->node_cap * sizeof(*t->node_index));
 	pages_free(t->words, (size_t)t->words_cap * sizeof(*t->words));
 	if (t->word_index)
@@ -66,8 +66,7 @@ void stacks_destroy(struct stack_table *t)
 size_t stacks_bytes(const struct stack_table *t)
 {
 	return (size_t)t->count * sizeof(*t->v) + (t->index_mask + 1) * sizeof(*t->index) +
-	       (size_t)t->nnodes * sizeof(*t->nodes) +
-	       (size_t)t->node_cap * sizeof(*t->node_index) +
+	       t->nodes_len * sizeof(*t->nodes) + (size_t)t->node_cap * sizeof(*t->node_index) +
 	       (size_t)t->nwords * sizeof(*t->words) +
 	       (t->word_index ? (t->word_mask + 1) * sizeof(*t->word_index) : 0);
 }
@@ -134,17 +133,20 @@ static uint32_t word_number(struct stack_table *t, uint64_t w)
 	return t->nwords - 1;
 }
 
-static uint32_t node_home(uint32_t parent, uint32_t num, uint32_t cap)
+static uint32_t node_home(uint32_t parent, const uint32_t *nums, uint32_t n, uint32_t cap)
 {
-	uint64_t x = ((uint64_t)parent << 32 | num) * 0x9e3779b97f4a7c15ull;
+	uint64_t x = ((uint64_t)parent << 32 | n) * 0x9e3779b97f4a7c15ull;
 
-	x ^= x >> 29;
+	for (uint32_t k = 0; k < n; k++) {
+		x = (x ^ nums[k]) * 0xff51afd7ed558ccdull;
+		x ^= x >> 29;
+	}
 	return (uint32_t)(((x & 0xffffffffull) * cap) >> 32);
 }
 
-/* The node of word number num called from node parent (+ 1; 0: outermost),
- * added if new: its number + 1, or 0 when memory runs out. */
-static uint32_t node_get(struct stack_table *t, uint32_t parent, uint32_t num)
+/* The node of the n frames nums (word numbers, innermost first) called from
+ * node parent (0: none), added if new; 0 when memory runs out. */
+static uint32_t node_get(struct stack_table *t, uint32_t parent, const uint32_t *nums, uint32_t n)
 {
 	uint32_t i, x;
 
@@ -155,36 +157,44 @@ static uint32_t node_get(struct stack_table *t, uint32_t parent, uint32_t num)
 
 		if (cap > UINT32_MAX || !(index = pages_alloc(cap * sizeof(*index))))
 			return 0;
-		for (uint32_t k = 0; k < t->nnodes; k++) {
-			for (i = node_home(t->nodes[k].parent, t->nodes[k].num, (uint32_t)cap);
+		for (size_t o = 0; o < t->nodes_len; o += 2 + t->nodes[o + 1]) {
+			for (i = node_home(t->nodes[o], &t->nodes[o + 2], t->nodes[o + 1],
+					   (uint32_t)cap);
 			     index[i]; i = i + 1 == cap ? 0 : i + 1)
 				;
-			index[i] = k + 1;
+			index[i] = (uint32_t)o + 1;
 		}
 		pages_free(t->node_index, (size_t)t->node_cap * sizeof(*t->node_index));
 		t->node_index = index;
 		t->node_cap = (uint32_t)cap;
 	}
-	for (i = node_home(parent, num, t->node_cap); (x = t->node_index[i]);
-	     i = i + 1 == t->node_cap ? 0 : i + 1)
-		if (t->nodes[x - 1].num == num && t->nodes[x - 1].parent == parent)
-			return x;
-	if (t->nnodes == t->nodes_cap) {
-		uint64_t cap = t->nodes_cap ? 2 * (uint64_t)t->nodes_cap : 4096;
-		struct stack_node *v;
+	for (i = node_home(parent, nums, n, t->node_cap); (x = t->node_index[i]);
+	     i = i + 1 == t->node_cap ? 0 : i + 1) {
+		const uint32_t *v = &t->nodes[x - 1];
 
-		if (cap > UINT32_MAX - 1)
-			cap = UINT32_MAX - 1;
-		if (cap <= t->nodes_cap ||
-		    !(v = pages_realloc(t->nodes, (size_t)t->nodes_cap * sizeof(*v),
-					cap * sizeof(*v))))
+		if (v[0] == parent && v[1] == n && !memcmp(v + 2, nums, n * sizeof(*nums)))
+			return x;
+	}
+	/* a node's number is its offset + 1 */
+	if (t->nodes_len + 2 + n >= UINT32_MAX)
+		return 0;
+	if (t->nodes_len + 2 + n > t->nodes_cap) {
+		size_t cap = t->nodes_cap ? 2 * t->nodes_cap : 4096;
+		uint32_t *v = pages_realloc(t->nodes, t->nodes_cap * sizeof(*v), cap * sizeof(*v));
+
+		if (!v)
 			return 0;
 		t->nodes = v;
-		t->nodes_cap = (uint32_t)cap;
+		t->nodes_cap = cap;
 	}
-	t->nodes[t->nnodes] = (struct stack_node){.num = num, .parent = parent};
-	t->node_index[i] = ++t->nnodes;
-	return t->nnodes;
+	x = (uint32_t)t->nodes_len + 1;
+	t->nodes[t->nodes_len] = parent;
+	t->nodes[t->nodes_len + 1] = n;
+	memcpy(&t->nodes[t->nodes_len + 2], nums, n * sizeof(*nums));
+	t->nodes_len += 2 + n;
+	t->nnodes++;
+	t->node_index[i] = x;
+	return x;
 }
 
 static int stacks_reserve(struct stack_table *t)
@@ -207,16 +217,16 @@ static int stacks_reserve(struct stack_table *t)
 static int stack_equal(const struct stack_table *t, const struct stack_entry *e, uint32_t tgid,
 		       const uint64_t *frames, uint32_t n)
 {
-	uint32_t node = e->leaf;
+	uint32_t k = 0;
 
 	if (e->tgid != tgid || e->nframes != n)
 		return 0;
-	for (uint32_t k = 0; k < n; k++) {
-		const struct stack_node *nd = &t->nodes[node - 1];
+	for (uint32_t node = e->leaf; node; node = t->nodes[node - 1]) {
+		const uint32_t *x = &t->nodes[node - 1];
 
-		if (t->words[nd->num] != frames[k])
-			return 0;
-		node = nd->parent;
+		for (uint32_t j = 0; j < x[1]; j++)
+			if (t->words[x[2 + j]] != frames[k++])
+				return 0;
 	}
 	return 1;
 }
@@ -242,11 +252,15 @@ uint32_t stack_intern(struct stack_table *t, uint32_t tgid, const uint64_t *fram
 		return STACK_NONE;
 	if (stacks_reserve(t))
 		return STACK_NONE;
-	/* its nodes, from the outermost frame */
-	for (uint32_t k = n; k-- > 0;) {
-		uint32_t num = word_number(t, frames[k]);
+	/* its nodes, from the outermost frame, STACK_RUN frames at a time */
+	for (uint32_t end = n, start; end; end = start) {
+		uint32_t nums[STACK_RUN];
 
-		if (num == UINT32_MAX || !(leaf = node_get(t, leaf, num)))
+		start = end > STACK_RUN ? end - STACK_RUN : 0;
+		for (uint32_t k = start; k < end; k++)
+			if ((nums[k - start] = word_number(t, frames[k])) == UINT32_MAX)
+				return STACK_NONE;
+		if (!(leaf = node_get(t, leaf, nums, end - start)))
 			return STACK_NONE;
 	}
 	/* the index may have been rebuilt: find the free slot again */

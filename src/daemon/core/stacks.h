@@ -5,11 +5,14 @@
  * valid for the daemon's life, so the heap table stores 4 bytes per block.
  * Each distinct word (a return address, or a Python frame word) is stored
  * once and numbered. The frames of all stacks make one tree of nodes, from
- * the outermost frame: a node is a word number and the node of the frames
- * that called it, held once for every stack that shares them (stacks of one
- * program share their outer frames: main, its loops, their handlers), and a
- * stack is its innermost frame's node. Equal frames are the same node, in
- * every process. The index is an open-addressing table of entry numbers
+ * the outermost frame: a node is a run of up to STACK_RUN frames (their word
+ * numbers) and the node of the frames that called them, held once for every
+ * stack that shares them (stacks of one program share their outer frames:
+ * main, its loops, their handlers), and a stack is its innermost node. A
+ * stack's frames are cut into runs from the outermost, STACK_RUN at a time,
+ * so that equal frames are the same node, in every process; a run of
+ * frames rather than one frame a node keeps a stack a few nodes (a walk of
+ * its frames a few cache lines). The index is an open-addressing table of entry numbers
  * keyed by a hash of the whole stack, compared in full (no collision ever
  * merges two stacks).
  */
@@ -24,6 +27,8 @@
 #define STACK_NONE UINT32_MAX
 /* A stack has at most this many frames (native and Python). */
 #define STACK_MAX_FRAMES 256
+/* Frames a node of the tree holds at most. */
+#define STACK_RUN 8
 
 /* The counters a stack keeps: those of MT_STACK_COUNTERS but the inherited
  * ones (section 2), which only the views of forked children fill in. */
@@ -38,7 +43,7 @@ struct stack_counters {
 
 struct stack_entry {
 	uint32_t hash; /* of the whole stack (its low half: enough to place it) */
-	uint32_t leaf; /* its innermost frame's node + 1 (0: no frames) */
+	uint32_t leaf; /* its innermost node (0: no frames) */
 	uint32_t tgid;
 	uint16_t nframes;
 	uint16_t stack_end; /* enum mt_stack_end of the event that made it */
@@ -52,12 +57,6 @@ struct stack_entry {
 	uint32_t hist;
 };
 
-/* A frame in the tree: its word's number, and the node of its caller. */
-struct stack_node {
-	uint32_t num;
-	uint32_t parent; /* node + 1; 0: it is the outermost frame */
-};
-
 struct stack_table {
 	struct stack_entry *v;
 	uint32_t count;
@@ -65,9 +64,13 @@ struct stack_table {
 	uint32_t max_stacks; /* 0 = unbounded */
 	uint32_t *index;     /* STACK_NONE = empty */
 	size_t index_mask;
-	struct stack_node *nodes;
-	uint32_t nnodes, nodes_cap;
-	uint32_t *node_index; /* node + 1 by hash of (parent, num); 0 = empty */
+	/* the tree: node x is nodes[x - 1 ..]: the node of its callers (0:
+	 * none), its number of frames (1..STACK_RUN), their word numbers,
+	 * innermost first */
+	uint32_t *nodes;
+	size_t nodes_len, nodes_cap;
+	uint32_t nnodes;
+	uint32_t *node_index; /* node by hash of its content; 0 = empty */
 	uint32_t node_cap;    /* its slots: any number (homes are mapped by multiplication) */
 	uint64_t *words;      /* each distinct word once, by number */
 	uint32_t nwords, words_cap;
@@ -96,8 +99,12 @@ static inline uint32_t stack_nums(const struct stack_table *t, uint32_t idx, uin
 {
 	uint32_t n = 0;
 
-	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1].parent)
-		out[n++] = t->nodes[node - 1].num;
+	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1]) {
+		const uint32_t *x = &t->nodes[node - 1];
+
+		for (uint32_t k = 0; k < x[1]; k++)
+			out[n++] = x[2 + k];
+	}
 	return n;
 }
 
@@ -106,19 +113,25 @@ static inline uint32_t stack_words(const struct stack_table *t, uint32_t idx, ui
 {
 	uint32_t n = 0;
 
-	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1].parent)
-		out[n++] = t->words[t->nodes[node - 1].num];
+	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1]) {
+		const uint32_t *x = &t->nodes[node - 1];
+
+		for (uint32_t k = 0; k < x[1]; k++)
+			out[n++] = t->words[x[2 + k]];
+	}
 	return n;
 }
 
-/* Word k (0 = innermost) of stack idx: k steps from its innermost frame. */
+/* Word k (0 = innermost) of stack idx. */
 static inline uint64_t stack_word(const struct stack_table *t, uint32_t idx, uint32_t k)
 {
-	uint32_t node = t->v[idx].leaf;
+	const uint32_t *x = &t->nodes[t->v[idx].leaf - 1];
 
-	while (k--)
-		node = t->nodes[node - 1].parent;
-	return t->words[t->nodes[node - 1].num];
+	while (k >= x[1]) {
+		k -= x[1];
+		x = &t->nodes[x[0] - 1];
+	}
+	return t->words[x[2 + k]];
 }
 
 /* The counters as reports carry them (the inherited ones 0). */
