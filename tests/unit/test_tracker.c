@@ -408,6 +408,16 @@ TEST(stack_interning)
 		CHECK_EQ_U64(stack_word(&st, s18, 0), 1002);
 		CHECK_EQ_U64(stack_word(&st, s12, 11), 1019);
 		CHECK(stack_intern(&st, 4, f + 2, 18, &is_new) == s18 && !is_new);
+		/* a cursor from any word: inside a run, at a run's start, at the end */
+		for (uint32_t from = 0; from <= 20; from++) {
+			struct stack_cursor c;
+			uint32_t num, k = from;
+
+			stack_cursor_init(&c, &st, s20, from);
+			while (stack_cursor_next(&c, &num))
+				CHECK_EQ_U64(st.words[num], 1000 + k++);
+			CHECK_EQ_U64(k, 20);
+		}
 	}
 	CHECK_EQ_U64(stack_get(&st, x)->leaf,
 		     stack_get(&st, stack_intern(&st, 2, a, 3, &is_new))->leaf);

@@ -122,6 +122,42 @@ static inline uint32_t stack_words(const struct stack_table *t, uint32_t idx, ui
 	return n;
 }
 
+/* A stack's word numbers one at a time, innermost first. */
+struct stack_cursor {
+	const struct stack_table *t;
+	const uint32_t *node; /* the node of the next one (NULL: the end) */
+	uint32_t k;	      /* its place in the node */
+};
+
+/* At word from (0 = innermost) of stack idx, which has more than from words
+ * (or exactly from: then at the end). */
+static inline void stack_cursor_init(struct stack_cursor *c, const struct stack_table *t,
+				     uint32_t idx, uint32_t from)
+{
+	uint32_t leaf = t->v[idx].leaf;
+
+	c->t = t;
+	c->node = leaf ? &t->nodes[leaf - 1] : NULL;
+	while (c->node && from >= c->node[1]) {
+		from -= c->node[1];
+		c->node = c->node[0] ? &t->nodes[c->node[0] - 1] : NULL;
+	}
+	c->k = from;
+}
+
+/* The next word number into *num: 1, or 0 at the end. */
+static inline int stack_cursor_next(struct stack_cursor *c, uint32_t *num)
+{
+	if (!c->node)
+		return 0;
+	*num = c->node[2 + c->k];
+	if (++c->k == c->node[1]) {
+		c->node = c->node[0] ? &c->t->nodes[c->node[0] - 1] : NULL;
+		c->k = 0;
+	}
+	return 1;
+}
+
 /* Word k (0 = innermost) of stack idx. */
 static inline uint64_t stack_word(const struct stack_table *t, uint32_t idx, uint32_t k)
 {

@@ -420,27 +420,28 @@ static char *stack_row_key(struct grouping *g, const struct row *r);
 struct loc_iter {
 	struct grouping *g;
 	uint32_t space;
-	const uint32_t *nums; /* its word numbers */
-	uint32_t nwords, word;
-	uint32_t first, count, k; /* the current word's frames, and the next of them */
+	struct stack_cursor words; /* its word numbers, from the next */
+	uint32_t first, count, k;  /* the current word's frames, and the next of them */
 };
 
-/* nums: the stack's word numbers (stack_nums()) */
-static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx,
-			  const uint32_t *nums, uint32_t from)
+/* From word from of stack idx. */
+static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx, uint32_t from)
 {
-	const struct stack_entry *e = stack_get(&g->v->tracker->stacks, idx);
+	const struct stack_table *t = &g->v->tracker->stacks;
 
-	*it = (struct loc_iter){g, e->tgid, nums, e->nframes, from, 0, 0, 0};
+	*it = (struct loc_iter){g, stack_get(t, idx)->tgid, {0}, 0, 0, 0};
+	stack_cursor_init(&it->words, t, idx, from);
 }
 
 /* The next location number into *loc: 1, or 0 at the end. */
 static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 {
+	uint32_t num;
+
 	while (it->k == it->count) {
-		if (it->word == it->nwords)
+		if (!stack_cursor_next(&it->words, &num))
 			return 0;
-		framebuild_word(it->g->fb, it->space, it->nums[it->word++], &it->first, &it->count);
+		framebuild_word(it->g->fb, it->space, num, &it->first, &it->count);
 		it->k = 0;
 	}
 	*loc = frame_key(it->g, it->first + it->k++);
@@ -455,19 +456,18 @@ static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 static int chain_cmp_words(struct grouping *g, const struct row *a, const struct row *b)
 {
 	const struct stack_table *t = &g->v->tracker->stacks;
-	const struct stack_entry *ea = stack_get(t, a->rep), *eb = stack_get(t, b->rep);
-	uint32_t na[STACK_MAX_FRAMES], nb[STACK_MAX_FRAMES];
-	uint32_t n = ea->nframes < eb->nframes ? ea->nframes : eb->nframes, i = 0;
+	struct stack_cursor ca, cb;
 	struct loc_iter ia, ib;
-	uint32_t x, y;
+	uint32_t x, y, i = 0;
 	int more_a, more_b;
 
-	stack_nums(t, a->rep, na);
-	stack_nums(t, b->rep, nb);
-	while (i < n && na[i] == nb[i])
+	/* the first word they differ in (or where the shorter ends) */
+	stack_cursor_init(&ca, t, a->rep, 0);
+	stack_cursor_init(&cb, t, b->rep, 0);
+	while (stack_cursor_next(&ca, &x) && stack_cursor_next(&cb, &y) && x == y)
 		i++;
-	loc_iter_init(&ia, g, a->rep, na, i);
-	loc_iter_init(&ib, g, b->rep, nb, i);
+	loc_iter_init(&ia, g, a->rep, i);
+	loc_iter_init(&ib, g, b->rep, i);
 	for (;;) {
 		more_a = loc_iter_next(&ia, &x);
 		more_b = loc_iter_next(&ib, &y);
