@@ -2,6 +2,7 @@
 /* Memory for the core's big tables (see pages.h). */
 #include "daemon/core/pages.h"
 
+#include <malloc.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -53,6 +54,12 @@ void *pages_realloc(void *p, size_t n, size_t m)
 		return NULL;
 	memcpy(q, p, n < m ? n : m);
 	pages_free(p, n);
+	if (m >= PAGES_MIN) {
+		/* the last of its copies in malloc's heap is a hole now, and so
+		 * are the ones before it that nothing reused: their pages go
+		 * back (glibc gives back the whole free pages inside its heap) */
+		malloc_trim(0);
+	}
 	return q;
 }
 
