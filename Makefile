@@ -55,6 +55,10 @@ DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
 DEB_PACKAGES += redis-server redis-tools
+# tracers that hold a target a leak scan must refuse (tests/e2e/test_scan.py)
+DEB_PACKAGES += strace gdb
+# a server that forks its backends, under pgbench (tests/e2e/test_match.py)
+DEB_PACKAGES += postgresql postgresql-contrib
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
@@ -101,7 +105,8 @@ HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.m
 	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
 	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
 	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css \
-	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css
+	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css \
+	       html_pid_js=src/ctl/render/html/pid.js
 
 $(O)/npm/.installed: src/ctl/render/html/package.json src/ctl/render/html/package-lock.json | $(O)
 	mkdir -p $(O)/npm && cp src/ctl/render/html/package.json src/ctl/render/html/package-lock.json $(O)/npm/
@@ -257,15 +262,13 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
-FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
+FUZZ_SRCS_elf      := $(addprefix src/daemon/,elf/elfmod.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \
-		       src/daemon/symbols/elfsym.c $(COMMON_SRCS)
+		       src/daemon/elf/elfmod.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
-		       attach/pydispatch.c attach/allocator.c attach/elfjump.c symbols/elfsym.c \
-		       symbols/pyinline.c symbols/dwarfline.c proc/procmaps.c proc/linkmap.c) \
-		       $(COMMON_SRCS)
+		       elf/elfmod.c) $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)

@@ -3,10 +3,12 @@
  * What a target goes through when it executes a new program or forks: the
  * exec makes a new entry of the same pid (the old one's data stays, marked
  * "execed"), held in its ld.so until the new program's allocator is
- * resolved and probed; a fork of a followed target makes an entry for the
- * child, traced from its first call on the probes it inherited. The events
- * that drive this arrive through the ring buffer (ingest.c), in order with
- * the allocation events around them.
+ * resolved and probed; a fork of a followed target, or of a --comm/--exe
+ * match, makes an entry for the child, traced from its first call on the
+ * probes it inherited. A match that executes a program that does not match
+ * is traced no more (target_unmatched). The events that drive this arrive
+ * through the ring buffer (ingest.c), in order with the allocation events
+ * around them.
  */
 #include <errno.h>
 #include <poll.h>
@@ -21,7 +23,7 @@
 #include "daemon/exec.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
-#include "daemon/attach/pydispatch.h"
+#include "daemon/attach/allocator.h"
 #include "daemon/attach/detacher.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
@@ -70,6 +72,10 @@ void target_execed(struct daemon *d, int i)
 	nt->parent = tg->parent;
 	nt->matched = tg->matched;
 	tg->matched = 0;
+	/* the copies of its parent's probes a match's child ran went at the
+	 * exec (remove_on_exec); --follow-forks' stay */
+	nt->copies = tg->copies && target_inherit(d, nt) == PROBES_INHERIT;
+	tg->copies = 0;
 	for (int k = 0; k < d->ntargets; k++) {
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
@@ -107,12 +113,14 @@ static void target_give_up(struct daemon *d, int i, const char *why)
 /*
  * The probes a forked child carries from its ancestors (their perf events
  * are inherited): the keys only, links marked non-NULL and never used.
+ * None once an exec dropped them (a match's child).
  */
 static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int p = d->targets[i].parent, hops = 0; p >= 0 && hops < 1024;
-	     p = d->targets[p].parent, hops++) {
+	for (int x = i, p = d->targets[i].parent, hops = 0;
+	     p >= 0 && d->targets[x].copies && hops < 1024;
+	     x = p, p = d->targets[p].parent, hops++) {
 		const struct target_probes *tp = &d->targets[p].probes;
 
 		for (int k = 0; k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links); k++) {
@@ -125,8 +133,10 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 }
 
 /*
- * A followed target forked: the child is traced already (it inherited the
- * probes in copy_process, before it ran); give it an entry of its own.
+ * A followed target, or a match, forked: the child is traced already (it
+ * inherited the probes in copy_process, before it ran); give it an entry
+ * of its own. A match's child is a match: over --max-targets (BPF let two
+ * through at once), it runs its copies untraced.
  */
 void target_forked(struct daemon *d, uint32_t ptgid, int child)
 {
@@ -140,17 +150,40 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		if (d->targets[i].pid == (int)ptgid && d->targets[i].state == SNAP_TARGET_ATTACHED)
 			p = i;
 	}
-	if (p < 0 || child <= 0)
+	if (child <= 0)
 		return;
+	if (p < 0) {
+		struct mt_target_watch w;
+
+		/* its parent stopped being traced meanwhile (detached): the child
+		 * is no target; a match's leaves the cap it entered */
+		if (!probes_watch_get(d->skel, child, &w) && !w.untraced) {
+			probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
+			if (w.matched)
+				__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	if (d->targets[p].matched && targets_matched_now(d) >= d->set.max_targets) {
+		probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
+		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		target_over_limit(d, child);
+		return;
+	}
 	retire_pid(d, child); /* an earlier process with this pid */
 	j = target_new(d, child);
 	parent = &d->targets[p];
 	c = &d->targets[j];
 	c->parent = p;
+	c->copies = 1;
+	c->matched = parent->matched;
 	/* the child runs the parent's program until it executes another (an exec
 	 * event follows then); /proc may be gone already if it exited at once */
 	c->command = parent->command ? xstrdup(parent->command) : process_read_command(child);
-	c->alloc.path = parent->alloc.path ? xstrdup(parent->alloc.path) : NULL;
+	c->alloc.obj[ALLOC_OBJ_MALLOC].path =
+	    parent->alloc.obj[ALLOC_OBJ_MALLOC].path
+		? xstrdup(parent->alloc.obj[ALLOC_OBJ_MALLOC].path)
+		: NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
 	c->state = SNAP_TARGET_ATTACHED;
@@ -167,6 +200,7 @@ void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		c->end_ns = now;
 		c->release_pending = 1; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
+		unmatch(d, c);
 	}
 	/* a forked CPython is the same CPython */
 	if (!bpf_map__lookup_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc), 0)) {
@@ -212,8 +246,8 @@ void target_resolve(struct daemon *d, int i)
 	if (d->set.python_allocators)
 		allocator_resolve_python(tg->pid, &a);
 	inherited_probes(d, i, &inh);
-	if (probes_attach_keeping(d->skel, tg->pid, &a, d->set.follow_forks, &np, &tg->probes, &inh,
-				  err, sizeof(err))) {
+	if (probes_attach_keeping(d->skel, tg->pid, &a, target_inherit(d, tg), &np, &tg->probes,
+				  &inh, err, sizeof(err))) {
 		allocator_free(&a);
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why);
@@ -237,7 +271,7 @@ void target_resolve(struct daemon *d, int i)
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
 	unwind_attach(d->unwind, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
-		tg->alloc.path, probes_count(&tg->probes),
+		tg->alloc.obj[ALLOC_OBJ_MALLOC].path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
 }
 
@@ -267,21 +301,106 @@ static void resolve_held(struct daemon *d, int i)
 }
 
 /*
+ * A match (without --follow-forks) executed a program that matches too,
+ * entry i its new generation, stopped at its first instruction when held.
+ * The probes it keeps lost their inherited events at the exec: open them
+ * again, so that the children it forks from now on get copies. A match's
+ * child that ran only copies of its parent's probes has none left (they
+ * went at the exec): probes of its own, on the libc beside its ld.so
+ * before it runs, as for a new match (target_attach); target_resolve()
+ * completes them once ld.so is done.
+ */
+static void match_execed(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char err[512], why[600];
+	int rc;
+
+	if (tg->probes.nlinks) {
+		rc = probes_reinherit(&tg->probes, tg->pid);
+		if (rc)
+			log_msg("pid %d: children it forks from now on may miss some probes: %s",
+				tg->pid, strerror(-rc));
+		return;
+	}
+	if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, sizeof(err)) ||
+	    probes_attach(d->skel, tg->pid, &tg->alloc, PROBES_INHERIT_MATCH, &tg->probes, err,
+			  sizeof(err))) {
+		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
+		target_give_up(d, i, why);
+	}
+	/* it runs no copies now: its ancestors' probes may go */
+	targets_release_probes(d, tg->parent);
+}
+
+/*
+ * Entry i, a match without --follow-forks, executed a program that does not
+ * match (MT_EXEC_UNMATCHED): it is traced no more. Its data until the exec
+ * stays, marked execed; no entry follows. The BPF side drops its calls from
+ * the exec on (MT_UNTRACED_OWN); its own probes stay while children it
+ * forked before run copies of them, and go with the last of those.
+ */
+static void target_unmatched(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char *cmd, *note;
+	int pid = tg->pid;
+
+	if (tg->state != SNAP_TARGET_ATTACHED)
+		return;
+	tracker_target_exec(&d->tracker, (uint32_t)pid);
+	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
+	ldso_release(tg);
+	unmatch(d, tg);
+	if (tg->pidfd >= 0) {
+		loop_unwatch(d->epfd, tg->pidfd);
+		close(tg->pidfd);
+		tg->pidfd = -1;
+	}
+	tg->resolve_pending = 0;
+	tg->copies = 0; /* gone at the exec */
+	tg->state = SNAP_TARGET_EXECED;
+	tg->end_ns = time_monotonic_ns();
+	cmd = process_read_command(pid);
+	if (asprintf(&note, "executed %s, which does not match %s %s: not traced since",
+		     cmd ? cmd : "a program", d->set.match_comm ? "--comm" : "--exe",
+		     d->set.match_comm ? d->set.match_comm : d->set.match_exe) >= 0) {
+		free(tg->note);
+		tg->note = note;
+	}
+	log_msg("pid %d %s", pid, tg->note);
+	free(cmd);
+	if (tg->probes.nlinks)
+		tg->holds_untraced = 1; /* left in the map until they go */
+	else
+		probes_unwatch(d->skel, pid);
+	targets_release_probes(d, i);
+}
+
+/*
  * A target executed a new program, stopped at its first instruction when
  * stopped is set (the exec tracepoint). Hold it in its ld.so until the
  * libraries are mapped (MT_EV_LDSO): an allocator the new program preloads
  * (jemalloc in LD_PRELOAD, say) is then probed before it is first called.
  */
-void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
+void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int unmatched)
 {
 	int n = d->ntargets, i; /* target_execed appends */
 	char *path = NULL;
 	uint64_t off;
 
 	for (i = 0; i < n; i++) {
-		if (d->targets[i].pid == (int)tgid)
+		if (d->targets[i].pid != (int)tgid)
+			continue;
+		if (unmatched)
+			target_unmatched(d, i);
+		else
 			target_execed(d, i);
 	}
+	i = pending_entry(d, (int)tgid);
+	if (i >= 0 && target_inherit(d, &d->targets[i]) == PROBES_INHERIT_MATCH)
+		match_execed(d, i);
 	i = pending_entry(d, (int)tgid);
 	if (i >= 0 && stopped && !linkmap_ldso_probe((int)tgid, &path, &off)) {
 		d->targets[i].ldso_link = probes_attach_ldso(d->skel, (int)tgid, path, off);
@@ -309,7 +428,7 @@ void target_ldso_event(struct daemon *d, uint32_t tgid)
 /*
  * A CPython target stopped in a function that installs an allocator, while
  * its frees are probed where the table dispatches them: probe the
- * dispatchers again before the table changes (attach/pydispatch.c), continue
+ * dispatchers again before the table changes (attach/allocator.c), continue
  * it.
  */
 void target_pyalloc_event(struct daemon *d, uint32_t tgid)
@@ -322,10 +441,11 @@ void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 
 		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
 			continue;
-		if (pydispatch_undo(&tg->alloc)) {
+		if (allocator_undo_python_dispatch(&tg->alloc)) {
 			inherited_probes(d, i, &inh);
-			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc, d->set.follow_forks,
-						  &np, &tg->probes, &inh, err, sizeof(err))) {
+			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc,
+						  target_inherit(d, tg), &np, &tg->probes, &inh,
+						  err, sizeof(err))) {
 				log_msg("pid %d: %s: its frees may go untraced", tg->pid, err);
 			} else {
 				probes_detach(&tg->probes);
@@ -367,6 +487,7 @@ int execs_unseen(struct daemon *d)
 void check_execs(struct daemon *d)
 {
 	uint64_t lost[MT_LOST_SLOTS];
+	struct mt_target_watch w;
 
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
@@ -378,6 +499,12 @@ void check_execs(struct daemon *d)
 			continue; /* not lost: it is being written right now */
 		d->exec_events_lost++;
 		log_msg("the exec event of pid %d was lost (ring buffer full)", tg->pid);
+		if (!probes_watch_get(d->skel, tg->pid, &w) && w.untraced == MT_UNTRACED_OWN) {
+			target_unmatched(d, i);
+			continue;
+		}
 		target_execed(d, i);
+		if (target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
+			match_execed(d, d->ntargets - 1);
 	}
 }

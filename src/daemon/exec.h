@@ -7,13 +7,14 @@
 
 struct daemon;
 
-/* The ring buffer says: tgid executed a new program (stopped: held for us). */
-void target_exec_event(struct daemon *d, uint32_t tgid, int stopped);
+/* The ring buffer says: tgid executed a new program (stopped: held for us;
+ * unmatched: a match's, which does not match: traced no more). */
+void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int unmatched);
 /* ... reached its ld.so's _dl_debug_state, stopped there. */
 void target_ldso_event(struct daemon *d, uint32_t tgid);
 /* ... is about to install a CPython allocator, stopped there. */
 void target_pyalloc_event(struct daemon *d, uint32_t tgid);
-/* ... a followed target ptgid forked child. */
+/* ... a followed target or a match, ptgid, forked child. */
 void target_forked(struct daemon *d, uint32_t ptgid, int child);
 
 /* Entry i executed a new program whose event was lost: act as if it came. */

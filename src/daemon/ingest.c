@@ -71,7 +71,7 @@ void ingest_record(struct daemon *d, const void *data, size_t len)
 			(unsigned long long)ev->size, ev->nframes);
 	tracker_event(&d->tracker, data, len);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_EXEC)
-		target_exec_event(d, ev->tgid, ev->addr == 1);
+		target_exec_event(d, ev->tgid, ev->addr == 1, ev->old_addr == MT_EXEC_UNMATCHED);
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO && ev->addr == 1)
 		unwind_linker_event(d->unwind, (int)ev->tgid); /* before it is continued */
 	if (len >= sizeof(*ev) && ev->kind == MT_EV_LDSO)

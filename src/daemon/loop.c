@@ -44,6 +44,7 @@ static void tick(struct daemon *d)
 			target_resolve(d, k);
 	}
 	now = time_monotonic_ns();
+	targets_log_over_limit(d, now);
 	server_expire(d->server, now);
 	metrics_http_tick(d->metrics, now);
 }

@@ -82,6 +82,13 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	v->daemon.stack_id_events = d->tracker.stack_id_events;
 	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
+	if (d->set.match_what) {
+		v->has_match = 1;
+		v->match = (struct snap_match){.what = d->set.match_what,
+					       .max_targets = (uint64_t)d->set.max_targets,
+					       .traced = (uint64_t)targets_matched_now(d),
+					       .over_limit = targets_over_limit(d)};
+	}
 	v->ring_consumed = ingest_ring_consumed();
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
@@ -188,6 +195,12 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->set.python_allocators = o->python_allocators;
 	d->set.follow_forks = o->follow_forks;
 	d->set.max_targets = (int)o->max_targets;
+	d->set.match_comm = o->match_comm;
+	d->set.match_exe = o->match_exe;
+	if ((o->match_comm || o->match_exe) &&
+	    asprintf(&d->set.match_what, "%s %s", o->match_comm ? "--comm" : "--exe",
+		     o->match_comm ? o->match_comm : o->match_exe) < 0)
+		return -1;
 	d->set.options = (struct snap_options){
 	    .stack_depth = o->stack_depth,
 	    .ring_buffer_bytes = o->ring_buffer_bytes,
@@ -223,7 +236,9 @@ static void daemon_cleanup(struct daemon *d)
 	pystacks_free(d->py);
 	rss_sampler_free(d->sampler);
 	resident_free(&d->resident);
+	timeline_free(&d->timeline);
 	tracker_destroy(&d->tracker);
+	free(d->set.match_what);
 	if (d->epfd >= 0)
 		close(d->epfd);
 }
@@ -340,7 +355,12 @@ int main(int argc, char **argv)
 		goto fail;
 	if (o.match_comm || o.match_exe) {
 		ingest_drain(&d); /* matches stopped since the programs were loaded come first */
-		attach_matching(&d, o.match_comm, o.match_exe);
+		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
+		ingest_drain(&d); /* the forks of those attached come as events */
+		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
+		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
+			"start, or as a match forks them",
+			rc);
 	}
 	if (child > 0 && process_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));

@@ -2,7 +2,8 @@
 /*
  * The table of targets and what each goes through: attach (at start, by
  * memtracectl attach, or as a --comm/--exe match), Python frames and arenas,
- * detach, exit. What follows an exec or a fork is in exec.c. Every entry
+ * detach, exit, and the probes that stay while children run copies of
+ * them. What follows an exec or a fork is in exec.c. Every entry
  * stays in the table until the daemon stops: a target that exited or was
  * detached keeps its data readable. A target's pid may come back (attached
  * again, an exec, a reused pid): each time its old data moves to a retired
@@ -197,12 +198,12 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
-	rc = probes_watch(d->skel, tg->pid, d->set.follow_forks);
+	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
 	if (rc) {
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
-	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->set.follow_forks, &tg->probes, err,
+	rc = probes_attach(d->skel, tg->pid, &tg->alloc, target_inherit(d, tg), &tg->probes, err,
 			   errlen);
 	if (rc)
 		return -1;
@@ -217,9 +218,11 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
-		probes_count(&tg->probes), tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
-		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
-		tg->alloc.py_path ? tg->alloc.py_path : "");
+		probes_count(&tg->probes), tg->alloc.obj[ALLOC_OBJ_MALLOC].path,
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? tg->alloc.obj[ALLOC_OBJ_CXX].path : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? tg->alloc.obj[ALLOC_OBJ_PYTHON].path : "");
 	return 0;
 }
 
@@ -260,6 +263,93 @@ void unmatch(struct daemon *d, struct target *tg)
 	__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 }
 
+int target_inherit(const struct daemon *d, const struct target *tg)
+{
+	if (d->set.follow_forks)
+		return PROBES_INHERIT;
+	return tg->matched ? PROBES_INHERIT_MATCH : PROBES_OWN;
+}
+
+int targets_matched_now(const struct daemon *d)
+{
+	int n = 0;
+
+	for (int i = 0; i < d->ntargets; i++)
+		n += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+	return n;
+}
+
+void target_over_limit(struct daemon *d, int pid)
+{
+	(void)pid; /* logged with the BPF side's on the next tick */
+	d->matches_over_limit++;
+}
+
+uint64_t targets_over_limit(const struct daemon *d)
+{
+	return d->matches_over_limit + d->skel->bss->matches_over_limit;
+}
+
+void targets_log_over_limit(struct daemon *d, uint64_t now)
+{
+	uint64_t total;
+
+	if (!d->set.match_comm && !d->set.match_exe)
+		return;
+	total = targets_over_limit(d);
+	if (total == d->over_limit_logged || now < d->over_limit_log_ns)
+		return;
+	log_msg("%llu more matching processes not traced: %d traced already (--max-targets); "
+		"%llu in all (matches_over_limit)",
+		(unsigned long long)(total - d->over_limit_logged), d->set.max_targets,
+		(unsigned long long)total);
+	d->over_limit_logged = total;
+	d->over_limit_log_ns = now + 1000000000ull; /* at most one line a second */
+}
+
+/* Does the live entry k run copies of entry p's probes? */
+static int runs_copies_of(const struct daemon *d, int k, int p)
+{
+	for (int x = k, hops = 0; x >= 0 && d->targets[x].copies && hops < 1024;
+	     x = d->targets[x].parent, hops++) {
+		if (d->targets[x].parent == p)
+			return 1;
+	}
+	return 0;
+}
+
+/* pid runs no probe of ours now: it leaves the "targets" map, unless the map
+ * holds another process of that pid already (not marked untraced). */
+static void unwatch_untraced(struct daemon *d, int pid)
+{
+	struct mt_target_watch w;
+
+	if (!probes_watch_get(d->skel, pid, &w) && w.untraced)
+		probes_unwatch(d->skel, pid);
+}
+
+void targets_release_probes(struct daemon *d, int i)
+{
+	for (int p = i, hops = 0; p >= 0 && hops < 1024; p = d->targets[p].parent, hops++) {
+		struct target *tg = &d->targets[p];
+		int used = 0;
+
+		if (tg->state == SNAP_TARGET_ATTACHED || !tg->probes.nlinks)
+			continue;
+		for (int k = 0; k < d->ntargets && !used; k++)
+			used =
+			    d->targets[k].state == SNAP_TARGET_ATTACHED && runs_copies_of(d, k, p);
+		if (used)
+			continue;
+		/* no traced process runs them: off the loop (they may still fire in
+		 * one that runs them untraced, which BPF drops, until they are gone) */
+		detacher_detach(&tg->probes);
+		if (tg->holds_untraced)
+			unwatch_untraced(d, tg->pid);
+		tg->holds_untraced = 0;
+	}
+}
+
 /*
  * Whole-host mode: pid executed a program matching --comm/--exe, and is
  * stopped (SIGSTOP from the exec tracepoint) before its first instruction.
@@ -269,20 +359,18 @@ void unmatch(struct daemon *d, struct target *tg)
 void target_matched(struct daemon *d, int pid)
 {
 	char err[512];
-	int i, live = 0, known = 0;
+	int i, live = targets_matched_now(d), known = 0;
 
-	for (i = 0; i < d->ntargets; i++) {
-		live += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+	for (i = 0; i < d->ntargets; i++)
 		known |= d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
-	}
 	if (known) {
 		/* attached by the scan at start already */
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 	} else if (live >= d->set.max_targets) {
+		/* BPF let two through at once: one is over the limit after all */
 		probes_unwatch(d->skel, pid);
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-		log_msg("pid %d matches, but %d targets are traced (--max-targets): not traced",
-			pid, live);
+		target_over_limit(d, pid);
 	} else {
 		i = target_new(d, pid);
 		d->targets[i].matched = 1;
@@ -299,75 +387,113 @@ void target_matched(struct daemon *d, int pid)
 	continue_stopped(d, pid);
 }
 
-/*
- * Whole-host mode at start: attach to the matching processes that run
- * already (later ones come through the exec tracepoint).
- */
-void attach_matching(struct daemon *d, const char *comm, const char *exe)
+/* Does pid run the program --comm/--exe names? exe_st: --exe's file. */
+static int process_matches(int pid, const char *comm, const struct stat *exe_st)
 {
-	struct stat exe_st = {0};
+	char path[64], name[32] = "";
+	struct stat st;
+	FILE *f;
+
+	if (comm) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			return 0;
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+		return !strcmp(name, comm);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat(path, &st) && st.st_dev == exe_st->st_dev && st.st_ino == exe_st->st_ino;
+}
+
+/* The processes running now that match, in /proc's order; *n of them. */
+static int *list_matching(const char *comm, const struct stat *exe_st, int *n)
+{
 	struct dirent *de;
-	DIR *dir;
-	int n = 0;
+	int *pids = NULL, cap = 0;
+	DIR *dir = opendir("/proc");
+
+	*n = 0;
+	if (!dir) {
+		log_msg("cannot read /proc: %s", strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(dir))) {
+		int pid = atoi(de->d_name);
+
+		if (pid <= 0 || pid == getpid() || !process_matches(pid, comm, exe_st))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			pids = xrealloc(pids, (size_t)cap * sizeof(*pids));
+		}
+		pids[(*n)++] = pid;
+	}
+	closedir(dir);
+	return pids;
+}
+
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last)
+{
+	/* refused by the first pass: the second does not count them again */
+	static int *refused, nrefused;
+	struct stat exe_st = {0};
+	struct mt_target_watch w;
+	int n, *pids, attached = 0;
 
 	if (exe && stat(exe, &exe_st)) {
 		log_msg("--exe %s: %s", exe, strerror(errno));
-		return;
+		return 0;
 	}
-	dir = opendir("/proc");
-	if (!dir) {
-		log_msg("cannot read /proc: %s", strerror(errno));
-		return;
-	}
-	while ((de = readdir(dir))) {
-		char path[64], name[32] = "", err[512];
-		int pid = atoi(de->d_name), i, live = 0, known = 0;
-		struct stat st;
-		FILE *f;
+	/* listed before any is attached: none of them runs copies of probes
+	 * placed by this pass */
+	pids = list_matching(comm, &exe_st, &n);
+	for (int k = 0; k < n; k++) {
+		char err[512];
+		int pid = pids[k], i, known = 0;
 
-		if (pid <= 0 || pid == getpid())
-			continue;
-		if (comm) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			if (!fgets(name, sizeof(name), f))
-				name[0] = 0;
-			fclose(f);
-			name[strcspn(name, "\n")] = 0;
-			if (strcmp(name, comm))
-				continue;
-		} else {
-			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-			if (stat(path, &st) || st.st_dev != exe_st.st_dev ||
-			    st.st_ino != exe_st.st_ino)
-				continue;
-		}
-		for (i = 0; i < d->ntargets; i++) {
-			live +=
-			    d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+		for (i = 0; i < d->ntargets; i++)
 			known |=
 			    d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
-		}
-		if (known)
+		/* in the map: a match stopped at its exec or a traced parent's child
+		 * (its event comes through the ring buffer), or a process that runs
+		 * copies of a match's probes untraced (probes of its own would count
+		 * its calls twice) */
+		if (known || !probes_watch_get(d->skel, pid, &w))
 			continue;
-		if (live >= d->set.max_targets) {
-			log_msg("pid %d matches, but %d targets are traced (--max-targets): not "
-				"traced",
-				pid, live);
+		if (!process_matches(pid, comm, &exe_st) || process_check_pid(pid))
+			continue; /* it executed another program, or exited, meanwhile */
+		if (targets_matched_now(d) >= d->set.max_targets) {
+			for (i = 0; i < nrefused && refused[i] != pid; i++)
+				;
+			if (i < nrefused)
+				continue;
+			target_over_limit(d, pid);
+			refused = xrealloc(refused, (size_t)(nrefused + 1) * sizeof(*refused));
+			refused[nrefused++] = pid;
 			continue;
 		}
-		if (target_attach_pid(d, pid, err, sizeof(err))) {
-			log_msg("pid %d matches, but %s", pid, err);
-			continue;
-		}
-		d->targets[d->ntargets - 1].matched = 1;
+		i = target_new(d, pid);
+		d->targets[i].matched = 1;
 		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-		n++;
+		if (target_attach(d, i, err, sizeof(err))) {
+			log_msg("pid %d matches, but %s", pid, err);
+			unmatch(d, &d->targets[i]);
+			attach_failed(d, i);
+			continue;
+		}
+		attached++;
 	}
-	closedir(dir);
-	log_msg("whole-host mode: %d matching processes traced now; new ones as they start", n);
+	free(pids);
+	if (last) {
+		free(refused);
+		refused = NULL;
+		nrefused = 0;
+	}
+	return attached;
 }
 
 int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
@@ -403,7 +529,12 @@ static void detach_probes(struct daemon *d, int i)
 	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(&tg->probes);
 	ldso_release(tg);
-	probes_unwatch(d->skel, tg->pid);
+	/* it may run on with copies of a parent's probes that stay: those count
+	 * nothing from now on */
+	if (tg->copies)
+		probes_untraced(d->skel, tg->pid, MT_UNTRACED_COPIES);
+	else
+		probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
 }
 
@@ -510,11 +641,6 @@ void target_exited(struct daemon *d, int i)
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
 	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
-	/* with --follow-forks its children may run on with copies of its
-	 * probes, which live as long as the originals: keep them until the
-	 * daemon stops */
-	if (!d->set.follow_forks)
-		detacher_detach(&tg->probes); /* off the loop: they cannot fire again */
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
@@ -522,6 +648,11 @@ void target_exited(struct daemon *d, int i)
 	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
+	/* its children (--follow-forks, a match's) may run on with copies of
+	 * its probes, which live as long as the originals: those stay until
+	 * the last such child ends; the rest go off the loop (they cannot fire
+	 * again), and so may its ancestors' that only it ran */
+	targets_release_probes(d, i);
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
 		log_msg("pid %d exited with status %d; its data stays readable", tg->pid,
 			WEXITSTATUS(tg->exit_status));

@@ -32,9 +32,14 @@ struct target {
 	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
 	int resolve_pending;	    /* executed a new program: its allocator is not resolved yet */
 	struct bpf_link *ldso_link; /* meanwhile: the probe that stops it in its ld.so */
-	int parent;		    /* --follow-forks: the entry whose probes it inherited, or -1 */
-	int matched; /* started by a program matching --comm/--exe (counts in the cap) */
-	int at_exec; /* stopped right after exec: its libraries are not mapped yet */
+	int parent;	    /* forked from a target (--follow-forks, a match): the entry whose
+			     * probes it inherited, or -1 */
+	int copies;	    /* runs copies of its parent's probes: forked, and not executed a
+			     * program since that dropped them (a match's child does) */
+	int matched;	    /* matched --comm/--exe, or forked by a match (counts in the cap) */
+	int holds_untraced; /* ended, its process runs its probes untraced while
+			     * children run copies (MT_UNTRACED_OWN) */
+	int at_exec;	    /* stopped right after exec: its libraries are not mapped yet */
 	/* exited before we could watch it: what it inherited leaves its heap
 	 * once its events (queued behind its fork) are all applied */
 	int release_pending;
@@ -69,8 +74,33 @@ void target_pidfd_arm(struct daemon *d, int i, int on);
 
 /* Whole-host mode: pid executed a matching program and is stopped at its exec. */
 void target_matched(struct daemon *d, int pid);
-/* Whole-host mode at start: attach to the matching processes running now. */
-void attach_matching(struct daemon *d, const char *comm, const char *exe);
+/*
+ * Whole-host mode at start: attach to the matching processes running now
+ * that are not targets yet, nor in the "targets" map (a match stopped at
+ * its exec, a traced parent's child: their events are in the ring buffer);
+ * how many. main.c runs it twice, with a drain of the ring buffer between:
+ * the second (last set) takes the processes started between the first
+ * one's list and their parent's attach. A match refused at the limit is
+ * counted once.
+ */
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
+/* Matched targets traced now (the --max-targets cap counts them). */
+int targets_matched_now(const struct daemon *d);
+/* A match was not traced: --max-targets were traced already (counted). */
+void target_over_limit(struct daemon *d, int pid);
+/* matches_over_limit: the daemon's count and the BPF side's. */
+uint64_t targets_over_limit(const struct daemon *d);
+/* On the drain timer: log the matches over the limit not logged yet (a line
+ * a second at most). */
+void targets_log_over_limit(struct daemon *d, uint64_t now);
+/* How entry tg's probes reach its children: enum probe_inherit. */
+int target_inherit(const struct daemon *d, const struct target *tg);
+/*
+ * Entry i ended, or stopped running copies of its parent's probes: the
+ * probes of it and of its ancestors that no traced process runs any more
+ * are closed (off the loop). A traced descendant may run copies of them.
+ */
+void targets_release_probes(struct daemon *d, int i);
 
 /* Pieces exec.c shares. */
 void retire_pid(struct daemon *d, int pid);
