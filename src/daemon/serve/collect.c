@@ -41,7 +41,7 @@ struct mt_stack_counters collect_row_counters(const struct daemon_view *v, uint3
 		c.inherited_bytes = base.live_bytes;
 		return c;
 	}
-	c = stack_get(&t->stacks, id)->t;
+	c = stack_counters(stack_get(&t->stacks, id));
 	c.peak_live_bytes = tracker_stack_peak_bytes(t, stack_get(&t->stacks, id));
 	return c;
 }
@@ -111,6 +111,7 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64
 	}
 	for (; ce->checked < t->stacks.count; ce->checked++) {
 		uint32_t idx = ce->checked, k;
+		uint64_t words[STACK_MAX_FRAMES];
 		const struct stack_entry *e;
 		const char *function, *module;
 
@@ -124,11 +125,10 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64
 		     e->stack_end != MT_STACK_TRUNCATED))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
-		for (k = e->nframes; k > 1 && (stack_word(&t->stacks, idx, k - 1) & MT_PY_WORD);
-		     k--)
+		stack_words(&t->stacks, idx, words);
+		for (k = e->nframes; k > 1 && (words[k - 1] & MT_PY_WORD); k--)
 			;
-		function = symbolizer_symbol(v->sym, (int)e->tgid,
-					     stack_word(&t->stacks, idx, k - 1), &module);
+		function = symbolizer_symbol(v->sym, (int)e->tgid, words[k - 1], &module);
 		if (e->stack_end != MT_STACK_TRUNCATED) {
 			if (is_root_frame(function, module)) {
 				ce->end[idx] = MT_STACK_COMPLETE;
