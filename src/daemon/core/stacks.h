@@ -36,7 +36,7 @@
 #define STACK_KEPT_1(field) uint64_t field;
 #define STACK_KEPT_2(field)
 struct stack_counters {
-#define STACK_KEPT(field, section) STACK_KEPT_##section(field)
+#define STACK_KEPT(field, name, section) STACK_KEPT_##section(field)
 	MT_STACK_COUNTERS(STACK_KEPT)
 #undef STACK_KEPT
 };
@@ -178,7 +178,7 @@ static inline struct mt_stack_counters stack_counters(const struct stack_entry *
 #define STACK_COPY_0(field) c.field = e->t.field;
 #define STACK_COPY_1(field) c.field = e->t.field;
 #define STACK_COPY_2(field)
-#define STACK_COPY(field, section) STACK_COPY_##section(field)
+#define STACK_COPY(field, name, section) STACK_COPY_##section(field)
 	MT_STACK_COUNTERS(STACK_COPY)
 #undef STACK_COPY
 #undef STACK_COPY_0
