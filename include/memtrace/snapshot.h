@@ -18,18 +18,19 @@
 #define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
 /* Decoder limits: every length from outside is checked against these. */
-#define SNAPSHOT_MAX_BYTES	  (1ull << 32)
-#define SNAPSHOT_MAX_STRING	  (1u << 20) /* bytes in one string */
-#define SNAPSHOT_MAX_STRINGS	  (1u << 24) /* distinct strings */
-#define SNAPSHOT_MAX_TARGETS	  (1u << 16)
-#define SNAPSHOT_MAX_FRAMES	  (1u << 24) /* distinct frames */
-#define SNAPSHOT_MAX_STACKS	  (1u << 24)
-#define SNAPSHOT_MAX_DEPTH	  1024	     /* frames in one stack */
-#define SNAPSHOT_MAX_FRAME_REFS	  (1u << 26) /* frames over all stacks */
-#define SNAPSHOT_MAX_TIMELINE	  (1u << 20) /* points of the memory-over-time series */
-#define SNAPSHOT_MAX_BLOCKS	  (1u << 28) /* live blocks in the block list */
-#define SNAPSHOT_MAX_SITES	  256	     /* probed functions of one target */
-#define SNAPSHOT_MAX_SUPPRESSIONS 4096	     /* a scan's suppression patterns */
+#define SNAPSHOT_MAX_BYTES	      (1ull << 32)
+#define SNAPSHOT_MAX_STRING	      (1u << 20) /* bytes in one string */
+#define SNAPSHOT_MAX_STRINGS	      (1u << 24) /* distinct strings */
+#define SNAPSHOT_MAX_TARGETS	      (1u << 16)
+#define SNAPSHOT_MAX_FRAMES	      (1u << 24) /* distinct frames */
+#define SNAPSHOT_MAX_STACKS	      (1u << 24)
+#define SNAPSHOT_MAX_DEPTH	      1024	 /* frames in one stack */
+#define SNAPSHOT_MAX_FRAME_REFS	      (1u << 26) /* frames over all stacks */
+#define SNAPSHOT_MAX_TIMELINE	      (1u << 20) /* points of the memory-over-time series */
+#define SNAPSHOT_MAX_TIMELINE_TARGETS (1u << 24) /* targets' figures over all its points */
+#define SNAPSHOT_MAX_BLOCKS	      (1u << 28) /* live blocks in the block list */
+#define SNAPSHOT_MAX_SITES	      256	 /* probed functions of one target */
+#define SNAPSHOT_MAX_SUPPRESSIONS     4096	 /* a scan's suppression patterns */
 
 enum snap_target_state {
 	SNAP_TARGET_ATTACHING = 0,
@@ -90,6 +91,8 @@ struct snap_target {
 	struct snap_probe_site *sites;
 	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
+	uint64_t started_ns; /* section 52: when its tracing began, since tracing began (its
+			      * counters' peak_time_ns is since then) */
 };
 
 struct snap_frame {
@@ -131,15 +134,34 @@ struct snap_unwind {
 	uint64_t modules_refused; /* modules whose table did not fit in the limit */
 };
 
-/* Memory over time: one point per sampling interval (older points merged). */
-struct snap_timeline_point {
-	uint64_t time_ns; /* since tracing began */
+/*
+ * Memory over time: one point per sampling interval (older points merged).
+ * The daemon's series (src/daemon/core/timeline.h) is made of these same
+ * points and target figures, so that a snapshot copies them as they are.
+ */
+
+/* What a point holds, of every target together or of one. */
+struct snap_figures {
 	uint64_t live_bytes;
 	uint64_t live_allocations;
-	uint64_t allocations;	     /* cumulative, at that time */
-	uint64_t bytes_allocated;    /* cumulative, at that time */
-	uint32_t has_resident;	     /* section 45 gave this point resident figures */
-	struct mt_resident resident; /* summed over the targets traced then */
+	uint64_t allocations;	  /* cumulative, at that time */
+	uint64_t bytes_allocated; /* cumulative, at that time */
+	uint32_t has_resident;	  /* resident below was read for that moment (section 45 or 51) */
+	struct mt_resident resident; /* of the point: summed over the targets traced then */
+};
+
+/* One target's figures at a point (section 52). */
+struct snap_timeline_target {
+	uint32_t target; /* index into the targets (the snapshot's; the daemon's in its series) */
+	struct snap_figures f;
+};
+
+struct snap_timeline_point {
+	uint64_t time_ns;	   /* since tracing began */
+	struct snap_figures total; /* live: every target's (an exited one's blocks stay live) */
+	uint32_t first;		   /* its targets': timeline_targets[first, first + ntargets) */
+	uint32_t ntargets;	   /* the targets traced then, by increasing index; 0 without
+				    * section 52 */
 };
 
 /* One live block of the optional block list (memtracectl leaks). */
@@ -202,7 +224,7 @@ struct snap_row {
 };
 
 struct snap_groups {
-	uint32_t by;		       /* 1 stack, 2 function, 3 file, 4 line, 5 module, 6 site */
+	uint32_t by;		       /* enum group_by (common/groupkey.h): 1 stack ... 6 site */
 	uint32_t cumulative;	       /* a stack counts in each row one of its frames keys */
 	uint32_t order;		       /* enum mt_sort the rows were chosen by */
 	struct snap_row *rows;	       /* one per stack of the snapshot */
@@ -284,6 +306,20 @@ struct snap_scan {
 	struct snap_scan_entry *entries; /* most bytes first */
 };
 
+/*
+ * What a snapshot's stacks are: one kind, never two (the answer to one kind
+ * of request, docs/snapshot-format.md "What each request's answer holds").
+ * The kinds but the first say so by a section of their own, and only their
+ * member of struct snapshot's union is there.
+ */
+enum snap_kind {
+	SNAP_STACKS = 0, /* stacks with their own numbers: every one, or the top N by a key */
+	SNAP_ROWS,  /* a stack per row of a grouping, with the row's sums (groups, section 43) */
+	SNAP_LEAKS, /* the stacks with the most bytes in old blocks (leaks, section 44) */
+	SNAP_SCAN,  /* the stacks a scan's entries name (scan, sections 47 and 48) */
+	SNAP_KIND_COUNT
+};
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -307,26 +343,29 @@ struct snapshot {
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
-	uint32_t has_blocks;		      /* the request asked for the block list */
+	uint32_t has_timeline_targets;	      /* section 52: points carry their targets' figures */
+	uint32_t ntimeline_targets;
+	struct snap_timeline_target *timeline_targets; /* point by point, oldest first */
+	uint32_t has_blocks;			       /* the request asked for the block list */
 	uint32_t nblocks;
 	struct snap_block *blocks;
 	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
-	uint32_t has_groups;	       /* groups (section 43) */
-	struct snap_groups groups;
-	uint32_t has_leaks;	/* leaks (section 44) */
+	uint32_t kind; /* enum snap_kind: what the stacks are; its member of the union holds */
+	union {
+		struct snap_groups groups; /* SNAP_ROWS */
+		struct snap_leaks leaks;   /* SNAP_LEAKS */
+		struct snap_scan scan;	   /* SNAP_SCAN */
+	};
 	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
-	struct snap_leaks leaks;
-	uint32_t has_scan; /* a leak scan (sections 47 and 48) */
-	struct snap_scan scan;
-	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
+	uint32_t has_daemon;	/* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
 	uint32_t has_match; /* whole-host mode (section 51) */
 	struct snap_match match;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
-	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
+	uint32_t has_memory;   /* section 46: breakdowns (memory and snapshot requests) */
 	uint32_t nmemory;
 	struct snap_memory *memory; /* by target index, increasing */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
@@ -334,31 +373,23 @@ struct snapshot {
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
 	/*
-	 * Frames. A stack's frames array holds pointers to frames, and stacks
-	 * share them: the frames of a snapshot are few, the references to them
-	 * many (a heap of a hundred thousand stacks of twenty frames may have a
-	 * few dozen distinct frames). Frames in frame_table are the snapshot's
-	 * (snapshot_free frees their strings unless string_pool or
-	 * frames_borrowed says otherwise); frames elsewhere are the builder's.
-	 * When frame_refs is set, every stack's frames array lies in that one
-	 * block; else each is its own allocation.
+	 * Frames, one way: every frame a stack names is in frame_table, and
+	 * every stack's frames array lies in the one block frame_refs, pointers
+	 * into the table; snapshot_free() frees both. Stacks share frames: the
+	 * frames of a snapshot are few, the references to them many (a heap of
+	 * a hundred thousand stacks of twenty frames may have a few dozen
+	 * distinct frames).
 	 */
 	struct snap_frame *frame_table;
 	uint32_t nframe_table;
 	struct snap_frame **frame_refs;
-	struct snap_frame *frame_twins; /* decoder: frames copied to differ in inlined */
 	/*
-	 * Set by snapshot_decode(): one block holding every string above, which
-	 * then point into it. NULL in a built snapshot, whose strings are each
-	 * their own allocation.
+	 * Strings, two ways. Set by snapshot_decode(): one block holding every
+	 * string above, which then point into it. NULL in a built snapshot,
+	 * whose strings are each its own allocation, but for the frames': those
+	 * are the builder's (the daemon's interned symbols), never freed here.
 	 */
 	char *string_pool;
-	/*
-	 * Set by whoever built the snapshot when the stacks' frame strings are
-	 * not its own (the daemon's interned symbols): snapshot_free() frees
-	 * the frame arrays only.
-	 */
-	uint32_t frames_borrowed;
 };
 
 /*
@@ -397,6 +428,9 @@ void snapshot_free(struct snapshot *s);
 
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
+
+/* "stacks", "rows", "leaks", "scan"; "unknown" otherwise. */
+const char *snap_kind_name(uint32_t kind);
 
 /* "direct", "indirect", "possible"; "unknown" otherwise. */
 const char *snap_leak_kind_name(uint32_t kind);

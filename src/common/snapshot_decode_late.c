@@ -6,6 +6,7 @@
  * Each is optional: a snapshot without one reads as before it existed.
  */
 #include "memtrace/snapshot.h"
+#include "common/groupkey.h"
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
@@ -92,6 +93,22 @@ int dec_daemon(struct reader *r)
 	return 0;
 }
 
+/*
+ * What the stacks are, said by a section of its kind (43, 44, 47): one kind
+ * per snapshot, set before anything is allocated for it (snapshot_free frees
+ * by the kind).
+ */
+static int take_kind(struct reader *r, uint32_t kind)
+{
+	struct snapshot *s = r->d->s;
+
+	if (s->kind != SNAP_STACKS)
+		return dec_fail(r->d, "%s section in a snapshot of %s", r->section,
+				snap_kind_name(s->kind));
+	s->kind = kind;
+	return 0;
+}
+
 /* Section 43: the row each stack stands for, then the rows not sent. */
 int dec_groups(struct reader *r)
 {
@@ -101,18 +118,20 @@ int dec_groups(struct reader *r)
 				      offsetof(struct snap_groups, rest_rows_live),
 				      offsetof(struct snap_groups, rest_rows_allocated),
 				      offsetof(struct snap_groups, rest_rows_peak),
-#define REST_FIELD(field, section) offsetof(struct snap_groups, rest.field),
+#define REST_FIELD(field, name, section) offsetof(struct snap_groups, rest.field),
 				      MT_STACK_COUNTERS(REST_FIELD)
 #undef REST_FIELD
 	};
 	uint32_t n;
 
+	if (take_kind(r, SNAP_ROWS))
+		return -1;
 	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
 	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
 		return -1;
 	if (n != s->nstacks)
 		return dec_fail(r->d, "groups section: %u rows for %u stacks", n, s->nstacks);
-	if (!g->by || g->by > SNAP_GROUP_MAX || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
+	if (!g->by || g->by >= GROUP_BY_COUNT || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
 		return dec_fail(r->d, "groups section: bad grouping");
 	g->rows = calloc(n ? n : 1, sizeof(*g->rows));
 	if (!g->rows)
@@ -120,10 +139,7 @@ int dec_groups(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
 			return -1;
-	if (rd_fields(r, g, rest, ARRAY_SIZE(rest)))
-		return -1;
-	s->has_groups = 1;
-	return 0;
+	return rd_fields(r, g, rest, ARRAY_SIZE(rest));
 }
 
 /* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
@@ -134,7 +150,7 @@ int dec_inherited(struct reader *r)
 	uint64_t count, nfields, v;
 
 	/* only the section-2 counters, in wire order */
-#define INHERITED_OFFSET(field, section)                                                           \
+#define INHERITED_OFFSET(field, name, section)                                                     \
 	if (section == 2)                                                                          \
 		offsets[n++] = offsetof(struct mt_stack_counters, field);
 	MT_STACK_COUNTERS(INHERITED_OFFSET)
@@ -195,6 +211,8 @@ int dec_leaks(struct reader *r)
 	struct snap_leaks *l = &s->leaks;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_LEAKS))
+		return -1;
 	if (rd_varint(r, &l->older_than_ns) || rd_varint(r, &l->blocks) ||
 	    rd_varint(r, &l->bytes) || rd_varint(r, &l->stacks_total) ||
 	    rd_count(r, 4, SNAPSHOT_MAX_STACKS, &n))
@@ -211,7 +229,6 @@ int dec_leaks(struct reader *r)
 		    rd_varint(r, &e->oldest_ns) || rd_varint(r, &e->youngest_ns))
 			return -1;
 	}
-	s->has_leaks = 1;
 	return 0;
 }
 
@@ -274,18 +291,99 @@ int dec_resident(struct reader *r)
 	if (n && n != s->ntimeline)
 		return dec_fail(r->d, "resident section: %u points, not %u", n, s->ntimeline);
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_timeline_point *p = &s->timeline[i];
+		struct snap_figures *f = &s->timeline[i].total;
 		uint64_t sampled;
 
 		if (rd_varint(r, &sampled))
 			return -1;
 		if (sampled > 1)
 			return dec_fail(r->d, "resident section: bad sampled flag");
-		p->has_resident = (uint32_t)sampled;
-		if (sampled && rd_figures(r, (uint64_t *)&p->resident, MT_NRESIDENT, nfields))
+		f->has_resident = (uint32_t)sampled;
+		if (sampled && rd_figures(r, (uint64_t *)&f->resident, MT_NRESIDENT, nfields))
 			return -1;
 	}
 	s->has_resident = 1;
+	return 0;
+}
+
+/* One target's figures at a point (section 52): its index, live figures, resident if read. */
+static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, uint32_t nlive,
+			      uint32_t nresident)
+{
+	uint64_t live[SNAP_NLIVE_FIGURES] = {0}, sampled;
+
+	if (rd_u32(r, &t->target) || rd_figures(r, live, SNAP_NLIVE_FIGURES, nlive) ||
+	    rd_varint(r, &sampled))
+		return -1;
+	t->f.live_bytes = live[0];
+	t->f.live_allocations = live[1];
+	t->f.allocations = live[2];
+	t->f.bytes_allocated = live[3];
+	if (sampled > 1)
+		return dec_fail(r->d, "timeline_targets section: bad sampled flag");
+	t->f.has_resident = (uint32_t)sampled;
+	if (sampled && rd_figures(r, (uint64_t *)&t->f.resident, MT_NRESIDENT, nresident))
+		return -1;
+	return 0;
+}
+
+/* Section 52: each timeline point's targets (by increasing index), with their figures. */
+int dec_timeline_targets(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t nlive = 0, nresident = 0, n, cap = 0;
+
+	if (rd_nfigures(r, &nlive) || rd_nfigures(r, &nresident) ||
+	    rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "timeline_targets section: %u targets, not %u", n,
+				s->ntargets);
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->targets[i].started_ns))
+			return -1;
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	if (n != s->ntimeline)
+		return dec_fail(r->d, "timeline_targets section: %u points, not %u", n,
+				s->ntimeline);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+		uint32_t k;
+
+		/* each at least its index, its figures and its sampled flag */
+		if (rd_count(r, 2 + nlive, SNAPSHOT_MAX_TARGETS, &k))
+			return -1;
+		if ((uint64_t)s->ntimeline_targets + k > SNAPSHOT_MAX_TIMELINE_TARGETS)
+			return dec_fail(r->d, "timeline_targets section: more than %u figures",
+					SNAPSHOT_MAX_TIMELINE_TARGETS);
+		if (s->ntimeline_targets + k > cap) {
+			struct snap_timeline_target *v;
+
+			cap = (s->ntimeline_targets + k) * 2;
+			v = realloc(s->timeline_targets, (size_t)cap * sizeof(*v));
+			if (!v)
+				return dec_fail(r->d, "out of memory");
+			s->timeline_targets = v;
+		}
+		p->first = s->ntimeline_targets;
+		p->ntargets = k;
+		for (uint32_t j = 0; j < k; j++) {
+			struct snap_timeline_target *t = &s->timeline_targets[p->first + j];
+
+			memset(t, 0, sizeof(*t));
+			if (rd_timeline_target(r, t, nlive, nresident))
+				return -1;
+			s->ntimeline_targets++;
+			if (t->target >= s->ntargets)
+				return dec_fail(r->d, "timeline_targets section: target %u of %u",
+						t->target, s->ntargets);
+			if (j && t->target <= t[-1].target)
+				return dec_fail(r->d,
+						"timeline_targets section: targets out of order");
+		}
+	}
+	s->has_timeline_targets = 1;
 	return 0;
 }
 
@@ -336,6 +434,8 @@ int dec_scan(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_SCAN))
+		return -1;
 	if (rd_fields(r, &sc->f, snap_scan_offsets, SNAP_NSCAN) ||
 	    rd_count(r, 3, SNAPSHOT_MAX_SUPPRESSIONS, &n))
 		return -1;
@@ -361,7 +461,6 @@ int dec_scan(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_u32(r, &sc->pids[i]))
 			return -1;
-	s->has_scan = 1;
 	return 0;
 }
 
@@ -372,7 +471,7 @@ int dec_scan_entries(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
-	if (!s->has_scan)
+	if (s->kind != SNAP_SCAN)
 		return dec_fail(r->d, "scan_entries section without a scan section");
 	if (rd_count(r, 4, SNAPSHOT_MAX_STACKS * SNAP_LEAK_KINDS, &n))
 		return -1;

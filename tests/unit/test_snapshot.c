@@ -9,6 +9,7 @@
 
 #include "memtrace/event.h"
 #include "memtrace/snapshot.h"
+#include "common/strtab.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -43,6 +44,23 @@ static char *long_string(size_t len, char fill)
 	return s;
 }
 
+/*
+ * A built snapshot's frame strings are the builder's, never freed with it
+ * (include/memtrace/snapshot.h): the tests keep theirs here, to the end.
+ */
+static struct strtab kept;
+
+static char *keep(char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	i = strtab_intern(&kept, s, strlen(s));
+	free(s);
+	return kept.strs[i];
+}
+
 static void counters_fill(struct mt_counters *c, uint64_t base)
 {
 	c->allocations = base + 1;
@@ -61,7 +79,8 @@ static void counters_fill(struct mt_counters *c, uint64_t base)
 
 /*
  * Frames for every stack of s (nframes set): each stack its own, all of them
- * in s's frame table, which owns them.
+ * in s's frame table, the references in its one block, as every snapshot has
+ * them.
  */
 static void give_frames(struct snapshot *s)
 {
@@ -71,12 +90,13 @@ static void give_frames(struct snapshot *s)
 		total += s->stacks[i].nframes;
 	s->frame_table = xcalloc(total ? total : 1, sizeof(*s->frame_table));
 	s->nframe_table = total;
+	s->frame_refs = xcalloc(total ? total : 1, sizeof(*s->frame_refs));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
-		for (uint32_t j = 0; j < st->nframes; j++)
-			st->frames[j] = &s->frame_table[k++];
+		st->frames = s->frame_refs + k;
+		for (uint32_t j = 0; j < st->nframes; j++, k++)
+			st->frames[j] = &s->frame_table[k];
 	}
 }
 
@@ -163,9 +183,9 @@ static void build_known(struct snapshot *s)
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			st->frames[j]->address = frames[j + i].address;
 			st->frames[j]->offset = frames[j + i].offset;
-			st->frames[j]->function = maybe_dup(frames[j + i].function);
-			st->frames[j]->module = maybe_dup(frames[j + i].module);
-			st->frames[j]->file = maybe_dup(frames[j + i].file);
+			st->frames[j]->function = keep(maybe_dup(frames[j + i].function));
+			st->frames[j]->module = keep(maybe_dup(frames[j + i].module));
+			st->frames[j]->file = keep(maybe_dup(frames[j + i].file));
 			st->frames[j]->line = frames[j + i].line;
 		}
 		st->t.allocations = 32 + i;
@@ -262,9 +282,9 @@ static void build_random(struct snapshot *s)
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
 			f->offset = f->address * 16;
-			f->function = random_name();
-			f->module = rng() % 2 ? xstrdup("/usr/lib/libfoo.so") : NULL;
-			f->file = rng() % 3 ? NULL : random_name();
+			f->function = keep(random_name());
+			f->module = rng() % 2 ? keep(xstrdup("/usr/lib/libfoo.so")) : NULL;
+			f->file = rng() % 3 ? NULL : keep(random_name());
 			f->line = (int64_t)(rng() % 3) - 1;
 			if (rng() % 10 == 0)
 				f->line = INT64_MIN;
@@ -288,10 +308,39 @@ static void build_random(struct snapshot *s)
 	s->timeline_interval_ns = s->ntimeline ? random_u64() : 0;
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		s->timeline[i].time_ns = random_u64();
-		s->timeline[i].live_bytes = random_u64();
-		s->timeline[i].live_allocations = random_u64();
-		s->timeline[i].allocations = random_u64();
-		s->timeline[i].bytes_allocated = random_u64();
+		s->timeline[i].total.live_bytes = random_u64();
+		s->timeline[i].total.live_allocations = random_u64();
+		s->timeline[i].total.allocations = random_u64();
+		s->timeline[i].total.bytes_allocated = random_u64();
+	}
+	/* the points' targets (section 52): some of the targets at each, in order */
+	s->has_timeline_targets = s->ntimeline && rng() % 2;
+	s->timeline_targets = s->has_timeline_targets
+				  ? xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
+					    sizeof(*s->timeline_targets))
+				  : NULL;
+	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntargets; i++)
+		s->targets[i].started_ns = random_u64();
+	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntimeline; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+
+		p->first = s->ntimeline_targets;
+		for (uint32_t k = 0; k < s->ntargets; k++) {
+			struct snap_timeline_target *t;
+
+			if (rng() % 3 == 0)
+				continue;
+			t = &s->timeline_targets[s->ntimeline_targets++];
+			t->target = k;
+			t->f.live_bytes = random_u64();
+			t->f.live_allocations = random_u64();
+			t->f.allocations = random_u64();
+			t->f.bytes_allocated = random_u64();
+			t->f.has_resident = rng() % 2;
+			for (size_t j = 0; t->f.has_resident && j < MT_NRESIDENT; j++)
+				mt_resident_set(&t->f.resident, j, random_u64());
+			p->ntargets++;
+		}
 	}
 	s->has_blocks = s->nstacks && rng() % 2;
 	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
@@ -351,6 +400,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(str_eq(x->allocator, y->allocator));
 		SAME(str_eq(x->note, y->note));
 		SAME(x->traced_ns == y->traced_ns);
+		SAME(x->started_ns == y->started_ns);
 		SAME(x->nsites == y->nsites);
 		for (uint32_t k = 0; k < x->nsites && k < y->nsites; k++) {
 			const struct snap_probe_site *u = &x->sites[k], *v = &y->sites[k];
@@ -393,6 +443,11 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
 	for (uint32_t i = 0; i < a->ntimeline; i++)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
+	SAME(a->has_timeline_targets == b->has_timeline_targets);
+	SAME(a->ntimeline_targets == b->ntimeline_targets);
+	for (uint32_t i = 0; i < a->ntimeline_targets; i++)
+		SAME(!memcmp(&a->timeline_targets[i], &b->timeline_targets[i],
+			     sizeof(a->timeline_targets[i])));
 	SAME(a->started_unix_ns == b->started_unix_ns);
 	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
 	SAME(a->has_ages == b->has_ages);
@@ -631,7 +686,7 @@ TEST(test_roundtrip_match)
 	snapshot_free(&s);
 }
 
-/* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
+/* Sections 42 and 43: the daemon's figures, a grouped snapshot's rows. */
 TEST(test_roundtrip_daemon_sections)
 {
 	struct snapshot s, d;
@@ -643,7 +698,7 @@ TEST(test_roundtrip_daemon_sections)
 	s.has_daemon = 1;
 	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
-	s.has_groups = 1;
+	s.kind = SNAP_ROWS;
 	s.groups.by = 4;
 	s.groups.cumulative = 1;
 	s.groups.order = MT_SORT_PEAK;
@@ -658,21 +713,13 @@ TEST(test_roundtrip_daemon_sections)
 	s.groups.rest_rows_peak = 6;
 	for (size_t i = 0; i < sizeof(s.groups.rest) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.groups.rest)[i] = UINT64_MAX - i;
-	s.has_leaks = 1;
-	s.leaks.older_than_ns = 5000000000ull;
-	s.leaks.blocks = 123;
-	s.leaks.bytes = 4567;
-	s.leaks.stacks_total = 11;
-	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
-	for (uint32_t i = 0; i < s.nstacks; i++)
-		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
 
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
 	CHECK(d.has_daemon);
 	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
-	CHECK(d.has_groups);
+	CHECK_EQ_U64(d.kind, SNAP_ROWS);
 	CHECK_EQ_U64(d.groups.by, 4);
 	CHECK_EQ_U64(d.groups.cumulative, 1);
 	CHECK_EQ_U64(d.groups.order, MT_SORT_PEAK);
@@ -685,12 +732,44 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK_EQ_U64(d.groups.rest_rows_allocated, 7);
 	CHECK_EQ_U64(d.groups.rest_rows_peak, 6);
 	CHECK(!memcmp(&d.groups.rest, &s.groups.rest, sizeof(s.groups.rest)));
-	CHECK(d.has_leaks);
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+/* Section 44: a snapshot of leaking stacks. */
+TEST(test_roundtrip_leaks)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.kind = SNAP_LEAKS;
+	s.leaks.older_than_ns = 5000000000ull;
+	s.leaks.blocks = 123;
+	s.leaks.bytes = 4567;
+	s.leaks.stacks_total = 11;
+	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK_EQ_U64(d.kind, SNAP_LEAKS);
 	CHECK_EQ_U64(d.leaks.older_than_ns, s.leaks.older_than_ns);
 	CHECK_EQ_U64(d.leaks.blocks, 123);
 	CHECK_EQ_U64(d.leaks.bytes, 4567);
 	CHECK_EQ_U64(d.leaks.stacks_total, 11);
 	CHECK(!memcmp(d.leaks.stacks, s.leaks.stacks, s.nstacks * sizeof(*s.leaks.stacks)));
+	/* a selection (what a file's reader makes of it) forgets what the stacks were */
+	snapshot_select(&d, MT_SORT_LIVE, 0, 0);
+	CHECK_EQ_U64(d.kind, SNAP_STACKS);
+	CHECK(!d.leaks.stacks);
 	snapshot_free(&d);
 	CHECK(is_zeroed(&d));
 	free(bytes);
@@ -712,10 +791,10 @@ TEST(test_roundtrip_resident_sections)
 	s.timeline = xcalloc(3, sizeof(*s.timeline));
 	for (uint32_t i = 0; i < 3; i++) {
 		s.timeline[i].time_ns = 1000000000ull * i;
-		s.timeline[i].live_bytes = 100 * i;
-		s.timeline[i].has_resident = i != 1; /* its round was still being read */
+		s.timeline[i].total.live_bytes = 100 * i;
+		s.timeline[i].total.has_resident = i != 1; /* its round was still being read */
 		for (size_t k = 0; i != 1 && k < MT_NRESIDENT; k++)
-			mt_resident_set(&s.timeline[i].resident, k, (1ull << (40 + k)) + i);
+			mt_resident_set(&s.timeline[i].total.resident, k, (1ull << (40 + k)) + i);
 	}
 	s.has_resident = 1;
 	s.targets[0].resident = (struct snap_resident){.sampled = 1,
@@ -814,6 +893,188 @@ TEST(test_resident_sections_checked)
 	buf_free(&b);
 }
 
+/*
+ * Section 52: each timeline point's targets with their figures, read back
+ * as written; a file without it (every file written before it) has none.
+ */
+TEST(test_roundtrip_timeline_targets)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.ntimeline = 3;
+	s.timeline_interval_ns = 1000000000ull;
+	s.timeline = xcalloc(3, sizeof(*s.timeline));
+	s.timeline_targets = xcalloc(5, sizeof(*s.timeline_targets));
+	for (uint32_t i = 0; i < 3; i++) {
+		s.timeline[i].time_ns = 1000000000ull * i;
+		s.timeline[i].total.live_bytes = 100 * i;
+		s.timeline[i].first = s.ntimeline_targets;
+		/* target 0 at every point, target 2 from the second on */
+		for (uint32_t k = 0; k < 3; k += 2) {
+			struct snap_timeline_target *t;
+
+			if (k == 2 && !i)
+				continue;
+			t = &s.timeline_targets[s.ntimeline_targets++];
+			t->target = k;
+			t->f.live_bytes = 10 * i + k;
+			t->f.bytes_allocated = UINT64_MAX - i;
+			t->f.has_resident = i != 1 || k;
+			for (size_t j = 0; t->f.has_resident && j < MT_NRESIDENT; j++)
+				mt_resident_set(&t->f.resident, j, (1ull << (50 + j)) + k);
+			s.timeline[i].ntargets++;
+		}
+	}
+	s.targets[2].started_ns = 1500000000ull;
+	/* without the section: the points have no targets, nor the targets a start */
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(!d.has_timeline_targets && !d.ntimeline_targets && d.timeline_targets == NULL);
+	CHECK(!d.targets[2].started_ns);
+	d.targets[2].started_ns = s.targets[2].started_ns; /* for snapshot_eq below */
+	for (uint32_t i = 0; i < 3; i++)
+		CHECK(d.timeline[i].ntargets == 0 && d.timeline[i].total.live_bytes == 100 * i);
+	snapshot_free(&d);
+	free(bytes);
+	s.has_timeline_targets = 1;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.ntimeline_targets == 5 && d.timeline[1].first == 1 && d.timeline[1].ntargets == 2);
+	CHECK(!d.timeline_targets[1].f.has_resident && d.timeline_targets[2].f.has_resident);
+	CHECK_EQ_U64(d.timeline_targets[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
+	snapshot_free(&d);
+	free(bytes);
+	/* what the decoder would refuse is never written */
+	s.timeline_targets[2].target = 0; /* the second point's targets out of order */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.timeline_targets[2].target = 3; /* no such target */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.timeline_targets[2].target = 2;
+	s.timeline[2].ntargets = 3; /* past the figures */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	snapshot_free(&s);
+}
+
+/* A payload of two targets (pids 7 and 8) and a timeline of one point, then section 52. */
+static int decode_timeline_targets(const struct buf *b51, struct snapshot *s, char *err)
+{
+	struct buf p = {0}, targets = {0}, body = {0};
+	int rc;
+
+	put_varint(&targets, 2);
+	for (int i = 0; i < 2; i++) {
+		put_varint(&targets, 7 + (uint64_t)i); /* pid */
+		put_varint(&targets, 1);	       /* attached */
+		put_varint(&targets, 1);	       /* exit status -1, zigzag */
+		put_varint(&targets, 3);	       /* probes */
+		put_varint(&targets, 0);	       /* no command */
+		put_varint(&targets, 0);	       /* no allocator */
+		put_varint(&targets, 100);	       /* traced_ns */
+		put_varint(&targets, 0);	       /* no counters */
+	}
+	build_payload(&p, S_TARGETS, &targets, 0);
+	put_varint(&body, 1000); /* interval */
+	put_varint(&body, 1);	 /* one point */
+	for (int i = 0; i < 5; i++)
+		put_varint(&body, 50 + (uint64_t)i);
+	section(&p, 8, &body);
+	section(&p, 52, &(struct buf){.data = b51->data, .len = b51->len});
+	rc = decode_payload(&p, s, err, 256);
+	buf_free(&p);
+	buf_free(&targets);
+	buf_free(&body);
+	return rc;
+}
+
+TEST(test_timeline_targets_checked)
+{
+	struct buf b = {0};
+	struct snapshot s;
+	char err[256];
+
+	/* a later version's: more figures of each kind, skipped */
+	put_varint(&b, 5);
+	put_varint(&b, 8);
+	put_varint(&b, 2); /* the targets' starts */
+	put_varint(&b, 0);
+	put_varint(&b, 3000);
+	put_varint(&b, 1); /* points */
+	put_varint(&b, 2); /* targets at it */
+	put_varint(&b, 0);
+	for (int i = 0; i < 5; i++)
+		put_varint(&b, 11 + (uint64_t)i);
+	put_varint(&b, 1);
+	for (int i = 0; i < 8; i++)
+		put_varint(&b, 4096 * (1 + (uint64_t)i));
+	put_varint(&b, 1);
+	for (int i = 0; i < 5; i++)
+		put_varint(&b, 21 + (uint64_t)i);
+	put_varint(&b, 0);
+	CHECK(decode_timeline_targets(&b, &s, err) == 0);
+	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2 && s.timeline[0].ntargets == 2);
+	CHECK(s.targets[0].started_ns == 0 && s.targets[1].started_ns == 3000);
+	CHECK(s.timeline_targets[0].target == 0 && s.timeline_targets[0].f.live_bytes == 11 &&
+	      s.timeline_targets[0].f.bytes_allocated == 14);
+	CHECK(s.timeline_targets[0].f.has_resident &&
+	      s.timeline_targets[0].f.resident.lazyfree_bytes == 7 * 4096);
+	CHECK(s.timeline_targets[1].target == 1 && !s.timeline_targets[1].f.has_resident &&
+	      s.timeline_targets[1].f.live_allocations == 22);
+	snapshot_free(&s);
+
+	/* malformed: a clear one-line error, nothing kept */
+	static const struct {
+		uint64_t v[16];
+		size_t n;
+		const char *want;
+	} bad[] = {
+	    {{4, 7, 1, 0, 1, 0}, 6, "snapshot: timeline_targets section: 1 targets, not 2"},
+	    {{4, 7, 2, 0, 0, 2, 0, 0}, 8, "snapshot: timeline_targets section: 2 points, not 1"},
+	    {{4, 7, 2, 0, 0, 1, 1, 2, 1, 1, 1, 1, 0},
+	     13,
+	     "snapshot: timeline_targets section: target 2 of 2"},
+	    {{4, 7, 2, 0, 0, 1, 2, 1, 1, 1, 1, 1, 0, 0, 1},
+	     15,
+	     "snapshot: timeline_targets section: truncated"},
+	    {{4, 7, 2, 0, 0, 1, 1, 0, 1, 1, 1, 1, 2},
+	     13,
+	     "snapshot: timeline_targets section: bad sampled flag"},
+	    {{65, 7, 2, 0, 0, 1, 0},
+	     7,
+	     "snapshot: timeline_targets section: 65 figures per entry exceed the limit of 64"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b.len = 0;
+		for (size_t k = 0; k < bad[i].n; k++)
+			put_varint(&b, bad[i].v[k]);
+		CHECK(decode_timeline_targets(&b, &s, err) == -1);
+		CHECK_STR(err, bad[i].want);
+		CHECK(is_zeroed(&s));
+	}
+	/* out of order */
+	b.len = 0;
+	put_varint(&b, 4);
+	put_varint(&b, 7);
+	put_varint(&b, 2);
+	put_varint(&b, 0);
+	put_varint(&b, 0);
+	put_varint(&b, 1);
+	put_varint(&b, 2);
+	for (uint64_t t = 2; t-- > 0;) {
+		put_varint(&b, t);
+		for (int k = 0; k < 4; k++)
+			put_varint(&b, 1);
+		put_varint(&b, 0);
+	}
+	CHECK(decode_timeline_targets(&b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: timeline_targets section: targets out of order");
+	buf_free(&b);
+}
+
 /* A scan's sections (47, 48): figures, suppressions and pids, entries by stack and kind. */
 TEST(test_roundtrip_scan)
 {
@@ -823,7 +1084,7 @@ TEST(test_roundtrip_scan)
 	char err[256];
 
 	build_known(&s);
-	s.has_scan = 1;
+	s.kind = SNAP_SCAN;
 	for (size_t i = 0; i < sizeof(s.scan.f) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.scan.f)[i] = 77777ull * (i + 1) << (i * 2);
 	s.scan.nsuppressions = 2;
@@ -842,7 +1103,7 @@ TEST(test_roundtrip_scan)
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.has_scan);
+	CHECK_EQ_U64(d.kind, SNAP_SCAN);
 	CHECK(!memcmp(&d.scan.f, &s.scan.f, sizeof(s.scan.f)));
 	CHECK_EQ_U64(d.scan.nsuppressions, 2);
 	CHECK_STR(d.scan.suppressions[0].pattern, "^lib*.so$");
@@ -913,8 +1174,7 @@ TEST(test_roundtrip_long_strings)
 	build_known(&s);
 	free(s.targets[0].command);
 	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	free(s.stacks[0].frames[0]->function);
-	s.stacks[0].frames[0]->function = long_string(300000, 'f');
+	s.stacks[0].frames[0]->function = keep(long_string(300000, 'f'));
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
@@ -959,9 +1219,9 @@ TEST(test_dedup)
 	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
 			s.stacks[i].frames[j]->address = j;
-			s.stacks[i].frames[j]->function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j]->function = keep(long_string(100, (char)('a' + j)));
 			s.stacks[i].frames[j]->module =
-			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
+			    keep(xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 		}
 	}
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
@@ -1225,6 +1485,73 @@ TEST(test_bad_payloads)
 	buf_free(&p);
 }
 
+/* One kind of stacks per snapshot: a second kind's section is refused. */
+TEST(test_one_kind)
+{
+	static const uint8_t groups[] = {1, 0, 0, 1, 0, 1, 0}; /* by stack, one row, no figures */
+	static const uint8_t leaks[] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+	static const uint8_t scan[] = {0, 0, 0};
+	struct buf p = {0};
+	struct snapshot s;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 43, &(struct buf){.data = (uint8_t *)groups, .len = sizeof(groups)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	snapshot_free(&s);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: leaks section in a snapshot of rows");
+	CHECK(is_zeroed(&s));
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	section(&p, 47, &(struct buf){.data = (uint8_t *)scan, .len = sizeof(scan)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: scan section in a snapshot of leaks");
+	CHECK(is_zeroed(&s));
+	buf_free(&p);
+}
+
+/* A varint past 64 bits: the decoder and the scanner both refuse it, in the same words. */
+TEST(test_varint_overflow)
+{
+	/* 2^64 as a section length: it would wrap to 0 if read without a check */
+	static const uint8_t two64[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02};
+	struct snapshot_counts c;
+	struct buf p = {0};
+	struct snapshot s;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	put_varint(&p, 60);
+	buf_put(&p, two64, sizeof(two64));
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	free(bytes);
+
+	/* the stacks section's count */
+	{
+		struct buf bad = {0};
+
+		buf_put(&bad, two64, sizeof(two64));
+		build_payload(&p, S_STACKS, &bad, 0);
+		buf_free(&bad);
+	}
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	free(bytes);
+	buf_free(&p);
+}
+
 /* Random damage to a real payload, re-wrapped so it passes the CRC. */
 TEST(test_mutated_payloads)
 {
@@ -1459,15 +1786,34 @@ TEST(test_names)
 	s.events_lost[1] = 2;
 	s.events_lost[4] = 40;
 	CHECK_EQ_U64(snapshot_events_lost(&s), 42);
+	/* the stack counters' names and numbers, generated from MT_STACK_COUNTERS */
+	{
+		struct mt_stack_counters t;
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(uint64_t); i++)
+			((uint64_t *)&t)[i] = 100 + i;
+		CHECK_EQ_U64(MT_NSTACK_COUNTERS, sizeof(t) / sizeof(uint64_t));
+		CHECK_STR(mt_stack_counter_descs[MT_SC_live_bytes].name, "live_bytes");
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_live_bytes), t.live_bytes);
+		CHECK_STR(mt_stack_counter_descs[MT_SC_inherited_bytes].name, "inherited_bytes");
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_inherited_bytes].section, 2);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_temporary_allocations),
+			     t.temporary_allocations);
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_temporary_allocations].section, 1);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_allocations), 100);
+	}
 }
 
 int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_leaks);
 	RUN(test_roundtrip_match);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
+	RUN(test_roundtrip_timeline_targets);
+	RUN(test_timeline_targets_checked);
 	RUN(test_roundtrip_scan);
 	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);
@@ -1480,9 +1826,12 @@ int main(void)
 	RUN(test_header_errors);
 	RUN(test_minimal_payload);
 	RUN(test_bad_payloads);
+	RUN(test_varint_overflow);
+	RUN(test_one_kind);
 	RUN(test_mutated_payloads);
 	RUN(test_select);
 	RUN(test_names);
 	RUN(test_funcs_compat);
+	strtab_free(&kept);
 	return UNIT_DONE();
 }

@@ -23,6 +23,7 @@ struct view_opts {
 	uint32_t top;	     /* rows shown; 0 = all */
 	uint64_t older_than; /* leaks: nanoseconds */
 	int sort;	     /* report --by: the rows' order (enum mt_sort) */
+	uint32_t pid;	     /* watch: the snapshot is of this pid's targets (0: all) */
 };
 
 /* ---- diff: tracemalloc's compare_to ---------------------------------------- */
@@ -74,17 +75,14 @@ void peak_view_free(struct peak_view *v);
 /* ---- leaks --------------------------------------------------------------------- */
 
 struct leak_row {
-	uint32_t stack; /* index into the snapshot's stacks */
-	uint64_t blocks;
-	uint64_t bytes;
-	uint64_t oldest_ns;
-	uint64_t youngest_ns;
+	uint32_t stack;	    /* index into the snapshot's stacks */
+	struct snap_leak l; /* its blocks at least older_than old, their bytes and ages */
 };
 
 struct leaks_view {
 	const struct snapshot *s;
 	uint64_t older_than;   /* nanoseconds */
-	struct leak_row *rows; /* stacks with such blocks, most bytes first */
+	struct leak_row *rows; /* stacks with such blocks, in leak_order() (common/order.h) */
 	size_t nrows;
 	size_t shown;
 	uint64_t blocks, bytes; /* all blocks at least older_than old */
@@ -134,6 +132,7 @@ struct watch_view {
 	size_t shown;
 	double rate;	  /* allocations per second since the last refresh; 0 on the first */
 	double byte_rate; /* bytes allocated per second, likewise */
+	uint32_t pid;	  /* watch --pid: the totals are this pid's (0: every target's) */
 };
 
 void watch_view_build(struct watch_view *v, const struct watch_state *w, const struct snapshot *s,

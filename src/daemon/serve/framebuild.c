@@ -192,12 +192,13 @@ static int is_eval_loop(const struct snap_frame *f)
 void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg)
 {
 	const struct stack_table *t = &b->v->tracker->stacks;
-	const struct stack_entry *s = stack_get(t, view_row_stack(b->v, idx));
-	const uint32_t *nums = t->frames + s->frames_off;
+	uint32_t stack = view_row_stack(b->v, idx), nums[STACK_MAX_FRAMES];
+	const struct stack_entry *s = stack_get(t, stack);
 	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;
 	uint32_t space = s->tgid;
 
+	stack_nums(t, stack, nums);
 	/* Python frame words follow the native ones: each run of the
 	 * interpreter loop is replaced by the Python frames it was running (up
 	 * to the word marked MT_PY_GROUP_END); Python frames left over (native
@@ -251,7 +252,6 @@ const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i
 
 void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
 {
-	s->frames_borrowed = 1;
 	s->frame_table = b->table;
 	s->nframe_table = b->ntable;
 	s->frame_refs = xmalloc((b->nrefs ? b->nrefs : 1) * sizeof(*s->frame_refs));

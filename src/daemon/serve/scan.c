@@ -403,11 +403,21 @@ static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 	blocks = prepared;
 	boost_on(&boost);
 	deadline = time_monotonic_ns() + sc->max_pause_ns;
-	if (ptstop_stop(&stop, t->pid, deadline, err, errlen)) {
+	rc = ptstop_stop(&stop, t->pid, deadline, why, sizeof(why));
+	if (rc) {
 		boost_off(&boost);
 		free(buf);
+		if (rc == -ETIMEDOUT)
+			snprintf(err, errlen,
+				 "gave up on pid %d: thread %d did not stop within the pause bound "
+				 "(%s, --max-pause); it runs on, nothing is reported",
+				 t->pid, stop.late_tid, limit);
+		else
+			snprintf(err, errlen, "%s", why);
 		return -1;
 	}
+	rc = -1;
+	why[0] = '\0';
 	/* every record the target made lies before the producer position now */
 	barrier = core->ring_produced(core->ctx);
 	if (freeze_after(core, barrier, deadline, &v, why, sizeof(why)))
@@ -590,7 +600,6 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		       struct snapshot *s, struct symbolizer **held, char *err, size_t errlen)
 {
 	const struct daemon_view *v;
-	struct proto_request meta;
 	struct framebuild *fb;
 	struct pid_entry *all = NULL;
 	struct {
@@ -604,11 +613,8 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		snprintf(err, errlen, "the daemon is stopping");
 		return -1;
 	}
-	/* the counters and targets, as any answer has them */
-	proto_request_init(&meta);
-	meta.stacks = 0;
-	meta.pid = r->scan.pid;
-	if (collect_snapshot(v, core->ends, &meta, s, err, errlen)) {
+	/* the counters and targets of the processes scanned, as any answer has them */
+	if (collect_snapshot(v, core->ends, r, s, err, errlen)) {
 		core->thaw(core->ctx);
 		return -1;
 	}
@@ -666,7 +672,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	*held = v->sym;
 	core->thaw(core->ctx);
 
-	s->has_scan = 1;
+	s->kind = SNAP_SCAN;
 	s->scan.npids = nt;
 	s->scan.pids = xcalloc(nt ? nt : 1, sizeof(*s->scan.pids));
 	for (uint32_t i = 0; i < nt; i++)
