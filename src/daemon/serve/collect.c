@@ -16,7 +16,7 @@
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
 #include "daemon/serve/memory.h"
-#include "daemon/targets.h"
+#include "daemon/attach/allocator.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
@@ -266,7 +266,7 @@ static void fill_probe_sites(const struct allocator *a, struct snap_target *out)
 	}
 }
 
-static void fill_target(const struct daemon_view *v, const struct target *tg,
+static void fill_target(const struct daemon_view *v, const struct view_target *tg,
 			struct snap_target *out)
 {
 	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
@@ -275,16 +275,16 @@ static void fill_target(const struct daemon_view *v, const struct target *tg,
 	out->pid = (uint32_t)tg->pid;
 	out->state = (uint32_t)tg->state;
 	out->exit_status = tg->exit_status;
-	out->probes = (uint32_t)tg->probes.nlinks;
+	out->probes = (uint32_t)tg->probes;
 	out->command = xstrdup(tg->command);
-	out->allocator = tg->alloc.path ? xstrdup(tg->alloc.path) : NULL;
+	out->allocator = tg->alloc->path ? xstrdup(tg->alloc->path) : NULL;
 	out->note = tg->note ? xstrdup(tg->note) : NULL;
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
 	if (tt && tt->parent)
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
-	fill_probe_sites(&tg->alloc, out);
+	fill_probe_sites(tg->alloc, out);
 }
 
 struct block_pick {
@@ -381,10 +381,12 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
 	view_index = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*view_index));
 	for (k = 0; k < v->ntargets; k++) {
-		if (r->pid && (uint32_t)v->targets[k].pid != r->pid)
+		const struct view_target tg = view_target(v, k);
+
+		if (r->pid && (uint32_t)tg.pid != r->pid)
 			continue;
 		view_index[s->ntargets] = k;
-		fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
+		fill_target(v, &tg, &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
