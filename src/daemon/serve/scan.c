@@ -612,7 +612,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		core->thaw(core->ctx);
 		return -1;
 	}
-	fb = framebuild_new(v);
+	fb = framebuild_new(v, core->ends);
 	for (uint32_t i = 0; i < nt; i++) {
 		struct reach_entry *e;
 		int64_t n;
@@ -654,7 +654,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	s->stacks = xcalloc(nids ? nids : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((nids ? nids : 1) * sizeof(*frames_at));
 	for (uint32_t k = 0; k < nids; k++) {
-		collect_fill_stack(v, core->ends, fb, ids[k].stack, &s->stacks[k], &frames_at[k]);
+		framebuild_fill(fb, ids[k].stack, &s->stacks[k], &frames_at[k]);
 		s->stacks[k].pid = ids[k].pid; /* the process that holds it, not an ancestor */
 	}
 	s->nstacks = nids;
