@@ -41,7 +41,7 @@ struct daemon {
 	/* resident memory, sampled with the timeline (sample.c) */
 	struct resident_table resident;
 	struct rss_sampler *sampler;
-	/* the targets (targets.c, exec.c) */
+	/* the targets (targets.c) */
 	struct target *targets;
 	int ntargets;
 	uint64_t exec_events_lost; /* lost exec events already acted on */

@@ -20,7 +20,6 @@
 #include <unistd.h>
 
 #include "daemon/daemon.h"
-#include "daemon/exec.h"
 #include "daemon/loop.h"
 #include "daemon/sample.h"
 #include "daemon/watch.h"
@@ -38,25 +37,7 @@
 /* A control record moves a target on. */
 static void on_control(void *ctx, const struct mt_event *ev)
 {
-	struct daemon *d = ctx;
-
-	switch (ev->kind) {
-	case MT_EV_EXEC:
-		target_exec_event(d, ev->tgid, ev->addr == 1);
-		break;
-	case MT_EV_LDSO:
-		target_ldso_event(d, ev->tgid);
-		break;
-	case MT_EV_PYALLOC:
-		target_pyalloc_event(d, ev->tgid);
-		break;
-	case MT_EV_FORK:
-		target_forked(d, ev->tgid, (int)ev->addr);
-		break;
-	case MT_EV_MATCH:
-		target_matched(d, (int)ev->tgid);
-		break;
-	}
+	targets_control(ctx, ev);
 }
 
 /* Every record before the drain is applied: children that were gone before
