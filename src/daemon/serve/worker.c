@@ -534,7 +534,7 @@ static void deliver(struct worker *w)
 
 void worker_event(struct worker *w)
 {
-	int thaw_now[NLANES], thawed = 0;
+	int thaw_now[NLANES];
 	struct lane *small;
 	uint64_t n;
 
@@ -558,7 +558,6 @@ void worker_event(struct worker *w)
 		if (thaw_now[i]) {
 			w->lanes[i].holds = 0;
 			ingest_thaw(w->in); /* the last one: worker_resume once caught up */
-			thawed = 1;
 		}
 	}
 	/* a small answer need not wait for a whole snapshot's freeze: it reads
@@ -571,8 +570,9 @@ void worker_event(struct worker *w)
 		w->stats.joined++;
 		pthread_mutex_unlock(&w->lock);
 	}
-	/* apply a slice of what came meanwhile now; the freeze waits for the rest */
-	if (thawed && ingest_frozen(w->in))
+	/* catching up: apply a slice of what came meanwhile now; a freeze waits
+	 * for the rest (worker_resume) */
+	if (!w->in->readers && ingest_frozen(w->in))
 		ingest_drain_slice(w->in);
 	grant(w);
 }
