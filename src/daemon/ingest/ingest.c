@@ -22,6 +22,7 @@
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
+#include "common/invariant.h"
 #include "common/util.h"
 #include "memtrace/counters.h"
 
@@ -191,6 +192,8 @@ int ingest_freeze(struct ingest *in, unsigned n)
 		in->stats.freezes++;
 	}
 	in->readers += (int)n;
+	/* nothing queued from before the freeze: readers see every record drained */
+	MT_INVARIANT(in->readers != (int)n || !in->deferred.count);
 	return 0;
 }
 
@@ -198,6 +201,7 @@ void ingest_thaw(struct ingest *in)
 {
 	uint64_t took;
 
+	MT_INVARIANT(in->readers > 0); /* a thaw for each reader frozen for */
 	if (!in->readers || --in->readers)
 		return;
 	took = time_monotonic_ns() - in->frozen_at;

@@ -4,7 +4,7 @@
  * order the BPF programs wrote them, and the freeze that holds them back
  * while a request reads the core.
  *
- * The freeze. A reader on another thread (a request lane, serve/worker.h)
+ * The freeze. A reader on another thread (a request lane of the server)
  * may read the core only while it does not change. The loop thread freezes
  * it for the reader (ingest_freeze): everything queued in the ring buffer is
  * applied first, and from then on each record drained goes into a queue
