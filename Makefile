@@ -265,15 +265,13 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
-FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/elfsym.c symbols/dwarfline.c \
+FUZZ_SRCS_elf      := $(addprefix src/daemon/,elf/elfmod.c symbols/dwarfline.c \
 			attach/elfjump.c) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \
-		       src/daemon/symbols/elfsym.c $(COMMON_SRCS)
+		       src/daemon/elf/elfmod.c $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
 FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
-		       attach/pydispatch.c attach/allocator.c attach/elfjump.c symbols/elfsym.c \
-		       symbols/pyinline.c symbols/dwarfline.c proc/procmaps.c proc/linkmap.c) \
-		       $(COMMON_SRCS)
+		       elf/elfmod.c) $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)

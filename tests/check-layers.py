@@ -27,6 +27,7 @@ LAYERS = [
     "include/memtrace",  # the contracts: event layout, counters, snapshot model
     "src/common",  # both programs: codec, protocol, helpers
     "src/daemon/core",  # the accounting: heap, stacks, tracker, families, rows
+    "src/daemon/elf",  # the one ELF reader: files, segments, symbols, code (libelf)
     "src/daemon/proc",  # reading processes from outside
     "src/daemon/symbols",  # naming frames
     "src/daemon/unwind",  # unwind tables for the BPF walker

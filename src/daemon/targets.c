@@ -33,7 +33,6 @@
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
-#include "daemon/attach/pydispatch.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/process.h"
 #include "daemon/symbols/pystacks.h"
@@ -227,9 +226,11 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->state = SNAP_TARGET_ATTACHED;
 	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
-		probes_count(&tg->probes), tg->alloc.path, tg->alloc.cxx_path ? " and " : "",
-		tg->alloc.cxx_path ? tg->alloc.cxx_path : "", tg->alloc.py_path ? " and " : "",
-		tg->alloc.py_path ? tg->alloc.py_path : "");
+		probes_count(&tg->probes), tg->alloc.obj[ALLOC_OBJ_MALLOC].path,
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_CXX].path ? tg->alloc.obj[ALLOC_OBJ_CXX].path : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? " and " : "",
+		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? tg->alloc.obj[ALLOC_OBJ_PYTHON].path : "");
 	return 0;
 }
 
@@ -691,7 +692,10 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	/* the child runs the parent's program until it executes another (an exec
 	 * event follows then); /proc may be gone already if it exited at once */
 	c->command = parent->command ? xstrdup(parent->command) : process_read_command(child);
-	c->alloc.path = parent->alloc.path ? xstrdup(parent->alloc.path) : NULL;
+	c->alloc.obj[ALLOC_OBJ_MALLOC].path =
+	    parent->alloc.obj[ALLOC_OBJ_MALLOC].path
+		? xstrdup(parent->alloc.obj[ALLOC_OBJ_MALLOC].path)
+		: NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
 	c->state = SNAP_TARGET_ATTACHED;
@@ -778,7 +782,7 @@ void target_resolve(struct daemon *d, int i)
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
 	unwind_attach(d->unwind, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
-		tg->alloc.path, probes_count(&tg->probes),
+		tg->alloc.obj[ALLOC_OBJ_MALLOC].path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
 }
 
@@ -850,7 +854,7 @@ static void target_ldso_event(struct daemon *d, uint32_t tgid)
 /*
  * A CPython target stopped in a function that installs an allocator, while
  * its frees are probed where the table dispatches them: probe the
- * dispatchers again before the table changes (attach/pydispatch.c), continue
+ * dispatchers again before the table changes (attach/allocator.c), continue
  * it.
  */
 static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
@@ -863,7 +867,7 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 
 		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
 			continue;
-		if (pydispatch_undo(&tg->alloc)) {
+		if (allocator_undo_python_dispatch(&tg->alloc)) {
 			inherited_probes(d, i, &inh);
 			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc, d->set.follow_forks,
 						  &np, &tg->probes, &inh, err, sizeof(err))) {

@@ -4,8 +4,9 @@
  * bytes (a function's, as read from a file a traced process maps), the
  * dispatcher follower on a memory made of the same bytes (a target's
  * memory is whatever it holds), the byte scans, and the ELF side
- * (src/daemon/attach/probesite.c) on the bytes as a file. The first byte chooses the
- * arguments read, the return probe and the register of the first argument.
+ * (src/daemon/attach/probesite.c over src/daemon/elf/elfmod.c) on the bytes as a file. The
+ * first byte chooses the arguments read, the return probe and the register of the first
+ * argument.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -15,6 +16,7 @@
 
 #include "daemon/attach/placement.h"
 #include "daemon/attach/probesite.h"
+#include "daemon/elf/elfmod.h"
 
 struct mem {
 	const uint8_t *data;
@@ -40,8 +42,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	struct mem m = {data, size};
 	uint8_t mode = size ? data[0] : 0;
 	const uint8_t *code = size ? data + 1 : data;
-	size_t len = size ? size - 1 : 0;
-	char path[64];
+	size_t len = size ? size - 1 : 0, at;
 	int fd;
 
 	placement_need_abi(&need, mode & 7, mode & 8);
@@ -55,30 +56,31 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	placement_scan_rel32(code, len, 0x401000, 0x401001, 0x401010);
 	placement_scan_rel8(code, len, 0x401000, 0x401001, 0x401010);
 	placement_branches_into(code, len, 0x401000, 0x401001, 0x401010, mode & 1);
+	if (placement_find_branch(code, len, 0x401000, 0x401010, &at) && at >= len)
+		__builtin_trap();
 
-	/* the bytes as an ELF file: codefile reads from a path, so a memfd */
+	/* the bytes as an ELF file, through a descriptor (the decisions' cache) */
 	fd = memfd_create("fuzz-placement", MFD_CLOEXEC);
 	if (fd >= 0) {
 		if (write(fd, data, size) == (ssize_t)size) {
 			struct probesite_req req[3] = {
 			    {.offset = 0}, {.offset = 0x1000}, {.offset = 0x1040}};
 			struct placement out[3];
-			struct codefile *f;
+			struct elf_module *f;
+			char err[256];
 
-			snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+			f = elfmod_open_fd(fd, "fuzz-placement", err, sizeof(err));
 			for (int i = 0; i < 3; i++)
 				placement_need_abi(&req[i].need, 1, i & 1);
-			probesite_place(path, req, 3, out);
-			f = codefile_open(path);
+			probesite_place(f, req, 3, out);
 			if (f) {
-				uint64_t at, start, fsize;
+				uint64_t start, fsize;
 				size_t avail;
 
-				codefile_branch_from(f, 0x1000, 0, &at);
-				codefile_function_containing(f, 0x1010, &start, &fsize);
-				codefile_code(f, 0x1000, &avail);
-				codefile_branches_into(f, 0x1001, 0x1008, 0x1000, 0x1040);
-				codefile_close(f);
+				elfmod_symbol_containing(f, 0x1010, &start, &fsize);
+				elfmod_symbol_after(f, 0x1000, &start, NULL);
+				elfmod_code(f, 0x1000, &avail);
+				elfmod_close(f);
 			}
 			probesite_forget();
 		}

@@ -8,7 +8,7 @@
  * jemalloc's, where installed.
  */
 #include "daemon/attach/elfjump.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "unit.h"
 
 #include <unistd.h>
@@ -64,8 +64,10 @@ static const char *const libstdcxx_paths[] = {
     "/lib/x86_64-linux-gnu/libstdc++.so.6",
 };
 
-/* The address of each of n exported functions of path; 0 (checked) if any is missing. */
-static int find_all(const char *path, const char *const *names, uint64_t *vaddrs, size_t n)
+/* The module of path and the address of each of n exported functions; NULL (checked) if any is
+ * missing. */
+static struct elf_module *find_all(const char *path, const char *const *names, uint64_t *vaddrs,
+				   size_t n)
 {
 	struct elf_module *m = elfmod_open(path, NULL, 0);
 	int ok = m != NULL;
@@ -75,14 +77,18 @@ static int find_all(const char *path, const char *const *names, uint64_t *vaddrs
 		ok = !elfmod_find_function(m, names[i], 1, &vaddrs[i], NULL);
 		CHECK(ok);
 	}
-	elfmod_close(m);
-	return ok;
+	if (!ok) {
+		elfmod_close(m);
+		return NULL;
+	}
+	return m;
 }
 
 TEST(libstdcxx_deletes)
 {
 	static const char *const names[] = {"_ZdlPv", "_ZdlPvm", "_Znwm"};
 	const char *path = NULL;
+	struct elf_module *m;
 	uint64_t v[3];
 
 	for (size_t i = 0; i < sizeof(libstdcxx_paths) / sizeof(*libstdcxx_paths); i++) {
@@ -90,14 +96,18 @@ TEST(libstdcxx_deletes)
 			path = libstdcxx_paths[i];
 	}
 	CHECK(path != NULL); /* g++ is a build dependency */
-	if (!path || !find_all(path, names, v, 3))
+	if (!path || !(m = find_all(path, names, v, 3)))
 		return;
 	/* libstdc++ defines no free: only the PLT can lead there */
-	CHECK(elf_is_jump_to(path, v[0], "free", 0));
-	CHECK(!elf_is_jump_to(path, v[1], "free", 0)); /* to _ZdlPv@plt */
-	CHECK(elf_is_jump_to(path, v[1], "_ZdlPv", 0));
-	CHECK(!elf_is_jump_to(path, v[2], "malloc", 0));
-	CHECK(!elf_is_jump_to("/nonexistent/lib.so", v[0], "free", 0));
+	CHECK(elf_is_jump_to(m, v[0], "free", 0));
+	CHECK(!elf_is_jump_to(m, v[1], "free", 0)); /* to _ZdlPv@plt */
+	CHECK(elf_is_jump_to(m, v[1], "_ZdlPv", 0));
+	CHECK(!elf_is_jump_to(m, v[2], "malloc", 0));
+	CHECK(!elf_is_jump_to(NULL, v[0], "free", 0)); /* no file */
+	/* the module let go of its file: its code can no longer be read */
+	elfmod_release_file(m);
+	CHECK(!elf_is_jump_to(m, v[0], "free", 0));
+	elfmod_close(m);
 }
 
 /* jemalloc (make deps installs it for the interposer tests): its unsized
@@ -106,16 +116,18 @@ TEST(jemalloc_deletes)
 {
 	static const char *const names[] = {"_ZdlPv", "_ZdlPvm", "free"};
 	const char *path = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+	struct elf_module *m;
 	uint64_t v[3];
 
 	if (access(path, R_OK)) {
 		printf("test_elfjump: %s absent, jemalloc case not run\n", path);
 		return;
 	}
-	if (!find_all(path, names, v, 3))
+	if (!(m = find_all(path, names, v, 3)))
 		return;
-	CHECK(elf_is_jump_to(path, v[0], "free", v[2]));
-	CHECK(!elf_is_jump_to(path, v[1], "free", v[2]));
+	CHECK(elf_is_jump_to(m, v[0], "free", v[2]));
+	CHECK(!elf_is_jump_to(m, v[1], "free", v[2]));
+	elfmod_close(m);
 }
 
 int main(void)

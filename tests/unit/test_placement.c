@@ -11,7 +11,7 @@
  * ELF side on the machine's libc: free placed on an emulated instruction
  * past its entry, the same answer twice (cached), and +0 when asked to.
  */
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/attach/placement.h"
 #include "daemon/attach/probesite.h"
 #include "unit.h"
@@ -465,21 +465,25 @@ TEST(real_libc)
 	CHECK(!elfmod_vaddr_to_offset(m, vaddr, &req[0].offset));
 	CHECK(!elfmod_find_function(m, "malloc", 1, &vaddr, NULL));
 	CHECK(!elfmod_vaddr_to_offset(m, vaddr, &req[1].offset));
-	elfmod_close(m);
 	placement_need_abi(&req[0].need, 1, 0);
 	placement_need_abi(&req[1].need, 1, 1);
-	probesite_place(path, req, 2, out);
+	probesite_place(m, req, 2, out);
 	/* glibc's free has started with test %rdi,%rdi; je for years: placed past it */
 	CHECK(out[0].offset > 0);
 	CHECK(strncmp(out[0].insn, "j", 1) == 0 || strncmp(out[0].insn, "push", 4) == 0);
 	CHECK(out[1].insn[0] != 0);
-	probesite_place(path, req, 2, again);
+	probesite_place(m, req, 2, again);
 	CHECK(!memcmp(out, again, sizeof(out)));
 	setenv("MEMTRACE_PROBE_AT_ENTRY", "1", 1);
-	probesite_place(path, req, 1, again);
+	probesite_place(m, req, 1, again);
 	unsetenv("MEMTRACE_PROBE_AT_ENTRY");
 	CHECK_EQ_U64(again[0].offset, 0);
 	CHECK(strstr(again[0].why, "MEMTRACE_PROBE_AT_ENTRY") != NULL);
+	/* a file that could not be read: every probe at its entry, saying why */
+	probesite_place(NULL, req, 1, again);
+	CHECK_EQ_U64(again[0].offset, 0);
+	CHECK(strstr(again[0].why, "not an x86-64 ELF file") != NULL);
+	elfmod_close(m);
 	probesite_forget();
 }
 

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/elf/elfmod.h"
 #include "daemon/symbols/pyoffsets.h"
 
 /* pyenv CPython 3.13.0's _Py_DebugOffsets, words 1..72 (0 is the cookie) */
@@ -196,7 +197,13 @@ TEST(test_dwarf)
 {
 	struct py_layout l = *pyoffsets_table(12), before;
 	char err[256] = "", diff[1024];
-	int rc = pyoffsets_from_dwarf("/proc/self/exe", 12, &l, err, sizeof(err));
+	struct elf_module *self = elfmod_open("/proc/self/exe", err, sizeof(err)), *bare;
+	int rc;
+
+	CHECK(self != NULL);
+	if (!self)
+		return;
+	rc = pyoffsets_from_dwarf(self, 12, &l, err, sizeof(err));
 
 	if (rc == 1)
 		fprintf(stderr,
@@ -227,15 +234,22 @@ TEST(test_dwarf)
 
 	/* 3.13 wants _ts.current_frame, which the mock lacks: refused, unchanged */
 	before = l = *pyoffsets_table(13);
-	CHECK(pyoffsets_from_dwarf("/proc/self/exe", 13, &l, err, sizeof(err)) == -1);
+	CHECK(pyoffsets_from_dwarf(self, 13, &l, err, sizeof(err)) == -1);
 	CHECK_STR(err, "the DWARF has no _ts.current_frame");
 	CHECK_EQ_U64(pyoffsets_diff(&before, &l, diff, sizeof(diff)), 0);
 	/* 3.10 wants struct _frame, which this binary does not define */
 	l = *pyoffsets_table(10);
-	CHECK(pyoffsets_from_dwarf("/proc/self/exe", 10, &l, err, sizeof(err)) == -1);
+	CHECK(pyoffsets_from_dwarf(self, 10, &l, err, sizeof(err)) == -1);
 	CHECK_STR(err, "the DWARF has no definition of _frame");
-	/* no file, or a file without DWARF */
-	CHECK(pyoffsets_from_dwarf("/nonexistent", 12, &l, err, sizeof(err)) == 1);
+	/* a file without DWARF, and a module that let go of its file */
+	bare = elfmod_open("tests/unit/data/unwind_rules.so", err, sizeof(err));
+	CHECK(bare != NULL);
+	if (bare)
+		CHECK(pyoffsets_from_dwarf(bare, 12, &l, err, sizeof(err)) == 1);
+	elfmod_close(bare);
+	elfmod_release_file(self);
+	CHECK(pyoffsets_from_dwarf(self, 12, &l, err, sizeof(err)) == 1);
+	elfmod_close(self);
 }
 
 int main(void)

@@ -5,7 +5,7 @@
  * malloc found by name and by address, unmapped and non-ELF mappings given
  * no name, and broken ELF files refused without crashing.
  */
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/symbolize.h"
 #include "unit.h"

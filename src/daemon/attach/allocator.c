@@ -2,30 +2,31 @@
 /*
  * Allocator resolution (see allocator.h): the object of the target that
  * defines the malloc it binds, found in the link map's search order
- * (proc/linkmap.c), and the probe table for it. Nothing in the target is
- * stopped or changed.
+ * (proc/linkmap.c), and the probe table for it: which functions, where in
+ * them (probesite.c), CPython's frees followed to where they dispatch
+ * (pydispatch.c). Each file is opened once per call, one module
+ * (elf/elfmod.c) that every step reads. Nothing in the target is stopped or
+ * changed.
  */
 #include "daemon/attach/allocator.h"
 #include "memtrace/counters.h"
+#include "memtrace/snapshot.h"
 
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/uio.h>
 #include <unistd.h>
 
+#include "common/util.h"
 #include "daemon/attach/elfjump.h"
-#include "daemon/symbols/elfsym.h"
 #include "daemon/attach/probesite.h"
 #include "daemon/attach/pydispatch.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/linkmap.h"
-#include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyinline.h"
-#include "common/util.h"
 
 /* CPython's allocator entry points, probed with --python-allocators. */
 /* An exported symbol probed as an allocator entry point of kind func. */
@@ -96,8 +97,91 @@ const char *allocator_func_name(int func)
 	return mt_func_name((unsigned)func) ? mt_func_name((unsigned)func) : "?";
 }
 
+/*
+ * The files one call reads: the search order (the daemon's paths to the
+ * target's objects), each opened when first read and kept to the end of
+ * the call, and an object's file outside it (opened by its open_path).
+ */
+struct files {
+	char **paths;
+	int n;
+	struct elf_module **mods;
+	uint8_t *tried;
+	struct elf_module *own[ALLOC_NOBJECTS];
+	uint8_t own_tried[ALLOC_NOBJECTS];
+};
+
+/* The search order of pid; 0, or -1 (errno) when its maps cannot be read. */
+static int files_of(struct files *f, int pid)
+{
+	memset(f, 0, sizeof(*f));
+	f->n = linkmap_search_order(pid, &f->paths);
+	if (f->n < 0) {
+		f->n = 0;
+		return -1;
+	}
+	f->mods = xcalloc((size_t)f->n + 1, sizeof(*f->mods));
+	f->tried = xcalloc((size_t)f->n + 1, 1);
+	return 0;
+}
+
+/* The same over paths (taken over). */
+static void files_from(struct files *f, char **paths, int n)
+{
+	memset(f, 0, sizeof(*f));
+	f->paths = paths;
+	f->n = n;
+	f->mods = xcalloc((size_t)n + 1, sizeof(*f->mods));
+	f->tried = xcalloc((size_t)n + 1, 1);
+}
+
+static void files_done(struct files *f)
+{
+	for (int i = 0; i < f->n; i++) {
+		elfmod_close(f->mods[i]);
+		free(f->paths[i]);
+	}
+	for (int k = 0; k < ALLOC_NOBJECTS; k++)
+		elfmod_close(f->own[k]);
+	free(f->paths);
+	free(f->mods);
+	free(f->tried);
+	memset(f, 0, sizeof(*f));
+}
+
+/* The i-th object of the search order as a module, or NULL when it is not ELF. */
+static struct elf_module *file_at(struct files *f, int i)
+{
+	char why[256];
+
+	if (!f->tried[i]) {
+		f->tried[i] = 1;
+		f->mods[i] = elfmod_open(f->paths[i], why, sizeof(why));
+	}
+	return f->mods[i];
+}
+
+/* The file of object k of a, or NULL. */
+static struct elf_module *file_of(struct files *f, const struct allocator *a, enum alloc_object k)
+{
+	const char *path = a->obj[k].open_path;
+	char why[256];
+
+	if (!path)
+		return NULL;
+	for (int i = 0; i < f->n; i++) {
+		if (!strcmp(f->paths[i], path))
+			return file_at(f, i);
+	}
+	if (!f->own_tried[k]) {
+		f->own_tried[k] = 1;
+		f->own[k] = elfmod_open(path, why, sizeof(why));
+	}
+	return f->own[k];
+}
+
 static void add_probe(struct allocator *a, const struct elf_module *mod, const char *name, int func,
-		      int object, int dynamic_only)
+		      enum alloc_object object, int dynamic_only)
 {
 	uint64_t vaddr, off;
 	int k, ifunc;
@@ -127,42 +211,35 @@ static void fill_probes(struct allocator *a, const struct elf_module *mod, int d
 	size_t f;
 
 	for (f = 0; f < ARRAY_SIZE(c_symbols); f++)
-		add_probe(a, mod, c_symbols[f].name, c_symbols[f].func, 0, dynamic_only);
-	for (f = 0; f < ARRAY_SIZE(jemalloc_symbols); f++)
-		add_probe(a, mod, jemalloc_symbols[f].name, jemalloc_symbols[f].func, 0,
+		add_probe(a, mod, c_symbols[f].name, c_symbols[f].func, ALLOC_OBJ_MALLOC,
 			  dynamic_only);
+	for (f = 0; f < ARRAY_SIZE(jemalloc_symbols); f++)
+		add_probe(a, mod, jemalloc_symbols[f].name, jemalloc_symbols[f].func,
+			  ALLOC_OBJ_MALLOC, dynamic_only);
 }
 
 /*
  * Probe syms in the first object of the search order that exports key (the
- * object the dynamic linker binds it to), as probe object number object.
- * Sets *open_path and *path to that object when any probe was added;
- * returns how many were.
+ * object the dynamic linker binds it to), as object k. Sets a->obj[k] to
+ * that object when any probe was added; returns how many were.
  */
-static int probe_first_exporter(struct allocator *a, int pid, char **paths, int n, const char *key,
-				const struct probe_symbol *syms, size_t nsyms, int object,
-				char **open_path, char **path)
+static int probe_first_exporter(struct allocator *a, int pid, struct files *f, const char *key,
+				const struct probe_symbol *syms, size_t nsyms, enum alloc_object k)
 {
 	struct elf_module *mod;
 	uint64_t vaddr;
-	char why[256];
 	int i, before = a->nprobes;
-	size_t k;
+	size_t s;
 
-	for (i = 0; i < n; i++) {
-		mod = elfmod_open(paths[i], why, sizeof(why));
-		if (!mod)
+	for (i = 0; i < f->n; i++) {
+		mod = file_at(f, i);
+		if (!mod || elfmod_find_function(mod, key, 1, &vaddr, NULL))
 			continue;
-		if (elfmod_find_function(mod, key, 1, &vaddr, NULL)) {
-			elfmod_close(mod);
-			continue;
-		}
-		for (k = 0; k < nsyms; k++)
-			add_probe(a, mod, syms[k].name, syms[k].func, object, 1);
-		elfmod_close(mod);
+		for (s = 0; s < nsyms; s++)
+			add_probe(a, mod, syms[s].name, syms[s].func, k, 1);
 		if (a->nprobes > before) {
-			*open_path = xstrdup(paths[i]);
-			*path = linkmap_display_path(pid, paths[i]);
+			a->obj[k].open_path = xstrdup(f->paths[i]);
+			a->obj[k].path = linkmap_display_path(pid, f->paths[i]);
 		}
 		break;
 	}
@@ -178,18 +255,18 @@ static int probe_first_exporter(struct allocator *a, int pid, char **paths, int 
  * is only a jump to free (jemalloc's unsized ones) needs no probe of its
  * own, nor one at free's own address (tcmalloc's).
  */
-static void fill_delete_probes(struct allocator *a)
+static void fill_delete_probes(struct allocator *a, struct files *f)
 {
-	const char *base = strrchr(a->cxx_path, '/') ? strrchr(a->cxx_path, '/') + 1 : a->cxx_path;
-	int same = a->open_path && !strcmp(a->open_path, a->cxx_open_path);
+	const struct alloc_file *cxx = &a->obj[ALLOC_OBJ_CXX], *c = &a->obj[ALLOC_OBJ_MALLOC];
+	const char *base = strrchr(cxx->path, '/') ? strrchr(cxx->path, '/') + 1 : cxx->path;
+	int same = c->open_path && !strcmp(c->open_path, cxx->open_path);
 	uint64_t vaddr, off, free_vaddr;
 	struct elf_module *mod;
-	char why[256];
 	int ifunc;
 
 	if (!strncmp(base, "libstdc++.so", 12) || !strncmp(base, "libc++.so", 9))
 		return;
-	mod = elfmod_open(a->cxx_open_path, why, sizeof(why));
+	mod = file_of(f, a, ALLOC_OBJ_CXX);
 	if (!mod)
 		return;
 	if (elfmod_find_function(mod, "free", 1, &free_vaddr, NULL))
@@ -201,40 +278,71 @@ static void fill_delete_probes(struct allocator *a)
 			break;
 		if (elfmod_find_function(mod, cxx_delete_symbols[i], 1, &vaddr, &ifunc) || ifunc ||
 		    elfmod_vaddr_to_offset(mod, vaddr, &off) ||
-		    elf_is_jump_to(a->cxx_open_path, vaddr, "free", free_vaddr))
+		    elf_is_jump_to(mod, vaddr, "free", free_vaddr))
 			continue;
 		for (int k = 0; k < a->nprobes; k++) {
-			dup |= (a->probes[k].object == 1 || (same && a->probes[k].object == 0)) &&
+			dup |= (a->probes[k].object == ALLOC_OBJ_CXX ||
+				(same && a->probes[k].object == ALLOC_OBJ_MALLOC)) &&
 			       a->probes[k].offset == off;
 		}
 		if (dup)
 			continue;
 		a->probes[a->nprobes++] = (struct alloc_probe){.func = MT_FN_DELETE,
-							       .object = 1,
+							       .object = ALLOC_OBJ_CXX,
 							       .offset = off,
 							       .symbol = cxx_delete_symbols[i]};
 	}
-	elfmod_close(mod);
 }
 
-/* operator new (and delete) from the first object in search order that defines it. */
-static void fill_cxx_probes(struct allocator *a, int pid, char **paths, int n)
+static int undecided(const struct alloc_probe *p)
 {
-	if (probe_first_exporter(a, pid, paths, n, "_Znwm", cxx_new_symbols,
-				 ARRAY_SIZE(cxx_new_symbols), 1, &a->cxx_open_path, &a->cxx_path))
-		fill_delete_probes(a);
+	return !p->place.insn[0] && !p->place.why[0];
 }
 
-/* The allocator: the first object of paths (search order) defining malloc and free. */
-static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *err, size_t errlen)
+/*
+ * Place every probe of a whose place is not decided yet (place.insn
+ * empty), object by object; probesite_place() logs each new decision once.
+ */
+static void place_probes(struct allocator *a, struct files *f)
 {
-	char why[256];
+	struct probesite_req req[ARRAY_SIZE(a->probes)];
+	struct placement out[ARRAY_SIZE(a->probes)];
+	int idx[ARRAY_SIZE(a->probes)];
+
+	for (int k = 0; k < ALLOC_NOBJECTS; k++) {
+		size_t n = 0;
+
+		for (int i = 0; i < a->nprobes; i++) {
+			struct alloc_probe *p = &a->probes[i];
+
+			if (p->object != (enum alloc_object)k || !undecided(p))
+				continue;
+			req[n].offset = p->offset;
+			req[n].name = p->dispatched ? p->via_target : p->symbol;
+			req[n].shown = allocator_probe_path(a, p);
+			probesite_need(p->func, &req[n].need);
+			if (p->dispatched)
+				req[n].need.arg_in[0] = p->arg0_reg;
+			idx[n++] = i;
+		}
+		if (!n)
+			continue;
+		probesite_place(probesite_at_entry() ? NULL : file_of(f, a, (enum alloc_object)k),
+				req, n, out);
+		for (size_t i = 0; i < n; i++)
+			a->probes[idx[i]].place = out[i];
+	}
+}
+
+/* The allocator: the first object of the search order defining malloc and free. */
+static int resolve_in(int pid, struct files *f, struct allocator *a, char *err, size_t errlen)
+{
 	int i, rc = -1, dynamic_only;
 	struct elf_module *mod;
 	uint64_t vaddr;
 
-	for (i = 0; i < n && rc; i++) {
-		mod = elfmod_open(paths[i], why, sizeof(why));
+	for (i = 0; i < f->n && rc; i++) {
+		mod = file_at(f, i);
 		if (!mod)
 			continue;
 		/* A dynamic executable interposes only what it exports; a static
@@ -244,20 +352,22 @@ static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *e
 		    !elfmod_find_function(mod, "free", dynamic_only, &vaddr, NULL)) {
 			fill_probes(a, mod, dynamic_only);
 			if (a->nprobes) {
-				a->open_path = xstrdup(paths[i]);
-				a->path = linkmap_display_path(pid, paths[i]);
+				a->obj[ALLOC_OBJ_MALLOC].open_path = xstrdup(f->paths[i]);
+				a->obj[ALLOC_OBJ_MALLOC].path =
+				    linkmap_display_path(pid, f->paths[i]);
 				rc = 0;
 			}
 		}
-		elfmod_close(mod);
 	}
 	if (!rc) {
-		fill_cxx_probes(a, pid, paths, n);
-		probesite_place_allocator(a);
+		/* operator new (and delete) from the first object in search order
+		 * that defines it */
+		if (probe_first_exporter(a, pid, f, "_Znwm", cxx_new_symbols,
+					 ARRAY_SIZE(cxx_new_symbols), ALLOC_OBJ_CXX))
+			fill_delete_probes(a, f);
+		place_probes(a, f);
 	}
-	for (i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	files_done(f);
 	if (rc)
 		snprintf(err, errlen, "no loaded object of pid %d defines malloc and free", pid);
 	return rc;
@@ -265,21 +375,20 @@ static int resolve_in(int pid, char **paths, int n, struct allocator *a, char *e
 
 int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen)
 {
-	char **paths = NULL;
-	int n;
+	struct files f;
 
 	memset(a, 0, sizeof(*a));
-	n = linkmap_search_order(pid, &paths);
-	if (n < 0) {
+	if (files_of(&f, pid)) {
 		snprintf(err, errlen, "cannot read the memory map of pid %d: %s", pid,
 			 strerror(errno ? errno : ESRCH));
 		return -1;
 	}
-	return resolve_in(pid, paths, n, a, err, errlen);
+	return resolve_in(pid, &f, a, err, errlen);
 }
 
 int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t errlen)
 {
+	struct files f;
 	char **paths = NULL;
 	int n = linkmap_exec_order(pid, &paths, err, errlen);
 
@@ -288,25 +397,128 @@ int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t er
 	if (n == 0)
 		return allocator_resolve(pid, a, err, errlen); /* static: all there is */
 	memset(a, 0, sizeof(*a));
-	return resolve_in(pid, paths, n, a, err, errlen);
+	files_from(&f, paths, n);
+	return resolve_in(pid, &f, a, err, errlen);
+}
+
+/* The functions of the CPython object that install an allocator, for their probes. */
+static void find_setters(struct allocator *a, struct elf_module *mod)
+{
+	a->npy_setters = 0;
+	for (int i = 0; mod && pydispatch_setters[i]; i++) {
+		uint64_t vaddr, off;
+
+		a->py_setter_found[i] = 0;
+		if (a->npy_setters < (int)ARRAY_SIZE(a->py_setters) &&
+		    !elfmod_find_function(mod, pydispatch_setters[i], 0, &vaddr, NULL) &&
+		    !elfmod_vaddr_to_offset(mod, vaddr, &off)) {
+			a->py_setter_found[i] = 1;
+			a->py_setter_domain[a->npy_setters] = i < 2;
+			a->py_setters[a->npy_setters++] = off;
+		}
+	}
+}
+
+/*
+ * For each CPython free probe of a (PyObject_Free, PyMem_Free) whose
+ * dispatch pydispatch_free() can follow in pid, probe the function it
+ * reaches instead (once, when both reach the same one); logs each choice.
+ */
+static void follow_python_frees(int pid, struct allocator *a, struct files *f)
+{
+	const struct alloc_file *py = &a->obj[ALLOC_OBJ_PYTHON];
+	struct elf_module *mod;
+	uint64_t raw_vaddr, raw_off = 0;
+	char why[128];
+	int i, k;
+
+	if (!py->open_path || probesite_at_entry() || !pydispatch_can_hold)
+		return;
+	mod = file_of(f, a, ALLOC_OBJ_PYTHON);
+	/* the setters must be there to be probed: PyMem_SetAllocator for later
+	 * changes and _PyMem_SetupAllocators for the one at start-up
+	 * (PYTHONMALLOC, -X dev), which a program held at exec has ahead */
+	find_setters(a, mod);
+	if (!(a->npy_setters && a->py_setter_found[0] && a->py_setter_found[3])) {
+		log_msg("pid %d: PyObject_Free probed itself: the functions that install an "
+			"allocator are not all in %s's symbols",
+			pid, py->path ? py->path : py->open_path);
+		a->npy_setters = 0;
+		return;
+	}
+	if (!elfmod_find_function(mod, "PyMem_RawFree", 1, &raw_vaddr, NULL))
+		elfmod_vaddr_to_offset(mod, raw_vaddr, &raw_off);
+	for (i = 0; i < a->nprobes; i++) {
+		struct alloc_probe *p = &a->probes[i];
+		struct pydispatch d;
+
+		if (p->object != ALLOC_OBJ_PYTHON || p->func != MT_FN_PYMALLOC_FREE ||
+		    p->dispatched)
+			continue;
+		if (pydispatch_free(pid, mod, p->offset, raw_off, &d, why, sizeof(why))) {
+			log_msg("pid %d: %s probed itself: %s", pid, p->symbol, why);
+			continue;
+		}
+		if (a->npy_dispatchers < (int)ARRAY_SIZE(a->py_dispatchers))
+			a->py_dispatchers[a->npy_dispatchers++] = *p;
+		for (k = 0; k < i; k++) {
+			if (a->probes[k].object == ALLOC_OBJ_PYTHON &&
+			    a->probes[k].offset == d.offset)
+				break;
+		}
+		if (k < i) { /* PyMem_Free reaches the same function as PyObject_Free */
+			log_msg("pid %d: %s dispatches to %s, probed already", pid, p->symbol,
+				d.name);
+			memmove(p, p + 1, (size_t)(a->nprobes - i - 1) * sizeof(*p));
+			a->nprobes--;
+			i--;
+			continue;
+		}
+		log_msg("pid %d: %s dispatches to %s, probed there (the pointer in %s)", pid,
+			p->symbol, d.name, placement_gpr_name(d.arg0_reg));
+		p->offset = d.offset;
+		p->dispatched = 1;
+		p->arg0_reg = d.arg0_reg;
+		snprintf(p->via_target, sizeof(p->via_target), "%s", d.name);
+		memset(&p->place, 0, sizeof(p->place)); /* to be placed at its new offset */
+	}
+	if (!a->npy_dispatchers)
+		a->npy_setters = 0; /* nothing to undo: no need to stop it */
 }
 
 int allocator_resolve_python(int pid, struct allocator *a)
 {
-	char **paths = NULL;
-	int n, i, added;
+	struct files f;
+	int added;
 
-	n = linkmap_search_order(pid, &paths);
-	added = probe_first_exporter(a, pid, paths, n, "PyObject_Malloc", python_symbols,
-				     ARRAY_SIZE(python_symbols), 2, &a->py_open_path, &a->py_path);
+	files_of(&f, pid);
+	added = probe_first_exporter(a, pid, &f, "PyObject_Malloc", python_symbols,
+				     ARRAY_SIZE(python_symbols), ALLOC_OBJ_PYTHON);
 	if (added) {
-		pydispatch_apply(pid, a);
-		probesite_place_allocator(a);
+		follow_python_frees(pid, a, &f);
+		place_probes(a, &f);
 	}
-	for (i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	files_done(&f);
 	return added;
+}
+
+int allocator_undo_python_dispatch(struct allocator *a)
+{
+	struct files f = {0};
+	int n = 0;
+
+	for (int i = 0; i < a->npy_dispatchers && a->nprobes < (int)ARRAY_SIZE(a->probes); i++) {
+		a->probes[a->nprobes] = a->py_dispatchers[i];
+		memset(&a->probes[a->nprobes].place, 0, sizeof(a->probes[a->nprobes].place));
+		a->nprobes++;
+		n++;
+	}
+	a->npy_dispatchers = 0;
+	if (n) {
+		place_probes(a, &f);
+		files_done(&f);
+	}
+	return n;
 }
 
 /* Does the target's environment hold PYTHONMALLOC=malloc (pymalloc off)? */
@@ -344,28 +556,22 @@ static int pymalloc_disabled(int pid)
 
 char *allocator_python_note(int pid)
 {
-	char **paths = NULL, why[256], note[1024], *shown;
-	struct elf_module *mod;
+	char note[1024], *shown;
+	struct elf_module *mod = NULL;
+	struct files f;
 	uint64_t vaddr;
 	long sites = 0;
-	int n, i;
+	int i;
 
-	n = linkmap_search_order(pid, &paths);
-	for (i = 0; i < n; i++) {
-		mod = elfmod_open(paths[i], why, sizeof(why));
-		if (!mod)
-			continue;
-		if (elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL)) {
-			elfmod_close(mod);
-			continue;
-		}
-		elfmod_close(mod);
-		sites = pyinline_count(paths[i], vaddr);
-		break;
+	files_of(&f, pid);
+	for (i = 0; i < f.n; i++) {
+		mod = file_at(&f, i);
+		if (mod && !elfmod_find_function(mod, "PyObject_Malloc", 1, &vaddr, NULL))
+			break;
 	}
 	note[0] = 0;
-	if (i < n && sites > 0 && !pymalloc_disabled(pid)) {
-		shown = linkmap_display_path(pid, paths[i]);
+	if (i < f.n && (sites = pyinline_count(mod, vaddr)) > 0 && !pymalloc_disabled(pid)) {
+		shown = linkmap_display_path(pid, f.paths[i]);
 		snprintf(
 		    note, sizeof(note),
 		    "pymalloc is inlined at %ld call sites of %s: object allocations bypass "
@@ -375,29 +581,47 @@ char *allocator_python_note(int pid)
 		    sites, shown);
 		free(shown);
 	}
-	for (i = 0; i < n; i++)
-		free(paths[i]);
-	free(paths);
+	files_done(&f);
 	return note[0] ? xstrdup(note) : NULL;
 }
 
 const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p)
 {
-	return p->object == 2 ? a->py_open_path : p->object ? a->cxx_open_path : a->open_path;
+	return a->obj[p->object].open_path;
 }
 
 const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p)
 {
-	return p->object == 2 ? a->py_path : p->object ? a->cxx_path : a->path;
+	return a->obj[p->object].path;
+}
+
+void allocator_probe_sites(const struct allocator *a, struct snap_target *out)
+{
+	int n = a->nprobes < SNAPSHOT_MAX_SITES ? a->nprobes : SNAPSHOT_MAX_SITES;
+
+	out->sites = n ? xcalloc((size_t)n, sizeof(*out->sites)) : NULL;
+	for (int i = 0; i < n; i++) {
+		const struct alloc_probe *p = &a->probes[i];
+		struct snap_probe_site *ps = &out->sites[out->nsites++];
+		const char *obj = allocator_probe_path(a, p);
+
+		ps->function = xstrdup(p->dispatched ? p->via_target
+				       : p->symbol   ? p->symbol
+						     : allocator_func_name(p->func));
+		ps->via = p->dispatched && p->symbol ? xstrdup(p->symbol) : NULL;
+		ps->object = obj ? xstrdup(obj) : NULL;
+		ps->offset = p->offset;
+		ps->at = p->place.offset;
+		ps->instruction = p->place.insn[0] ? xstrdup(p->place.insn) : NULL;
+		ps->why = p->place.why[0] ? xstrdup(p->place.why) : NULL;
+	}
 }
 
 void allocator_free(struct allocator *a)
 {
-	free(a->py_path);
-	free(a->py_open_path);
-	free(a->path);
-	free(a->open_path);
-	free(a->cxx_path);
-	free(a->cxx_open_path);
+	for (int k = 0; k < ALLOC_NOBJECTS; k++) {
+		free(a->obj[k].path);
+		free(a->obj[k].open_path);
+	}
 	memset(a, 0, sizeof(*a));
 }

@@ -14,12 +14,28 @@
 #include <stdint.h>
 
 #include "memtrace/event.h"
-#include "placement.h"
+#include "daemon/attach/placement.h"
+
+/* The objects a process's allocator functions are probed in. */
+enum alloc_object {
+	ALLOC_OBJ_MALLOC, /* the object that defines the malloc the process binds */
+	/*
+	 * C++ operator new, where the process binds it (libstdc++, or the
+	 * allocator itself for jemalloc/tcmalloc). Probing it as the outermost
+	 * call gives the stack from new's caller: libstdc++'s operator new has
+	 * no frame pointer, so a stack taken at malloc would skip its caller.
+	 */
+	ALLOC_OBJ_CXX,
+	/* CPython's PyObject_Malloc family (--python-allocators): the object
+	 * that defines it (the executable, or libpythonX.Y.so) */
+	ALLOC_OBJ_PYTHON,
+	ALLOC_NOBJECTS,
+};
 
 struct alloc_probe {
-	int func;	 /* enum mt_func */
-	int object;	 /* 0: the allocator; 1: the C++ runtime (operator new); 2: CPython */
-	uint64_t offset; /* file offset of the function's first instruction */
+	int func;		  /* enum mt_func */
+	enum alloc_object object; /* the object it is in */
+	uint64_t offset;	  /* file offset of the function's first instruction */
 
 	/* its name (static storage) */
 	const char *symbol;
@@ -33,27 +49,20 @@ struct alloc_probe {
 	char via_target[48]; /* the function probed, when dispatched */
 };
 
-struct allocator {
+/* One object of enum alloc_object, when the process has it. */
+struct alloc_file {
 	char *path;	 /* the object as the target names it (for messages) */
 	char *open_path; /* the same file as the daemon reaches it (/proc/PID/root/...) */
-	/*
-	 * C++ operator new, where the process binds it (libstdc++, or the
-	 * allocator itself for jemalloc/tcmalloc). Probing it as the outermost
-	 * call gives the stack from new's caller: libstdc++'s operator new has
-	 * no frame pointer, so a stack taken at malloc would skip its caller.
-	 */
-	char *cxx_path;
-	char *cxx_open_path;
-	/* CPython's PyObject_Malloc family (--python-allocators): the object
-	 * that defines it (the executable, or libpythonX.Y.so) */
-	char *py_path;
-	char *py_open_path;
+};
+
+struct allocator {
+	struct alloc_file obj[ALLOC_NOBJECTS];
 	struct alloc_probe probes[64];
 	int nprobes;
 	uint32_t skipped; /* bitmask of enum mt_func found but not probeable (IFUNC) */
 	/* CPython frees probed where they dispatch to (pydispatch.c): the
 	 * dispatchers, to probe again if the program installs an allocator, and
-	 * the functions that install one (file offsets in py_open_path) */
+	 * the functions that install one (file offsets in the CPython object) */
 	struct alloc_probe py_dispatchers[2];
 	int npy_dispatchers;
 	uint64_t py_setters[4];
@@ -87,9 +96,21 @@ int allocator_resolve_at_exec(int pid, struct allocator *a, char *err, size_t er
 /*
  * Add probes on CPython's allocator (PyObject_Malloc/Calloc/Realloc/Free and
  * PyMem_*) from the first object in search order that exports
- * PyObject_Malloc. Returns the number of probes added (0: not a CPython).
+ * PyObject_Malloc. Its frees are probed where they dispatch to when that is
+ * exact (pydispatch.c), with probes on the functions that install an
+ * allocator. Returns the number of probes added (0: not a CPython).
  */
 int allocator_resolve_python(int pid, struct allocator *a);
+
+/*
+ * The program is about to install an allocator (its thread is stopped in
+ * PyMem_SetAllocator or the like: their probes, a->py_setters, are there
+ * while a free is probed where it dispatches to): probe the dispatchers
+ * PyObject_Free and PyMem_Free themselves again, keeping the probes on the
+ * functions they reached (a free in flight there finishes counted once,
+ * nested). Returns how many probes were added (0: nothing to do).
+ */
+int allocator_undo_python_dispatch(struct allocator *a);
 
 /*
  * When pid is a CPython whose build inlines pymalloc into its callers (so
@@ -102,5 +123,12 @@ char *allocator_python_note(int pid);
 /* The path to open for a probe's object, and its name for messages. */
 const char *allocator_probe_open_path(const struct allocator *a, const struct alloc_probe *p);
 const char *allocator_probe_path(const struct allocator *a, const struct alloc_probe *p);
+
+/*
+ * Where each probed function is probed, as status shows it (at most
+ * SNAPSHOT_MAX_SITES): out->sites and out->nsites.
+ */
+struct snap_target;
+void allocator_probe_sites(const struct allocator *a, struct snap_target *out);
 
 #endif

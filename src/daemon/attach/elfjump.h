@@ -21,13 +21,15 @@
 uint64_t x86_jump_target(const uint8_t *code, size_t len, uint64_t vaddr);
 uint64_t x86_slot_jump(const uint8_t *code, size_t len, uint64_t vaddr);
 
+struct elf_module;
+
 /*
- * Does the function at vaddr in the ELF file path consist of one jump that
+ * Does the function at vaddr in the ELF module m consist of one jump that
  * reaches callee: directly to callee_vaddr (callee's address in the same
  * file, 0 if it defines none), or through a PLT stub or GOT slot that the
- * dynamic linker binds to the symbol named callee? 1 yes, 0 no (or the
- * file cannot be read).
+ * dynamic linker binds to the symbol named callee? 1 yes, 0 no (or m is
+ * NULL or not x86-64 code).
  */
-int elf_is_jump_to(const char *path, uint64_t vaddr, const char *callee, uint64_t callee_vaddr);
+int elf_is_jump_to(struct elf_module *m, uint64_t vaddr, const char *callee, uint64_t callee_vaddr);
 
 #endif

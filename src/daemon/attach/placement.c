@@ -435,6 +435,36 @@ int placement_scan_rel8(const uint8_t *code, size_t len, uint64_t vaddr, uint64_
 	return 0;
 }
 
+/* Does a direct branch or call starting at c (vaddr a, left bytes) reach target? */
+static int branch_at(const uint8_t *c, size_t left, uint64_t a, uint64_t target)
+{
+	int32_t rel;
+
+	if (left >= 5 && (c[0] == 0xe8 || c[0] == 0xe9)) {
+		memcpy(&rel, c + 1, 4);
+		return a + 5 + (uint64_t)(int64_t)rel == target;
+	}
+	if (left >= 6 && c[0] == 0x0f && (c[1] & 0xf0) == 0x80) {
+		memcpy(&rel, c + 2, 4);
+		return a + 6 + (uint64_t)(int64_t)rel == target;
+	}
+	if (left >= 2 && (c[0] == 0xeb || (c[0] >= 0x70 && c[0] <= 0x7f)))
+		return a + 2 + (uint64_t)(int64_t)(int8_t)c[1] == target;
+	return 0;
+}
+
+int placement_find_branch(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t target,
+			  size_t *at)
+{
+	for (size_t p = 0; p < len; p++) {
+		if (branch_at(code + p, len - p, vaddr + p, target)) {
+			*at = p;
+			return 1;
+		}
+	}
+	return 0;
+}
+
 void placement_entry(const uint8_t *code, size_t len, uint64_t vaddr,
 		     const struct placement_need *need, const char *why, struct placement *out)
 {

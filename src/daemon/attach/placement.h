@@ -94,6 +94,14 @@ int placement_scan_rel32(const uint8_t *code, size_t len, uint64_t vaddr, uint64
 int placement_scan_rel8(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t lo, uint64_t hi);
 
 /*
+ * The first byte position of code (at vaddr) where a direct call, jmp or
+ * jcc (rel32 or rel8) reaching target may start: 1 with its index in *at,
+ * or 0. A byte scan, like the two above.
+ */
+int placement_find_branch(const uint8_t *code, size_t len, uint64_t vaddr, uint64_t target,
+			  size_t *at);
+
+/*
  * Decode the function at vaddr linearly: 1 if one of its direct branches or
  * calls targets [lo, hi] or, with tables, it has an indirect jump of
  * unknown targets (a jump table: its targets are the function's own code),

@@ -440,12 +440,13 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 	/* CPython's allocator setters, while its frees are probed where they
 	 * dispatch to (pydispatch.c) */
 	for (i = 0; i < a->npy_setters && !rc; i++) {
-		rc = attach_one(skel, PROG_PYALLOC_SET, pid, a->py_open_path, a->py_setters[i],
-				MT_FN_COUNT, a->py_setter_domain[i], tp, old, inherited, follow);
+		rc = attach_one(skel, PROG_PYALLOC_SET, pid, a->obj[ALLOC_OBJ_PYTHON].open_path,
+				a->py_setters[i], MT_FN_COUNT, a->py_setter_domain[i], tp, old,
+				inherited, follow);
 		if (rc)
 			snprintf(err, errlen,
 				 "cannot attach a uprobe to an allocator setter in %s: %s",
-				 a->py_path, strerror(-rc));
+				 a->obj[ALLOC_OBJ_PYTHON].path, strerror(-rc));
 	}
 	if (rc)
 		undo_attach(tp, old);

@@ -20,35 +20,19 @@ struct pydispatch {
 	char name[48];	  /* its symbol */
 };
 
+struct elf_module;
+
 /*
- * The function the free dispatcher at file offset free_off of path (mapped
- * in pid) reaches through the live table, when probing it instead is
+ * The function the free dispatcher at file offset free_off of the file m
+ * (mapped in pid) reaches through the live table, when probing it instead is
  * exact: it is in the same file, is not the raw domain's free as well
  * (raw_off: PyMem_RawFree, whose calls are not counted), and no code of the
  * file calls or jumps to it directly except the table's own malloc, calloc
  * and realloc (reached only through their probed dispatchers, so nested).
  * 0, or -1 with the reason in why.
  */
-int pydispatch_free(int pid, const char *path, uint64_t free_off, uint64_t raw_off,
+int pydispatch_free(int pid, struct elf_module *m, uint64_t free_off, uint64_t raw_off,
 		    struct pydispatch *out, char *why, size_t whylen);
-
-/*
- * For each CPython free probe of a (PyObject_Free, PyMem_Free) whose
- * dispatch pydispatch_free() can follow in pid, probe the function it
- * reaches instead (once, when both reach the same one); logs each choice.
- */
-struct allocator;
-void pydispatch_apply(int pid, struct allocator *a);
-
-/*
- * The program is about to install an allocator (its thread is stopped in
- * PyMem_SetAllocator or the like: their probes, a->py_setters, are there
- * while a free is probed where it dispatches to): probe the dispatchers
- * PyObject_Free and PyMem_Free themselves again, keeping the probes on the
- * functions they reached (a free in flight there finishes counted once,
- * nested). Returns how many probes were added (0: nothing to do).
- */
-int pydispatch_undo(struct allocator *a);
 
 /* Functions that install an allocator, probed while a free is dispatched. */
 extern const char *const pydispatch_setters[];

@@ -19,7 +19,7 @@
 
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/procmaps.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "common/util.h"
 
 #define MAX_LINK_MAP 4096

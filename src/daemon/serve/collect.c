@@ -95,29 +95,6 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 	}
 }
 
-/* Where each allocator function of the target is probed (docs/design.md). */
-static void fill_probe_sites(const struct allocator *a, struct snap_target *out)
-{
-	int n = a->nprobes < SNAPSHOT_MAX_SITES ? a->nprobes : SNAPSHOT_MAX_SITES;
-
-	out->sites = n ? xcalloc((size_t)n, sizeof(*out->sites)) : NULL;
-	for (int i = 0; i < n; i++) {
-		const struct alloc_probe *p = &a->probes[i];
-		struct snap_probe_site *ps = &out->sites[out->nsites++];
-		const char *obj = allocator_probe_path(a, p);
-
-		ps->function = xstrdup(p->dispatched ? p->via_target
-				       : p->symbol   ? p->symbol
-						     : allocator_func_name(p->func));
-		ps->via = p->dispatched && p->symbol ? xstrdup(p->symbol) : NULL;
-		ps->object = obj ? xstrdup(obj) : NULL;
-		ps->offset = p->offset;
-		ps->at = p->place.offset;
-		ps->instruction = p->place.insn[0] ? xstrdup(p->place.insn) : NULL;
-		ps->why = p->place.why[0] ? xstrdup(p->place.why) : NULL;
-	}
-}
-
 static void fill_target(const struct daemon_view *v, const struct view_target *tg,
 			struct snap_target *out)
 {
@@ -129,14 +106,16 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 	out->exit_status = tg->exit_status;
 	out->probes = (uint32_t)tg->probes;
 	out->command = xstrdup(tg->command);
-	out->allocator = tg->alloc->path ? xstrdup(tg->alloc->path) : NULL;
+	out->allocator = tg->alloc->obj[ALLOC_OBJ_MALLOC].path
+			     ? xstrdup(tg->alloc->obj[ALLOC_OBJ_MALLOC].path)
+			     : NULL;
 	out->note = tg->note ? xstrdup(tg->note) : NULL;
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
 	if (tt && tt->parent)
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
-	fill_probe_sites(tg->alloc, out);
+	allocator_probe_sites(tg->alloc, out); /* where each function is probed */
 }
 
 struct block_pick {

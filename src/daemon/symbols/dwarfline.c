@@ -11,7 +11,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "common/util.h"
 
 struct dwarf_lines {
@@ -105,7 +105,7 @@ int dwarf_lines_lookup(struct dwarf_lines *d, uint64_t vaddr, const char **file,
 
 /*
  * libdwfl's own lookup (dwfl_module_addrinfo) walks every symbol: read them
- * once instead, the sized functions, into the sorted table elfsym.c looks
+ * once instead, the sized functions, into the sorted table elfmod.c looks
  * up by binary search.
  */
 static void build_symbols(struct dwarf_lines *d)

@@ -6,12 +6,10 @@
  */
 #include "daemon/symbols/pyinline.h"
 
-#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "common/util.h"
 
 /* How far into PyObject_Malloc the promoted compare may be. */
@@ -78,33 +76,19 @@ long pyinline_scan(const uint8_t *code, size_t len, uint64_t code_vaddr, uint64_
 	return sites;
 }
 
-long pyinline_count(const char *open_path, uint64_t fn_vaddr)
+long pyinline_count(struct elf_module *m, uint64_t fn_vaddr)
 {
-	struct elf_module *m;
 	uint64_t seg_vaddr, seg_off, seg_size;
 	uint8_t *buf;
-	char err[256];
-	ssize_t n;
 	long sites;
-	int fd;
 
-	m = elfmod_open(open_path, err, sizeof(err));
-	if (!m)
-		return -1;
 	if (elfmod_segment_of(m, fn_vaddr, &seg_vaddr, &seg_off, &seg_size) ||
-	    seg_size > (256u << 20)) {
-		elfmod_close(m);
-		return -1;
-	}
-	elfmod_close(m);
-	fd = open(open_path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	    seg_size > (256u << 20))
 		return -1;
 	buf = xmalloc(seg_size ? seg_size : 1);
-	n = pread(fd, buf, seg_size, (off_t)seg_off);
-	close(fd);
-	sites =
-	    n == (ssize_t)seg_size ? pyinline_scan(buf, seg_size, seg_vaddr, fn_vaddr, NULL) : -1;
+	sites = elfmod_pread(m, buf, seg_size, seg_off) == (ssize_t)seg_size
+		    ? pyinline_scan(buf, seg_size, seg_vaddr, fn_vaddr, NULL)
+		    : -1;
 	free(buf);
 	return sites;
 }

@@ -25,9 +25,11 @@ long pyinline_scan(const uint8_t *code, size_t len, uint64_t code_vaddr, uint64_
 		   uint64_t *target);
 
 /*
- * The same for the object at open_path (the executable or libpythonX.Y.so)
- * whose PyObject_Malloc is at fn_vaddr (ELF address). -1 if unreadable.
+ * The same for the object m (the executable or libpythonX.Y.so) whose
+ * PyObject_Malloc is at fn_vaddr (ELF address), over the segment holding
+ * it. -1 if unreadable.
  */
-long pyinline_count(const char *open_path, uint64_t fn_vaddr);
+struct elf_module;
+long pyinline_count(struct elf_module *m, uint64_t fn_vaddr);
 
 #endif

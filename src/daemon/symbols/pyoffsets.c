@@ -9,12 +9,11 @@
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "daemon/elf/elfmod.h"
 #include "daemon/symbols/dwarfline.h"
 #include "common/util.h"
 
@@ -404,14 +403,15 @@ static int path_offset(Dwarf_Die st, const char *path, uint64_t *out)
 	return 0;
 }
 
-int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char *err, size_t errlen)
+int pyoffsets_from_dwarf(const struct elf_module *m, int minor, struct py_layout *l, char *err,
+			 size_t errlen)
 {
 	struct type_set ts = {0};
 	struct py_layout out = *l;
 	struct dwarf_lines *dl;
 	uint64_t bias;
 	Dwarf *dw, *alt;
-	int fd, rc = 1;
+	int rc = 1;
 
 	for (size_t i = 0; i < ARRAY_SIZE(specs); i++) {
 		int k;
@@ -425,11 +425,8 @@ int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char 
 	}
 	if (!ts.n)
 		return 1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	dl = dwarf_lines_open(fd, path); /* the debug file search of file:line lookups */
-	close(fd);
+	/* the debug file search of file:line lookups, on the module's file */
+	dl = elfmod_fd(m) >= 0 ? dwarf_lines_open(elfmod_fd(m), elfmod_path(m)) : NULL;
 	if (!dl)
 		return 1;
 	dw = dwarf_lines_dwarf(dl, &bias);

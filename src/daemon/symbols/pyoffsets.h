@@ -44,12 +44,13 @@ int pyoffsets_from_debug(const void *blob, size_t len, int minor, struct py_layo
 			 size_t errlen);
 
 /*
- * Fill *l with the offsets 3.minor's DWARF gives, from path's own debug info
- * or its separate debug file; fields not found keep their value. Returns 0
- * when every member looked for was found, 1 when there is no DWARF, -1 with
- * a reason in err when the DWARF lacks a structure or member.
+ * Fill *l with the offsets 3.minor's DWARF gives, from the module's own
+ * debug info or its separate debug file; fields not found keep their value.
+ * Returns 0 when every member looked for was found, 1 when there is no
+ * DWARF, -1 with a reason in err when the DWARF lacks a structure or member.
  */
-int pyoffsets_from_dwarf(const char *path, int minor, struct py_layout *l, char *err,
+struct elf_module;
+int pyoffsets_from_dwarf(const struct elf_module *m, int minor, struct py_layout *l, char *err,
 			 size_t errlen);
 
 /*

@@ -7,8 +7,6 @@
  */
 #include "daemon/symbols/pystacks.h"
 
-#include <fcntl.h>
-#include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,8 +14,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "daemon/attach/allocator.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
 #include "daemon/symbols/pyoffsets.h"
 #include "daemon/proc/linkmap.h"
@@ -63,63 +60,19 @@ void pystacks_free(struct pystacks *ps)
 	free(ps);
 }
 
-/* A dynamic symbol's value (functions and objects alike); 0 if absent. */
-static uint64_t dynsym_value(const char *path, const char *name)
-{
-	uint64_t value = 0;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	GElf_Sym sym;
-	Elf_Data *data;
-	Elf *elf;
-	int fd;
-
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ, NULL);
-	while (elf && !value && (scn = elf_nextscn(elf, scn))) {
-		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
-			continue;
-		data = elf_getdata(scn, NULL);
-		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
-			const char *n;
-
-			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
-				continue;
-			n = elf_strptr(elf, sh.sh_link, sym.st_name);
-			if (n && !strcmp(n, name)) {
-				value = sym.st_value;
-				break;
-			}
-		}
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
-	return value;
-}
-
 /* Py_Version (3.11+: PY_VERSION_HEX in .rodata) read from the file. */
-static int file_minor(const char *path, struct elf_module *m)
+static int file_minor(struct elf_module *m)
 {
-	uint64_t v = dynsym_value(path, "Py_Version"), off;
+	uint64_t v = 0, off;
 	uint32_t hex;
-	int fd, ok = 0;
 
-	if (!v || elfmod_vaddr_to_offset(m, v, &off)) {
+	if (elfmod_dynamic_value(m, "Py_Version", &v) || !v || elfmod_vaddr_to_offset(m, v, &off)) {
 		/* 3.10 has no Py_Version: its libpython3.10.so or python3.10 */
-		const char *base = strrchr(path, '/');
+		const char *base = strrchr(elfmod_path(m), '/');
 
 		return base && strstr(base, "python3.10") ? 10 : -1;
 	}
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ok = pread(fd, &hex, sizeof(hex), (off_t)off) == sizeof(hex);
-	close(fd);
-	if (!ok || (hex >> 24) != 3)
+	if (elfmod_pread(m, &hex, sizeof(hex), off) != sizeof(hex) || (hex >> 24) != 3)
 		return -1;
 	return (int)(hex >> 16 & 0xff);
 }
@@ -176,22 +129,16 @@ __attribute__((format(printf, 3, 4))) static void add_note(char *buf, size_t len
  * 3.13's _Py_DebugOffsets: the first bytes of _PyRuntime, read from the
  * process (what runs), else from the file (it is statically initialised).
  */
-static int read_debug_offsets(int pid, const char *path, struct elf_module *m, uint64_t runtime,
-			      uint64_t bias, uint8_t *buf, size_t len)
+static int read_debug_offsets(int pid, struct elf_module *m, uint64_t runtime, uint64_t bias,
+			      uint8_t *buf, size_t len)
 {
 	uint64_t off;
-	int fd, ok;
 
 	if (!read_mem(pid, runtime + bias, buf, len))
 		return 0;
 	if (elfmod_vaddr_to_offset(m, runtime, &off))
 		return -1;
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	ok = pread(fd, buf, len, (off_t)off) == (ssize_t)len;
-	close(fd);
-	return ok ? 0 : -1;
+	return elfmod_pread(m, buf, len, off) == (ssize_t)len ? 0 : -1;
 }
 
 /*
@@ -200,9 +147,9 @@ static int read_debug_offsets(int pid, const char *path, struct elf_module *m, u
  * checked against the one it replaces; disagreements go into note. Returns
  * 0 with the source's name in *source, or -1 with a reason in why.
  */
-static int choose_layout(int pid, const char *path, const char *shown, struct elf_module *m,
-			 int minor, uint64_t runtime, uint64_t bias, struct py_layout *l,
-			 const char **source, char *note, size_t notelen, char *why, size_t whylen)
+static int choose_layout(int pid, const char *shown, struct elf_module *m, int minor,
+			 uint64_t runtime, uint64_t bias, struct py_layout *l, const char **source,
+			 char *note, size_t notelen, char *why, size_t whylen)
 {
 	static char table_name[64];
 	struct py_layout next;
@@ -214,7 +161,7 @@ static int choose_layout(int pid, const char *path, const char *shown, struct el
 	snprintf(table_name, sizeof(table_name), "the built-in table for 3.%d", minor);
 	*source = table_name;
 	next = *l;
-	r = pyoffsets_from_dwarf(path, minor, &next, err, sizeof(err));
+	r = pyoffsets_from_dwarf(m, minor, &next, err, sizeof(err));
 	if (r == 0) {
 		if (pyoffsets_diff(&next, l, diff, sizeof(diff))) {
 			add_note(
@@ -231,7 +178,7 @@ static int choose_layout(int pid, const char *path, const char *shown, struct el
 	if (minor < 13)
 		return 0;
 	next = *l;
-	if (read_debug_offsets(pid, path, m, runtime, bias, blob, sizeof(blob))) {
+	if (read_debug_offsets(pid, m, runtime, bias, blob, sizeof(blob))) {
 		add_note(note, notelen, "cannot read _Py_DebugOffsets of %s", shown);
 		return 0;
 	}
@@ -270,15 +217,14 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 		why[0] = 0;
 	n = linkmap_search_order(pid, &paths);
 	for (i = 0; i < n && !runtime; i++) {
-		runtime = dynsym_value(paths[i], "_PyRuntime");
-		if (!runtime)
-			continue;
 		m = elfmod_open(paths[i], err, sizeof(err));
-		if (!m) {
+		if (!m || elfmod_dynamic_value(m, "_PyRuntime", &runtime) || !runtime) {
+			elfmod_close(m);
+			m = NULL;
 			runtime = 0;
 			continue;
 		}
-		minor = file_minor(paths[i], m);
+		minor = file_minor(m);
 		snprintf(prefix, sizeof(prefix), "/proc/%d/root", pid);
 		shown = paths[i];
 		if (!strncmp(shown, prefix, strlen(prefix)))
@@ -310,8 +256,8 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 		snprintf(why, whylen, "cannot find where CPython is loaded in pid %d", pid);
 		goto out;
 	}
-	if (choose_layout(pid, paths[i], shown, m, minor, runtime, bias, &l, &source, why, whylen,
-			  why, whylen))
+	if (choose_layout(pid, shown, m, minor, runtime, bias, &l, &source, why, whylen, why,
+			  whylen))
 		goto out;
 	snprintf(desc, desclen, "CPython 3.%d (%s), offsets from %s", minor, shown, source);
 	*pc = l.pc;

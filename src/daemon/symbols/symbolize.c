@@ -10,7 +10,7 @@
  */
 #include "daemon/symbols/symbolize.h"
 #include "daemon/symbols/dwarfline.h"
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
 #include "common/util.h"
 #include "daemon/symbols/symcache.h"
@@ -339,8 +339,12 @@ static void module_open(struct module *mod, int pid, const struct map_entry *e)
 		} else {
 			mod->elf = elfmod_open_fd(fd, e->path, reason, sizeof(reason));
 			have_elf_reason = 1;
-			if (mod->elf)
-				mod->lines = dwarf_lines_open(fd, e->path);
+			if (mod->elf) {
+				/* libdwfl reads on its own from the module's file; the
+				 * module keeps what it read, not the file */
+				mod->lines = dwarf_lines_open(elfmod_fd(mod->elf), e->path);
+				elfmod_release_file(mod->elf);
+			}
 		}
 		close(fd);
 	}

@@ -1,12 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * ELF module reader; see elfsym.h. Everything is copied out of libelf at open
- * into plain arrays, so the file is closed afterwards and lookups never touch
- * libelf. Address lookups use the sized function symbols sorted by start plus
- * a running maximum of their ends, which keeps nested or overlapping symbols
- * correct while the common case stays one binary search.
+ * The ELF reader; see elfmod.h. What every user needs is read at open into
+ * plain arrays (segments, function symbols, build-id), so lookups never
+ * touch libelf; the file stays open (ELF_C_READ: libelf reads with pread,
+ * so a file shrinking under us cannot SIGBUS) for what only some users
+ * read, on first use: the code, the symbols as code boundaries, .dynsym's
+ * other symbols, relocations. Address lookups for names use the sized
+ * function symbols sorted by start plus a running maximum of their ends,
+ * which keeps nested or overlapping symbols correct while the common case
+ * stays one binary search.
  */
-#include "daemon/symbols/elfsym.h"
+#include "daemon/elf/elfmod.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -24,11 +28,17 @@
 /* A build-id longer than this is not a real one (SHA-1 gives 20 bytes). */
 #define BUILD_ID_MAX_BYTES 64
 
+/* Code read on first use: at most this much in all. */
+#define MAX_CODE_BYTES (256u << 20)
+
+/* A defined symbol of .symtab or .dynsym: a function, or only a code boundary. */
 struct elf_func {
 	uint64_t start;
 	uint64_t size;
 	const char *name;
-	size_t name_off; /* into the names buffer while it still grows */
+	size_t name_off;  /* into the names buffer while it still grows */
+	size_t seq;	  /* its place in the file (section order, then index) */
+	uint8_t function; /* STT_FUNC or STT_GNU_IFUNC with a name; else STT_NOTYPE or unnamed */
 	uint8_t ifunc;
 	uint8_t bind;	 /* STB_* */
 	uint8_t dynamic; /* from .dynsym */
@@ -41,19 +51,47 @@ struct elf_segment {
 	uint64_t filesz;
 };
 
+struct elf_code {
+	uint64_t vaddr;
+	size_t size;
+	const uint8_t *bytes; /* libelf's, while the file is open */
+};
+
+/* A symbol as a code boundary (elfmod_symbol_at and the like). */
+struct elf_start {
+	uint64_t start, size;
+	const char *name;
+	size_t seq;
+};
+
 struct elf_module {
 	char *path;
 	char *build_id;
 	int is_dyn;
 	int has_interp;
+	unsigned machine;
 	struct elf_segment *segments;
 	size_t nsegments;
-	struct elf_func *funcs; /* defined functions: .symtab ones, then .dynsym ones */
+	struct elf_func *funcs; /* defined symbols: .symtab ones, then .dynsym ones */
 	size_t nfuncs;
 	struct elf_func *by_addr; /* sized functions of one table, by start */
 	uint64_t *max_end;	  /* max_end[i]: the largest end in by_addr[0..i] */
 	size_t naddr;
 	char *names;
+
+	/* the file, until elfmod_release_file */
+	int fd;	   /* -1 from memory or let go */
+	Elf *elf;  /* NULL when let go */
+	char *mem; /* elfmod_open_mem's copy of the bytes */
+	size_t mem_len;
+
+	/* read on first use */
+	int code_read;
+	struct elf_code *code;
+	size_t ncode;
+	int starts_built;
+	struct elf_start *starts; /* by start, then by size (largest first) */
+	size_t nstarts;
 };
 
 static void set_err(char *err, size_t errlen, const char *fmt, ...)
@@ -166,11 +204,15 @@ static Elf_Data *versions_of(Elf_Scn *versym, Elf_Scn *dynsym)
 	return data;
 }
 
+/*
+ * The defined symbols of one table that are functions (named STT_FUNC or
+ * STT_GNU_IFUNC) or may mark where code starts (STT_NOTYPE, or unnamed).
+ */
 static int read_symbols(struct elf_module *m, Elf *elf, Elf_Scn *scn, Elf_Data *versions,
 			int dynamic, struct buf *names, char *err, size_t errlen)
 {
 	size_t entsize = gelf_fsize(elf, ELF_T_SYM, 1, EV_CURRENT);
-	size_t count, i, cap = m->nfuncs;
+	size_t count, i, cap = m->nfuncs, ndx = elf_ndxscn(scn);
 	GElf_Shdr sh;
 	Elf_Data *data;
 
@@ -191,11 +233,14 @@ static int read_symbols(struct elf_module *m, Elf *elf, Elf_Scn *scn, Elf_Data *
 		if (!gelf_getsym(data, (int)i, &sym))
 			break;
 		type = GELF_ST_TYPE(sym.st_info);
-		if ((type != STT_FUNC && type != STT_GNU_IFUNC) || sym.st_shndx == SHN_UNDEF)
+		if ((type != STT_FUNC && type != STT_GNU_IFUNC && type != STT_NOTYPE) ||
+		    sym.st_shndx == SHN_UNDEF)
 			continue;
 		name = elf_strptr(elf, sh.sh_link, sym.st_name);
-		if (!name || !*name)
-			continue;
+		if (!name)
+			name = "";
+		if (type == STT_NOTYPE && !sym.st_value)
+			continue; /* marks no code */
 		if (versions && i < versions->d_size / sizeof(GElf_Versym))
 			gelf_getversym(versions, (int)i, &version);
 		if (m->nfuncs == cap) {
@@ -206,6 +251,8 @@ static int read_symbols(struct elf_module *m, Elf *elf, Elf_Scn *scn, Elf_Data *
 		    .start = sym.st_value,
 		    .size = sym.st_size,
 		    .name_off = names->len,
+		    .seq = ndx << 32 | i,
+		    .function = type != STT_NOTYPE && *name,
 		    .ifunc = type == STT_GNU_IFUNC,
 		    .bind = (uint8_t)GELF_ST_BIND(sym.st_info),
 		    .dynamic = (uint8_t)dynamic,
@@ -316,12 +363,12 @@ static void build_lookup(struct elf_module *m)
 	uint64_t max_end = 0;
 
 	for (i = 0; i < m->nfuncs && dynamic; i++) {
-		if (!m->funcs[i].dynamic && m->funcs[i].size)
+		if (m->funcs[i].function && !m->funcs[i].dynamic && m->funcs[i].size)
 			dynamic = 0;
 	}
 	m->by_addr = xcalloc(m->nfuncs, sizeof(*m->by_addr));
 	for (i = 0; i < m->nfuncs; i++) {
-		if (m->funcs[i].dynamic == dynamic && m->funcs[i].size)
+		if (m->funcs[i].function && m->funcs[i].dynamic == dynamic && m->funcs[i].size)
 			m->by_addr[n++] = m->funcs[i];
 	}
 	qsort(m->by_addr, n, sizeof(*m->by_addr), compare_by_addr);
@@ -390,8 +437,10 @@ static struct elf_module *load(Elf *elf, uint64_t file_size, const char *path, c
 	if (check_tables(&eh, file_size, err, errlen))
 		return NULL;
 	m = xcalloc(1, sizeof(*m));
+	m->fd = -1;
 	m->path = xstrdup(path ? path : "");
 	m->is_dyn = eh.e_type == ET_DYN;
+	m->machine = eh.e_machine;
 	if (load_segments(m, elf, file_size, err, errlen) || load_sections(m, elf, err, errlen)) {
 		elfmod_close(m);
 		return NULL;
@@ -402,7 +451,8 @@ static struct elf_module *load(Elf *elf, uint64_t file_size, const char *path, c
 	return m;
 }
 
-struct elf_module *elfmod_open_fd(int fd, const char *path, char *err, size_t errlen)
+/* Open from fd, which the module then owns (closed here on failure). */
+static struct elf_module *open_owned(int fd, const char *path, char *err, size_t errlen)
 {
 	struct elf_module *m;
 	struct stat st;
@@ -410,23 +460,41 @@ struct elf_module *elfmod_open_fd(int fd, const char *path, char *err, size_t er
 
 	if (fstat(fd, &st)) {
 		set_err(err, errlen, "cannot stat: %s", strerror(errno));
+		close(fd);
 		return NULL;
 	}
 	if (!S_ISREG(st.st_mode)) {
 		set_err(err, errlen, "not a regular file");
+		close(fd);
 		return NULL;
 	}
 	elf_version(EV_CURRENT);
 	/* ELF_C_READ reads with pread: a file shrinking under us cannot SIGBUS. */
 	elf = elf_begin(fd, ELF_C_READ, NULL);
 	m = load(elf, (uint64_t)st.st_size, path, err, errlen);
-	elf_end(elf);
+	if (!m) {
+		elf_end(elf);
+		close(fd);
+		return NULL;
+	}
+	m->fd = fd;
+	m->elf = elf;
 	return m;
+}
+
+struct elf_module *elfmod_open_fd(int fd, const char *path, char *err, size_t errlen)
+{
+	int own = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+
+	if (own < 0) {
+		set_err(err, errlen, "cannot duplicate the descriptor: %s", strerror(errno));
+		return NULL;
+	}
+	return open_owned(own, path, err, errlen);
 }
 
 struct elf_module *elfmod_open(const char *path, char *err, size_t errlen)
 {
-	struct elf_module *m;
 	int fd;
 
 	/* O_NONBLOCK: a FIFO at path must not hang us; it is refused as irregular. */
@@ -435,9 +503,7 @@ struct elf_module *elfmod_open(const char *path, char *err, size_t errlen)
 		set_err(err, errlen, "cannot open: %s", strerror(errno));
 		return NULL;
 	}
-	m = elfmod_open_fd(fd, path, err, errlen);
-	close(fd);
-	return m;
+	return open_owned(fd, path, err, errlen);
 }
 
 struct elf_module *elfmod_from_symbols(const char *path, const struct elfmod_symbol *syms, size_t n)
@@ -445,6 +511,7 @@ struct elf_module *elfmod_from_symbols(const char *path, const struct elfmod_sym
 	struct elf_module *m = xcalloc(1, sizeof(*m));
 	struct buf names = {0};
 
+	m->fd = -1;
 	m->path = xstrdup(path ? path : "");
 	m->funcs = xcalloc(n ? n : 1, sizeof(*m->funcs));
 	for (size_t i = 0; i < n; i++) {
@@ -454,6 +521,8 @@ struct elf_module *elfmod_from_symbols(const char *path, const struct elfmod_sym
 		    .start = syms[i].start,
 		    .size = syms[i].size,
 		    .name_off = names.len,
+		    .seq = i,
+		    .function = 1,
 		    .bind = syms[i].bind,
 		};
 		buf_put(&names, syms[i].name, strlen(syms[i].name) + 1);
@@ -473,21 +542,52 @@ struct elf_module *elfmod_open_mem(const void *data, size_t len, const char *pat
 	Elf *elf;
 
 	/* libelf may work in place on the image, so give it a private copy. */
-	copy = xmalloc(len);
+	copy = xmalloc(len ? len : 1);
 	if (len)
 		memcpy(copy, data, len);
 	elf_version(EV_CURRENT);
 	elf = elf_memory(copy, len);
 	m = load(elf, len, path, err, errlen);
-	elf_end(elf);
-	free(copy);
+	if (!m) {
+		elf_end(elf);
+		free(copy);
+		return NULL;
+	}
+	m->elf = elf;
+	m->mem = copy;
+	m->mem_len = len;
 	return m;
+}
+
+void elfmod_release_file(struct elf_module *m)
+{
+	if (!m)
+		return;
+	if (m->elf)
+		elf_end(m->elf);
+	if (m->fd >= 0)
+		close(m->fd);
+	free(m->mem);
+	free(m->code); /* libelf's bytes went with the handle */
+	m->elf = NULL;
+	m->fd = -1;
+	m->mem = NULL;
+	m->mem_len = 0;
+	m->code = NULL;
+	m->ncode = 0;
+	m->code_read = 1;
+}
+
+int elfmod_fd(const struct elf_module *m)
+{
+	return m->fd;
 }
 
 void elfmod_close(struct elf_module *m)
 {
 	if (!m)
 		return;
+	elfmod_release_file(m);
 	free(m->path);
 	free(m->build_id);
 	free(m->segments);
@@ -495,6 +595,7 @@ void elfmod_close(struct elf_module *m)
 	free(m->by_addr);
 	free(m->max_end);
 	free(m->names);
+	free(m->starts);
 	free(m);
 }
 
@@ -538,7 +639,7 @@ static const struct elf_func *find_in(const struct elf_module *m, const char *na
 	for (i = 0; i < m->nfuncs; i++) {
 		const struct elf_func *f = &m->funcs[i];
 
-		if (f->dynamic != dynamic || strcmp(f->name, name))
+		if (!f->function || f->dynamic != dynamic || strcmp(f->name, name))
 			continue;
 		if (!f->hidden)
 			return f;
@@ -621,4 +722,235 @@ int elfmod_is_dyn(const struct elf_module *m)
 const char *elfmod_build_id(const struct elf_module *m)
 {
 	return m->build_id;
+}
+
+unsigned elfmod_machine(const struct elf_module *m)
+{
+	return m->machine;
+}
+
+ssize_t elfmod_pread(struct elf_module *m, void *buf, size_t len, uint64_t off)
+{
+	if (m->fd >= 0)
+		return pread(m->fd, buf, len, (off_t)off);
+	if (!m->mem || off > m->mem_len)
+		return -1;
+	if (len > m->mem_len - off)
+		len = (size_t)(m->mem_len - off);
+	memcpy(buf, m->mem + off, len);
+	return (ssize_t)len;
+}
+
+/* The executable sections, as libelf reads them (once; its buffers stay until release). */
+static void read_code(struct elf_module *m)
+{
+	Elf_Scn *scn = NULL;
+	size_t total = 0;
+
+	if (m->code_read)
+		return;
+	m->code_read = 1;
+	while (m->elf && (scn = elf_nextscn(m->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *d;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+		    !(sh.sh_flags & SHF_EXECINSTR) || !sh.sh_size ||
+		    sh.sh_size > MAX_CODE_BYTES - total)
+			continue;
+		d = elf_getdata(scn, NULL);
+		if (!d || !d->d_buf || d->d_size != sh.sh_size)
+			continue;
+		total += d->d_size;
+		m->code = xrealloc(m->code, (m->ncode + 1) * sizeof(*m->code));
+		m->code[m->ncode++] =
+		    (struct elf_code){.vaddr = sh.sh_addr, .size = d->d_size, .bytes = d->d_buf};
+	}
+}
+
+const uint8_t *elfmod_code(struct elf_module *m, uint64_t vaddr, size_t *avail)
+{
+	read_code(m);
+	for (size_t i = 0; i < m->ncode; i++) {
+		const struct elf_code *c = &m->code[i];
+
+		if (vaddr >= c->vaddr && vaddr - c->vaddr < c->size) {
+			*avail = c->size - (size_t)(vaddr - c->vaddr);
+			return c->bytes + (vaddr - c->vaddr);
+		}
+	}
+	*avail = 0;
+	return NULL;
+}
+
+int elfmod_code_section(struct elf_module *m, size_t i, uint64_t *vaddr, const uint8_t **bytes,
+			size_t *size)
+{
+	read_code(m);
+	if (i >= m->ncode)
+		return -1;
+	*vaddr = m->code[i].vaddr;
+	*bytes = m->code[i].bytes;
+	*size = m->code[i].size;
+	return 0;
+}
+
+/* By start, then by size (largest first), then as they come in the file. */
+static int compare_starts(const void *pa, const void *pb)
+{
+	const struct elf_start *a = pa, *b = pb;
+
+	if (a->start != b->start)
+		return a->start < b->start ? -1 : 1;
+	if (a->size != b->size)
+		return a->size > b->size ? -1 : 1;
+	return a->seq < b->seq ? -1 : a->seq > b->seq;
+}
+
+static void build_starts(struct elf_module *m)
+{
+	if (m->starts_built)
+		return;
+	m->starts_built = 1;
+	m->starts = xcalloc(m->nfuncs ? m->nfuncs : 1, sizeof(*m->starts));
+	for (size_t i = 0; i < m->nfuncs; i++) {
+		const struct elf_func *f = &m->funcs[i];
+
+		if (f->start)
+			m->starts[m->nstarts++] = (struct elf_start){
+			    .start = f->start, .size = f->size, .name = f->name, .seq = f->seq};
+	}
+	qsort(m->starts, m->nstarts, sizeof(*m->starts), compare_starts);
+}
+
+/* Index of the first boundary at or after vaddr. */
+static size_t first_from(const struct elf_module *m, uint64_t vaddr)
+{
+	size_t lo = 0, hi = m->nstarts;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->starts[mid].start < vaddr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+int elfmod_symbol_at(struct elf_module *m, uint64_t vaddr, uint64_t *size, const char **name)
+{
+	size_t i;
+
+	build_starts(m);
+	/* aliases sort largest first: the first sized one is the function */
+	for (i = first_from(m, vaddr); i < m->nstarts && m->starts[i].start == vaddr; i++) {
+		if (m->starts[i].size) {
+			*size = m->starts[i].size;
+			if (name)
+				*name = m->starts[i].name;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int elfmod_symbol_containing(struct elf_module *m, uint64_t vaddr, uint64_t *start, uint64_t *size)
+{
+	size_t i;
+
+	build_starts(m);
+	i = first_from(m, vaddr + 1);
+	/* symbols are short: look back a bounded way for one that spans vaddr */
+	for (size_t k = 0; i > 0 && k < 4096; k++) {
+		const struct elf_start *s = &m->starts[--i];
+
+		if (s->size && s->start <= vaddr && vaddr - s->start < s->size) {
+			*start = s->start;
+			*size = s->size;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int elfmod_symbol_after(struct elf_module *m, uint64_t vaddr, uint64_t *start, const char **name)
+{
+	size_t i;
+
+	build_starts(m);
+	i = first_from(m, vaddr + 1);
+	if (i >= m->nstarts)
+		return -1;
+	*start = m->starts[i].start;
+	if (name)
+		*name = m->starts[i].name;
+	return 0;
+}
+
+int elfmod_dynamic_value(struct elf_module *m, const char *name, uint64_t *value)
+{
+	Elf_Scn *scn = NULL;
+
+	while (m->elf && (scn = elf_nextscn(m->elf, scn))) {
+		GElf_Shdr sh;
+		Elf_Data *data;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_DYNSYM || !sh.sh_entsize)
+			continue;
+		data = elf_getdata(scn, NULL);
+		for (size_t i = 0; data && i < sh.sh_size / sh.sh_entsize; i++) {
+			GElf_Sym sym;
+			const char *n;
+
+			if (!gelf_getsym(data, (int)i, &sym) || sym.st_shndx == SHN_UNDEF)
+				continue;
+			n = elf_strptr(m->elf, sh.sh_link, sym.st_name);
+			if (n && !strcmp(n, name)) {
+				*value = sym.st_value;
+				return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+int elfmod_slot_binds(struct elf_module *m, uint64_t slot, const char *name)
+{
+	Elf_Scn *scn = NULL;
+
+	while (m->elf && (scn = elf_nextscn(m->elf, scn))) {
+		GElf_Shdr sh, symsh;
+		Elf_Scn *symscn;
+		Elf_Data *d, *syms;
+		size_t n;
+
+		if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_RELA || !sh.sh_entsize)
+			continue;
+		symscn = elf_getscn(m->elf, sh.sh_link);
+		d = elf_getdata(scn, NULL);
+		if (!symscn || !gelf_getshdr(symscn, &symsh) || !d)
+			continue;
+		syms = elf_getdata(symscn, NULL);
+		n = d->d_size / sh.sh_entsize;
+		for (size_t i = 0; i < n && syms; i++) {
+			GElf_Rela r;
+			GElf_Sym sym;
+			const char *s;
+			uint32_t type;
+
+			if (!gelf_getrela(d, (int)i, &r) || r.r_offset != slot)
+				continue;
+			type = (uint32_t)GELF_R_TYPE(r.r_info);
+			if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+				continue;
+			if (!gelf_getsym(syms, (int)GELF_R_SYM(r.r_info), &sym))
+				continue;
+			s = elf_strptr(m->elf, symsh.sh_link, sym.st_name);
+			if (s && !strcmp(s, name))
+				return 1;
+		}
+	}
+	return 0;
 }
