@@ -56,6 +56,8 @@ DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
 DEB_PACKAGES += redis-server redis-tools
+# a server that forks its backends, under pgbench (tests/e2e/test_match.py)
+DEB_PACKAGES += postgresql postgresql-contrib
 # interposing allocators (tests/e2e/test_interpose.py)
 DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)

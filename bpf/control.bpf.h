@@ -15,6 +15,9 @@
  */
 /* Matched targets alive now (the daemon takes exited ones off). */
 volatile __s32 matched;
+/* Matches left untraced here because max_matches were traced
+ * (matches_over_limit, docs/metrics.md; the daemon adds its own). */
+volatile __u64 matches_over_limit;
 
 /*
  * Stop the current process (SIGSTOP) for the daemon, recorded in "stopped"
@@ -66,18 +69,21 @@ static __always_inline int exec_matches(struct linux_binprm *bprm)
  * A matching program starts (whole-host mode): it becomes a watched target
  * and is stopped before its first instruction, so that the daemon can place
  * the probes before any allocation; the daemon continues it (SIGCONT) as
- * soon as they are attached. Past max_matches, it is left alone.
+ * soon as they are attached. Past max_matches, it is left alone (counted).
  */
 static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 {
-	struct mt_target_watch w = {.follow = cfg.match_follow};
+	/* its children run the same program: they are matches too (on_fork) */
+	struct mt_target_watch w = {.follow = 1, .matched = 1};
 	struct mt_event *ev;
 
 	if (!exec_matches(bprm))
 		return;
 	/* two execs at once may both pass: the daemon checks the cap again */
-	if (matched >= (__s32)cfg.max_matches)
+	if (matched >= (__s32)cfg.max_matches) {
+		__sync_fetch_and_add(&matches_over_limit, 1);
 		return;
+	}
 	if (bpf_map_update_elem(&targets, &tgid, &w, BPF_NOEXIST)) {
 		count_lost(MT_EV_MATCH);
 		return;
@@ -104,17 +110,34 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
+	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 
+	if (w && w->untraced == MT_UNTRACED_COPIES) {
+		/* the copies of its parent's probes went at this exec (they are
+		 * opened with remove_on_exec): it runs none of ours now */
+		bpf_map_delete_elem(&targets, &tgid);
+		w = NULL;
+	}
 	if (!w) {
 		if (cfg.match_comm[0] || cfg.match_ino)
-			exec_match((struct linux_binprm *)ctx->args[2], tgid);
+			exec_match(bprm, tgid);
 		return 0;
 	}
+	if (w->untraced)
+		return 0; /* MT_UNTRACED_OWN: not matched again while it holds probes */
 	__sync_fetch_and_add(&w->execs, 1);
 	/* the old program's unwind mappings: the daemon lists the new one's */
 	bpf_map_delete_elem(&uw_procs, &tgid);
+	if (w->matched && !cfg.match_follow && !exec_matches(bprm)) {
+		/* it no longer runs the program matched: from here on its calls
+		 * are not traced (the daemon ends its entry); not stopped */
+		w->untraced = MT_UNTRACED_OWN;
+		untraced_probed = 1;
+		emit_small(MT_EV_EXEC, 0, 0, MT_EXEC_UNMATCHED, 0);
+		return 0;
+	}
 	if (!cfg.hold_exec) {
 		emit_small(MT_EV_EXEC, 0, 0, 0, 0);
 		return 0;
@@ -180,12 +203,14 @@ SEC("uprobe")
 int pyalloc_set(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_target_watch *w;
 
 	/* cookie 1: the first argument is the domain; the raw one's table
 	 * (PYMEM_DOMAIN_RAW, 0) is not where PyObject_Free dispatches */
 	if (bpf_get_attach_cookie(ctx) == 1 && PT_REGS_PARM1(ctx) == 0)
 		return 0;
-	if (!bpf_map_lookup_elem(&targets, &tgid))
+	w = bpf_map_lookup_elem(&targets, &tgid);
+	if (!w || w->untraced)
 		return 0;
 	stop_current(tgid);
 	if (emit_small(MT_EV_PYALLOC, 0, 0, 0, 0))
@@ -198,7 +223,10 @@ int pyalloc_set(struct pt_regs *ctx)
  * the probes (their perf events are inherited at fork), becomes a watched,
  * followed target itself, and the daemon learns of it through one event,
  * written before the child first runs (the tracepoint fires before the
- * child is woken), so it precedes every event of the child.
+ * child is woken), so it precedes every event of the child. A match's
+ * child is a match (it runs the same program): past max_matches it is left
+ * untraced, counted, and marked so that the copies it carries count
+ * nothing.
  */
 SEC("raw_tp/sched_process_fork")
 int on_fork(struct bpf_raw_tracepoint_args *ctx)
@@ -207,18 +235,32 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid, cpid;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 	struct mt_target_watch cw = {.follow = 1};
+	__u16 is_match;
 	__u8 *arenas;
 
-	if (!w || !w->follow)
-		return 0;
+	if (!w || !w->follow || w->untraced == MT_UNTRACED_OWN)
+		return 0; /* MT_UNTRACED_OWN: its probes are not inherited after its exec */
 	ctgid = BPF_CORE_READ(child, tgid);
 	cpid = BPF_CORE_READ(child, pid);
 	if (ctgid != cpid || ctgid == tgid)
 		return 0; /* a thread */
+	is_match = w->matched;
+	if (w->untraced || (is_match && matched >= (__s32)cfg.max_matches)) {
+		if (!w->untraced)
+			__sync_fetch_and_add(&matches_over_limit, 1);
+		/* copies of copies: untraced as well, until its exec */
+		cw.untraced = MT_UNTRACED_COPIES;
+		untraced_probed = 1;
+		bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY);
+		return 0;
+	}
+	cw.matched = is_match;
 	if (bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY)) {
 		count_lost(MT_EV_FORK);
 		return 0;
 	}
+	if (is_match)
+		__sync_fetch_and_add(&matched, 1);
 	/* the child has its parent's mappings until it maps others */
 	if (cfg.stack_walker == MT_WALK_DWARF) {
 		struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
@@ -230,6 +272,33 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	arenas = bpf_map_lookup_elem(&mmaptrace, &tgid);
 	if (arenas)
 		bpf_map_update_elem(&mmaptrace, &ctgid, arenas, BPF_ANY);
-	emit_small(MT_EV_FORK, 0, ctgid, 0, 0);
+	if (emit_small(MT_EV_FORK, 0, ctgid, 0, 0)) {
+		/* the daemon will not hear of it (counted lost): not a target */
+		cw.untraced = MT_UNTRACED_COPIES;
+		cw.matched = 0;
+		untraced_probed = 1;
+		bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY);
+		if (is_match)
+			__sync_fetch_and_add(&matched, -1);
+	}
+	return 0;
+}
+
+/*
+ * A process ends: one that ran probes of ours untraced leaves "targets"
+ * (the daemon takes its targets off itself, when their pidfd says so).
+ */
+SEC("raw_tp/sched_process_exit")
+int on_process_exit(struct bpf_raw_tracepoint_args *ctx)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
+	struct mt_target_watch *w;
+
+	if (!untraced_probed || (__u32)id != tgid)
+		return 0; /* a thread other than the leader: the process goes on */
+	w = bpf_map_lookup_elem(&targets, &tgid);
+	if (w && w->untraced)
+		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }

@@ -55,13 +55,35 @@ struct {
 	__type(value, __u64);
 } lost SEC(".maps");
 
-/* Processes traced: see struct mt_target_watch. */
+/* Processes traced, and those that run probes of ours untraced: see struct
+ * mt_target_watch. Room for the targets (at most --max-targets of them
+ * matched) and for the workers a pre-fork server forks past the limit. */
 struct {
 	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(max_entries, 1024);
+	__uint(max_entries, 8192);
 	__type(key, __u32);
 	__type(value, struct mt_target_watch);
 } targets SEC(".maps");
+
+/*
+ * Nonzero once some process runs probes of ours without being a target (a
+ * --comm match's child past --max-targets carries copies of its parent's
+ * probes: the kernel copies them at the fork): from then on the probes drop
+ * the calls of any process that "targets" does not list as traced, before
+ * any work. Until then they do not look (a target is always listed).
+ */
+volatile __u32 untraced_probed;
+
+static __always_inline int not_traced(void)
+{
+	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	struct mt_target_watch *w;
+
+	if (!untraced_probed)
+		return 0;
+	w = bpf_map_lookup_elem(&targets, &tgid);
+	return !w || w->untraced;
+}
 
 /*
  * The user stack read in pieces: both stack walkers read a frame's saved
@@ -551,6 +573,8 @@ int alloc_enter(struct pt_regs *ctx)
 	struct inflight st = {};
 	__u64 n, m, a1, a2, a3;
 
+	if (not_traced())
+		return 0; /* its return probe finds no call in flight */
 	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;
@@ -660,7 +684,7 @@ int free_enter(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3;
 
 	entry_args(ctx, cookie, &addr, &a2, &a3);
-	if (!addr)
+	if (!addr || not_traced())
 		return 0; /* free(NULL) is nothing */
 	if (inside_allocator(bpf_get_current_task_btf(), entry_sp(ctx, cookie)))
 		return 0; /* part of a realloc the return probe reports */
@@ -684,6 +708,8 @@ int outer_free_enter(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
 	struct inflight *in = inflight_of(task, 0);
 
+	if (not_traced())
+		return 0;
 	if (in && in->depth && sp <= in->sp) {
 		in->depth++;
 		return 0;

@@ -200,9 +200,31 @@ enum mt_stack_walker {
  * was lost is still seen (the daemon reads this on its timer). */
 struct mt_target_watch {
 	__u64 execs;
-	__u32 follow; /* --follow-forks: its children become targets (MT_EV_FORK) */
-	__u32 pad;
+	__u32 follow;	/* its children become targets (MT_EV_FORK): --follow-forks, or a
+			 * --comm/--exe match's (they run the same program) */
+	__u16 matched;	/* it matched --comm/--exe, or a match forked it: counts in
+			 * max_matches, and stops being traced at an exec of a program
+			 * that does not match (without --follow-forks) */
+	__u16 untraced; /* MT_UNTRACED_*: not a target, but it runs probes of ours */
 };
+
+/*
+ * Processes the allocator probes fire in that are not targets; their calls
+ * are dropped in BPF (once untraced_probed is set, the probes look each
+ * process up in "targets").
+ */
+enum {
+	/* a match's child refused at the limit (or whose fork event was lost):
+	 * it runs copies of its parent's probes, which go at its exec */
+	MT_UNTRACED_COPIES = 1,
+	/* a match that executed a program that does not match: its own probes
+	 * stay on it while children forked before the exec run copies of them */
+	MT_UNTRACED_OWN = 2,
+};
+
+/* MT_EV_EXEC's old_addr: the program executed does not match (the process is
+ * marked MT_UNTRACED_OWN and not stopped). */
+#define MT_EXEC_UNMATCHED 1
 
 /* Read-only configuration the daemon sets before load (.rodata). */
 struct mt_bpf_config {
@@ -213,7 +235,8 @@ struct mt_bpf_config {
 	char match_comm[16]; /* comm to match; "" = none */
 	__u64 match_dev;     /* kernel dev_t (major << 20 | minor) of --exe; 0 = none */
 	__u64 match_ino;
-	__u32 match_follow; /* matched targets follow their forks */
+	__u32 match_follow; /* --follow-forks: a match's children stay traced whatever
+			     * they execute */
 	__u32 max_matches;  /* matched targets alive at once, at most */
 	__u32 hold_exec;    /* stop a target at its exec until resolved (the
 			     * daemon can continue it: CAP_KILL) */

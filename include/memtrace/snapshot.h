@@ -180,6 +180,17 @@ struct snap_daemon {
 };
 
 /*
+ * Whole-host mode (section 51): what matches, and the matches not traced
+ * (docs/metrics.md, matches_over_limit).
+ */
+struct snap_match {
+	char *what;	      /* "--comm NAME" or "--exe PATH" */
+	uint64_t max_targets; /* --max-targets */
+	uint64_t traced;      /* matched targets traced when the snapshot was taken */
+	uint64_t over_limit;  /* matches_over_limit */
+};
+
+/*
  * A grouped snapshot (section 43): the daemon grouped the stacks it selected
  * into rows and sent the top ones, each as one stack (the row's first, with
  * the row's sums for counters); this says which row each stack stands for,
@@ -312,6 +323,8 @@ struct snapshot {
 	struct snap_scan scan;
 	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
+	uint32_t has_match; /* whole-host mode (section 51) */
+	struct snap_match match;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
 	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
 	uint32_t nmemory;

@@ -36,6 +36,12 @@ const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
     offsetof(struct snap_daemon, stack_ids_unknown),
 };
 
+const size_t snap_match_offsets[SNAP_NMATCH] = {
+    offsetof(struct snap_match, max_targets),
+    offsetof(struct snap_match, traced),
+    offsetof(struct snap_match, over_limit),
+};
+
 _Static_assert(sizeof(struct snap_daemon) == sizeof(uint64_t) * SNAP_NDAEMON,
 	       "every daemon figure must be on the wire");
 
@@ -139,6 +145,7 @@ void snapshot_free(struct snapshot *s)
 			free(s->truncations[i].module);
 		for (uint32_t i = 0; s->memory && i < s->nmemory; i++)
 			free(s->memory[i].error);
+		free(s->match.what);
 	}
 	free(s->memory);
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)

@@ -526,6 +526,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_SCAN_ENTRIES] = dec_scan_entries,
     [SEC_INHERITED] = dec_inherited,
     [SEC_FAMILY] = dec_family,
+    [SEC_MATCH] = dec_match,
 };
 
 /*

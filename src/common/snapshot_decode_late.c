@@ -176,6 +176,18 @@ int dec_family(struct reader *r)
 	return 0;
 }
 
+/* Section 51: whole-host mode, what matches, then a counted list of figures. */
+int dec_match(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+
+	if (rd_string(r, &s->match.what) ||
+	    rd_fields(r, &s->match, snap_match_offsets, SNAP_NMATCH))
+		return -1;
+	s->has_match = 1;
+	return 0;
+}
+
 /* Section 44: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {

@@ -487,7 +487,7 @@ static void encode_family_sections(const struct snapshot *s, struct wbuf *body, 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
-	uint32_t version_ref;
+	uint32_t version_ref, match_ref;
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
 	uint32_t *supp_refs = NULL;
@@ -497,6 +497,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 
 	/* Intern first: the string and frame tables precede their users. */
 	version_ref = intern_string(e, s->tracer_version);
+	match_ref = s->has_match ? intern_string(e, s->match.what) : 0;
 	target_refs = calloc(s->ntargets ? 2 * (size_t)s->ntargets : 1, sizeof(*target_refs));
 	if (!target_refs) {
 		e->nomem = 1;
@@ -774,6 +775,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	encode_memory_sections(s, error_refs, &body, out);
 	encode_scan_sections(s, supp_refs, &body, out);
 	encode_family_sections(s, &body, out);
+	if (s->has_match) {
+		put_varint(&body, match_ref);
+		put_varint(&body, SNAP_NMATCH);
+		for (size_t i = 0; i < SNAP_NMATCH; i++)
+			put_varint(&body, *(const uint64_t *)((const char *)&s->match +
+							      snap_match_offsets[i]));
+		put_section(out, &body, SEC_MATCH);
+	}
 out:
 	free(error_refs);
 	free(supp_refs);

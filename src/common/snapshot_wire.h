@@ -44,6 +44,7 @@ enum section {
 	SEC_SCAN_ENTRIES = 48, /* its leaks by stack and kind */
 	SEC_INHERITED = 49,    /* what each stack's row inherited at a fork */
 	SEC_FAMILY = 50,       /* the process each target was forked from */
+	SEC_MATCH = 51,	       /* whole-host mode: what matches, matches not traced */
 	SEC_KNOWN
 };
 
@@ -80,6 +81,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_SCAN_ENTRIES] = "scan_entries",
     [SEC_INHERITED] = "inherited",
     [SEC_FAMILY] = "family",
+    [SEC_MATCH] = "match",
 };
 
 /* struct snap_options in wire order (section 11). */
@@ -89,6 +91,10 @@ extern const size_t snap_option_offsets[SNAP_NOPTIONS];
 /* struct snap_daemon in wire order (section 42). */
 #define SNAP_NDAEMON 9
 extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
+
+/* struct snap_match's figures in wire order (section 51). */
+#define SNAP_NMATCH 3
+extern const size_t snap_match_offsets[SNAP_NMATCH];
 
 /* struct snap_scan_figures in wire order (section 47). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))

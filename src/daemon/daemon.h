@@ -31,6 +31,9 @@ struct daemon_settings {
 	int python_allocators;	     /* --python-allocators: probe PyObject_Malloc & co. */
 	int follow_forks;	     /* --follow-forks: children become targets */
 	int max_targets;	     /* --max-targets: matched (--comm/--exe) targets alive */
+	const char *match_comm;	     /* --comm NAME, or NULL */
+	const char *match_exe;	     /* --exe PATH, or NULL */
+	char *match_what;	     /* "--comm NAME" or "--exe PATH"; NULL: not whole-host */
 	struct snap_options options; /* as given on the command line, for snapshots */
 };
 
@@ -45,6 +48,12 @@ struct daemon {
 	struct target *targets;
 	int ntargets;
 	uint64_t exec_events_lost; /* lost exec events already acted on */
+	/* matches not traced because --max-targets were traced, counted here
+	 * (the BPF side counts its own: matches_over_limit in docs/metrics.md
+	 * is the sum); how many of them the log has told of, and when */
+	uint64_t matches_over_limit;
+	uint64_t over_limit_logged;
+	uint64_t over_limit_log_ns;
 	struct daemon_settings set;
 	/* the kernel side (attach/) and its ring buffer into the core (ingest/) */
 	struct memtrace_bpf *skel;

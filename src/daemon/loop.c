@@ -98,6 +98,13 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	v->daemon.stack_id_events = d->tracker.stack_id_events;
 	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
+	if (d->set.match_what) {
+		v->has_match = 1;
+		v->match = (struct snap_match){.what = d->set.match_what,
+					       .max_targets = (uint64_t)d->set.max_targets,
+					       .traced = (uint64_t)targets_matched_now(d),
+					       .over_limit = targets_over_limit(d)};
+	}
 	v->ring_consumed = ingest_ring_consumed();
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {
@@ -210,6 +217,7 @@ static void tick(struct daemon *d)
 			target_resolve(d, k);
 	}
 	now = time_monotonic_ns();
+	targets_log_over_limit(d, now);
 	server_expire(d->server, now);
 	metrics_http_tick(d->metrics, now);
 }

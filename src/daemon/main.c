@@ -95,6 +95,12 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->set.python_allocators = o->python_allocators;
 	d->set.follow_forks = o->follow_forks;
 	d->set.max_targets = (int)o->max_targets;
+	d->set.match_comm = o->match_comm;
+	d->set.match_exe = o->match_exe;
+	if ((o->match_comm || o->match_exe) &&
+	    asprintf(&d->set.match_what, "%s %s", o->match_comm ? "--comm" : "--exe",
+		     o->match_comm ? o->match_comm : o->match_exe) < 0)
+		return -1;
 	d->set.options = (struct snap_options){
 	    .stack_depth = o->stack_depth,
 	    .ring_buffer_bytes = o->ring_buffer_bytes,
@@ -134,6 +140,7 @@ static void daemon_cleanup(struct daemon *d)
 	rss_sampler_free(d->sampler);
 	resident_free(&d->resident);
 	tracker_destroy(&d->tracker);
+	free(d->set.match_what);
 	if (d->epfd >= 0)
 		close(d->epfd);
 }
@@ -243,9 +250,14 @@ int main(int argc, char **argv)
 	if (first_target(&d, &o, &child, err, sizeof(err)))
 		goto fail;
 	if (o.match_comm || o.match_exe) {
-		ingest_drain(
-		    &d.ingest); /* matches stopped since the programs were loaded come first */
-		attach_matching(&d, o.match_comm, o.match_exe);
+		/* matches stopped since the programs were loaded come first */
+		ingest_drain(&d.ingest);
+		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
+		ingest_drain(&d.ingest); /* the forks of those attached come as events */
+		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
+		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
+			"start, or as a match forks them",
+			rc);
 	}
 	if (child > 0 && process_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));

@@ -2,18 +2,21 @@
 /*
  * The table of targets and what each goes through: attach (at start, by
  * memtracectl attach, or as a --comm/--exe match), Python frames and arenas,
- * an exec, a fork, detach, exit. Every entry stays in the table until the
- * daemon stops: a target that exited or was detached keeps its data
- * readable. A target's pid may come back (attached again, an exec, a reused
- * pid): each time its old data moves to a retired key (retire_pid), so
- * every entry is one generation of one process.
+ * an exec, a fork, detach, exit, and the probes that stay while children
+ * run copies of them. Every entry stays in the table until the daemon
+ * stops: a target that exited or was detached keeps its data readable. A
+ * target's pid may come back (attached again, an exec, a reused pid): each
+ * time its old data moves to a retired key (retire_pid), so every entry is
+ * one generation of one process.
  *
  * An exec makes a new entry of the same pid (the old one's data stays,
  * marked "execed"), held in its ld.so until the new program's allocator is
- * resolved and probed; a fork of a followed target makes an entry for the
- * child, traced from its first call on the probes it inherited. The events
- * that drive this arrive through the ring buffer (ingest/ingest.c), in
- * order with the allocation events around them (targets_control).
+ * resolved and probed; a fork of a followed target, or of a --comm/--exe
+ * match, makes an entry for the child, traced from its first call on the
+ * probes it inherited. A match that executes a program that does not match
+ * is traced no more (target_unmatched). The events that drive this arrive
+ * through the ring buffer (ingest/ingest.c), in order with the allocation
+ * events around them (targets_control).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -40,6 +43,9 @@
 #include "daemon/unwind/unwind.h"
 #include "common/util.h"
 #include "memtrace.skel.h"
+
+/* How entry tg's probes reach its children: enum probe_inherit. */
+static int target_inherit(const struct daemon *d, const struct target *tg);
 
 /* Its pid may be reused by a process that is not this CPython. */
 static void python_frames_off(struct daemon *d, int pid)
@@ -206,12 +212,12 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
-	rc = probes_watch(d->skel, tg->pid, d->set.follow_forks);
+	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
 	if (rc) {
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
-	rc = probes_attach(d->skel, tg->pid, &tg->alloc, d->set.follow_forks, &tg->probes, err,
+	rc = probes_attach(d->skel, tg->pid, &tg->alloc, target_inherit(d, tg), &tg->probes, err,
 			   errlen);
 	if (rc)
 		return -1;
@@ -271,6 +277,93 @@ static void unmatch(struct daemon *d, struct target *tg)
 	__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 }
 
+static int target_inherit(const struct daemon *d, const struct target *tg)
+{
+	if (d->set.follow_forks)
+		return PROBES_INHERIT;
+	return tg->matched ? PROBES_INHERIT_MATCH : PROBES_OWN;
+}
+
+int targets_matched_now(const struct daemon *d)
+{
+	int n = 0;
+
+	for (int i = 0; i < d->ntargets; i++)
+		n += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+	return n;
+}
+
+static void target_over_limit(struct daemon *d, int pid)
+{
+	(void)pid; /* logged with the BPF side's on the next tick */
+	d->matches_over_limit++;
+}
+
+uint64_t targets_over_limit(const struct daemon *d)
+{
+	return d->matches_over_limit + d->skel->bss->matches_over_limit;
+}
+
+void targets_log_over_limit(struct daemon *d, uint64_t now)
+{
+	uint64_t total;
+
+	if (!d->set.match_comm && !d->set.match_exe)
+		return;
+	total = targets_over_limit(d);
+	if (total == d->over_limit_logged || now < d->over_limit_log_ns)
+		return;
+	log_msg("%llu more matching processes not traced: %d traced already (--max-targets); "
+		"%llu in all (matches_over_limit)",
+		(unsigned long long)(total - d->over_limit_logged), d->set.max_targets,
+		(unsigned long long)total);
+	d->over_limit_logged = total;
+	d->over_limit_log_ns = now + 1000000000ull; /* at most one line a second */
+}
+
+/* Does the live entry k run copies of entry p's probes? */
+static int runs_copies_of(const struct daemon *d, int k, int p)
+{
+	for (int x = k, hops = 0; x >= 0 && d->targets[x].copies && hops < 1024;
+	     x = d->targets[x].parent, hops++) {
+		if (d->targets[x].parent == p)
+			return 1;
+	}
+	return 0;
+}
+
+/* pid runs no probe of ours now: it leaves the "targets" map, unless the map
+ * holds another process of that pid already (not marked untraced). */
+static void unwatch_untraced(struct daemon *d, int pid)
+{
+	struct mt_target_watch w;
+
+	if (!probes_watch_get(d->skel, pid, &w) && w.untraced)
+		probes_unwatch(d->skel, pid);
+}
+
+static void targets_release_probes(struct daemon *d, int i)
+{
+	for (int p = i, hops = 0; p >= 0 && hops < 1024; p = d->targets[p].parent, hops++) {
+		struct target *tg = &d->targets[p];
+		int used = 0;
+
+		if (tg->state == SNAP_TARGET_ATTACHED || !tg->probes.nlinks)
+			continue;
+		for (int k = 0; k < d->ntargets && !used; k++)
+			used =
+			    d->targets[k].state == SNAP_TARGET_ATTACHED && runs_copies_of(d, k, p);
+		if (used)
+			continue;
+		/* no traced process runs them: off the loop (they may still fire in
+		 * one that runs them untraced, which BPF drops, until they are gone) */
+		detacher_detach(&tg->probes);
+		if (tg->holds_untraced)
+			unwatch_untraced(d, tg->pid);
+		tg->holds_untraced = 0;
+	}
+}
+
 /*
  * Whole-host mode: pid executed a program matching --comm/--exe, and is
  * stopped (SIGSTOP from the exec tracepoint) before its first instruction.
@@ -280,20 +373,18 @@ static void unmatch(struct daemon *d, struct target *tg)
 static void target_matched(struct daemon *d, int pid)
 {
 	char err[512];
-	int i, live = 0, known = 0;
+	int i, live = targets_matched_now(d), known = 0;
 
-	for (i = 0; i < d->ntargets; i++) {
-		live += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+	for (i = 0; i < d->ntargets; i++)
 		known |= d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
-	}
 	if (known) {
 		/* attached by the scan at start already */
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 	} else if (live >= d->set.max_targets) {
+		/* BPF let two through at once: one is over the limit after all */
 		probes_unwatch(d->skel, pid);
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-		log_msg("pid %d matches, but %d targets are traced (--max-targets): not traced",
-			pid, live);
+		target_over_limit(d, pid);
 	} else {
 		i = target_new(d, pid);
 		d->targets[i].matched = 1;
@@ -310,75 +401,113 @@ static void target_matched(struct daemon *d, int pid)
 	continue_stopped(d, pid);
 }
 
-/*
- * Whole-host mode at start: attach to the matching processes that run
- * already (later ones come through the exec tracepoint).
- */
-void attach_matching(struct daemon *d, const char *comm, const char *exe)
+/* Does pid run the program --comm/--exe names? exe_st: --exe's file. */
+static int process_matches(int pid, const char *comm, const struct stat *exe_st)
 {
-	struct stat exe_st = {0};
+	char path[64], name[32] = "";
+	struct stat st;
+	FILE *f;
+
+	if (comm) {
+		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
+		f = fopen(path, "re");
+		if (!f)
+			return 0;
+		if (!fgets(name, sizeof(name), f))
+			name[0] = 0;
+		fclose(f);
+		name[strcspn(name, "\n")] = 0;
+		return !strcmp(name, comm);
+	}
+	snprintf(path, sizeof(path), "/proc/%d/exe", pid);
+	return !stat(path, &st) && st.st_dev == exe_st->st_dev && st.st_ino == exe_st->st_ino;
+}
+
+/* The processes running now that match, in /proc's order; *n of them. */
+static int *list_matching(const char *comm, const struct stat *exe_st, int *n)
+{
 	struct dirent *de;
-	DIR *dir;
-	int n = 0;
+	int *pids = NULL, cap = 0;
+	DIR *dir = opendir("/proc");
+
+	*n = 0;
+	if (!dir) {
+		log_msg("cannot read /proc: %s", strerror(errno));
+		return NULL;
+	}
+	while ((de = readdir(dir))) {
+		int pid = atoi(de->d_name);
+
+		if (pid <= 0 || pid == getpid() || !process_matches(pid, comm, exe_st))
+			continue;
+		if (*n == cap) {
+			cap = cap ? 2 * cap : 64;
+			pids = xrealloc(pids, (size_t)cap * sizeof(*pids));
+		}
+		pids[(*n)++] = pid;
+	}
+	closedir(dir);
+	return pids;
+}
+
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last)
+{
+	/* refused by the first pass: the second does not count them again */
+	static int *refused, nrefused;
+	struct stat exe_st = {0};
+	struct mt_target_watch w;
+	int n, *pids, attached = 0;
 
 	if (exe && stat(exe, &exe_st)) {
 		log_msg("--exe %s: %s", exe, strerror(errno));
-		return;
+		return 0;
 	}
-	dir = opendir("/proc");
-	if (!dir) {
-		log_msg("cannot read /proc: %s", strerror(errno));
-		return;
-	}
-	while ((de = readdir(dir))) {
-		char path[64], name[32] = "", err[512];
-		int pid = atoi(de->d_name), i, live = 0, known = 0;
-		struct stat st;
-		FILE *f;
+	/* listed before any is attached: none of them runs copies of probes
+	 * placed by this pass */
+	pids = list_matching(comm, &exe_st, &n);
+	for (int k = 0; k < n; k++) {
+		char err[512];
+		int pid = pids[k], i, known = 0;
 
-		if (pid <= 0 || pid == getpid())
-			continue;
-		if (comm) {
-			snprintf(path, sizeof(path), "/proc/%d/comm", pid);
-			f = fopen(path, "re");
-			if (!f)
-				continue;
-			if (!fgets(name, sizeof(name), f))
-				name[0] = 0;
-			fclose(f);
-			name[strcspn(name, "\n")] = 0;
-			if (strcmp(name, comm))
-				continue;
-		} else {
-			snprintf(path, sizeof(path), "/proc/%d/exe", pid);
-			if (stat(path, &st) || st.st_dev != exe_st.st_dev ||
-			    st.st_ino != exe_st.st_ino)
-				continue;
-		}
-		for (i = 0; i < d->ntargets; i++) {
-			live +=
-			    d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+		for (i = 0; i < d->ntargets; i++)
 			known |=
 			    d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
-		}
-		if (known)
+		/* in the map: a match stopped at its exec or a traced parent's child
+		 * (its event comes through the ring buffer), or a process that runs
+		 * copies of a match's probes untraced (probes of its own would count
+		 * its calls twice) */
+		if (known || !probes_watch_get(d->skel, pid, &w))
 			continue;
-		if (live >= d->set.max_targets) {
-			log_msg("pid %d matches, but %d targets are traced (--max-targets): not "
-				"traced",
-				pid, live);
+		if (!process_matches(pid, comm, &exe_st) || process_check_pid(pid))
+			continue; /* it executed another program, or exited, meanwhile */
+		if (targets_matched_now(d) >= d->set.max_targets) {
+			for (i = 0; i < nrefused && refused[i] != pid; i++)
+				;
+			if (i < nrefused)
+				continue;
+			target_over_limit(d, pid);
+			refused = xrealloc(refused, (size_t)(nrefused + 1) * sizeof(*refused));
+			refused[nrefused++] = pid;
 			continue;
 		}
-		if (target_attach_pid(d, pid, err, sizeof(err))) {
-			log_msg("pid %d matches, but %s", pid, err);
-			continue;
-		}
-		d->targets[d->ntargets - 1].matched = 1;
+		i = target_new(d, pid);
+		d->targets[i].matched = 1;
 		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-		n++;
+		if (target_attach(d, i, err, sizeof(err))) {
+			log_msg("pid %d matches, but %s", pid, err);
+			unmatch(d, &d->targets[i]);
+			attach_failed(d, i);
+			continue;
+		}
+		attached++;
 	}
-	closedir(dir);
-	log_msg("whole-host mode: %d matching processes traced now; new ones as they start", n);
+	free(pids);
+	if (last) {
+		free(refused);
+		refused = NULL;
+		nrefused = 0;
+	}
+	return attached;
 }
 
 int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
@@ -414,7 +543,12 @@ static void detach_probes(struct daemon *d, int i)
 	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(&tg->probes);
 	ldso_release(tg);
-	probes_unwatch(d->skel, tg->pid);
+	/* it may run on with copies of a parent's probes that stay: those count
+	 * nothing from now on */
+	if (tg->copies)
+		probes_untraced(d->skel, tg->pid, MT_UNTRACED_COPIES);
+	else
+		probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
 }
 
@@ -521,11 +655,6 @@ void target_exited(struct daemon *d, int i)
 	if (tg->is_child && waitpid(tg->pid, &status, WNOHANG) == tg->pid)
 		tg->exit_status = status;
 	python_frames_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
-	/* with --follow-forks its children may run on with copies of its
-	 * probes, which live as long as the originals: keep them until the
-	 * daemon stops */
-	if (!d->set.follow_forks)
-		detacher_detach(&tg->probes); /* off the loop: they cannot fire again */
 	ldso_release(tg);
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
@@ -533,6 +662,11 @@ void target_exited(struct daemon *d, int i)
 	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
 	tg->state = SNAP_TARGET_EXITED;
 	tg->end_ns = time_monotonic_ns();
+	/* its children (--follow-forks, a match's) may run on with copies of
+	 * its probes, which live as long as the originals: those stay until
+	 * the last such child ends; the rest go off the loop (they cannot fire
+	 * again), and so may its ancestors' that only it ran */
+	targets_release_probes(d, i);
 	if (tg->exit_status >= 0 && WIFEXITED(tg->exit_status))
 		log_msg("pid %d exited with status %d; its data stays readable", tg->pid,
 			WEXITSTATUS(tg->exit_status));
@@ -612,6 +746,10 @@ static void target_execed(struct daemon *d, int i)
 	nt->parent = tg->parent;
 	nt->matched = tg->matched;
 	tg->matched = 0;
+	/* the copies of its parent's probes a match's child ran went at the
+	 * exec (remove_on_exec); --follow-forks' stay */
+	nt->copies = tg->copies && target_inherit(d, nt) == PROBES_INHERIT;
+	tg->copies = 0;
 	for (int k = 0; k < d->ntargets; k++) {
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
@@ -649,12 +787,14 @@ static void target_give_up(struct daemon *d, int i, const char *why)
 /*
  * The probes a forked child carries from its ancestors (their perf events
  * are inherited): the keys only, links marked non-NULL and never used.
+ * None once an exec dropped them (a match's child).
  */
 static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int p = d->targets[i].parent, hops = 0; p >= 0 && hops < 1024;
-	     p = d->targets[p].parent, hops++) {
+	for (int x = i, p = d->targets[i].parent, hops = 0;
+	     p >= 0 && d->targets[x].copies && hops < 1024;
+	     x = p, p = d->targets[p].parent, hops++) {
 		const struct target_probes *tp = &d->targets[p].probes;
 
 		for (int k = 0; k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links); k++) {
@@ -667,8 +807,10 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 }
 
 /*
- * A followed target forked: the child is traced already (it inherited the
- * probes in copy_process, before it ran); give it an entry of its own.
+ * A followed target, or a match, forked: the child is traced already (it
+ * inherited the probes in copy_process, before it ran); give it an entry
+ * of its own. A match's child is a match: over --max-targets (BPF let two
+ * through at once), it runs its copies untraced.
  */
 static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 {
@@ -682,13 +824,33 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		if (d->targets[i].pid == (int)ptgid && d->targets[i].state == SNAP_TARGET_ATTACHED)
 			p = i;
 	}
-	if (p < 0 || child <= 0)
+	if (child <= 0)
 		return;
+	if (p < 0) {
+		struct mt_target_watch w;
+
+		/* its parent stopped being traced meanwhile (detached): the child
+		 * is no target; a match's leaves the cap it entered */
+		if (!probes_watch_get(d->skel, child, &w) && !w.untraced) {
+			probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
+			if (w.matched)
+				__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		}
+		return;
+	}
+	if (d->targets[p].matched && targets_matched_now(d) >= d->set.max_targets) {
+		probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
+		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		target_over_limit(d, child);
+		return;
+	}
 	retire_pid(d, child); /* an earlier process with this pid */
 	j = target_new(d, child);
 	parent = &d->targets[p];
 	c = &d->targets[j];
 	c->parent = p;
+	c->copies = 1;
+	c->matched = parent->matched;
 	/* the child runs the parent's program until it executes another (an exec
 	 * event follows then); /proc may be gone already if it exited at once */
 	c->command = parent->command ? xstrdup(parent->command) : process_read_command(child);
@@ -712,6 +874,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		c->end_ns = now;
 		c->release_pending = 1; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
+		unmatch(d, c);
 	}
 	/* a forked CPython is the same CPython */
 	if (!bpf_map__lookup_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc), 0)) {
@@ -757,8 +920,8 @@ void target_resolve(struct daemon *d, int i)
 	if (d->set.python_allocators)
 		allocator_resolve_python(tg->pid, &a);
 	inherited_probes(d, i, &inh);
-	if (probes_attach_keeping(d->skel, tg->pid, &a, d->set.follow_forks, &np, &tg->probes, &inh,
-				  err, sizeof(err))) {
+	if (probes_attach_keeping(d->skel, tg->pid, &a, target_inherit(d, tg), &np, &tg->probes,
+				  &inh, err, sizeof(err))) {
 		allocator_free(&a);
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why);
@@ -812,21 +975,106 @@ static void resolve_held(struct daemon *d, int i)
 }
 
 /*
+ * A match (without --follow-forks) executed a program that matches too,
+ * entry i its new generation, stopped at its first instruction when held.
+ * The probes it keeps lost their inherited events at the exec: open them
+ * again, so that the children it forks from now on get copies. A match's
+ * child that ran only copies of its parent's probes has none left (they
+ * went at the exec): probes of its own, on the libc beside its ld.so
+ * before it runs, as for a new match (target_attach); target_resolve()
+ * completes them once ld.so is done.
+ */
+static void match_execed(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char err[512], why[600];
+	int rc;
+
+	if (tg->probes.nlinks) {
+		rc = probes_reinherit(&tg->probes, tg->pid);
+		if (rc)
+			log_msg("pid %d: children it forks from now on may miss some probes: %s",
+				tg->pid, strerror(-rc));
+		return;
+	}
+	if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, sizeof(err)) ||
+	    probes_attach(d->skel, tg->pid, &tg->alloc, PROBES_INHERIT_MATCH, &tg->probes, err,
+			  sizeof(err))) {
+		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
+		target_give_up(d, i, why);
+	}
+	/* it runs no copies now: its ancestors' probes may go */
+	targets_release_probes(d, tg->parent);
+}
+
+/*
+ * Entry i, a match without --follow-forks, executed a program that does not
+ * match (MT_EXEC_UNMATCHED): it is traced no more. Its data until the exec
+ * stays, marked execed; no entry follows. The BPF side drops its calls from
+ * the exec on (MT_UNTRACED_OWN); its own probes stay while children it
+ * forked before run copies of them, and go with the last of those.
+ */
+static void target_unmatched(struct daemon *d, int i)
+{
+	struct target *tg = &d->targets[i];
+	char *cmd, *note;
+	int pid = tg->pid;
+
+	if (tg->state != SNAP_TARGET_ATTACHED)
+		return;
+	tracker_target_exec(&d->tracker, (uint32_t)pid);
+	python_frames_off(d, pid);
+	unwind_detach(d->unwind, pid);
+	ldso_release(tg);
+	unmatch(d, tg);
+	if (tg->pidfd >= 0) {
+		loop_unwatch(d->epfd, tg->pidfd);
+		close(tg->pidfd);
+		tg->pidfd = -1;
+	}
+	tg->resolve_pending = 0;
+	tg->copies = 0; /* gone at the exec */
+	tg->state = SNAP_TARGET_EXECED;
+	tg->end_ns = time_monotonic_ns();
+	cmd = process_read_command(pid);
+	if (asprintf(&note, "executed %s, which does not match %s %s: not traced since",
+		     cmd ? cmd : "a program", d->set.match_comm ? "--comm" : "--exe",
+		     d->set.match_comm ? d->set.match_comm : d->set.match_exe) >= 0) {
+		free(tg->note);
+		tg->note = note;
+	}
+	log_msg("pid %d %s", pid, tg->note);
+	free(cmd);
+	if (tg->probes.nlinks)
+		tg->holds_untraced = 1; /* left in the map until they go */
+	else
+		probes_unwatch(d->skel, pid);
+	targets_release_probes(d, i);
+}
+
+/*
  * A target executed a new program, stopped at its first instruction when
  * stopped is set (the exec tracepoint). Hold it in its ld.so until the
  * libraries are mapped (MT_EV_LDSO): an allocator the new program preloads
  * (jemalloc in LD_PRELOAD, say) is then probed before it is first called.
  */
-static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped)
+static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int unmatched)
 {
 	int n = d->ntargets, i; /* target_execed appends */
 	char *path = NULL;
 	uint64_t off;
 
 	for (i = 0; i < n; i++) {
-		if (d->targets[i].pid == (int)tgid)
+		if (d->targets[i].pid != (int)tgid)
+			continue;
+		if (unmatched)
+			target_unmatched(d, i);
+		else
 			target_execed(d, i);
 	}
+	i = pending_entry(d, (int)tgid);
+	if (i >= 0 && target_inherit(d, &d->targets[i]) == PROBES_INHERIT_MATCH)
+		match_execed(d, i);
 	i = pending_entry(d, (int)tgid);
 	if (i >= 0 && stopped && !linkmap_ldso_probe((int)tgid, &path, &off)) {
 		d->targets[i].ldso_link = probes_attach_ldso(d->skel, (int)tgid, path, off);
@@ -869,8 +1117,9 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 			continue;
 		if (allocator_undo_python_dispatch(&tg->alloc)) {
 			inherited_probes(d, i, &inh);
-			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc, d->set.follow_forks,
-						  &np, &tg->probes, &inh, err, sizeof(err))) {
+			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc,
+						  target_inherit(d, tg), &np, &tg->probes, &inh,
+						  err, sizeof(err))) {
 				log_msg("pid %d: %s: its frees may go untraced", tg->pid, err);
 			} else {
 				probes_detach(&tg->probes);
@@ -890,7 +1139,7 @@ void targets_control(struct daemon *d, const struct mt_event *ev)
 {
 	switch (ev->kind) {
 	case MT_EV_EXEC:
-		target_exec_event(d, ev->tgid, ev->addr == 1);
+		target_exec_event(d, ev->tgid, ev->addr == 1, ev->old_addr == MT_EXEC_UNMATCHED);
 		break;
 	case MT_EV_LDSO:
 		target_ldso_event(d, ev->tgid);
@@ -933,6 +1182,7 @@ int execs_unseen(struct daemon *d)
 void check_execs(struct daemon *d)
 {
 	uint64_t lost[MT_LOST_SLOTS];
+	struct mt_target_watch w;
 
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
@@ -944,6 +1194,12 @@ void check_execs(struct daemon *d)
 			continue; /* not lost: it is being written right now */
 		d->exec_events_lost++;
 		log_msg("the exec event of pid %d was lost (ring buffer full)", tg->pid);
+		if (!probes_watch_get(d->skel, tg->pid, &w) && w.untraced == MT_UNTRACED_OWN) {
+			target_unmatched(d, i);
+			continue;
+		}
 		target_execed(d, i);
+		if (target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
+			match_execed(d, d->ntargets - 1);
 	}
 }

@@ -33,9 +33,14 @@ struct target {
 	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
 	int resolve_pending;	    /* executed a new program: its allocator is not resolved yet */
 	struct bpf_link *ldso_link; /* meanwhile: the probe that stops it in its ld.so */
-	int parent;		    /* --follow-forks: the entry whose probes it inherited, or -1 */
-	int matched; /* started by a program matching --comm/--exe (counts in the cap) */
-	int at_exec; /* stopped right after exec: its libraries are not mapped yet */
+	int parent;	    /* forked from a target (--follow-forks, a match): the entry whose
+			     * probes it inherited, or -1 */
+	int copies;	    /* runs copies of its parent's probes: forked, and not executed a
+			     * program since that dropped them (a match's child does) */
+	int matched;	    /* matched --comm/--exe, or forked by a match (counts in the cap) */
+	int holds_untraced; /* ended, its process runs its probes untraced while
+			     * children run copies (MT_UNTRACED_OWN) */
+	int at_exec;	    /* stopped right after exec: its libraries are not mapped yet */
 	/* exited before we could watch it: what it inherited leaves its heap
 	 * once its events (queued behind its fork) are all applied */
 	int release_pending;
@@ -68,14 +73,29 @@ void targets_release_pending(struct daemon *d);
  * it exited meanwhile (while the request worker read the core). */
 void target_pidfd_arm(struct daemon *d, int i, int on);
 
-/* Whole-host mode at start: attach to the matching processes running now. */
-void attach_matching(struct daemon *d, const char *comm, const char *exe);
+/*
+ * Whole-host mode at start: attach to the matching processes running now
+ * that are not targets yet, nor in the "targets" map (a match stopped at
+ * its exec, a traced parent's child: their events are in the ring buffer);
+ * how many. main.c runs it twice, with a drain of the ring buffer between:
+ * the second (last set) takes the processes started between the first
+ * one's list and their parent's attach. A match refused at the limit is
+ * counted once.
+ */
+int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
+/* Matched targets traced now (the --max-targets cap counts them). */
+int targets_matched_now(const struct daemon *d);
+/* matches_over_limit: the daemon's count and the BPF side's. */
+uint64_t targets_over_limit(const struct daemon *d);
+/* On the drain timer: log the matches over the limit not logged yet (a line
+ * a second at most). */
+void targets_log_over_limit(struct daemon *d, uint64_t now);
 
 /*
  * A control record of the ring buffer, after the tracker applied it
  * (ingest's control hook): a target executed a new program (held for us),
  * reached its ld.so's _dl_debug_state or is about to install a CPython
- * allocator (stopped there), a followed target forked, or (whole-host
+ * allocator (stopped there), a followed target or a match forked, or (whole-host
  * mode) a matching program was executed and is stopped at its exec.
  */
 void targets_control(struct daemon *d, const struct mt_event *ev);

@@ -365,7 +365,27 @@ TEST(test_metrics)
 	snprintf(line, sizeof(line),
 		 "memtrace_target_state{pid=\"%u\",command=\"b\",state=\"exited\"} 1", PID_B);
 	CHECK(has_line(&b, line));
+	CHECK(!strstr((const char *)b.data, "matches_over_limit")); /* not whole-host */
 	buf_free(&b);
+	/* whole-host mode: the matches not traced, in Prometheus and in snapshots */
+	f.v.has_match = 1;
+	f.v.match =
+	    (struct snap_match){.what = "--comm b", .max_targets = 2, .traced = 1, .over_limit = 5};
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	b.len--;
+	CHECK(has_line(&b, "# TYPE memtrace_matches_over_limit_total counter"));
+	CHECK(has_line(&b, "memtrace_matches_over_limit_total 5"));
+	buf_free(&b);
+	{
+		struct snapshot s;
+
+		CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+		CHECK(s.has_match && s.match.what != f.v.match.what);
+		CHECK_STR(s.match.what, "--comm b");
+		CHECK(s.match.max_targets == 2 && s.match.traced == 1 && s.match.over_limit == 5);
+		snapshot_free(&s);
+	}
 	teardown(&f);
 }
 

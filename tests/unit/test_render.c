@@ -322,6 +322,15 @@ TEST(test_stats_text)
 	out = render_str(render_stats, &s, &o);
 	CHECK(has_line(out, "events_lost            0"));
 	CHECK(!strstr(out, "warning"));
+	CHECK(!strstr(out, "inherited")); /* no forked child: not a number of this trace */
+	free(out);
+
+	/* a forked child's: the longest name still has a space before its number */
+	s.totals.inherited_released = 3;
+	s.totals.inherited_released_bytes = 2760;
+	out = render_str(render_stats, &s, &o);
+	CHECK(has_line(out, "inherited_released     3"));
+	CHECK(has_line(out, "inherited_released_bytes 2760 (2.7 KiB)"));
 	free(out);
 }
 
@@ -381,6 +390,48 @@ TEST(test_status_text)
 	s.uptime_ns = 90061000000000ull;
 	out = render_str(render_status, &s, &o);
 	CHECK_STR(out, "memtraced, up 1d 01h 01m: 0 events received, 0 lost\nno targets\n");
+	free(out);
+}
+
+/* Whole-host mode (section 51): status and stats say what matches and what was not traced. */
+TEST(test_match_render)
+{
+	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};
+	struct snapshot s;
+	char *out;
+
+	build_known(&s, 0);
+	s.has_match = 1;
+	s.match = (struct snap_match){
+	    .what = "--comm postgres", .max_targets = 8, .traced = 7, .over_limit = 3};
+	out = render_str(render_status, &s, &text);
+	CHECK(has_line(out, "whole-host mode: --comm postgres, a match's forks included; 7 traced "
+			    "now, at most 8 at once (--max-targets)"));
+	CHECK(has_line(out, "warning: 3 matching processes were not traced: --max-targets were "
+			    "traced already (matches_over_limit)"));
+	free(out);
+	out = render_str(render_stats, &s, &text);
+	CHECK(has_line(out, "matches_over_limit     3"));
+	free(out);
+	out = render_str(render_status, &s, &json);
+	CHECK(strstr(out, ",\"match\":{\"what\":\"--comm postgres\",\"max_targets\":8,"
+			  "\"traced\":7,\"matches_over_limit\":3},\"targets\":[") != NULL);
+	free(out);
+	out = render_str(render_stats, &s, &json);
+	CHECK(strstr(out, "\"matches_over_limit\":3}") != NULL);
+	free(out);
+	/* none over the limit: no warning, the figure still there */
+	s.match.over_limit = 0;
+	out = render_str(render_status, &s, &text);
+	CHECK(!strstr(out, "warning"));
+	free(out);
+	out = render_str(render_stats, &s, &text);
+	CHECK(has_line(out, "matches_over_limit     0"));
+	free(out);
+	/* not whole-host: nothing of it */
+	s.has_match = 0;
+	out = render_str(render_stats, &s, &text);
+	CHECK(!strstr(out, "matches_over_limit"));
 	free(out);
 }
 
@@ -581,6 +632,7 @@ int main(void)
 	RUN(test_stats_text);
 	RUN(test_report_text);
 	RUN(test_status_text);
+	RUN(test_match_render);
 	RUN(test_json_escape);
 	RUN(test_json_writer);
 	return UNIT_DONE();

@@ -595,6 +595,42 @@ TEST(test_roundtrip_known)
 	CHECK(is_zeroed(&s));
 }
 
+/* Section 51: what whole-host mode matches, and the matches not traced; a
+ * reader takes the figures it knows of a longer list. */
+TEST(test_roundtrip_match)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.has_match = 1;
+	s.match = (struct snap_match){.what = xstrdup("--exe /usr/sbin/nginx"),
+				      .max_targets = 64,
+				      .traced = 12,
+				      .over_limit = UINT64_MAX - 5};
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.has_match);
+	CHECK_STR(d.match.what, "--exe /usr/sbin/nginx");
+	CHECK_EQ_U64(d.match.max_targets, 64);
+	CHECK_EQ_U64(d.match.traced, 12);
+	CHECK_EQ_U64(d.match.over_limit, UINT64_MAX - 5);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+	/* without it: absent */
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(!d.has_match && !d.match.what);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+}
+
 /* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
 TEST(test_roundtrip_daemon_sections)
 {
@@ -1086,6 +1122,24 @@ TEST(test_minimal_payload)
 	CHECK_STR(err, "snapshot: blocks section: stack index out of range");
 	p.data[p.len - 4] = 0;
 
+	/* Section 51 with a figure of a later version: the three known are taken. */
+	{
+		struct buf m = {0};
+
+		put_varint(&m, 2); /* "bc" */
+		put_varint(&m, 4);
+		put_varint(&m, 64);
+		put_varint(&m, 5);
+		put_varint(&m, 9);
+		put_varint(&m, 77);
+		section(&p, 51, &m);
+		buf_free(&m);
+	}
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK(s.has_match && s.match.what && !strcmp(s.match.what, "bc"));
+	CHECK(s.match.max_targets == 64 && s.match.traced == 5 && s.match.over_limit == 9);
+	snapshot_free(&s);
+
 	/* A section from a later version is skipped. */
 	put_varint(&p, 100);
 	put_varint(&p, 3);
@@ -1411,6 +1465,7 @@ int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_match);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
 	RUN(test_roundtrip_scan);

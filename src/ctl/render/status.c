@@ -321,6 +321,20 @@ static void json_daemon(struct json_writer *w, const struct snapshot *s)
 	json_end_object(w);
 }
 
+/* Whole-host mode (section 51): what matches, and the matches not traced. */
+static void json_match(struct json_writer *w, const struct snapshot *s)
+{
+	if (!s->has_match)
+		return;
+	json_key(w, "match");
+	json_begin_object(w);
+	json_kv_string(w, "what", s->match.what);
+	json_kv_u64(w, "max_targets", s->match.max_targets);
+	json_kv_u64(w, "traced", s->match.traced);
+	json_kv_u64(w, "matches_over_limit", s->match.over_limit);
+	json_end_object(w);
+}
+
 static void json_status(struct json_writer *w, const struct snapshot *s)
 {
 	json_begin_object(w);
@@ -333,6 +347,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s)
 	if (s->started_unix_ns)
 		json_trace(w, s);
 	json_daemon(w, s);
+	json_match(w, s);
 	json_targets(w, s, 0);
 	json_end_object(w);
 }
@@ -344,6 +359,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s)
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
 	json_daemon(w, s);
+	json_match(w, s);
 	render_json_resident_totals(w, s, 0);
 	json_targets(w, s, 1);
 	json_stats_extras(w, s);
@@ -379,6 +395,25 @@ static void status_cells(const struct snap_target *t, char cells[NCOLS][256])
 	format_duration(cells[COL_TRACED], 256, t->traced_ns);
 	snprintf(cells[COL_ALLOCATOR], 256, "%s",
 		 t->allocator ? format_basename(t->allocator) : "-");
+}
+
+static void text_match(struct buf *b, const struct snapshot *s)
+{
+	const struct snap_match *m = &s->match;
+
+	if (!s->has_match)
+		return;
+	buf_printf(b, "whole-host mode: ");
+	format_text(b, m->what ? m->what : "-");
+	buf_printf(b,
+		   ", a match's forks included; %" PRIu64 " traced now, at most %" PRIu64
+		   " at once (--max-targets)\n",
+		   m->traced, m->max_targets);
+	if (m->over_limit)
+		buf_printf(b,
+			   "warning: %" PRIu64 " matching processes were not traced: --max-targets "
+			   "were traced already (matches_over_limit)\n",
+			   m->over_limit);
 }
 
 static void text_status(struct buf *b, const struct snapshot *s)
@@ -421,6 +456,7 @@ static void text_status(struct buf *b, const struct snapshot *s)
 			   when, op->stack_depth, ns_to_seconds(op->sample_interval_ns),
 			   op->temporary_threshold);
 	}
+	text_match(b, s);
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
 		return;
@@ -464,7 +500,10 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 
 		if (m->summary == 2 && !v)
 			continue; /* not a number of this trace */
-		buf_printf(b, "%-*s", STATS_NAME_WIDTH, m->name);
+		/* a name as long as the column (inherited_released_bytes) still
+		 * gets a space before its number */
+		buf_printf(b, "%-*s%s", STATS_NAME_WIDTH, m->name,
+			   strlen(m->name) < STATS_NAME_WIDTH ? "" : " ");
 		if (m->unit == MT_UNIT_NS) {
 			buf_printf(b, "%.3f s\n", ns_to_seconds(v));
 		} else if (m->unit == MT_UNIT_BYTES) {
@@ -484,6 +523,9 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 		first = 0;
 	}
 	buf_printf(b, "%s\n", lost ? ")" : "");
+	if (s->has_match)
+		buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "matches_over_limit",
+			   s->match.over_limit);
 	render_text_lost_warning(b, s);
 	render_text_resident_totals(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {

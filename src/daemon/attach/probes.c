@@ -72,9 +72,14 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
 	if (skel->links.on_exec)
 		skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
-	if (!skel->links.on_exec || !skel->links.on_fork) {
+	if (skel->links.on_fork)
+		skel->links.on_process_exit = bpf_program__attach(skel->progs.on_process_exit);
+	if (!skel->links.on_exec || !skel->links.on_fork || !skel->links.on_process_exit) {
 		snprintf(err, errlen, "cannot attach to the sched_process_%s raw tracepoint: %s",
-			 skel->links.on_exec ? "fork" : "exec", strerror(errno));
+			 !skel->links.on_exec	? "exec"
+			 : !skel->links.on_fork ? "fork"
+						: "exit",
+			 strerror(errno));
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
@@ -181,16 +186,38 @@ static void tracefs_remove(uint32_t n)
 	tracefs_write(line);
 }
 
-/* Close the inherited perf event and remove the tracefs event (the anchor
+/* Close the inherited perf events and remove the tracefs event (the anchor
  * went with its link before). */
 static void tracefs_release(struct tracefs_probe *t)
 {
 	if (t->inherit_fd)
 		close(t->inherit_fd - 1);
+	for (int i = 0; i < t->nretired; i++)
+		close(t->retired[i]);
+	free(t->retired);
 	if (t->id)
 		tracefs_remove(t->id);
-	t->id = 0;
-	t->inherit_fd = 0;
+	memset(t, 0, sizeof(*t));
+}
+
+/*
+ * The perf event children inherit: a tracepoint event of the tracefs uprobe
+ * on pid. With match, the copies go at each child's exec (remove_on_exec):
+ * a --comm match's child that executes another program runs none of ours
+ * from then on. (It also leaves pid itself at pid's exec, the anchor does
+ * not: probes_reinherit.) fd, or -1 with errno.
+ */
+static int open_inherited(uint64_t config, int pid, int match)
+{
+	struct perf_event_attr attr = {0};
+
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = config;
+	attr.sample_period = 1;
+	attr.inherit = 1;
+	attr.remove_on_exec = (unsigned)!!match;
+	return (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 }
 
 /* Remove the events of daemons that are gone (killed: never cleaned up). */
@@ -220,7 +247,7 @@ static void tracefs_remove_stale(void)
 }
 
 static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, const char *path,
-					 uint64_t offset, int retprobe, uint64_t cookie,
+					 uint64_t offset, int retprobe, uint64_t cookie, int match,
 					 struct tracefs_probe *out)
 {
 	LIBBPF_OPTS(bpf_perf_event_opts, opts, .bpf_cookie = cookie);
@@ -266,9 +293,8 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	attr.type = PERF_TYPE_TRACEPOINT;
 	attr.config = strtoull(idtext, NULL, 10);
 	attr.sample_period = 1;
-	attr.inherit = 1;
-	ifd = (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	attr.inherit = 0; /* the anchor */
+	ifd = open_inherited(attr.config, pid, match);
+	/* the anchor: not inherited, on pid across its execs */
 	pfd = ifd < 0 ? -1
 		      : (int)syscall(SYS_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
 	link = pfd < 0 ? NULL : bpf_program__attach_perf_event_opts(prog, pfd, &opts);
@@ -284,7 +310,35 @@ static struct bpf_link *attach_inherited(struct bpf_program *prog, int pid, cons
 	}
 	out->id = n;
 	out->inherit_fd = ifd + 1;
+	out->config = attr.config;
+	out->match = match;
 	return link;
+}
+
+int probes_reinherit(struct target_probes *tp, int pid)
+{
+	int rc = 0;
+
+	for (int i = 0; i < tp->nlinks; i++) {
+		struct tracefs_probe *t = &tp->tracefs[i];
+		int *more, fd;
+
+		if (!tp->links[i] || !t->inherit_fd || !t->match)
+			continue;
+		fd = open_inherited(t->config, pid, 1);
+		more =
+		    fd < 0 ? NULL : realloc(t->retired, (size_t)(t->nretired + 1) * sizeof(*more));
+		if (!more) {
+			rc = -errno;
+			if (fd >= 0)
+				close(fd);
+			continue;
+		}
+		t->retired = more;
+		t->retired[t->nretired++] = t->inherit_fd - 1;
+		t->inherit_fd = fd + 1;
+	}
+	return rc;
 }
 
 /*
@@ -358,7 +412,7 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	memset(&tp->tracefs[tp->nlinks], 0, sizeof(tp->tracefs[tp->nlinks]));
 	if (follow)
 		link = attach_inherited(progs[which], pid, path, offset, retprobe[which], cookie,
-					&tp->tracefs[tp->nlinks]);
+					follow == PROBES_INHERIT_MATCH, &tp->tracefs[tp->nlinks]);
 	else
 		link = bpf_program__attach_uprobe_opts(progs[which], pid, path, offset, &opts);
 	if (!link)
@@ -469,14 +523,33 @@ void probes_unwatch(struct memtrace_bpf *skel, int pid)
 	bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &key);
 }
 
-int probes_watch(struct memtrace_bpf *skel, int pid, int follow)
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched)
 {
-	struct mt_target_watch w = {.follow = (uint32_t)follow};
+	struct mt_target_watch w = {.follow = (uint32_t) !!follow, .matched = (uint16_t) !!matched};
 	uint32_t key = (uint32_t)pid;
 
 	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
 		return -errno;
 	return 0;
+}
+
+int probes_untraced(struct memtrace_bpf *skel, int pid, int why)
+{
+	struct mt_target_watch w = {.follow = 1, .untraced = (uint16_t)why};
+	uint32_t key = (uint32_t)pid;
+
+	/* first: the probes look once it is set (bpf/memtrace.bpf.c, not_traced) */
+	skel->bss->untraced_probed = 1;
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
+		return -errno;
+	return 0;
+}
+
+int probes_watch_get(struct memtrace_bpf *skel, int pid, struct mt_target_watch *w)
+{
+	uint32_t key = (uint32_t)pid;
+
+	return bpf_map_lookup_elem(bpf_map__fd(skel->maps.targets), &key, w) ? -1 : 0;
 }
 
 uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid)

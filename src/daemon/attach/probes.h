@@ -14,6 +14,7 @@
 
 struct memtrace_bpf;
 struct bpf_link;
+struct mt_target_watch;
 
 struct bpf_options {
 	uint32_t stack_depth;
@@ -44,13 +45,33 @@ struct probe_key {
 	int prog; /* which BPF program (entry, return, free, ...) */
 };
 
+/*
+ * How a target's probes reach the processes it forks (the follow argument
+ * below). Inherited probes are tracefs uprobe events opened with perf's
+ * inherit flag (probes.c): the kernel copies them into each child.
+ */
+enum probe_inherit {
+	PROBES_OWN = 0,	     /* the process's own only (libbpf's uprobes) */
+	PROBES_INHERIT,	     /* --follow-forks: copies in every child, kept across its exec */
+	PROBES_INHERIT_MATCH /* a --comm/--exe match: copies in every child, gone at the
+			      * child's exec (perf's remove_on_exec); the process's own
+			      * stay across its exec, but its children forked after it get
+			      * copies only once probes_reinherit() ran */
+};
+
 struct target_probes {
 	struct bpf_link *links[128]; /* 2 per probe, at most; NULL once moved */
 	struct probe_key keys[128];
 	struct tracefs_probe {
-		uint32_t id;	/* its tracefs event, memtrace_PID/p<id>; 0: none */
-		int inherit_fd; /* the inherited perf event of it, fd + 1 */
-	} tracefs[128];		/* --follow-forks */
+		uint32_t id;	 /* its tracefs event, memtrace_PID/p<id>; 0: none */
+		int inherit_fd;	 /* the inherited perf event of it, fd + 1 */
+		uint64_t config; /* the tracefs event's perf id */
+		int match;	 /* opened with remove_on_exec (PROBES_INHERIT_MATCH) */
+		/* inherited events an exec took off the process (probes_reinherit):
+		 * their copies in children forked before it live while they are open */
+		int *retired;
+		int nretired;
+	} tracefs[128]; /* inherited probes */
 	int nlinks;
 };
 
@@ -77,10 +98,28 @@ int probes_attach_keeping(struct memtrace_bpf *skel, int pid, const struct alloc
 /* Probes that are live (not moved away). */
 int probes_count(const struct target_probes *tp);
 
-/* Report pid's execs (the "targets" map), and with follow its forks; 0, or -errno. */
-int probes_watch(struct memtrace_bpf *skel, int pid, int follow);
+/*
+ * pid executed a new program and keeps tp (PROBES_INHERIT_MATCH): the exec
+ * took their inherited events off it, so that its children forked from now
+ * on would get no copies. Open them again (the old ones stay open for the
+ * children forked before). 0, or -errno (then its later children carry
+ * copies of only some of them).
+ */
+int probes_reinherit(struct target_probes *tp, int pid);
+
+/*
+ * Report pid's execs (the "targets" map), with follow its forks, and with
+ * matched count it in the --max-targets cap (struct mt_target_watch); 0,
+ * or -errno.
+ */
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched);
 /* Stop watching pid for exec (after detach). */
 void probes_unwatch(struct memtrace_bpf *skel, int pid);
+/* Mark pid as running probes of ours untraced (enum MT_UNTRACED_*): its calls
+ * are dropped in BPF from now on. 0, or -errno. */
+int probes_untraced(struct memtrace_bpf *skel, int pid, int why);
+/* pid's entry in the "targets" map: 0, or -1 when it has none. */
+int probes_watch_get(struct memtrace_bpf *skel, int pid, struct mt_target_watch *w);
 /* Execs of pid counted by the tracepoint since probes_watch(); 0 if unknown. */
 uint64_t probes_exec_count(struct memtrace_bpf *skel, int pid);
 

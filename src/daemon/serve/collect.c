@@ -80,6 +80,11 @@ static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 	s->daemon = v->daemon;
 	s->daemon.symbol_lookups = sym.lookups;
 	s->daemon.symbol_cache_hits = sym.hits;
+	if (v->has_match) {
+		s->has_match = 1;
+		s->match = v->match;
+		s->match.what = xstrdup(v->match.what);
+	}
 }
 
 /*

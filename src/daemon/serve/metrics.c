@@ -95,6 +95,13 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 	for (unsigned k = 0; k < MT_LOST_KIND_COUNT; k++)
 		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
 			   mt_lost_kind_name(k), (unsigned long long)d->events_lost[k]);
+	if (d->has_match)
+		buf_printf(b,
+			   "# HELP memtrace_matches_over_limit_total Processes that matched "
+			   "--comm/--exe but were not traced: --max-targets were traced.\n"
+			   "# TYPE memtrace_matches_over_limit_total counter\n"
+			   "memtrace_matches_over_limit_total %llu\n",
+			   (unsigned long long)d->match.over_limit);
 	for (size_t m = 0; m < MT_NCOUNTERS; m++) {
 		const struct mt_counter_desc *desc = &mt_counter_descs[m];
 

@@ -59,6 +59,10 @@ struct daemon_view {
 	/* how the daemon keeps up: the loop's and ingest's figures from view(),
 	 * the symbolizer's added by serving (section 42) */
 	struct snap_daemon daemon;
+	/* whole-host mode (section 51): has_match, and match.what is the
+	 * daemon's string */
+	int has_match;
+	struct snap_match match;
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;
