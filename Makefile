@@ -56,6 +56,8 @@ DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux
 # the DWARF walker on Debian's binaries (tests/e2e/test_unwind_debian.py)
 DEB_PACKAGES += redis-server redis-tools
+# tracers that hold a target a leak scan must refuse (tests/e2e/test_scan.py)
+DEB_PACKAGES += strace gdb
 # a server that forks its backends, under pgbench (tests/e2e/test_match.py)
 DEB_PACKAGES += postgresql postgresql-contrib
 # interposing allocators (tests/e2e/test_interpose.py)
@@ -104,7 +106,8 @@ HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.m
 	       html_flamegraph_js=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.min.js \
 	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
 	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css \
-	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css
+	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css \
+	       html_pid_js=src/ctl/render/html/pid.js
 
 $(O)/npm/.installed: src/ctl/render/html/package.json src/ctl/render/html/package-lock.json | $(O)
 	mkdir -p $(O)/npm && cp src/ctl/render/html/package.json src/ctl/render/html/package-lock.json $(O)/npm/

@@ -18,18 +18,19 @@
 #define SNAPSHOT_MAGIC	 "MTSNAP\r\n" /* 8 bytes */
 #define SNAPSHOT_VERSION 1
 /* Decoder limits: every length from outside is checked against these. */
-#define SNAPSHOT_MAX_BYTES	  (1ull << 32)
-#define SNAPSHOT_MAX_STRING	  (1u << 20) /* bytes in one string */
-#define SNAPSHOT_MAX_STRINGS	  (1u << 24) /* distinct strings */
-#define SNAPSHOT_MAX_TARGETS	  (1u << 16)
-#define SNAPSHOT_MAX_FRAMES	  (1u << 24) /* distinct frames */
-#define SNAPSHOT_MAX_STACKS	  (1u << 24)
-#define SNAPSHOT_MAX_DEPTH	  1024	     /* frames in one stack */
-#define SNAPSHOT_MAX_FRAME_REFS	  (1u << 26) /* frames over all stacks */
-#define SNAPSHOT_MAX_TIMELINE	  (1u << 20) /* points of the memory-over-time series */
-#define SNAPSHOT_MAX_BLOCKS	  (1u << 28) /* live blocks in the block list */
-#define SNAPSHOT_MAX_SITES	  256	     /* probed functions of one target */
-#define SNAPSHOT_MAX_SUPPRESSIONS 4096	     /* a scan's suppression patterns */
+#define SNAPSHOT_MAX_BYTES	      (1ull << 32)
+#define SNAPSHOT_MAX_STRING	      (1u << 20) /* bytes in one string */
+#define SNAPSHOT_MAX_STRINGS	      (1u << 24) /* distinct strings */
+#define SNAPSHOT_MAX_TARGETS	      (1u << 16)
+#define SNAPSHOT_MAX_FRAMES	      (1u << 24) /* distinct frames */
+#define SNAPSHOT_MAX_STACKS	      (1u << 24)
+#define SNAPSHOT_MAX_DEPTH	      1024	 /* frames in one stack */
+#define SNAPSHOT_MAX_FRAME_REFS	      (1u << 26) /* frames over all stacks */
+#define SNAPSHOT_MAX_TIMELINE	      (1u << 20) /* points of the memory-over-time series */
+#define SNAPSHOT_MAX_TIMELINE_TARGETS (1u << 24) /* targets' figures over all its points */
+#define SNAPSHOT_MAX_BLOCKS	      (1u << 28) /* live blocks in the block list */
+#define SNAPSHOT_MAX_SITES	      256	 /* probed functions of one target */
+#define SNAPSHOT_MAX_SUPPRESSIONS     4096	 /* a scan's suppression patterns */
 
 enum snap_target_state {
 	SNAP_TARGET_ATTACHING = 0,
@@ -90,6 +91,8 @@ struct snap_target {
 	struct snap_probe_site *sites;
 	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
+	uint64_t started_ns; /* section 52: when its tracing began, since tracing began (its
+			      * counters' peak_time_ns is since then) */
 };
 
 struct snap_frame {
@@ -131,15 +134,34 @@ struct snap_unwind {
 	uint64_t modules_refused; /* modules whose table did not fit in the limit */
 };
 
-/* Memory over time: one point per sampling interval (older points merged). */
-struct snap_timeline_point {
-	uint64_t time_ns; /* since tracing began */
+/*
+ * Memory over time: one point per sampling interval (older points merged).
+ * The daemon's series (src/daemon/core/timeline.h) is made of these same
+ * points and target figures, so that a snapshot copies them as they are.
+ */
+
+/* What a point holds, of every target together or of one. */
+struct snap_figures {
 	uint64_t live_bytes;
 	uint64_t live_allocations;
-	uint64_t allocations;	     /* cumulative, at that time */
-	uint64_t bytes_allocated;    /* cumulative, at that time */
-	uint32_t has_resident;	     /* section 45 gave this point resident figures */
-	struct mt_resident resident; /* summed over the targets traced then */
+	uint64_t allocations;	  /* cumulative, at that time */
+	uint64_t bytes_allocated; /* cumulative, at that time */
+	uint32_t has_resident;	  /* resident below was read for that moment (section 45 or 51) */
+	struct mt_resident resident; /* of the point: summed over the targets traced then */
+};
+
+/* One target's figures at a point (section 52). */
+struct snap_timeline_target {
+	uint32_t target; /* index into the targets (the snapshot's; the daemon's in its series) */
+	struct snap_figures f;
+};
+
+struct snap_timeline_point {
+	uint64_t time_ns;	   /* since tracing began */
+	struct snap_figures total; /* live: every target's (an exited one's blocks stay live) */
+	uint32_t first;		   /* its targets': timeline_targets[first, first + ntargets) */
+	uint32_t ntargets;	   /* the targets traced then, by increasing index; 0 without
+				    * section 52 */
 };
 
 /* One live block of the optional block list (memtracectl leaks). */
@@ -307,7 +329,10 @@ struct snapshot {
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
-	uint32_t has_blocks;		      /* the request asked for the block list */
+	uint32_t has_timeline_targets;	      /* section 52: points carry their targets' figures */
+	uint32_t ntimeline_targets;
+	struct snap_timeline_target *timeline_targets; /* point by point, oldest first */
+	uint32_t has_blocks;			       /* the request asked for the block list */
 	uint32_t nblocks;
 	struct snap_block *blocks;
 	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */

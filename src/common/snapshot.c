@@ -163,6 +163,7 @@ void snapshot_free(struct snapshot *s)
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
+	free(s->timeline_targets);
 	free(s->blocks);
 	free(s->string_pool);
 	memset(s, 0, sizeof(*s));

@@ -194,9 +194,9 @@ static int dec_timeline(struct reader *r)
 	for (uint32_t i = 0; i < n; i++) {
 		struct snap_timeline_point *p = &s->timeline[i];
 
-		if (rd_varint(r, &p->time_ns) || rd_varint(r, &p->live_bytes) ||
-		    rd_varint(r, &p->live_allocations) || rd_varint(r, &p->allocations) ||
-		    rd_varint(r, &p->bytes_allocated))
+		if (rd_varint(r, &p->time_ns) || rd_varint(r, &p->total.live_bytes) ||
+		    rd_varint(r, &p->total.live_allocations) ||
+		    rd_varint(r, &p->total.allocations) || rd_varint(r, &p->total.bytes_allocated))
 			return -1;
 	}
 	return 0;
@@ -527,6 +527,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_INHERITED] = dec_inherited,
     [SEC_FAMILY] = dec_family,
     [SEC_MATCH] = dec_match,
+    [SEC_TIMELINE_TARGETS] = dec_timeline_targets,
 };
 
 /*

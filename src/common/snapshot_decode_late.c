@@ -274,18 +274,99 @@ int dec_resident(struct reader *r)
 	if (n && n != s->ntimeline)
 		return dec_fail(r->d, "resident section: %u points, not %u", n, s->ntimeline);
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_timeline_point *p = &s->timeline[i];
+		struct snap_figures *f = &s->timeline[i].total;
 		uint64_t sampled;
 
 		if (rd_varint(r, &sampled))
 			return -1;
 		if (sampled > 1)
 			return dec_fail(r->d, "resident section: bad sampled flag");
-		p->has_resident = (uint32_t)sampled;
-		if (sampled && rd_figures(r, (uint64_t *)&p->resident, MT_NRESIDENT, nfields))
+		f->has_resident = (uint32_t)sampled;
+		if (sampled && rd_figures(r, (uint64_t *)&f->resident, MT_NRESIDENT, nfields))
 			return -1;
 	}
 	s->has_resident = 1;
+	return 0;
+}
+
+/* One target's figures at a point (section 52): its index, live figures, resident if read. */
+static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, uint32_t nlive,
+			      uint32_t nresident)
+{
+	uint64_t live[SNAP_NLIVE_FIGURES] = {0}, sampled;
+
+	if (rd_u32(r, &t->target) || rd_figures(r, live, SNAP_NLIVE_FIGURES, nlive) ||
+	    rd_varint(r, &sampled))
+		return -1;
+	t->f.live_bytes = live[0];
+	t->f.live_allocations = live[1];
+	t->f.allocations = live[2];
+	t->f.bytes_allocated = live[3];
+	if (sampled > 1)
+		return dec_fail(r->d, "timeline_targets section: bad sampled flag");
+	t->f.has_resident = (uint32_t)sampled;
+	if (sampled && rd_figures(r, (uint64_t *)&t->f.resident, MT_NRESIDENT, nresident))
+		return -1;
+	return 0;
+}
+
+/* Section 52: each timeline point's targets (by increasing index), with their figures. */
+int dec_timeline_targets(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t nlive = 0, nresident = 0, n, cap = 0;
+
+	if (rd_nfigures(r, &nlive) || rd_nfigures(r, &nresident) ||
+	    rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "timeline_targets section: %u targets, not %u", n,
+				s->ntargets);
+	for (uint32_t i = 0; i < n; i++)
+		if (rd_varint(r, &s->targets[i].started_ns))
+			return -1;
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE, &n))
+		return -1;
+	if (n != s->ntimeline)
+		return dec_fail(r->d, "timeline_targets section: %u points, not %u", n,
+				s->ntimeline);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+		uint32_t k;
+
+		/* each at least its index, its figures and its sampled flag */
+		if (rd_count(r, 2 + nlive, SNAPSHOT_MAX_TARGETS, &k))
+			return -1;
+		if ((uint64_t)s->ntimeline_targets + k > SNAPSHOT_MAX_TIMELINE_TARGETS)
+			return dec_fail(r->d, "timeline_targets section: more than %u figures",
+					SNAPSHOT_MAX_TIMELINE_TARGETS);
+		if (s->ntimeline_targets + k > cap) {
+			struct snap_timeline_target *v;
+
+			cap = (s->ntimeline_targets + k) * 2;
+			v = realloc(s->timeline_targets, (size_t)cap * sizeof(*v));
+			if (!v)
+				return dec_fail(r->d, "out of memory");
+			s->timeline_targets = v;
+		}
+		p->first = s->ntimeline_targets;
+		p->ntargets = k;
+		for (uint32_t j = 0; j < k; j++) {
+			struct snap_timeline_target *t = &s->timeline_targets[p->first + j];
+
+			memset(t, 0, sizeof(*t));
+			if (rd_timeline_target(r, t, nlive, nresident))
+				return -1;
+			s->ntimeline_targets++;
+			if (t->target >= s->ntargets)
+				return dec_fail(r->d, "timeline_targets section: target %u of %u",
+						t->target, s->ntargets);
+			if (j && t->target <= t[-1].target)
+				return dec_fail(r->d,
+						"timeline_targets section: targets out of order");
+		}
+	}
+	s->has_timeline_targets = 1;
 	return 0;
 }
 

@@ -323,6 +323,15 @@ static void put_figures(struct wbuf *body, const uint64_t *v, size_t n)
 		put_varint(body, v[i]);
 }
 
+/* A timeline point's live heap and counters (sections 8 and 52), in wire order. */
+static void put_live_figures(struct wbuf *body, const struct snap_figures *f)
+{
+	put_varint(body, f->live_bytes);
+	put_varint(body, f->live_allocations);
+	put_varint(body, f->allocations);
+	put_varint(body, f->bytes_allocated);
+}
+
 /*
  * Sections 45 and 46: the targets' resident memory and the timeline's, and
  * the breakdowns by kind of mapping (error_refs: their errors' strings).
@@ -346,11 +355,11 @@ static void encode_memory_sections(const struct snapshot *s, const uint32_t *err
 		}
 		put_varint(body, s->ntimeline);
 		for (uint32_t i = 0; i < s->ntimeline; i++) {
-			const struct snap_timeline_point *p = &s->timeline[i];
+			const struct snap_figures *f = &s->timeline[i].total;
 
-			put_varint(body, p->has_resident != 0);
-			if (p->has_resident)
-				put_figures(body, (const uint64_t *)&p->resident, MT_NRESIDENT);
+			put_varint(body, f->has_resident != 0);
+			if (f->has_resident)
+				put_figures(body, (const uint64_t *)&f->resident, MT_NRESIDENT);
 		}
 		put_section(out, body, SEC_RESIDENT);
 	}
@@ -454,6 +463,34 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 		}
 		put_section(out, body, SEC_LEAKS);
 	}
+}
+
+/* Section 52: each timeline point's targets, with the figures of each. */
+static void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	if (!s->has_timeline_targets || !s->ntimeline)
+		return;
+	put_varint(body, SNAP_NLIVE_FIGURES);
+	put_varint(body, MT_NRESIDENT);
+	put_varint(body, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		put_varint(body, s->targets[i].started_ns);
+	put_varint(body, s->ntimeline);
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		put_varint(body, p->ntargets);
+		for (uint32_t k = 0; k < p->ntargets; k++) {
+			const struct snap_timeline_target *t = &s->timeline_targets[p->first + k];
+
+			put_varint(body, t->target);
+			put_live_figures(body, &t->f);
+			put_varint(body, t->f.has_resident != 0);
+			if (t->f.has_resident)
+				put_figures(body, (const uint64_t *)&t->f.resident, MT_NRESIDENT);
+		}
+	}
+	put_section(out, body, SEC_TIMELINE_TARGETS);
 }
 
 /* Sections 49-50: what a forked child's rows inherited, and whom each target was forked from. */
@@ -652,10 +689,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			const struct snap_timeline_point *p = &s->timeline[i];
 
 			put_varint(&body, p->time_ns);
-			put_varint(&body, p->live_bytes);
-			put_varint(&body, p->live_allocations);
-			put_varint(&body, p->allocations);
-			put_varint(&body, p->bytes_allocated);
+			put_live_figures(&body, &p->total);
 		}
 		put_section(out, &body, SEC_TIMELINE);
 	}
@@ -783,6 +817,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 							      snap_match_offsets[i]));
 		put_section(out, &body, SEC_MATCH);
 	}
+	encode_timeline_targets(s, &body, out);
 out:
 	free(error_refs);
 	free(supp_refs);
@@ -793,6 +828,28 @@ out:
 	free(frame_refs);
 	free(target_refs);
 	free(trunc_refs);
+}
+
+/* Section 52 as the decoder wants it: each point's targets, by increasing index. */
+static int check_timeline_targets(const struct snapshot *s)
+{
+	uint64_t total = 0;
+
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		if ((uint64_t)p->first + p->ntargets > s->ntimeline_targets)
+			return -1;
+		total += p->ntargets;
+		for (uint32_t k = 0; k < p->ntargets; k++) {
+			uint32_t t = s->timeline_targets[p->first + k].target;
+
+			if (t >= s->ntargets ||
+			    (k && t <= s->timeline_targets[p->first + k - 1].target))
+				return -1;
+		}
+	}
+	return total > SNAPSHOT_MAX_TIMELINE_TARGETS ? -1 : 0;
 }
 
 /* Limits the decoder enforces, checked here so that what we write reads back. */
@@ -814,6 +871,8 @@ static int check_limits(const struct snapshot *s)
 		if (s->scan.entries[i].stack >= s->nstacks ||
 		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
 			return -1;
+	if (s->has_timeline_targets && check_timeline_targets(s))
+		return -1;
 	for (uint32_t i = 0; i < s->nmemory; i++)
 		if (s->memory[i].target >= s->ntargets ||
 		    (i && s->memory[i].target <= s->memory[i - 1].target))

@@ -31,20 +31,21 @@ enum section {
 	SEC_TEMPORARY = 10,
 	SEC_TRACE = 11,
 	SEC_AGES = 12,
-	SEC_STACK_INFO = 24,   /* why stacks end, inlined frames, truncating modules */
-	SEC_TARGET_NOTES = 32, /* one line per target on what tracing misses */
-	SEC_UNWIND = 40,       /* the DWARF walker's unwind tables */
-	SEC_PROBE_SITES = 41,  /* where each allocator function is probed */
-	SEC_DAEMON = 42,       /* how the daemon kept up: drain gaps, freezes, symbol cache */
-	SEC_GROUPS = 43,       /* the rows a grouped snapshot's stacks stand for */
-	SEC_LEAKS = 44,	       /* leaking blocks per stack */
-	SEC_RESIDENT = 45,     /* resident memory per target and over time */
-	SEC_MEMORY = 46,       /* a target's mappings by kind, with the live heap in each */
-	SEC_SCAN = 47,	       /* a leak scan's figures and suppressions */
-	SEC_SCAN_ENTRIES = 48, /* its leaks by stack and kind */
-	SEC_INHERITED = 49,    /* what each stack's row inherited at a fork */
-	SEC_FAMILY = 50,       /* the process each target was forked from */
-	SEC_MATCH = 51,	       /* whole-host mode: what matches, matches not traced */
+	SEC_STACK_INFO = 24,	   /* why stacks end, inlined frames, truncating modules */
+	SEC_TARGET_NOTES = 32,	   /* one line per target on what tracing misses */
+	SEC_UNWIND = 40,	   /* the DWARF walker's unwind tables */
+	SEC_PROBE_SITES = 41,	   /* where each allocator function is probed */
+	SEC_DAEMON = 42,	   /* how the daemon kept up: drain gaps, freezes, symbol cache */
+	SEC_GROUPS = 43,	   /* the rows a grouped snapshot's stacks stand for */
+	SEC_LEAKS = 44,		   /* leaking blocks per stack */
+	SEC_RESIDENT = 45,	   /* resident memory per target and over time */
+	SEC_MEMORY = 46,	   /* a target's mappings by kind, with the live heap in each */
+	SEC_SCAN = 47,		   /* a leak scan's figures and suppressions */
+	SEC_SCAN_ENTRIES = 48,	   /* its leaks by stack and kind */
+	SEC_INHERITED = 49,	   /* what each stack's row inherited at a fork */
+	SEC_FAMILY = 50,	   /* the process each target was forked from */
+	SEC_MATCH = 51,		   /* whole-host mode: what matches, matches not traced */
+	SEC_TIMELINE_TARGETS = 52, /* each timeline point's targets, with their figures */
 	SEC_KNOWN
 };
 
@@ -82,7 +83,12 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_INHERITED] = "inherited",
     [SEC_FAMILY] = "family",
     [SEC_MATCH] = "match",
+    [SEC_TIMELINE_TARGETS] = "timeline_targets",
 };
+
+/* A timeline point's live figures in wire order (sections 8 and 52): live_bytes,
+ * live_allocations, allocations, bytes_allocated. */
+#define SNAP_NLIVE_FIGURES 4
 
 /* struct snap_options in wire order (section 11). */
 #define SNAP_NOPTIONS 6

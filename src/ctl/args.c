@@ -53,8 +53,9 @@ enum option {
 			  1u << CMD_ATTACH | 1u << CMD_DETACH))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS	 (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
-#define PID_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS)
+#define BY_CMDS (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define PID_CMDS                                                                                   \
+	(1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_TIMELINE | 1u << CMD_WATCH)
 
 static const struct {
 	const char *name;
@@ -158,10 +159,13 @@ static void usage(FILE *f)
 	    "      --suppressions FILE  LeakSanitizer's format: leak:PATTERN lines\n"
 	    "      --max-pause DURATION the longest it may stand still (default 1s); past it\n"
 	    "                        the scan gives up and it runs on\n"
-	    "  timeline [--rows N]   live bytes and allocation rate over time\n"
-	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY]\n"
-	    "                        refresh live bytes, rate, peak, losses and the groups\n"
-	    "                        that grew most, every second; q or Ctrl-C quits\n"
+	    "  timeline [--rows N] [--pid PID]\n"
+	    "                        live bytes, resident memory and allocation rate over\n"
+	    "                        time, of every process or of process PID\n"
+	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY] [--pid PID]\n"
+	    "                        refresh live bytes, resident memory, rate, peak, losses\n"
+	    "                        and the groups that grew most, every second; q or\n"
+	    "                        Ctrl-C quits\n"
 	    "\n"
 	    "DURATION is a number with a unit: 500ms, 30s, 5m, 2h (no unit: seconds).\n"
 	    "\n"
@@ -568,6 +572,7 @@ int args_parse(int argc, char **argv, struct args *a)
 		return -1;
 	a->render.sort = a->request.sort;
 	a->render.pid = a->request.pid;
+	a->view.pid = a->request.pid;
 	a->render.pretty = 1;
 	return 0;
 }

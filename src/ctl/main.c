@@ -18,6 +18,7 @@
 #include "ctl/render/status.h"
 #include "common/suppress.h"
 #include "ctl/view/rows.h"
+#include "ctl/view/series.h"
 #include "common/util.h"
 #include "memtrace/snapshot.h"
 
@@ -117,7 +118,15 @@ static int print_leaks(struct buf *out, const struct snapshot *s, const struct a
 
 static int print_timeline(struct buf *out, const struct snapshot *s, const struct args *a)
 {
-	render_timeline(out, s, &a->render);
+	struct series v;
+	const char *why = "";
+
+	if (series_build(&v, s, a->request.pid, &why)) {
+		log_msg("pid %" PRIu32 " %s", a->request.pid, why);
+		return -1;
+	}
+	render_timeline(out, &v, &a->render);
+	series_free(&v);
 	return 0;
 }
 

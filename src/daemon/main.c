@@ -139,6 +139,7 @@ static void daemon_cleanup(struct daemon *d)
 	pystacks_free(d->py);
 	rss_sampler_free(d->sampler);
 	resident_free(&d->resident);
+	timeline_free(&d->timeline);
 	tracker_destroy(&d->tracker);
 	free(d->set.match_what);
 	if (d->epfd >= 0)

@@ -1,15 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Memory over time (sample.h): the live heap into the timeline, and the
- * resident memory of the targets traced at that moment, asked of the
- * sampler thread and taken when it has read them. A round's readings count
- * only for targets still traced, under the same pid, when they are taken.
+ * Memory over time (sample.h): the live heap into the timeline, in total and
+ * of each target traced at that moment, and the resident memory of those
+ * targets, asked of the sampler thread and taken when it has read them. A
+ * round's readings count only for targets still traced, under the same pid,
+ * when they are taken.
  */
 #include <stdlib.h>
 
 #include "daemon/daemon.h"
 #include "daemon/sample.h"
 #include "daemon/targets.h"
+#include "daemon/core/tracker.h"
 #include "daemon/proc/sampler.h"
 #include "common/util.h"
 
@@ -38,6 +40,7 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 			continue;
 		}
 		resident_record(&d->resident, rd[i].index, round_ns, &rd[i].r);
+		timeline_set_target_resident(&d->timeline, round_ns, rd[i].index, &rd[i].r);
 		mt_resident_add(&sum, &rd[i].r);
 		any = 1;
 	}
@@ -45,17 +48,15 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 		timeline_set_resident(&d->timeline, round_ns, &sum);
 }
 
-/* A round for every target traced now. */
-static void ask_round(struct daemon *d, uint64_t round_ns)
+/* A round for the n targets the point of round_ns holds: every target traced now. */
+static void ask_round(struct daemon *d, uint64_t round_ns, const struct timeline_target *tt,
+		      uint32_t n)
 {
-	struct rss_request *req = xmalloc((size_t)(d->ntargets ? d->ntargets : 1) * sizeof(*req));
-	size_t n = 0;
+	struct rss_request *req = xmalloc((size_t)(n ? n : 1) * sizeof(*req));
 
-	for (int k = 0; k < d->ntargets; k++) {
-		if (d->targets[k].state == SNAP_TARGET_ATTACHED)
-			req[n++] =
-			    (struct rss_request){.index = (uint32_t)k, .pid = d->targets[k].pid};
-	}
+	for (uint32_t i = 0; i < n; i++)
+		req[i] = (struct rss_request){.index = tt[i].target,
+					      .pid = d->targets[tt[i].target].pid};
 	/* busy: the last round is still being read, this point goes without */
 	if (n)
 		rss_sampler_ask(d->sampler, round_ns, req, n);
@@ -64,17 +65,32 @@ static void ask_round(struct daemon *d, uint64_t round_ns)
 
 void sample_tick(struct daemon *d)
 {
+	static const struct mt_counters none;
 	const struct rss_reading *rd;
+	struct timeline_target *tt;
 	uint64_t now = time_monotonic_ns(), round;
-	size_t n;
+	uint32_t n = 0;
+	size_t nrd;
 
-	if (d->sampler && rss_sampler_take(d->sampler, &round, &rd, &n))
-		take_round(d, round, rd, n);
-	if (!d->tracker.ntargets || now < d->tracker.start_ns)
+	if (d->sampler && rss_sampler_take(d->sampler, &round, &rd, &nrd))
+		take_round(d, round, rd, nrd);
+	if (!d->tracker.ntargets || now < d->tracker.start_ns ||
+	    !timeline_due(&d->timeline, now - d->tracker.start_ns))
 		return;
-	if (timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals) &&
+	/* the targets traced now, each with its own counters */
+	tt = xmalloc((size_t)(d->ntargets ? d->ntargets : 1) * sizeof(*tt));
+	for (int k = 0; k < d->ntargets; k++) {
+		const struct tracker_target *t;
+
+		if (d->targets[k].state != SNAP_TARGET_ATTACHED)
+			continue;
+		t = tracker_find_space(&d->tracker, d->targets[k].space);
+		tt[n++] = (struct timeline_target){.target = (uint32_t)k, .c = t ? &t->c : &none};
+	}
+	if (timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals, tt, n) &&
 	    d->sampler)
-		ask_round(d, now - d->tracker.start_ns);
+		ask_round(d, now - d->tracker.start_ns, tt, n);
+	free(tt);
 }
 
 void sample_reset_peak(struct daemon *d, uint64_t now_ns)

@@ -56,19 +56,25 @@ def start_frag(r, preload=None, tag="frag"):
     r.wait_state("attached", target.pid)
     os.kill(target.pid, signal.SIGUSR1)
     expect = r.read_expect(os.path.join(r.tmp, f"{tag}.out"), target)
+    wait_pattern_seen(r, target.pid, expect)
+    time.sleep(0.5)  # a few more samples of the held state
+    return target.pid, expect
+
+
+def wait_pattern_seen(r, pid, expect):
+    """Until the daemon has seen every free of frag's pattern, and sampled its resident
+    memory since."""
     end = deadline_after()
-    while True:  # every free seen, and a sample of resident memory taken since
+    while True:
         stats = r.ctl_json("stats", "--json")
-        t = target_of(stats, target.pid)
+        t = target_of(stats, pid)
         res = t.get("resident") or {}
         if (t["counters"]["frees"] >= expect["blocks"] - expect["kept_blocks"] and
                 res.get("resident_bytes", 0) >= expect["allocated_bytes"] // 2):
-            break
+            return
         if time.monotonic() > end:
             raise Fail(f"the daemon never saw the pattern whole: {t['counters']}, {res}")
         time.sleep(0.2)
-    time.sleep(0.5)  # a few more samples of the held state
-    return target.pid, expect
 
 
 def stats_now(r, pid):
@@ -227,16 +233,18 @@ def test_resident_glibc(r):
                 raise Fail("Prometheus still has a resident series for the exited target")
 
 
-def check_html_chart(r, snap):
+def check_html_chart(r, snap, pid=None):
     """The HTML report of the snapshot file, opened in headless Chromium: the chart has a
     resident line through every resident point of the file's timeline and a live line, the
-    peak of each marked where the file says."""
-    tl = json.loads(subprocess.run([r.memtracectl, "--from", snap, "timeline", "--json"],
-                                   capture_output=True, text=True, check=True).stdout)
-    page = os.path.join(r.tmp, "resident.html")
-    subprocess.run([r.memtracectl, "--from", snap, "report", "--format", "html", "-o", page],
-                   check=True, capture_output=True)
-    dom, console = chromium(r, page, "--dump-dom", "resident")
+    peak of each marked where the file says. With pid, the report's --pid: the chart is of
+    that pid's own series, as timeline --pid gives it, and the page says so."""
+    by_pid = ["--pid", str(pid)] if pid else []
+    tl = json.loads(subprocess.run([r.memtracectl, "--from", snap, "timeline", "--json",
+                                    *by_pid], capture_output=True, text=True, check=True).stdout)
+    page = os.path.join(r.tmp, f"resident{pid or ''}.html")
+    subprocess.run([r.memtracectl, "--from", snap, "report", "--format", "html", "-o", page,
+                    *by_pid], check=True, capture_output=True)
+    dom, console = chromium(r, page, "--dump-dom", f"resident{pid or ''}")
     if console:
         raise Fail(f"the page logged to the console: {one_line(console[0])[:300]}")
     if 'data-memtrace-resident="ready"' not in dom:
@@ -263,6 +271,130 @@ def check_html_chart(r, snap):
                    f"{tl['peak_live_bytes']}")
     if "resident_bytes" not in re.sub(r"<[^>]+>", " ", dom.split('id="totals"')[1][:4000]):
         raise Fail("the totals table has no resident_bytes row")
+    if pid and (f'data-memtrace-pid="{pid}"' not in dom or
+                f"<h2>Memory over time of pid {pid}</h2>" not in dom):
+        raise Fail(f"the page does not say its chart is of pid {pid}")
+
+
+def last_series_point(r, pid, snap=None):
+    """The last point with resident figures of timeline --pid PID --json (of the daemon, or
+    of file snap: the newest point's may still be being read), and the series."""
+    if snap:
+        p = subprocess.run([r.memtracectl, "--from", snap, "timeline", "--json", "--pid",
+                            str(pid)], capture_output=True, text=True)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    else:
+        rc, out, err = r.ctl("timeline", "--json", "--pid", str(pid))
+    if rc != 0:
+        raise Fail(f"timeline --pid {pid}: rc {rc}, {one_line(err)}")
+    tl = json.loads(out)
+    read = [p for p in tl.get("points", []) if p.get("resident_bytes") is not None]
+    if tl.get("pid") != pid or not read:
+        raise Fail(f"timeline --pid {pid} has no points of its own: {one_line(out)[:300]}")
+    return read[-1], tl
+
+
+def test_resident_per_target(r):
+    """Two targets with different heaps (frag: 100 MiB allocated, 10 MiB kept; and 40 MiB
+    allocated, 20 MiB kept), the second attached later: each one's series (timeline --pid)
+    is its own live heap and VmRSS, the total's points are their sums, the second's begins
+    when it was attached; watch --pid, a snapshot file and its HTML report with --pid say
+    the same, and a file written before the section says plainly it cannot."""
+    pid_a, expect_a = start_frag(r, tag="frag-a")
+    prog = os.path.join(r.build, "tests", "frag")
+    b = r.spawn([prog, "--total-mb", "40", "--keep", "2"], "target", "frag-b.out")
+    r.wait_line(os.path.join(r.tmp, "frag-b.out"), "ready ", b)
+    rc, _, err = r.ctl("attach", str(b.pid))
+    if rc != 0:
+        raise Fail(f"attach {b.pid}: {one_line(err)}")
+    r.wait_state("attached", b.pid)
+    os.kill(b.pid, signal.SIGUSR1)
+    expect_b = r.read_expect(os.path.join(r.tmp, "frag-b.out"), b)
+    wait_pattern_seen(r, b.pid, expect_b)
+    time.sleep(0.5)  # a few samples of both held
+    pid_b = b.pid
+    with r.part("series"):
+        before = {p: vm_rss(p) for p in (pid_a, pid_b)}
+        stats = r.ctl_json("stats", "--json")
+        last = {p: last_series_point(r, p)[0] for p in (pid_a, pid_b)}
+        after = {p: vm_rss(p) for p in (pid_a, pid_b)}
+        for pid, expect in ((pid_a, expect_a), (pid_b, expect_b)):
+            p = last[pid]
+            live = target_of(stats, pid)["counters"]["live_bytes"]
+            if p["live_bytes"] != live or not \
+                    expect["kept_bytes"] <= live <= expect["kept_bytes"] + 64 * 1024:
+                raise Fail(f"pid {pid}: its series ends at {p['live_bytes']} live bytes, it "
+                           f"holds {live} (the program {expect['kept_bytes']})")
+            rss = p["resident_bytes"]
+            if not min(before[pid], after[pid]) - SAME_MOMENT <= rss <= \
+                    max(before[pid], after[pid]) + SAME_MOMENT:
+                raise Fail(f"pid {pid}: its series' last resident_bytes {rss} is not its "
+                           f"VmRSS ({before[pid]}, then {after[pid]})")
+            if rss - live < 0.8 * (expect["allocated_bytes"] - expect["kept_bytes"]):
+                raise Fail(f"pid {pid}: resident {rss} beside live {live}: the freed "
+                           f"memory should stay resident")
+        if abs(last[pid_a]["live_bytes"] - last[pid_b]["live_bytes"]) < 5 * MIB:
+            raise Fail(f"the two series have the same live heap: {last}")
+    snap = os.path.join(r.tmp, "two.mts")
+    with r.part("sums"):  # the totals are the two targets' figures, point by point
+        # all three series of one snapshot: the daemon adds points between two requests
+        rc, _, err = r.ctl("snapshot", "-o", snap)
+        if rc != 0:
+            raise Fail(f"snapshot -o: {one_line(err)}")
+        tl = json.loads(subprocess.run([r.memtracectl, "--from", snap, "timeline", "--json"],
+                                       capture_output=True, text=True, check=True).stdout)
+        series = {p: {q["time"]: q for q in last_series_point(r, p, snap)[1]["points"]}
+                  for p in (pid_a, pid_b)}
+        both = 0
+        for q in tl["points"]:
+            a, b2 = series[pid_a].get(q["time"]), series[pid_b].get(q["time"])
+            if a is None:
+                raise Fail(f"pid {pid_a} has no point at {q['time']} s")
+            if b2 is None:
+                if q["live_bytes"] != a["live_bytes"]:
+                    raise Fail(f"at {q['time']} s only pid {pid_a} was traced: live "
+                               f"{q['live_bytes']}, its own {a['live_bytes']}")
+                continue
+            both += 1
+            if q["live_bytes"] != a["live_bytes"] + b2["live_bytes"]:
+                raise Fail(f"at {q['time']} s: live {q['live_bytes']} is not "
+                           f"{a['live_bytes']} + {b2['live_bytes']}")
+            if q["resident_bytes"] is not None and \
+                    q["resident_bytes"] != a["resident_bytes"] + b2["resident_bytes"]:
+                raise Fail(f"at {q['time']} s: resident {q['resident_bytes']} is not "
+                           f"{a['resident_bytes']} + {b2['resident_bytes']}")
+        if both < 3 or len(series[pid_b]) != both or len(series[pid_a]) <= both:
+            raise Fail(f"{len(tl['points'])} points, pid {pid_a} at {len(series[pid_a])}, "
+                       f"pid {pid_b} (attached later) at {len(series[pid_b])}, both at {both}")
+        rc, out, _ = r.ctl("timeline", "--pid", str(pid_b), "--rows", "4")
+        if rc != 0 or not out.startswith(f"memory of pid {pid_b} over time: ") or \
+                "resident" not in out.splitlines()[1]:
+            raise Fail(f"timeline --pid text: {out[:300]!r}")
+    with r.part("watch"):
+        rc, out, err = r.ctl("watch", "--count", "1", "--pid", str(pid_b))
+        m = re.search(r"^\d\d:\d\d:\d\d pid %d live 20\.0 MiB in \d+ blocks, resident ([\d.]+) "
+                      r"MiB, " % pid_b, out, re.M)
+        if rc != 0 or not m or abs(float(m.group(1)) * MIB - vm_rss(pid_b)) > 2 * MIB:
+            raise Fail(f"watch --pid {pid_b}: {one_line(out + err)[:300]}")
+    with r.part("snapshot_file"):
+        for pid, expect in ((pid_a, expect_a), (pid_b, expect_b)):
+            p, _ = last_series_point(r, pid, snap)
+            if not expect["kept_bytes"] <= p["live_bytes"] <= expect["kept_bytes"] + 64 * 1024:
+                raise Fail(f"the file's series of pid {pid} ends at {p}")
+        p = subprocess.run([r.memtracectl, "--from", snap, "timeline", "--pid", "1"],
+                           capture_output=True, text=True)
+        if p.returncode != 1 or p.stdout or p.stderr != "memtracectl: pid 1 is not traced\n":
+            raise Fail(f"timeline --pid of a pid not in the file: rc {p.returncode}, "
+                       f"{one_line(p.stderr)}")
+        old = os.path.join(os.path.dirname(__file__), "..", "golden", "frag.mts")
+        p = subprocess.run([r.memtracectl, "--from", old, "timeline", "--pid", "23530"],
+                           capture_output=True, text=True)
+        if p.returncode != 1 or p.stdout or one_error_line(p.stderr) or \
+                "has no memory over time of its own" not in p.stderr:
+            raise Fail(f"timeline --pid of a file older than the section: rc {p.returncode}, "
+                       f"{one_line(p.stderr)}")
+    with r.part("html"):
+        check_html_chart(r, snap, pid_b)
 
 
 def test_resident_jemalloc(r):
@@ -331,5 +463,6 @@ def test_resident_mappings(r):
 TESTS = [
     ("resident_glibc", test_resident_glibc),
     ("resident_jemalloc", test_resident_jemalloc),
+    ("resident_per_target", test_resident_per_target),
     ("resident_mappings", test_resident_mappings),
 ]

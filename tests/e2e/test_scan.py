@@ -371,10 +371,30 @@ def redis_command(sock, *args):
     return line
 
 
+def redis_info(sock, section, field):
+    """One number of redis-server's INFO section (an INFO counts in the next one's)."""
+    m = re.search(r"^%s:(\d+)" % field, redis_command(sock, "INFO", section) or "", re.M)
+    if not m:
+        raise Fail(f"INFO {section} has no {field}")
+    return int(m.group(1))
+
+
+def check_bench_running(bench, c, clients, when):
+    """redis-benchmark still running, its clients connected: its load is on the server."""
+    if bench.poll() is not None:
+        raise Fail(f"redis-benchmark ended (status {bench.returncode}) {when}")
+    connected = redis_info(c, "clients", "connected_clients")
+    if connected < clients + 1:
+        raise Fail(f"{connected} clients connected {when}: the benchmark's {clients} and ours")
+
+
 def test_scan_redis(r):
-    """redis-server under redis-benchmark, scanned three times: each scan completes with
-    its pause reported, every request of a checking client is answered right meanwhile,
-    the benchmark fails no request, and nothing redis holds is called a leak."""
+    """redis-server filled by redis-benchmark (strings, lists, hashes), then scanned three
+    times under a second one that runs until it is stopped after the last scan: before and
+    after each scan it is still running with its clients connected, and the server
+    processed its requests between the two; each scan completes with its pause reported,
+    every request of a checking client is answered right meanwhile, neither benchmark
+    meets an error, and nothing redis holds is called a leak."""
     for exe in (REDIS, BENCH):
         if not os.access(exe, os.X_OK):
             raise Fail(f"{exe} is missing (make deps installs redis-server and redis-tools)")
@@ -391,15 +411,29 @@ def test_scan_redis(r):
         time.sleep(POLL)
     r.start_daemon("--pid", str(server.pid))
     r.wait_state("attached", server.pid)
-    bench = r.spawn([BENCH, "-h", "127.0.0.1", "-p", str(port), "-t", "set,lpush,hset,get",
-                     "-n", "20000", "-c", "8", "-r", "5000", "-q"], "bench", "bench.out")
+    fill = r.spawn([BENCH, "-h", "127.0.0.1", "-p", str(port), "-t", "set,lpush,hset,get",
+                    "-n", "20000", "-c", "8", "-r", "5000", "-q"], "bench", "fill.out")
+    fill_rc = r.wait_exit(fill, "redis-benchmark (fill)", 300)
+    # one test of more requests than it can make in the test: it runs, each of its clients
+    # with a request in flight, until it is stopped after the scans
+    clients = 8
+    bench = r.spawn([BENCH, "-h", "127.0.0.1", "-p", str(port), "-t", "set", "-d", "64",
+                     "-n", "1000000000", "-c", str(clients), "-r", "5000", "-q"], "bench",
+                    "bench.out")
     failures, answered, scans = [], 0, []
     with socket.create_connection(("127.0.0.1", port), timeout=10) as c:
         for i in range(3):
             time.sleep(1.0)
+            check_bench_running(bench, c, clients, f"before scan {i + 1}")
+            before = redis_info(c, "stats", "total_commands_processed")
             t0 = time.monotonic()
             obj = scan_json(r, "--pid", str(server.pid), "--max-pause", "5s")
             scans.append((obj, time.monotonic() - t0))
+            during = redis_info(c, "stats", "total_commands_processed") - before - 1
+            check_bench_running(bench, c, clients, f"after scan {i + 1}")
+            if during < 1:
+                raise Fail(f"scan {i + 1}: the server processed none of the benchmark's "
+                           f"requests from before the scan to after it")
             # a checking client: every value it set reads back
             for k in range(50):
                 key, value = f"check:{i}:{k}", f"v{i}-{k}-" + "x" * (k % 17)
@@ -407,15 +441,26 @@ def test_scan_redis(r):
                         redis_command(c, "GET", key) != value:
                     failures.append(key)
                 answered += 2
-        bench_rc = r.wait_exit(bench, "redis-benchmark", 300)
+        if bench.poll() is not None:
+            raise Fail(f"redis-benchmark ended (status {bench.returncode}) before it was "
+                       f"stopped")
+        bench.send_signal(signal.SIGINT)
+        bench_rc = r.wait_exit(bench, "redis-benchmark", 30)
         pong = redis_command(c, "PING")
-    with open(os.path.join(r.tmp, "bench.out"), errors="replace") as f:
-        bench_out = f.read()
-    with open(os.path.join(r.tmp, "bench.err"), errors="replace") as f:
-        bench_err = f.read()
-    if bench_rc or "rror" in bench_out + bench_err or pong != "+PONG" or failures:
-        raise Fail(f"redis: benchmark rc {bench_rc} {one_line(bench_err)[:200]}, ping {pong}, "
-                   f"failed checks {failures[:5]} of {answered}")
+    out = {}
+    for name in ("fill.out", "fill.err", "bench.out", "bench.err"):
+        with open(os.path.join(r.tmp, name), errors="replace") as f:
+            out[name] = f.read()
+    # the fill ran to its end, the load until our signal, and neither met an error (an
+    # error is printed, and the benchmark goes on)
+    if fill_rc or "rror" in out["fill.out"] + out["fill.err"] or \
+            "HSET: " not in out["fill.out"]:
+        raise Fail(f"redis: the fill's benchmark rc {fill_rc}: "
+                   f"{one_line(out['fill.out'] + out['fill.err'])[-300:]}")
+    if bench_rc != -signal.SIGINT or "rror" in out["bench.out"] + out["bench.err"] or \
+            "rps=" not in out["bench.out"] or pong != "+PONG" or failures:
+        raise Fail(f"redis: benchmark rc {bench_rc} {one_line(out['bench.err'])[:200]}, ping "
+                   f"{pong}, failed checks {failures[:5]} of {answered}")
     for obj, took in scans:
         sc = obj["scan"]
         if not 0 < sc["pause_seconds"] < 5 or sc["threads"] < 1 or sc["live_blocks"] < 1000:
@@ -427,6 +472,72 @@ def test_scan_redis(r):
                        f"called leaks: {[(e['kind'], e['blocks'], functions(e)[:4]) for e in held[:3]]}")
     if not all_threads_running(server.pid):
         raise Fail(f"redis-server left stopped: {proc_state(server.pid)}")
+
+
+PYTHON = "/usr/bin/python3.11"
+# what makes and holds pymalloc's arenas, and the objects of the program's cycles
+ARENA_FUNCTIONS = ("new_arena", "_PyObject_ArenaMmap", "allocate_from_new_pool")
+CYCLE_FUNCTIONS = ("make_cycles", "keep_objects")
+
+
+def test_scan_python(r):
+    """A CPython target in default mode (tests/e2e/pyleaks.py), as docs/usage.md says: its
+    arenas are reached through pymalloc's table and searched whole, so no object is
+    reported, not its garbage cycles, small (in arenas) or large (malloc'd, reached through
+    the collector's lists) alike; what the scan finds is C-level leaks: every block the
+    program malloc'd through ctypes and lost, under the Python function that made them,
+    direct, or possible where an integer in memory looks like a pointer into its middle
+    (python3.11 is not PIE: its heap lies low, where hashes and counts fall). Only an
+    integer equal to a block's start could hide one; at the rate such words fall inside
+    blocks here (0 to 3 in 200 KB of blocks) that is about 1 run in 4000 with 16 blocks."""
+    if not os.access(PYTHON, os.X_OK):
+        raise Fail(f"{PYTHON} is missing (make deps installs it)")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "pyleaks.py")
+    p = r.spawn([PYTHON, script], "target", "pyleaks.out")
+    out = os.path.join(r.tmp, "pyleaks.out")
+    r.wait_line(out, "ready ", p)
+    r.start_daemon("--pid", str(p.pid))
+    r.wait_state("attached", p.pid)
+    os.kill(p.pid, signal.SIGUSR1)
+    expect = json.loads(r.wait_line(out, "expect ", p))
+    n, size = expect["c_leak"]
+    # the large objects of the cycles are blocks memtrace holds, that the scan could report
+    # (once the daemon has taken the program's events)
+    def big_blocks():
+        rep = r.ctl_json("report", "--pid", str(p.pid), "--top", "0", "--format", "json")
+        return sum(e["live_allocations"] for e in rep["entries"]
+                   if "make_cycles" in functions(e) and e["live_allocations"] and
+                   e["live_bytes"] == 672 * e["live_allocations"])
+
+    wait_until(f"memtrace never held the {2 * expect['cycles_big']} objects of 672 B of the "
+               f"large cycles", lambda: big_blocks() == 2 * expect["cycles_big"])
+    obj = scan_json(r, "--pid", str(p.pid))
+    sc = obj["scan"]
+    problems = []
+    if sc["pids"] != [p.pid] or sc["events_lost"] or sc["blocks_unread"]:
+        problems.append(f"scan figures {sc}")
+    leak = [e for e in obj["entries"] if "c_leak" in functions(e)]
+    found = {k: sum(e["blocks"] for e in leak if e["kind"] == k) for k in KINDS}
+    if any(e["kind"] not in ("direct", "possible") or e["bytes"] != e["blocks"] * size
+           for e in leak) or found["direct"] + found["possible"] != n:
+        problems.append(f"the ctypes leak ({n} blocks of {size} B, direct or possible) is "
+                        f"reported as {[(e['kind'], e['blocks'], e['bytes']) for e in leak]}")
+    for e in obj["entries"]:
+        names = functions(e)
+        if any(f in names for f in ARENA_FUNCTIONS + CYCLE_FUNCTIONS):
+            problems.append(f"an arena or a Python object is reported: {e['kind']} "
+                            f"{e['blocks']} blocks {e['bytes']} B at {names[:8]}")
+    if sc["direct"]["blocks"] != found["direct"] or sc["indirect"]["blocks"] or \
+            sc["possible"]["blocks"] != found["possible"]:
+        problems.append(f"direct {sc['direct']}, indirect {sc['indirect']}, possible "
+                        f"{sc['possible']}: only the {n} C blocks are leaks")
+    if problems:
+        raise Fail("; ".join(problems))
+    if not all_threads_running(p.pid):
+        raise Fail(f"python left stopped: {proc_state(p.pid)}")
+    p.send_signal(signal.SIGTERM)
+    if r.wait_exit(p, "python", 10) != 0:
+        raise Fail(f"python exited {p.returncode}")
 
 
 # ---- faults: the target survives everything ---------------------------------------------------
@@ -478,6 +589,48 @@ def test_scan_strace(r):
     tracer.send_signal(signal.SIGINT)
     r.wait_exit(tracer, "strace", 10)
     wait_until("strace did not detach", lambda: proc_state(p.pid)[1] == 0)
+    check_known(scan_json(r), expect)
+    finish(r, p)
+
+
+def test_scan_gdb(r):
+    """A target gdb holds stopped is refused with one line and left as gdb holds it (still
+    stopped, still gdb's); once gdb has detached it runs again, and is scanned."""
+    gdb = shutil.which("gdb")
+    if not gdb:
+        raise Fail("gdb is missing (make deps installs it)")
+    p, expect = attach_scanprog(r)
+    go = os.path.join(r.tmp, "gdb.go")
+    os.mkfifo(go)
+    # attach, then wait at a shell command (the target stopped) until told; batch mode
+    # detaches at the end
+    tracer = r.spawn([gdb, "-q", "-nx", "-batch", "-iex", "set debuginfod enabled off",
+                      "-p", str(p.pid), "-ex", f"shell read go < {go}"], "tracer", "gdb.out")
+    wait_until("gdb did not attach", lambda: proc_state(p.pid) == ("t", tracer.pid))
+    rc, out, err = r.ctl("leaks", "--unreachable")
+    if rc != 1 or out or one_error_line(err) or \
+            f"pid {p.pid} is already traced by pid {tracer.pid} (gdb)" not in err:
+        raise Fail(f"under gdb: rc {rc}, stderr {one_line(err)[:300]!r}")
+    if proc_state(p.pid) != ("t", tracer.pid) or tracer.poll() is not None:
+        raise Fail(f"after the refusal the target is {proc_state(p.pid)}, gdb "
+                   f"{'gone' if tracer.poll() is not None else 'there'}: not as gdb held it")
+    fd = None
+
+    def open_go():
+        nonlocal fd
+        try:
+            fd = os.open(go, os.O_WRONLY | os.O_NONBLOCK)
+        except OSError:  # gdb's shell has not opened it yet
+            return False
+        return True
+
+    wait_until("gdb's shell did not wait", open_go)
+    os.write(fd, b"go\n")
+    os.close(fd)
+    if r.wait_exit(tracer, "gdb", 30) != 0:
+        raise Fail(f"gdb exited {tracer.returncode}")
+    wait_until("the target did not run again after gdb detached",
+               lambda: all_threads_running(p.pid), 10)
     check_known(scan_json(r), expect)
     finish(r, p)
 
@@ -547,6 +700,41 @@ def test_scan_pause_bound(r):
     if not all_threads_running(p.pid):
         raise Fail(f"left stopped: {proc_state(p.pid)}")
     finish(r, p)
+
+
+def test_scan_stop_bound(r):
+    """A thread that cannot stop (tests/e2e/vforkhold.c: it waits in vfork() for its child)
+    makes the scan give up at the pause bound, with one line that names it: the process runs
+    on, none of its threads left stopped or traced, and is scanned once the child is gone."""
+    prog = os.path.join(r.build, "tests", "vforkhold")
+    p = r.spawn([prog], "target", "vforkhold.out")
+    out = os.path.join(r.tmp, "vforkhold.out")
+    r.wait_line(out, "ready ", p)
+    child = int(r.wait_line(out, "held ", p))
+    r.start_daemon("--pid", str(p.pid))
+    r.wait_state("attached", p.pid)
+    t0 = time.monotonic()
+    rc, o, err = r.ctl("leaks", "--unreachable", "--max-pause", "300ms", timeout=30)
+    took = time.monotonic() - t0
+    m = re.fullmatch(r"memtracectl: memtraced: gave up on pid %d: thread (\d+) did not stop "
+                     r"within the pause bound \(300 ms, --max-pause\); it runs on, nothing is "
+                     r"reported\n" % p.pid, err)
+    if rc != 1 or o or not m or int(m.group(1)) == p.pid or \
+            not os.path.exists(f"/proc/{p.pid}/task/{m.group(1)}"):
+        raise Fail(f"rc {rc}, stdout {o[:100]!r}, stderr {err[:300]!r}")
+    if took > 3.5:
+        raise Fail(f"the scan took {took:.1f} s to give up")
+    if not all_threads_running(p.pid):
+        raise Fail(f"left stopped or traced: {proc_state(p.pid)}")
+    os.kill(child, signal.SIGKILL)
+    wait_until("the thread did not go on once its vfork child was gone",
+               lambda: len(os.listdir(f"/proc/{p.pid}/task")) == 1)
+    obj = scan_json(r)
+    if obj["scan"]["pids"] != [p.pid] or obj["scan"]["threads"] != 1:
+        raise Fail(f"the scan after the child was gone: {obj['scan']}")
+    p.send_signal(signal.SIGTERM)
+    if r.wait_exit(p, "vforkhold", 10) != 0:
+        raise Fail(f"vforkhold exited {p.returncode}")
 
 
 def test_scan_threads(r):
@@ -627,10 +815,13 @@ TESTS = [
     ("scan_known", test_scan_known),
     ("scan_lsan", test_scan_lsan),
     ("scan_redis", test_scan_redis),
+    ("scan_python", test_scan_python),
     ("scan_daemon_killed", test_scan_daemon_killed),
     ("scan_strace", test_scan_strace),
+    ("scan_gdb", test_scan_gdb),
     ("scan_target_killed", test_scan_target_killed),
     ("scan_pause_bound", test_scan_pause_bound),
+    ("scan_stop_bound", test_scan_stop_bound),
     ("scan_threads", test_scan_threads),
     ("scan_forked", test_scan_forked),
 ]

@@ -1,20 +1,21 @@
 #!/bin/sh
 # Makes the snapshot files the golden test renders (tests/golden/*.mts): a
 # run of the demo program (two snapshots two seconds apart, for diff), of
-# Debian's python3.11 (Python frames) and of tests/e2e/frag.c (resident
-# memory, a breakdown by mapping). Run by hand, as root, only when the
+# Debian's python3.11 (Python frames), of tests/e2e/frag.c (resident
+# memory, a breakdown by mapping) and of two frag processes (memory over
+# time per target). Run by hand, as root, only when the
 # snapshot format gains something the files should show; then
 # tests/golden/run.sh --update rewrites the expected outputs, and the diff
 # of those is reviewed like code.
 #
-#   sudo tests/golden/make-snapshots.sh BUILD_DIR [demo|python|frag]...
+#   sudo tests/golden/make-snapshots.sh BUILD_DIR [demo|python|frag|targets]...
 #
 # Name the ones to make: the others' renders must stay byte for byte what
 # they are (older files read as before), so they are remade only on purpose.
 set -eu
 build=$(cd "$1" && pwd)
 shift
-which=${*:-demo python frag}
+which=${*:-demo python frag targets}
 want() { case " $which " in *" $1 "*) return 0 ;; esac; return 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../e2e" && pwd)
@@ -61,5 +62,28 @@ fpid=$(sed -n 's/^ready //p' "$tmp/f.out")
 kill -TERM $dpid
 wait $dpid || true
 kill -TERM "$fpid" 2>/dev/null || true
+fi
+# two frag processes, the second attached a second after the first: each timeline point
+# keeps the figures of the targets traced then (section 52), for timeline --pid
+if want targets; then
+"$build/memtraced" --socket "$tmp/t.sock" --sample-interval 250 -- ./frag --no-wait --total-mb 8 \
+	>"$tmp/t1.out" 2>"$tmp/t.log" &
+dpid=$!
+./frag --total-mb 4 --keep 2 >"$tmp/t2.out" 2>&1 &
+bpid=$!
+i=0
+while ! grep -q expect "$tmp/t1.out" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+"$build/memtracectl" --socket "$tmp/t.sock" attach $bpid >/dev/null
+kill -USR1 $bpid
+i=0
+while ! grep -q expect "$tmp/t2.out" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 2
+"$build/memtracectl" --socket "$tmp/t.sock" snapshot -o "$here/targets.mts"
+apid=$(sed -n 's/^ready //p' "$tmp/t1.out")
+echo "targets.mts: pids $apid (traced from its start) and $bpid (attached)"
+kill -TERM $dpid
+wait $dpid || true
+kill -TERM "$apid" $bpid 2>/dev/null || true
 fi
 ls -l "$here"/*.mts

@@ -114,6 +114,16 @@ check frag.report.json text $f report --format json
 check frag.report.pid text $f report --pid 23530
 check frag.timeline.json text $f timeline --json
 check frag.html.live hash $f report --format html
+# memory over time per target (section 52): targets.mts, two frag processes,
+# 31055 attached 1.5 s after 31092 was traced from its start
+f=targets.mts
+check targets.timeline text $f timeline
+check targets.timeline.json text $f timeline --json
+check targets.timeline.pid text $f timeline --pid 31092
+check targets.timeline.pid2 text $f timeline --pid 31055 --rows 5
+check targets.timeline.pid2.json text $f timeline --pid 31055 --json
+check targets.report.pid2.json text $f report --pid 31055 --format json
+check targets.html.pid2 hash $f report --format html --pid 31055
 for by in function line stack; do
 	check_diff diff.by-$by --by $by
 	check_diff diff.by-$by.json --by $by --format json

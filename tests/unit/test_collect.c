@@ -107,7 +107,14 @@ static void setup(struct fixture *f)
 	for (int i = 0; i < 10; i++)
 		release(f, PID_B, 0x40000 + 64 * (uint64_t)i);
 	alloc_n(f, PID_B, 0x50000, 1, 7, 0x5555);
-	timeline_sample(&f->tl, 5, &f->t.totals);
+	{ /* at 5 ns, A's second program and B were traced: targets 1 and 2 below */
+		struct timeline_target tt[2] = {
+		    {1, &tracker_find_space(&f->t, PID_A)->c},
+		    {2, &tracker_find_space(&f->t, PID_B)->c},
+		};
+
+		CHECK(timeline_sample(&f->tl, 5, &f->t.totals, tt, 2) == 1);
+	}
 
 	f->targets[0] = (struct view_target){.pid = (int)PID_A,
 					     .space = retired,
@@ -153,6 +160,7 @@ static void teardown(struct fixture *f)
 	stack_ends_free(&f->ends);
 	tracker_destroy(&f->t);
 	resident_free(&f->res);
+	timeline_free(&f->tl);
 }
 
 static int collect(struct fixture *f, const char *line, struct snapshot *s)
@@ -189,7 +197,17 @@ TEST(test_totals)
 	CHECK_STR(s.targets[2].command, "b");
 	CHECK_EQ_U64(s.targets[2].counters.allocations, 11);
 	CHECK_EQ_U64(s.ntimeline, 1);
-	CHECK_EQ_U64(s.timeline[0].live_bytes, s.totals.live_bytes);
+	CHECK_EQ_U64(s.timeline[0].total.live_bytes, s.totals.live_bytes);
+	/* the point's targets, by their index in the snapshot */
+	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2);
+	CHECK(s.timeline[0].first == 0 && s.timeline[0].ntargets == 2);
+	CHECK_EQ_U64(s.timeline_targets[0].target, 1);
+	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 600);
+	CHECK_EQ_U64(s.timeline_targets[0].f.allocations, 9);
+	CHECK_EQ_U64(s.timeline_targets[1].target, 2);
+	CHECK_EQ_U64(s.timeline_targets[1].f.live_bytes, 7);
+	CHECK_EQ_U64(s.timeline_targets[1].f.live_allocations, 1);
+	CHECK(!s.timeline_targets[1].f.has_resident);
 	CHECK_EQ_U64(s.options.stack_depth, 64);
 	snapshot_free(&s);
 	teardown(&f);
@@ -210,6 +228,17 @@ TEST(test_pid_totals)
 	CHECK_EQ_U64(s.totals.frees, 1);
 	CHECK_EQ_U64(s.totals.live_bytes, 900);
 	CHECK_EQ_U64(s.totals.peak_live_bytes, 600); /* the new program's */
+	/* the timeline keeps the whole of its totals, and of its targets A's only */
+	CHECK(s.ntimeline == 1 && s.timeline[0].ntargets == 1);
+	CHECK_EQ_U64(s.timeline[0].total.live_bytes, 907);
+	CHECK_EQ_U64(s.timeline_targets[0].target, 1); /* the daemon's 1 is the snapshot's 1 */
+	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 600);
+	snapshot_free(&s);
+	snprintf(line, sizeof(line), "snapshot pid=%u stacks=0", PID_B);
+	CHECK(collect(&f, line, &s) == 0);
+	CHECK(s.ntargets == 1 && s.timeline[0].ntargets == 1);
+	CHECK_EQ_U64(s.timeline_targets[0].target, 0); /* the daemon's 2 */
+	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 7);
 	snapshot_free(&s);
 
 	CHECK(collect(&f, "snapshot pid=4242", &s) == -1);
@@ -410,6 +439,8 @@ TEST(test_resident)
 	}
 	resident_record(&f.res, 1, 7, &r[0]); /* lower now: the peak stays */
 	CHECK(timeline_set_resident(&f.tl, 5, &r[2]) == 1);
+	CHECK(timeline_set_target_resident(&f.tl, 5, 2, &r[2]) == 1);
+	CHECK(timeline_set_target_resident(&f.tl, 5, 0, &r[0]) == 0); /* not traced then */
 	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
 	CHECK(s.has_resident && s.ntargets == 3);
 	CHECK(s.targets[1].resident.sampled && s.targets[1].resident.time_ns == 7);
@@ -417,8 +448,11 @@ TEST(test_resident)
 	CHECK_EQ_U64(s.targets[1].resident.peak_bytes, 8192);
 	CHECK_EQ_U64(s.targets[1].resident.peak_time_ns, 5);
 	CHECK_EQ_U64(s.targets[2].resident.r.pss_bytes, 1002);
-	CHECK(s.ntimeline == 1 && s.timeline[0].has_resident);
-	CHECK_EQ_U64(s.timeline[0].resident.resident_bytes, 3 * 4096);
+	CHECK(s.ntimeline == 1 && s.timeline[0].total.has_resident);
+	CHECK_EQ_U64(s.timeline[0].total.resident.resident_bytes, 3 * 4096);
+	CHECK(!s.timeline_targets[0].f.has_resident); /* target 1: its reading is still to come */
+	CHECK(s.timeline_targets[1].f.has_resident);
+	CHECK_EQ_U64(s.timeline_targets[1].f.resident.pss_bytes, 1002);
 	snapshot_free(&s);
 	/* one pid: its figures stay its own */
 	snprintf(line, sizeof(line), "snapshot stacks=0 pid=%u", PID_B);

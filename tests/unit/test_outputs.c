@@ -311,9 +311,9 @@ TEST(test_html_escapes_script)
 	s.ntimeline = 2;
 	s.timeline = xcalloc(2, sizeof(*s.timeline));
 	s.timeline[0] = (struct snap_timeline_point){
-	    .time_ns = 500000000, .live_bytes = 100, .live_allocations = 1};
+	    .time_ns = 500000000, .total = {.live_bytes = 100, .live_allocations = 1}};
 	s.timeline[1] = (struct snap_timeline_point){
-	    .time_ns = 1500000000, .live_bytes = 4096, .live_allocations = 3};
+	    .time_ns = 1500000000, .total = {.live_bytes = 4096, .live_allocations = 3}};
 	render_html(&b, &s, &o);
 	buf_put(&b, "", 1);
 	CHECK(strstr((char *)b.data, "\"timeline\":[[0.5,100,1],[1.5,4096,3]]") != NULL);

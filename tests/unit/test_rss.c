@@ -385,27 +385,28 @@ TEST(timeline_resident)
 	struct mt_resident r = {.resident_bytes = 4096, .pss_bytes = 1024};
 
 	timeline_init(&tl, 100);
-	CHECK(timeline_sample(&tl, 0, &c) == 1);
-	CHECK(timeline_sample(&tl, 100, &c) == 1);
-	CHECK(timeline_sample(&tl, 200, &c) == 1);
-	CHECK(!tl.points[1].has_resident);
+	CHECK(timeline_sample(&tl, 0, &c, NULL, 0) == 1);
+	CHECK(timeline_sample(&tl, 100, &c, NULL, 0) == 1);
+	CHECK(timeline_sample(&tl, 200, &c, NULL, 0) == 1);
+	CHECK(!tl.points[1].total.has_resident);
 	/* the readings of a point come later, found by its time */
 	CHECK(timeline_set_resident(&tl, 100, &r) == 1);
-	CHECK(tl.points[1].has_resident && tl.points[1].resident.pss_bytes == 1024);
-	CHECK(!tl.points[0].has_resident && !tl.points[2].has_resident);
+	CHECK(tl.points[1].total.has_resident && tl.points[1].total.resident.pss_bytes == 1024);
+	CHECK(!tl.points[0].total.has_resident && !tl.points[2].total.has_resident);
 	CHECK(timeline_set_resident(&tl, 150, &r) == 0);
 	CHECK(timeline_set_resident(&tl, 300, &r) == 0);
 	/* a merge keeps a point's figures with it, and drops the point's that go */
 	for (uint64_t t = 300; tl.npoints < TIMELINE_MAX_POINTS; t += 100)
-		timeline_sample(&tl, t, &c);
+		timeline_sample(&tl, t, &c, NULL, 0);
 	CHECK(timeline_set_resident(&tl, 300 + 100 * (TIMELINE_MAX_POINTS - 4), &r) == 1);
-	timeline_sample(&tl, 100 * TIMELINE_MAX_POINTS + 100, &c);
+	timeline_sample(&tl, 100 * TIMELINE_MAX_POINTS + 100, &c, NULL, 0);
 	CHECK_EQ_U64(tl.points[0].time_ns, 100);
-	CHECK(tl.points[0].has_resident);
+	CHECK(tl.points[0].total.has_resident);
 	CHECK(tl.points[tl.npoints - 2].time_ns == 300 + 100 * (TIMELINE_MAX_POINTS - 4) &&
-	      tl.points[tl.npoints - 2].has_resident);
+	      tl.points[tl.npoints - 2].total.has_resident);
 	CHECK(timeline_set_resident(&tl, 0, &r) == 0); /* merged away */
-	CHECK(!tl.points[tl.npoints - 1].has_resident);
+	CHECK(!tl.points[tl.npoints - 1].total.has_resident);
+	timeline_free(&tl);
 }
 
 int main(void)

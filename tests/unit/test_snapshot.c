@@ -288,10 +288,39 @@ static void build_random(struct snapshot *s)
 	s->timeline_interval_ns = s->ntimeline ? random_u64() : 0;
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		s->timeline[i].time_ns = random_u64();
-		s->timeline[i].live_bytes = random_u64();
-		s->timeline[i].live_allocations = random_u64();
-		s->timeline[i].allocations = random_u64();
-		s->timeline[i].bytes_allocated = random_u64();
+		s->timeline[i].total.live_bytes = random_u64();
+		s->timeline[i].total.live_allocations = random_u64();
+		s->timeline[i].total.allocations = random_u64();
+		s->timeline[i].total.bytes_allocated = random_u64();
+	}
+	/* the points' targets (section 52): some of the targets at each, in order */
+	s->has_timeline_targets = s->ntimeline && rng() % 2;
+	s->timeline_targets = s->has_timeline_targets
+				  ? xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
+					    sizeof(*s->timeline_targets))
+				  : NULL;
+	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntargets; i++)
+		s->targets[i].started_ns = random_u64();
+	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntimeline; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+
+		p->first = s->ntimeline_targets;
+		for (uint32_t k = 0; k < s->ntargets; k++) {
+			struct snap_timeline_target *t;
+
+			if (rng() % 3 == 0)
+				continue;
+			t = &s->timeline_targets[s->ntimeline_targets++];
+			t->target = k;
+			t->f.live_bytes = random_u64();
+			t->f.live_allocations = random_u64();
+			t->f.allocations = random_u64();
+			t->f.bytes_allocated = random_u64();
+			t->f.has_resident = rng() % 2;
+			for (size_t j = 0; t->f.has_resident && j < MT_NRESIDENT; j++)
+				mt_resident_set(&t->f.resident, j, random_u64());
+			p->ntargets++;
+		}
 	}
 	s->has_blocks = s->nstacks && rng() % 2;
 	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
@@ -351,6 +380,7 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 		SAME(str_eq(x->allocator, y->allocator));
 		SAME(str_eq(x->note, y->note));
 		SAME(x->traced_ns == y->traced_ns);
+		SAME(x->started_ns == y->started_ns);
 		SAME(x->nsites == y->nsites);
 		for (uint32_t k = 0; k < x->nsites && k < y->nsites; k++) {
 			const struct snap_probe_site *u = &x->sites[k], *v = &y->sites[k];
@@ -393,6 +423,11 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
 	for (uint32_t i = 0; i < a->ntimeline; i++)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
+	SAME(a->has_timeline_targets == b->has_timeline_targets);
+	SAME(a->ntimeline_targets == b->ntimeline_targets);
+	for (uint32_t i = 0; i < a->ntimeline_targets; i++)
+		SAME(!memcmp(&a->timeline_targets[i], &b->timeline_targets[i],
+			     sizeof(a->timeline_targets[i])));
 	SAME(a->started_unix_ns == b->started_unix_ns);
 	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
 	SAME(a->has_ages == b->has_ages);
@@ -712,10 +747,10 @@ TEST(test_roundtrip_resident_sections)
 	s.timeline = xcalloc(3, sizeof(*s.timeline));
 	for (uint32_t i = 0; i < 3; i++) {
 		s.timeline[i].time_ns = 1000000000ull * i;
-		s.timeline[i].live_bytes = 100 * i;
-		s.timeline[i].has_resident = i != 1; /* its round was still being read */
+		s.timeline[i].total.live_bytes = 100 * i;
+		s.timeline[i].total.has_resident = i != 1; /* its round was still being read */
 		for (size_t k = 0; i != 1 && k < MT_NRESIDENT; k++)
-			mt_resident_set(&s.timeline[i].resident, k, (1ull << (40 + k)) + i);
+			mt_resident_set(&s.timeline[i].total.resident, k, (1ull << (40 + k)) + i);
 	}
 	s.has_resident = 1;
 	s.targets[0].resident = (struct snap_resident){.sampled = 1,
@@ -811,6 +846,188 @@ TEST(test_resident_sections_checked)
 		put_varint(&b, 0);
 	CHECK(decode_with(46, &b, &s, err) == -1);
 	CHECK_STR(err, "snapshot: memory section: 1 breakdowns for 0 targets");
+	buf_free(&b);
+}
+
+/*
+ * Section 52: each timeline point's targets with their figures, read back
+ * as written; a file without it (every file written before it) has none.
+ */
+TEST(test_roundtrip_timeline_targets)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.ntimeline = 3;
+	s.timeline_interval_ns = 1000000000ull;
+	s.timeline = xcalloc(3, sizeof(*s.timeline));
+	s.timeline_targets = xcalloc(5, sizeof(*s.timeline_targets));
+	for (uint32_t i = 0; i < 3; i++) {
+		s.timeline[i].time_ns = 1000000000ull * i;
+		s.timeline[i].total.live_bytes = 100 * i;
+		s.timeline[i].first = s.ntimeline_targets;
+		/* target 0 at every point, target 2 from the second on */
+		for (uint32_t k = 0; k < 3; k += 2) {
+			struct snap_timeline_target *t;
+
+			if (k == 2 && !i)
+				continue;
+			t = &s.timeline_targets[s.ntimeline_targets++];
+			t->target = k;
+			t->f.live_bytes = 10 * i + k;
+			t->f.bytes_allocated = UINT64_MAX - i;
+			t->f.has_resident = i != 1 || k;
+			for (size_t j = 0; t->f.has_resident && j < MT_NRESIDENT; j++)
+				mt_resident_set(&t->f.resident, j, (1ull << (50 + j)) + k);
+			s.timeline[i].ntargets++;
+		}
+	}
+	s.targets[2].started_ns = 1500000000ull;
+	/* without the section: the points have no targets, nor the targets a start */
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(!d.has_timeline_targets && !d.ntimeline_targets && d.timeline_targets == NULL);
+	CHECK(!d.targets[2].started_ns);
+	d.targets[2].started_ns = s.targets[2].started_ns; /* for snapshot_eq below */
+	for (uint32_t i = 0; i < 3; i++)
+		CHECK(d.timeline[i].ntargets == 0 && d.timeline[i].total.live_bytes == 100 * i);
+	snapshot_free(&d);
+	free(bytes);
+	s.has_timeline_targets = 1;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.ntimeline_targets == 5 && d.timeline[1].first == 1 && d.timeline[1].ntargets == 2);
+	CHECK(!d.timeline_targets[1].f.has_resident && d.timeline_targets[2].f.has_resident);
+	CHECK_EQ_U64(d.timeline_targets[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
+	snapshot_free(&d);
+	free(bytes);
+	/* what the decoder would refuse is never written */
+	s.timeline_targets[2].target = 0; /* the second point's targets out of order */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.timeline_targets[2].target = 3; /* no such target */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	s.timeline_targets[2].target = 2;
+	s.timeline[2].ntargets = 3; /* past the figures */
+	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
+	snapshot_free(&s);
+}
+
+/* A payload of two targets (pids 7 and 8) and a timeline of one point, then section 52. */
+static int decode_timeline_targets(const struct buf *b51, struct snapshot *s, char *err)
+{
+	struct buf p = {0}, targets = {0}, body = {0};
+	int rc;
+
+	put_varint(&targets, 2);
+	for (int i = 0; i < 2; i++) {
+		put_varint(&targets, 7 + (uint64_t)i); /* pid */
+		put_varint(&targets, 1);	       /* attached */
+		put_varint(&targets, 1);	       /* exit status -1, zigzag */
+		put_varint(&targets, 3);	       /* probes */
+		put_varint(&targets, 0);	       /* no command */
+		put_varint(&targets, 0);	       /* no allocator */
+		put_varint(&targets, 100);	       /* traced_ns */
+		put_varint(&targets, 0);	       /* no counters */
+	}
+	build_payload(&p, S_TARGETS, &targets, 0);
+	put_varint(&body, 1000); /* interval */
+	put_varint(&body, 1);	 /* one point */
+	for (int i = 0; i < 5; i++)
+		put_varint(&body, 50 + (uint64_t)i);
+	section(&p, 8, &body);
+	section(&p, 52, &(struct buf){.data = b51->data, .len = b51->len});
+	rc = decode_payload(&p, s, err, 256);
+	buf_free(&p);
+	buf_free(&targets);
+	buf_free(&body);
+	return rc;
+}
+
+TEST(test_timeline_targets_checked)
+{
+	struct buf b = {0};
+	struct snapshot s;
+	char err[256];
+
+	/* a later version's: more figures of each kind, skipped */
+	put_varint(&b, 5);
+	put_varint(&b, 8);
+	put_varint(&b, 2); /* the targets' starts */
+	put_varint(&b, 0);
+	put_varint(&b, 3000);
+	put_varint(&b, 1); /* points */
+	put_varint(&b, 2); /* targets at it */
+	put_varint(&b, 0);
+	for (int i = 0; i < 5; i++)
+		put_varint(&b, 11 + (uint64_t)i);
+	put_varint(&b, 1);
+	for (int i = 0; i < 8; i++)
+		put_varint(&b, 4096 * (1 + (uint64_t)i));
+	put_varint(&b, 1);
+	for (int i = 0; i < 5; i++)
+		put_varint(&b, 21 + (uint64_t)i);
+	put_varint(&b, 0);
+	CHECK(decode_timeline_targets(&b, &s, err) == 0);
+	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2 && s.timeline[0].ntargets == 2);
+	CHECK(s.targets[0].started_ns == 0 && s.targets[1].started_ns == 3000);
+	CHECK(s.timeline_targets[0].target == 0 && s.timeline_targets[0].f.live_bytes == 11 &&
+	      s.timeline_targets[0].f.bytes_allocated == 14);
+	CHECK(s.timeline_targets[0].f.has_resident &&
+	      s.timeline_targets[0].f.resident.lazyfree_bytes == 7 * 4096);
+	CHECK(s.timeline_targets[1].target == 1 && !s.timeline_targets[1].f.has_resident &&
+	      s.timeline_targets[1].f.live_allocations == 22);
+	snapshot_free(&s);
+
+	/* malformed: a clear one-line error, nothing kept */
+	static const struct {
+		uint64_t v[16];
+		size_t n;
+		const char *want;
+	} bad[] = {
+	    {{4, 7, 1, 0, 1, 0}, 6, "snapshot: timeline_targets section: 1 targets, not 2"},
+	    {{4, 7, 2, 0, 0, 2, 0, 0}, 8, "snapshot: timeline_targets section: 2 points, not 1"},
+	    {{4, 7, 2, 0, 0, 1, 1, 2, 1, 1, 1, 1, 0},
+	     13,
+	     "snapshot: timeline_targets section: target 2 of 2"},
+	    {{4, 7, 2, 0, 0, 1, 2, 1, 1, 1, 1, 1, 0, 0, 1},
+	     15,
+	     "snapshot: timeline_targets section: truncated"},
+	    {{4, 7, 2, 0, 0, 1, 1, 0, 1, 1, 1, 1, 2},
+	     13,
+	     "snapshot: timeline_targets section: bad sampled flag"},
+	    {{65, 7, 2, 0, 0, 1, 0},
+	     7,
+	     "snapshot: timeline_targets section: 65 figures per entry exceed the limit of 64"},
+	};
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		b.len = 0;
+		for (size_t k = 0; k < bad[i].n; k++)
+			put_varint(&b, bad[i].v[k]);
+		CHECK(decode_timeline_targets(&b, &s, err) == -1);
+		CHECK_STR(err, bad[i].want);
+		CHECK(is_zeroed(&s));
+	}
+	/* out of order */
+	b.len = 0;
+	put_varint(&b, 4);
+	put_varint(&b, 7);
+	put_varint(&b, 2);
+	put_varint(&b, 0);
+	put_varint(&b, 0);
+	put_varint(&b, 1);
+	put_varint(&b, 2);
+	for (uint64_t t = 2; t-- > 0;) {
+		put_varint(&b, t);
+		for (int k = 0; k < 4; k++)
+			put_varint(&b, 1);
+		put_varint(&b, 0);
+	}
+	CHECK(decode_timeline_targets(&b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: timeline_targets section: targets out of order");
 	buf_free(&b);
 }
 
@@ -1468,6 +1685,8 @@ int main(void)
 	RUN(test_roundtrip_match);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
+	RUN(test_roundtrip_timeline_targets);
+	RUN(test_timeline_targets_checked);
 	RUN(test_roundtrip_scan);
 	RUN(test_roundtrip_many_blocks);
 	RUN(test_roundtrip_random);

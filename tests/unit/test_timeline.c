@@ -49,16 +49,16 @@ TEST(sample_interval)
 	struct mt_counters c = {.live_bytes = 10, .allocations = 1};
 
 	timeline_init(&tl, 100);
-	CHECK(timeline_sample(&tl, 5, &c) == 1); /* the first is always kept */
-	CHECK(timeline_sample(&tl, 50, &c) == 0);
-	CHECK(timeline_sample(&tl, 104, &c) == 0);
+	CHECK(timeline_sample(&tl, 5, &c, NULL, 0) == 1); /* the first is always kept */
+	CHECK(timeline_sample(&tl, 50, &c, NULL, 0) == 0);
+	CHECK(timeline_sample(&tl, 104, &c, NULL, 0) == 0);
 	c.live_bytes = 20;
-	CHECK(timeline_sample(&tl, 105, &c) == 1);
-	CHECK(timeline_sample(&tl, 3, &c) == 0); /* time going back is ignored */
+	CHECK(timeline_sample(&tl, 105, &c, NULL, 0) == 1);
+	CHECK(timeline_sample(&tl, 3, &c, NULL, 0) == 0); /* time going back is ignored */
 	CHECK_EQ_U64(tl.npoints, 2);
 	CHECK_EQ_U64(tl.points[1].time_ns, 105);
-	CHECK_EQ_U64(tl.points[1].live_bytes, 20);
-	CHECK_EQ_U64(tl.points[1].allocations, 1);
+	CHECK_EQ_U64(tl.points[1].total.live_bytes, 20);
+	CHECK_EQ_U64(tl.points[1].total.allocations, 1);
 }
 
 TEST(bounded_merge)
@@ -70,7 +70,7 @@ TEST(bounded_merge)
 	timeline_init(&tl, 10);
 	for (t = 0; t < 10 * 100000; t += 10) {
 		c.live_bytes = t; /* each point's value is its own time: exact samples */
-		timeline_sample(&tl, t, &c);
+		timeline_sample(&tl, t, &c, NULL, 0);
 		CHECK(tl.npoints <= TIMELINE_MAX_POINTS);
 	}
 	CHECK(tl.npoints > TIMELINE_MAX_POINTS / 2);
@@ -78,10 +78,100 @@ TEST(bounded_merge)
 	/* the newest point is within two intervals of the last sample */
 	CHECK(t - 10 - tl.points[tl.npoints - 1].time_ns < 2 * tl.interval_ns);
 	for (uint32_t i = 0; i < tl.npoints; i++) {
-		CHECK_EQ_U64(tl.points[i].live_bytes, tl.points[i].time_ns);
+		CHECK_EQ_U64(tl.points[i].total.live_bytes, tl.points[i].time_ns);
 		if (i)
 			CHECK(tl.points[i].time_ns > tl.points[i - 1].time_ns);
 	}
+}
+
+/* Sample at time t with n targets, indexes first, first + 1, ...: live bytes t + index. */
+static int sample_targets(struct timeline *tl, uint64_t t, uint32_t first, uint32_t n)
+{
+	static struct mt_counters c[4096];
+	static struct timeline_target tt[4096];
+	struct mt_counters total = {.live_bytes = t};
+
+	for (uint32_t i = 0; i < n; i++) {
+		c[i] = (struct mt_counters){.live_bytes = t + first + i, .allocations = first + i};
+		tt[i] = (struct timeline_target){.target = first + i, .c = &c[i]};
+	}
+	return timeline_sample(tl, t, &total, tt, n);
+}
+
+/* Each point's targets, checked: by increasing index, each with its own figures. */
+static void check_targets(const struct timeline *tl)
+{
+	uint32_t next = 0;
+
+	for (uint32_t i = 0; i < tl->npoints; i++) {
+		const struct snap_timeline_point *p = &tl->points[i];
+
+		CHECK_EQ_U64(p->first, next); /* point by point, nothing between */
+		next += p->ntargets;
+		for (uint32_t k = 0; k < p->ntargets; k++) {
+			const struct snap_timeline_target *e = &tl->targets[p->first + k];
+
+			CHECK_EQ_U64(e->f.live_bytes, p->time_ns + e->target);
+			CHECK_EQ_U64(e->f.allocations, e->target);
+			if (k)
+				CHECK(e->target > e[-1].target);
+		}
+	}
+	CHECK_EQ_U64(next, tl->ntargets);
+	CHECK(tl->ntargets <= TIMELINE_MAX_FIGURES);
+}
+
+/* Each point keeps the figures of every target traced then; merges keep them exact. */
+TEST(targets_merge)
+{
+	static struct timeline tl;
+	struct mt_resident r = {.resident_bytes = 8192};
+	uint64_t t;
+
+	timeline_init(&tl, 10);
+	CHECK(sample_targets(&tl, 0, 3, 2) == 1);
+	CHECK(sample_targets(&tl, 10, 4, 1) == 1); /* target 3 is gone */
+	CHECK(tl.points[0].ntargets == 2 && tl.points[1].ntargets == 1);
+	CHECK(timeline_set_target_resident(&tl, 10, 4, &r) == 1);
+	CHECK(timeline_set_target_resident(&tl, 10, 3, &r) == 0); /* not traced then */
+	CHECK(timeline_set_target_resident(&tl, 5, 4, &r) == 0);  /* no such point */
+	CHECK(tl.targets[2].f.has_resident && tl.targets[2].f.resident.resident_bytes == 8192);
+	CHECK(!tl.targets[0].f.has_resident && !tl.points[1].total.has_resident);
+	for (t = 20; t < 10 * 3000; t += 10)
+		sample_targets(&tl, t, (uint32_t)(t / 10) % 7, (uint32_t)(t / 10) % 5);
+	check_targets(&tl);
+	CHECK(tl.npoints > TIMELINE_MAX_POINTS / 2 && tl.npoints <= TIMELINE_MAX_POINTS);
+	timeline_free(&tl);
+}
+
+/*
+ * Many targets at once (and many short-lived ones): the figures stay
+ * bounded, the series gets coarser, every kept point has all its targets,
+ * and the newest point is within two intervals of the last sample.
+ */
+TEST(targets_bounded)
+{
+	static struct timeline tl;
+	uint64_t t, last = 0;
+
+	timeline_init(&tl, 10);
+	for (t = 0; t < 10 * 20000; t += 10) {
+		/* 200 targets at a time, a new set every 50 samples */
+		if (sample_targets(&tl, t, (uint32_t)(t / 500) * 200, 200))
+			last = t;
+		CHECK(tl.ntargets <= TIMELINE_MAX_FIGURES);
+	}
+	check_targets(&tl);
+	for (uint32_t i = 0; i < tl.npoints; i++)
+		CHECK_EQ_U64(tl.points[i].ntargets, 200);
+	CHECK(tl.npoints * 200 > TIMELINE_MAX_FIGURES / 2);
+	CHECK(tl.points[tl.npoints - 1].time_ns == last);
+	CHECK(t - 10 - last < 2 * tl.interval_ns);
+	/* more targets at once than the figures can hold twice over: one point, whole */
+	CHECK(sample_targets(&tl, t + tl.interval_ns, 0, 4096) == 1);
+	check_targets(&tl);
+	CHECK_EQ_U64(tl.points[tl.npoints - 1].ntargets, 4096);
+	timeline_free(&tl);
 }
 
 TEST(reset_peak)
@@ -200,6 +290,8 @@ int main(void)
 {
 	RUN(sample_interval);
 	RUN(bounded_merge);
+	RUN(targets_merge);
+	RUN(targets_bounded);
 	RUN(reset_peak);
 	RUN(temporary_threshold_1);
 	RUN(temporary_threshold_n);

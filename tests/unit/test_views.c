@@ -73,9 +73,9 @@ static struct snap_block new_blocks[] = {
 };
 
 static struct snap_timeline_point points[] = {
-    {.time_ns = 0, .live_bytes = 0, .allocations = 0},
-    {.time_ns = 1000000000ull, .live_bytes = 150, .allocations = 3},
-    {.time_ns = 3000000000ull, .live_bytes = 340, .allocations = 13},
+    {.time_ns = 0, .total = {.live_bytes = 0, .allocations = 0}},
+    {.time_ns = 1000000000ull, .total = {.live_bytes = 150, .allocations = 3}},
+    {.time_ns = 3000000000ull, .total = {.live_bytes = 340, .allocations = 13}},
 };
 
 static void snaps(struct snapshot *old, struct snapshot *new)
@@ -315,8 +315,12 @@ TEST(timeline_rates)
 	struct buf b = {0};
 	char *out;
 
+	struct series v;
+	const char *why = NULL;
+
 	snaps(&old, &new);
-	render_timeline(&b, &new, &o);
+	CHECK(series_build(&v, &new, 0, &why) == 0);
+	render_timeline(&b, &v, &o);
 	out = text(&b);
 	CHECK(strstr(out, "\"allocation_rate\":null") != NULL);
 	CHECK(strstr(out, "\"allocation_rate\":3") != NULL);
@@ -325,13 +329,99 @@ TEST(timeline_rates)
 
 	o.format = RENDER_TEXT;
 	o.rows = 2; /* the first and the newest: the rate spans both intervals */
-	render_timeline(&b, &new, &o);
+	render_timeline(&b, &v, &o);
 	out = text(&b);
 	CHECK(
 	    has_line(out, "    0.000s         0 B  |                                        |  0"));
 	CHECK(
 	    has_line(out, "    3.000s       340 B  |########################################|  4"));
 	buf_free(&b);
+	series_free(&v);
+	/* no figures per target in this snapshot: a pid's series cannot be told */
+	new.ntargets = 1;
+	new.targets = &(struct snap_target){.pid = 42};
+	CHECK(series_build(&v, &new, 42, &why) == -1 && strstr(why, "of its own"));
+	CHECK(series_build(&v, &new, 43, &why) == -1 && !strcmp(why, "is not traced"));
+}
+
+/*
+ * A pid's own series: its targets' figures at each point it was traced at
+ * (pid 7 from the second point on, its two generations at the third, one
+ * unread), its rates, resident peak and live peak (its targets' merged).
+ */
+TEST(timeline_of_pid)
+{
+	static struct snap_target targets[] = {
+	    {.pid = 5, .counters = {.peak_live_bytes = 900, .peak_time_ns = 2000000000ull}},
+	    {.pid = 7,
+	     .state = SNAP_TARGET_EXECED,
+	     .started_ns = 1000000000ull,
+	     .counters = {.peak_live_bytes = 40, .peak_time_ns = 0}},
+	    /* its peak time is since its own start */
+	    {.pid = 7,
+	     .started_ns = 2000000000ull,
+	     .counters = {.peak_live_bytes = 70, .peak_time_ns = 1000000000ull}},
+	};
+	static struct snap_timeline_point pts[] = {
+	    {.time_ns = 0, .total = {.live_bytes = 10}, .first = 0, .ntargets = 1},
+	    {.time_ns = 1000000000ull, .total = {.live_bytes = 50}, .first = 1, .ntargets = 2},
+	    {.time_ns = 3000000000ull, .total = {.live_bytes = 990}, .first = 3, .ntargets = 3},
+	};
+	static struct snap_timeline_target figs[] = {
+	    {0, {.live_bytes = 10, .allocations = 1}},
+	    {0, {.live_bytes = 10, .allocations = 1}},
+	    {1,
+	     {.live_bytes = 40,
+	      .allocations = 4,
+	      .has_resident = 1,
+	      .resident = {.resident_bytes = 8192}}},
+	    {0, {.live_bytes = 900, .allocations = 9, .has_resident = 1}},
+	    {1, {.live_bytes = 20, .allocations = 6}},
+	    {2,
+	     {.live_bytes = 50,
+	      .allocations = 10,
+	      .has_resident = 1,
+	      .resident = {.resident_bytes = 4096}}},
+	};
+	struct snapshot s = {.targets = targets,
+			     .ntargets = 3,
+			     .timeline = pts,
+			     .ntimeline = 3,
+			     .timeline_interval_ns = 1000000000ull,
+			     .has_timeline_targets = 1,
+			     .timeline_targets = figs,
+			     .ntimeline_targets = 6,
+			     .has_resident = 1};
+	struct render_opts o = {.format = RENDER_JSON};
+	struct series v;
+	struct buf b = {0};
+	const char *why = NULL;
+	char *out;
+
+	CHECK(series_build(&v, &s, 7, &why) == 0);
+	CHECK(v.npoints == 2 && v.points[0].time_ns == 1000000000ull);
+	CHECK_EQ_U64(v.points[1].total.live_bytes, 70); /* both generations */
+	CHECK(v.points[0].total.has_resident && !v.points[1].total.has_resident);
+	CHECK(v.has_peak && v.peak_bytes == 8192 && v.peak_time_ns == 1000000000ull);
+	CHECK_EQ_U64(v.live.peak_live_bytes, 70);
+	render_timeline(&b, &v, &o);
+	out = text(&b);
+	CHECK(strstr(out, "{\"pid\":7,\"interval\":1.0,\"peak_live_bytes\":70,\"peak_time\":3.0,"
+			  "\"peak_resident_bytes\":8192,\"peak_resident_time\":1.0,\"points\":[") ==
+	      out);
+	CHECK(strstr(out, "\"allocation_rate\":6.0,\"resident_bytes\":null") !=
+	      NULL); /* 12 in 2 s */
+	buf_free(&b);
+	o.format = RENDER_TEXT;
+	render_timeline(&b, &v, &o);
+	out = text(&b);
+	CHECK(strstr(out, "memory of pid 7 over time: 2 points, one every 1.000 s; peak 70 B at "
+			  "3.000 s; resident peak 8192 B at 1.000 s\n") == out);
+	buf_free(&b);
+	series_free(&v);
+	CHECK(series_build(&v, &s, 5, &why) == 0 && v.npoints == 3);
+	CHECK(!v.has_peak || v.peak_bytes == 0);
+	series_free(&v);
 }
 
 TEST(watch_growth)
@@ -377,6 +467,8 @@ TEST(resident_beside_live)
 	struct snap_target ot[1] = {{0}}, nt[3] = {{0}};
 	struct snap_timeline_point pts[3];
 	struct resident_view v;
+	struct series sv;
+	const char *why;
 	struct buf b = {0};
 	char *out;
 
@@ -407,10 +499,10 @@ TEST(resident_beside_live)
 	/* traced, but never read: counted as such, not guessed */
 	nt[2] = (struct snap_target){.pid = 3, .state = SNAP_TARGET_ATTACHED};
 	memcpy(pts, points, sizeof(pts));
-	pts[1].has_resident = 1;
-	pts[1].resident.resident_bytes = 20480;
-	pts[2].has_resident = 1;
-	pts[2].resident.resident_bytes = 10240;
+	pts[1].total.has_resident = 1;
+	pts[1].total.resident.resident_bytes = 20480;
+	pts[2].total.has_resident = 1;
+	pts[2].total.resident.resident_bytes = 10240;
 	new.timeline = pts;
 	resident_view_build(&v, &new);
 	CHECK(v.present && v.targets == 1 && v.unread == 1);
@@ -427,7 +519,9 @@ TEST(resident_beside_live)
 	watch(&b, &w, &new, &o, 0);
 	CHECK(strstr(text(&b), " live 340 B in 4 blocks, resident 10.0 KiB, "));
 	buf_free(&b);
-	render_timeline(&b, &new, &ro);
+	CHECK(series_build(&sv, &new, 0, &why) == 0);
+	render_timeline(&b, &sv, &ro);
+	series_free(&sv);
 	out = text(&b);
 	CHECK(strstr(out, "; resident peak 20.0 KiB at 1.000 s\n") != NULL);
 	/* a point without figures shows none; '.' runs from live on to resident */
@@ -477,6 +571,7 @@ int main(void)
 	RUN(peak_sums);
 	RUN(leaks_by_age);
 	RUN(timeline_rates);
+	RUN(timeline_of_pid);
 	RUN(watch_growth);
 	RUN(report_oldest);
 	RUN(resident_beside_live);

@@ -8,7 +8,8 @@
  * memory over time from the snapshot's timeline, and the top stacks; with
  * resident memory in the snapshot, memory.js draws the chart again with the
  * resident line beside the live heap (a page of an older snapshot is then
- * byte for byte what it was: tests/golden). A
+ * byte for byte what it was: tests/golden). With --pid, the totals and the
+ * chart are that pid's own (ctl/view/series.h), and pid.js says so. A
  * Content-Security-Policy forbids every network request, so the page works
  * offline and leaks nothing.
  */
@@ -17,15 +18,17 @@
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
 #include "ctl/view/resident.h"
+#include "ctl/view/series.h"
 #include "common/strtab.h"
 
 #include <inttypes.h>
 #include <stdlib.h>
 
 extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
-    html_report_js[], html_report_css[], html_memory_js[], html_memory_css[];
+    html_report_js[], html_report_css[], html_memory_js[], html_memory_css[], html_pid_js[];
 extern const size_t html_d3_selection_js_len, html_flamegraph_js_len, html_flamegraph_css_len,
-    html_report_js_len, html_report_css_len, html_memory_js_len, html_memory_css_len;
+    html_report_js_len, html_report_css_len, html_memory_js_len, html_memory_css_len,
+    html_pid_js_len;
 
 /* Copy JSON into a <script> element: '<' only occurs in strings, where \u003c
  * means the same and cannot close the element. */
@@ -112,13 +115,14 @@ static size_t frame_site(struct frame_memo *m, struct buf *tmp, const struct sna
 
 /*
  * "resident": the resident series ([seconds, resident_bytes] of the points
- * that have it), its peak, and the totals over the targets traced then.
+ * that have it), its peak, and the totals over the targets traced then (of
+ * the series' pid, or all).
  */
-static void json_resident(struct json_writer *w, const struct snapshot *s)
+static void json_resident(struct json_writer *w, const struct snapshot *s, const struct series *v)
 {
 	struct resident_view rv;
 
-	resident_view_build(&rv, s);
+	resident_view_of_pid(&rv, s, v->pid);
 	json_key(w, "resident");
 	json_begin_object(w);
 	json_kv_u64(w, "targets", rv.targets);
@@ -128,26 +132,27 @@ static void json_resident(struct json_writer *w, const struct snapshot *s)
 		json_kv_u64(w, mt_resident_descs[i].name, mt_resident_get(&rv.total, i));
 	json_end_object(w);
 	json_key(w, "peak_bytes");
-	if (rv.has_peak)
-		json_u64(w, rv.peak_bytes);
+	if (v->has_peak)
+		json_u64(w, v->peak_bytes);
 	else
 		json_null(w);
-	json_kv_double(w, "peak_time", ns_to_seconds(rv.peak_time_ns));
+	json_kv_double(w, "peak_time", ns_to_seconds(v->peak_time_ns));
 	json_key(w, "timeline");
 	json_begin_array(w);
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
-		if (!s->timeline[i].has_resident)
+	for (uint32_t i = 0; i < v->npoints; i++) {
+		if (!v->points[i].total.has_resident)
 			continue;
 		json_begin_array(w);
-		json_double(w, ns_to_seconds(s->timeline[i].time_ns));
-		json_u64(w, s->timeline[i].resident.resident_bytes);
+		json_double(w, ns_to_seconds(v->points[i].time_ns));
+		json_u64(w, v->points[i].total.resident.resident_bytes);
 		json_end_array(w);
 	}
 	json_end_array(w);
 	json_end_object(w);
 }
 
-static void json_data(struct json_writer *w, const struct snapshot *s, const struct render_opts *o)
+static void json_data(struct json_writer *w, const struct snapshot *s, const struct series *v,
+		      const struct render_opts *o)
 {
 	struct buf name = {0};
 	/* frame names, each once: stacks refer to them by index */
@@ -163,9 +168,11 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_kv_u64(w, "created_unix_ns", s->created_unix_ns);
 	json_kv_string(w, "sample", mt_sort_name(o->sample));
 	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
+	if (v->pid) /* the totals and memory over time are of that pid */
+		json_kv_u64(w, "pid", v->pid);
 	json_key(w, "totals");
 	json_begin_object(w);
-	render_json_counters(w, &s->totals, 1);
+	render_json_counters(w, &v->live, 1);
 	json_end_object(w);
 	json_key(w, "targets");
 	json_begin_array(w);
@@ -207,11 +214,11 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_end_array(w);
 	json_key(w, "timeline"); /* [seconds, live_bytes, live_allocations] */
 	json_begin_array(w);
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
+	for (uint32_t i = 0; i < v->npoints; i++) {
 		json_begin_array(w);
-		json_double(w, ns_to_seconds(s->timeline[i].time_ns));
-		json_u64(w, s->timeline[i].live_bytes);
-		json_u64(w, s->timeline[i].live_allocations);
+		json_double(w, ns_to_seconds(v->points[i].time_ns));
+		json_u64(w, v->points[i].total.live_bytes);
+		json_u64(w, v->points[i].total.live_allocations);
 		json_end_array(w);
 	}
 	json_end_array(w);
@@ -220,8 +227,8 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	for (size_t i = 0; i < strtab_count(names); i++)
 		json_string(w, names->strs[i]);
 	json_end_array(w);
-	if (s->has_resident)
-		json_resident(w, s);
+	if (v->resident)
+		json_resident(w, s, v);
 	json_end_object(w);
 	strtab_free(&m.names);
 	strtab_free(&m.sites);
@@ -234,6 +241,12 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 {
 	struct json_writer w;
 	struct buf json = {0};
+	struct series v;
+	const char *why;
+
+	/* memory over time of the pid asked for; of every target when the snapshot cannot say */
+	if (!o->pid || series_build(&v, s, o->pid, &why))
+		series_build(&v, s, 0, &why);
 
 	buf_printf(out,
 		   "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
@@ -249,13 +262,13 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	buf_printf(out, "</title>\n<style>\n");
 	buf_put(out, html_flamegraph_css, html_flamegraph_css_len);
 	buf_put(out, html_report_css, html_report_css_len);
-	if (s->has_resident)
+	if (v.resident)
 		buf_put(out, html_memory_css, html_memory_css_len);
 	buf_printf(out, "</style>\n</head>\n<body>\n<main id=\"report\">"
 			"<noscript>This report needs JavaScript.</noscript></main>\n"
 			"<script type=\"application/json\" id=\"memtrace-data\">");
 	json_init(&w, &json, 0);
-	json_data(&w, s, o);
+	json_data(&w, s, &v, o);
 	put_script_json(out, &json);
 	buf_free(&json);
 	buf_printf(out, "</script>\n<script>\n");
@@ -264,9 +277,14 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	buf_put(out, html_flamegraph_js, html_flamegraph_js_len);
 	buf_printf(out, "\n</script>\n<script>\n");
 	buf_put(out, html_report_js, html_report_js_len);
-	if (s->has_resident) {
+	if (v.resident) {
 		buf_printf(out, "\n</script>\n<script>\n");
 		buf_put(out, html_memory_js, html_memory_js_len);
 	}
+	if (v.pid) {
+		buf_printf(out, "\n</script>\n<script>\n");
+		buf_put(out, html_pid_js, html_pid_js_len);
+	}
 	buf_printf(out, "\n</script>\n</body>\n</html>\n");
+	series_free(&v);
 }

@@ -384,9 +384,11 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 	format_size(brate, sizeof(brate), (int64_t)v->byte_rate, 0);
 	if (tty)
 		buf_printf(out, "\033[H\033[2J");
-	buf_printf(out, "%s live %s in %" PRIu64 " blocks, ", clock, live,
-		   s->totals.live_allocations);
-	resident_view_build(&rv, s);
+	buf_printf(out, "%s ", clock);
+	if (v->pid) /* the daemon sent that pid's targets and totals */
+		buf_printf(out, "pid %" PRIu32 " ", v->pid);
+	buf_printf(out, "live %s in %" PRIu64 " blocks, ", live, s->totals.live_allocations);
+	resident_view_of_pid(&rv, s, v->pid);
 	if (rv.present && rv.targets) { /* resident beside live, as sampled */
 		format_size(resident, sizeof(resident), (int64_t)rv.total.resident_bytes, 0);
 		buf_printf(out, "resident %s, ", resident);
@@ -410,63 +412,49 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 
 /* ---- timeline ------------------------------------------------------------------ */
 
-/* Allocations per second between points from and i; 0 for the first. */
-static double point_rate(const struct snapshot *s, uint32_t from, uint32_t i)
-{
-	const struct snap_timeline_point *a, *b;
-
-	if (!i || from >= i)
-		return 0;
-	a = &s->timeline[from];
-	b = &s->timeline[i];
-	if (b->time_ns <= a->time_ns)
-		return 0;
-	return (double)(b->allocations - a->allocations) / ns_to_seconds(b->time_ns - a->time_ns);
-}
-
-static void json_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+static void json_timeline(struct buf *out, const struct series *v, const struct render_opts *o)
 {
 	struct json_writer w;
-	struct resident_view rv;
 
-	resident_view_build(&rv, s);
 	json_init(&w, out, o->pretty);
 	json_begin_object(&w);
-	json_kv_double(&w, "interval", ns_to_seconds(s->timeline_interval_ns));
-	json_kv_u64(&w, "peak_live_bytes", s->totals.peak_live_bytes);
-	json_kv_double(&w, "peak_time", ns_to_seconds(s->totals.peak_time_ns));
-	if (rv.present) { /* the resident series' own peak (ctl/view/resident.h) */
+	if (v->pid)
+		json_kv_u64(&w, "pid", v->pid);
+	json_kv_double(&w, "interval", ns_to_seconds(v->interval_ns));
+	json_kv_u64(&w, "peak_live_bytes", v->live.peak_live_bytes);
+	json_kv_double(&w, "peak_time", ns_to_seconds(v->live.peak_time_ns));
+	if (v->resident) { /* the resident series' own peak */
 		json_key(&w, "peak_resident_bytes");
-		if (rv.has_peak)
-			json_u64(&w, rv.peak_bytes);
+		if (v->has_peak)
+			json_u64(&w, v->peak_bytes);
 		else
 			json_null(&w);
 		json_key(&w, "peak_resident_time");
-		if (rv.has_peak)
-			json_double(&w, ns_to_seconds(rv.peak_time_ns));
+		if (v->has_peak)
+			json_double(&w, ns_to_seconds(v->peak_time_ns));
 		else
 			json_null(&w);
 	}
 	json_key(&w, "points");
 	json_begin_array(&w);
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
-		const struct snap_timeline_point *p = &s->timeline[i];
+	for (uint32_t i = 0; i < v->npoints; i++) {
+		const struct snap_timeline_point *p = &v->points[i];
 
 		json_begin_object(&w);
 		json_kv_double(&w, "time", ns_to_seconds(p->time_ns));
-		json_kv_u64(&w, "live_bytes", p->live_bytes);
-		json_kv_u64(&w, "live_allocations", p->live_allocations);
-		json_kv_u64(&w, "allocations", p->allocations);
-		json_kv_u64(&w, "bytes_allocated", p->bytes_allocated);
+		json_kv_u64(&w, "live_bytes", p->total.live_bytes);
+		json_kv_u64(&w, "live_allocations", p->total.live_allocations);
+		json_kv_u64(&w, "allocations", p->total.allocations);
+		json_kv_u64(&w, "bytes_allocated", p->total.bytes_allocated);
 		json_key(&w, "allocation_rate");
 		if (i)
-			json_double(&w, point_rate(s, i - 1, i));
+			json_double(&w, series_rate(v, i - 1, i));
 		else
 			json_null(&w);
-		for (size_t k = 0; rv.present && k < MT_NRESIDENT; k++) {
+		for (size_t k = 0; v->resident && k < MT_NRESIDENT; k++) {
 			json_key(&w, mt_resident_descs[k].name);
-			if (p->has_resident)
-				json_u64(&w, mt_resident_get(&p->resident, k));
+			if (p->total.has_resident)
+				json_u64(&w, mt_resident_get(&p->total.resident, k));
 			else
 				json_null(&w);
 		}
@@ -492,38 +480,39 @@ static void put_bar(struct buf *out, uint64_t live, uint64_t resident, uint64_t 
 	buf_put(out, "|", 1);
 }
 
-static void text_timeline(struct buf *out, const struct snapshot *s, uint32_t max_rows)
+static void text_timeline(struct buf *out, const struct series *v, uint32_t max_rows)
 {
 	uint64_t max = 0;
 	uint32_t rows, last = UINT32_MAX;
 	char sz[32], peak[32], rsz[32];
-	struct resident_view rv;
 
-	resident_view_build(&rv, s);
-	format_size(peak, sizeof(peak), (int64_t)s->totals.peak_live_bytes, 0);
-	buf_printf(out, "memory over time: %" PRIu32 " points, one every %.3f s; peak %s at %.3f s",
-		   s->ntimeline, ns_to_seconds(s->timeline_interval_ns), peak,
-		   ns_to_seconds(s->totals.peak_time_ns));
-	if (rv.has_peak) {
-		format_size(rsz, sizeof(rsz), (int64_t)rv.peak_bytes, 0);
+	format_size(peak, sizeof(peak), (int64_t)v->live.peak_live_bytes, 0);
+	if (v->pid)
+		buf_printf(out, "memory of pid %" PRIu32 " over time: ", v->pid);
+	else
+		buf_printf(out, "memory over time: ");
+	buf_printf(out, "%" PRIu32 " points, one every %.3f s; peak %s at %.3f s", v->npoints,
+		   ns_to_seconds(v->interval_ns), peak, ns_to_seconds(v->live.peak_time_ns));
+	if (v->has_peak) {
+		format_size(rsz, sizeof(rsz), (int64_t)v->peak_bytes, 0);
 		buf_printf(out, "; resident peak %s at %.3f s", rsz,
-			   ns_to_seconds(rv.peak_time_ns));
+			   ns_to_seconds(v->peak_time_ns));
 	}
 	buf_printf(out, "\n");
-	if (!s->ntimeline) {
+	if (!v->npoints) {
 		buf_printf(out, "no samples yet\n");
 		return;
 	}
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
-		const struct snap_timeline_point *p = &s->timeline[i];
+	for (uint32_t i = 0; i < v->npoints; i++) {
+		const struct snap_timeline_point *p = &v->points[i];
 
-		if (p->live_bytes > max)
-			max = p->live_bytes;
-		if (rv.present && p->has_resident && p->resident.resident_bytes > max)
-			max = p->resident.resident_bytes;
+		if (p->total.live_bytes > max)
+			max = p->total.live_bytes;
+		if (v->resident && p->total.has_resident && p->total.resident.resident_bytes > max)
+			max = p->total.resident.resident_bytes;
 	}
-	rows = max_rows && max_rows < s->ntimeline ? max_rows : s->ntimeline;
-	if (rv.present)
+	rows = max_rows && max_rows < v->npoints ? max_rows : v->npoints;
+	if (v->resident)
 		buf_printf(out, "%10s  %10s  %10s  %-*s  %s\n", "time", "live", "resident",
 			   BAR_WIDTH + 2, "# live, . resident", "allocs/s");
 	else
@@ -531,31 +520,31 @@ static void text_timeline(struct buf *out, const struct snapshot *s, uint32_t ma
 			   "allocs/s");
 	for (uint32_t r = 0; r < rows; r++) {
 		/* evenly spaced, the last row always the newest point */
-		uint32_t i = rows == 1 ? s->ntimeline - 1
-				       : (uint32_t)((uint64_t)r * (s->ntimeline - 1) / (rows - 1));
-		const struct snap_timeline_point *p = &s->timeline[i];
-		uint64_t resident = p->has_resident ? p->resident.resident_bytes : 0;
+		uint32_t i = rows == 1 ? v->npoints - 1
+				       : (uint32_t)((uint64_t)r * (v->npoints - 1) / (rows - 1));
+		const struct snap_timeline_point *p = &v->points[i];
+		uint64_t resident = p->total.has_resident ? p->total.resident.resident_bytes : 0;
 
 		if (i == last)
 			continue;
-		format_size(sz, sizeof(sz), (int64_t)p->live_bytes, 0);
+		format_size(sz, sizeof(sz), (int64_t)p->total.live_bytes, 0);
 		buf_printf(out, "%9.3fs  %10s  ", ns_to_seconds(p->time_ns), sz);
-		if (rv.present) {
-			if (p->has_resident)
+		if (v->resident) {
+			if (p->total.has_resident)
 				format_size(rsz, sizeof(rsz), (int64_t)resident, 0);
-			buf_printf(out, "%10s  ", p->has_resident ? rsz : "-");
+			buf_printf(out, "%10s  ", p->total.has_resident ? rsz : "-");
 		}
-		put_bar(out, p->live_bytes, resident, max);
+		put_bar(out, p->total.live_bytes, resident, max);
 		/* the rate since the row above, so no burst falls between rows */
-		buf_printf(out, "  %.0f\n", point_rate(s, last == UINT32_MAX ? 0 : last, i));
+		buf_printf(out, "  %.0f\n", series_rate(v, last == UINT32_MAX ? 0 : last, i));
 		last = i;
 	}
 }
 
-void render_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+void render_timeline(struct buf *out, const struct series *v, const struct render_opts *o)
 {
 	if (o->format == RENDER_JSON)
-		json_timeline(out, s, o);
+		json_timeline(out, v, o);
 	else
-		text_timeline(out, s, o->rows);
+		text_timeline(out, v, o->rows);
 }

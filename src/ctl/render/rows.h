@@ -11,6 +11,7 @@
 #include "common/util.h"
 #include "ctl/render/render.h"
 #include "ctl/view/rows.h"
+#include "ctl/view/series.h"
 
 /* Largest absolute growth first; groups only in new are "new", only in old
  * "vanished". */
@@ -31,8 +32,8 @@ void render_grouped(struct buf *out, const struct grouped_view *v, const struct 
  * says how to quit. */
 void render_watch(struct buf *out, const struct watch_view *v, int tty);
 
-/* Live bytes and allocation rate over time: a text chart of at most o->rows
- * rows, or every point as JSON. */
-void render_timeline(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+/* Live bytes, resident memory and allocation rate over time, of every target
+ * or of one pid: a text chart of at most o->rows rows, or every point as JSON. */
+void render_timeline(struct buf *out, const struct series *v, const struct render_opts *o);
 
 #endif

@@ -5,6 +5,7 @@
  * figures are shown as its own, never added to the totals.
  */
 #include "ctl/view/resident.h"
+#include "ctl/view/series.h"
 
 #include <string.h>
 
@@ -21,6 +22,9 @@ void resident_view_build(struct resident_view *v, const struct snapshot *s)
 
 void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid)
 {
+	struct series sv;
+	const char *why;
+
 	memset(v, 0, sizeof(*v));
 	v->present = (int)s->has_resident;
 	if (!v->present)
@@ -38,14 +42,11 @@ void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uin
 		mt_resident_add(&v->total, &s->targets[i].resident.r);
 		v->targets++;
 	}
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
-		const struct snap_timeline_point *p = &s->timeline[i];
-
-		if (!p->has_resident ||
-		    (v->has_peak && p->resident.resident_bytes <= v->peak_bytes))
-			continue;
-		v->has_peak = 1;
-		v->peak_bytes = p->resident.resident_bytes;
-		v->peak_time_ns = p->time_ns;
-	}
+	/* the pid's own series when the snapshot has it, else the timeline's of all */
+	if (!pid || series_build(&sv, s, pid, &why))
+		series_build(&sv, s, 0, &why);
+	v->has_peak = sv.has_peak;
+	v->peak_bytes = sv.peak_bytes;
+	v->peak_time_ns = sv.peak_time_ns;
+	series_free(&sv);
 }

@@ -17,13 +17,14 @@ struct resident_view {
 	uint32_t targets;	  /* targets traced then with figures: the totals' terms */
 	uint32_t unread;	  /* targets traced then without figures (/proc would not say) */
 	struct mt_resident total; /* their last figures summed */
-	int has_peak;		  /* the timeline has resident points */
-	uint64_t peak_bytes;	  /* the largest total resident_bytes of the timeline */
+	int has_peak;		  /* the series has resident points */
+	uint64_t peak_bytes;	  /* the largest resident_bytes of the series */
 	uint64_t peak_time_ns;	  /* when, since tracing began */
 };
 
 void resident_view_build(struct resident_view *v, const struct snapshot *s);
-/* The same over the targets of one pid (0: all); the peak is the timeline's, of all. */
+/* The same over the targets of one pid (0: all); the peak is that pid's series' (the
+ * timeline's of all in a snapshot that has no series per target). */
 void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid);
 
 /* Whether target t's figures count as now: it was traced when the snapshot was taken. */

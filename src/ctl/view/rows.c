@@ -219,6 +219,7 @@ void watch_view_build(struct watch_view *v, const struct watch_state *w, const s
 {
 	memset(v, 0, sizeof(*v));
 	v->s = s;
+	v->pid = o->pid;
 	group_snapshot(s, o->by, o->cumulative, &v->groups);
 	if (w->have_prev && s->uptime_ns > w->prev_uptime_ns) {
 		double dt = (double)(s->uptime_ns - w->prev_uptime_ns) / 1e9;

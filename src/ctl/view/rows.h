@@ -23,6 +23,7 @@ struct view_opts {
 	uint32_t top;	     /* rows shown; 0 = all */
 	uint64_t older_than; /* leaks: nanoseconds */
 	int sort;	     /* report --by: the rows' order (enum mt_sort) */
+	uint32_t pid;	     /* watch: the snapshot is of this pid's targets (0: all) */
 };
 
 /* ---- diff: tracemalloc's compare_to ---------------------------------------- */
@@ -134,6 +135,7 @@ struct watch_view {
 	size_t shown;
 	double rate;	  /* allocations per second since the last refresh; 0 on the first */
 	double byte_rate; /* bytes allocated per second, likewise */
+	uint32_t pid;	  /* watch --pid: the totals are this pid's (0: every target's) */
 };
 
 void watch_view_build(struct watch_view *v, const struct watch_state *w, const struct snapshot *s,

@@ -1,11 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The bounded memory-over-time series (see timeline.h). O(1) per sample but
- * for a merge every TIMELINE_MAX_POINTS / 2 samples, which moves half the
- * array: amortized O(1), in static memory.
+ * The bounded memory-over-time series (see timeline.h). O(1) per sample and
+ * target but for a merge every TIMELINE_MAX_POINTS / 2 samples (or when the
+ * targets' figures fill up), which moves half of each array: amortized O(1).
+ * The points are static; the targets' figures grow as they need, up to
+ * TIMELINE_MAX_FIGURES.
  */
 #include "daemon/core/timeline.h"
+#include "common/util.h"
 
+#include <assert.h>
+#include <stdlib.h>
 #include <string.h>
 
 void timeline_init(struct timeline *tl, uint64_t interval_ns)
@@ -14,38 +19,90 @@ void timeline_init(struct timeline *tl, uint64_t interval_ns)
 	tl->interval_ns = interval_ns ? interval_ns : 1;
 }
 
-/* Keep points 1, 3, 5, ...: the newest survives, and spacing doubles. */
+void timeline_free(struct timeline *tl)
+{
+	free(tl->targets);
+	tl->targets = NULL;
+	tl->ntargets = tl->cap = 0;
+}
+
+/* Keep points 1, 3, 5, ... and their targets: the newest survives, and spacing doubles. */
 static void timeline_merge(struct timeline *tl)
 {
-	uint32_t n = 0;
+	uint32_t n = 0, nt = 0;
 
-	for (uint32_t i = (tl->npoints & 1) ? 0 : 1; i < tl->npoints; i += 2)
-		tl->points[n++] = tl->points[i];
+	for (uint32_t i = (tl->npoints & 1) ? 0 : 1; i < tl->npoints; i += 2) {
+		struct snap_timeline_point p = tl->points[i];
+
+		if (p.ntargets)
+			memmove(&tl->targets[nt], &tl->targets[p.first],
+				p.ntargets * sizeof(*tl->targets));
+		p.first = nt;
+		nt += p.ntargets;
+		tl->points[n++] = p;
+	}
 	tl->npoints = n;
+	tl->ntargets = nt;
 	tl->interval_ns *= 2;
 }
 
-int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counters *c)
+static void figures_of(struct snap_figures *f, const struct mt_counters *c)
 {
-	struct timeline_point *p;
+	*f = (struct snap_figures){.live_bytes = c->live_bytes,
+				   .live_allocations = c->live_allocations,
+				   .allocations = c->allocations,
+				   .bytes_allocated = c->bytes_allocated};
+}
 
-	if (tl->npoints && (now_ns < tl->points[tl->npoints - 1].time_ns ||
-			    now_ns - tl->points[tl->npoints - 1].time_ns < tl->interval_ns))
+int timeline_due(const struct timeline *tl, uint64_t now_ns)
+{
+	const struct snap_timeline_point *last = tl->npoints ? &tl->points[tl->npoints - 1] : NULL;
+
+	return !last || (now_ns >= last->time_ns && now_ns - last->time_ns >= tl->interval_ns);
+}
+
+int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counters *c,
+		    const struct timeline_target *t, uint32_t n)
+{
+	struct snap_timeline_point *p;
+
+	if (!timeline_due(tl, now_ns))
 		return 0;
+	if (n > TIMELINE_MAX_FIGURES)
+		n = TIMELINE_MAX_FIGURES; /* more than a snapshot holds targets: never so many */
 	if (tl->npoints == TIMELINE_MAX_POINTS)
 		timeline_merge(tl);
+	while (tl->npoints > 1 && tl->ntargets + n > TIMELINE_MAX_FIGURES)
+		timeline_merge(tl);
+	if (tl->ntargets + n > TIMELINE_MAX_FIGURES) /* one point left, and it is in the way */
+		tl->npoints = tl->ntargets = 0;
+	if (tl->ntargets + n > tl->cap) {
+		uint32_t cap = tl->cap ? tl->cap : 64;
+
+		while (cap < tl->ntargets + n)
+			cap *= 2;
+		if (cap > TIMELINE_MAX_FIGURES)
+			cap = TIMELINE_MAX_FIGURES;
+		tl->targets = xrealloc(tl->targets, (size_t)cap * sizeof(*tl->targets));
+		tl->cap = cap;
+	}
 	p = &tl->points[tl->npoints++];
 	p->time_ns = now_ns;
-	p->live_bytes = c->live_bytes;
-	p->live_allocations = c->live_allocations;
-	p->allocations = c->allocations;
-	p->bytes_allocated = c->bytes_allocated;
-	p->has_resident = 0;
-	memset(&p->resident, 0, sizeof(p->resident));
+	figures_of(&p->total, c);
+	p->first = tl->ntargets;
+	p->ntargets = n;
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_timeline_target *e = &tl->targets[tl->ntargets++];
+
+		assert(!i || t[i].target > t[i - 1].target);
+		e->target = t[i].target;
+		figures_of(&e->f, t[i].c);
+	}
 	return 1;
 }
 
-int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt_resident *r)
+/* The point sampled at time_ns, or NULL. */
+static struct snap_timeline_point *point_at(struct timeline *tl, uint64_t time_ns)
 {
 	uint32_t lo = 0, hi = tl->npoints;
 
@@ -58,9 +115,42 @@ int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt
 		else
 			hi = mid;
 	}
-	if (lo == tl->npoints || tl->points[lo].time_ns != time_ns)
+	return lo < tl->npoints && tl->points[lo].time_ns == time_ns ? &tl->points[lo] : NULL;
+}
+
+int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt_resident *r)
+{
+	struct snap_timeline_point *p = point_at(tl, time_ns);
+
+	if (!p)
 		return 0;
-	tl->points[lo].has_resident = 1;
-	tl->points[lo].resident = *r;
+	p->total.has_resident = 1;
+	p->total.resident = *r;
+	return 1;
+}
+
+int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t target,
+				 const struct mt_resident *r)
+{
+	struct snap_timeline_point *p = point_at(tl, time_ns);
+	uint32_t lo, hi;
+
+	if (!p)
+		return 0;
+	/* a point's targets are by increasing index */
+	lo = p->first;
+	hi = p->first + p->ntargets;
+	while (lo < hi) {
+		uint32_t mid = lo + (hi - lo) / 2;
+
+		if (tl->targets[mid].target < target)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (lo == p->first + p->ntargets || tl->targets[lo].target != target)
+		return 0;
+	tl->targets[lo].f.has_resident = 1;
+	tl->targets[lo].f.resident = *r;
 	return 1;
 }

@@ -240,10 +240,14 @@ static int wait_all(struct ptstop *s)
 		}
 		if (!waiting)
 			return 0;
-		if (time_monotonic_ns() > s->deadline_ns)
+		if (time_monotonic_ns() > s->deadline_ns) {
+			s->late_tid = s->t[first].tid;
 			return fail(s, "thread %d of pid %d did not stop within %.0f ms",
 				    s->t[first].tid, s->pid,
-				    (double)(s->deadline_ns - s->begin_ns) / 1e6);
+				    s->deadline_ns > s->asked_ns
+					? (double)(s->deadline_ns - s->asked_ns) / 1e6
+					: 0.0);
+		}
 		/* a thread stops within microseconds unless it is in a long system call */
 		if (round > 16)
 			nanosleep(&(struct timespec){.tv_nsec = round < 256 ? 20000 : 200000},
@@ -364,6 +368,7 @@ int ptstop_stop(struct ptstop *s, int pid, uint64_t deadline_ns, char *err, size
 	memset(s, 0, sizeof(*s));
 	s->pid = pid;
 	s->deadline_ns = deadline_ns;
+	s->asked_ns = time_monotonic_ns();
 	pthread_mutex_init(&s->lock, NULL);
 	/* the deadline is CLOCK_MONOTONIC, as every time of the daemon */
 	pthread_condattr_init(&ca);
@@ -380,10 +385,13 @@ int ptstop_stop(struct ptstop *s, int pid, uint64_t deadline_ns, char *err, size
 		pthread_cond_wait(&s->cond, &s->lock);
 	pthread_mutex_unlock(&s->lock);
 	if (s->phase == PHASE_FAILED) {
+		int late;
+
 		pthread_join(s->thread, NULL);
 		snprintf(err, errlen, "%s", s->err);
+		late = s->late_tid != 0;
 		ptstop_clear(s);
-		return -1;
+		return late ? -ETIMEDOUT : -1;
 	}
 	return 0;
 }

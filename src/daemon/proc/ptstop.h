@@ -36,6 +36,7 @@ struct ptstop_thread {
 struct ptstop {
 	int pid;
 	uint64_t deadline_ns; /* CLOCK_MONOTONIC: resumed by then whatever happens */
+	uint64_t asked_ns;    /* when ptstop_stop() was called */
 	pthread_t thread;
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
@@ -43,6 +44,8 @@ struct ptstop {
 	int phase;	   /* enum in ptstop.c */
 	int resume_wanted; /* the caller is done */
 	int timed_out;	   /* the deadline resumed it */
+	int late_tid;	   /* a thread that had not stopped by the deadline, or 0 (it
+			    * stays set after ptstop_stop()'s -ETIMEDOUT) */
 	char err[256];	   /* why it could not be stopped */
 	/* the threads: written by the tracer until it reports stopped, then read-only */
 	struct ptstop_thread *t;
@@ -57,7 +60,9 @@ struct ptstop {
 /*
  * Stop every thread of pid before deadline_ns. 0 once they all stand still
  * (s->t holds them, registers read), or -1 with a one-line reason in err
- * (the process then runs again: nothing is left stopped). Refuses a
+ * (the process then runs again: nothing is left stopped); -ETIMEDOUT when a
+ * thread had not stopped by the deadline (one waiting in an uninterruptible
+ * system call: a vfork, a page fault on a hung file system). Refuses a
  * process another tracer has (gdb, strace): a process has one at a time.
  */
 int ptstop_stop(struct ptstop *s, int pid, uint64_t deadline_ns, char *err, size_t errlen);

@@ -120,7 +120,49 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 		out->counters = tt->c;
 	if (tt && tt->parent)
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
+	if (tt && tt->start_ns > v->tracker->start_ns)
+		out->started_ns = tt->start_ns - v->tracker->start_ns;
 	allocator_probe_sites(tg->alloc, out); /* where each function is probed */
+}
+
+/*
+ * The timeline as it is, but for its targets' figures: of the snapshot's
+ * targets only (view_index: the daemon's index of each), by their index there.
+ */
+static void fill_timeline(const struct timeline *tl, int ntargets, const int *view_index,
+			  struct snapshot *s)
+{
+	uint32_t *index_of = xmalloc((size_t)(ntargets ? ntargets : 1) * sizeof(*index_of));
+
+	memset(index_of, 0xff, (size_t)(ntargets ? ntargets : 1) * sizeof(*index_of));
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		index_of[view_index[i]] = i;
+	s->ntimeline = tl->npoints;
+	s->timeline = xmalloc(tl->npoints * sizeof(*s->timeline));
+	memcpy(s->timeline, tl->points, tl->npoints * sizeof(*s->timeline));
+	s->timeline_interval_ns = tl->interval_ns;
+	s->has_timeline_targets = 1;
+	s->timeline_targets =
+	    xmalloc((size_t)(tl->ntargets ? tl->ntargets : 1) * sizeof(*s->timeline_targets));
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		struct snap_timeline_point *p = &s->timeline[i];
+		const struct snap_timeline_target *from = &tl->targets[p->first];
+		uint32_t n = p->ntargets;
+
+		p->first = s->ntimeline_targets;
+		p->ntargets = 0;
+		for (uint32_t k = 0; k < n; k++) {
+			uint32_t to = from[k].target < (uint32_t)ntargets ? index_of[from[k].target]
+									  : UINT32_MAX;
+
+			if (to == UINT32_MAX)
+				continue; /* another pid's, left out of this snapshot */
+			s->timeline_targets[s->ntimeline_targets] = from[k];
+			s->timeline_targets[s->ntimeline_targets++].target = to;
+			p->ntargets++;
+		}
+	}
+	free(index_of);
 }
 
 struct block_pick {
@@ -231,22 +273,8 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 		s->started_unix_ns = s->created_unix_ns > traced ? s->created_unix_ns - traced : 1;
 		s->options = *v->options;
 	}
-	if (v->timeline->npoints) {
-		s->ntimeline = v->timeline->npoints;
-		s->timeline = xcalloc(s->ntimeline, sizeof(*s->timeline));
-		for (i = 0; i < s->ntimeline; i++) {
-			const struct timeline_point *p = &v->timeline->points[i];
-
-			s->timeline[i] = (struct snap_timeline_point){
-			    .time_ns = p->time_ns,
-			    .live_bytes = p->live_bytes,
-			    .live_allocations = p->live_allocations,
-			    .allocations = p->allocations,
-			    .bytes_allocated = p->bytes_allocated,
-			};
-		}
-		s->timeline_interval_ns = v->timeline->interval_ns;
-	}
+	if (v->timeline->npoints)
+		fill_timeline(v->timeline, v->ntargets, view_index, s);
 	memory_fill_resident(v, view_index, s);
 	if (r->memory)
 		memory_fill_breakdowns(v, view_index, s);

@@ -6,7 +6,6 @@
  */
 #include "daemon/serve/memory.h"
 #include "daemon/core/resident.h"
-#include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/proc/memmap.h"
 #include "daemon/proc/rss.h"
@@ -56,13 +55,9 @@ void memory_fill_resident(const struct daemon_view *v, const int *view_index, st
 		fill_target(v, view_index[i], &s->targets[i].resident);
 		s->has_resident |= s->targets[i].resident.sampled;
 	}
-	for (uint32_t i = 0; i < s->ntimeline && i < v->timeline->npoints; i++) {
-		const struct timeline_point *p = &v->timeline->points[i];
-
-		s->timeline[i].has_resident = (uint32_t)p->has_resident;
-		s->timeline[i].resident = p->resident;
-		s->has_resident |= s->timeline[i].has_resident;
-	}
+	/* the timeline's points came with theirs (collect.c) */
+	for (uint32_t i = 0; i < s->ntimeline; i++)
+		s->has_resident |= s->timeline[i].total.has_resident;
 }
 
 /* One breakdown being made: its target's space (the key of its blocks) and mappings. */

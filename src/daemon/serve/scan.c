@@ -403,11 +403,21 @@ static int scan_one(const struct scan_core *core, const struct proto_scan *sc,
 	blocks = prepared;
 	boost_on(&boost);
 	deadline = time_monotonic_ns() + sc->max_pause_ns;
-	if (ptstop_stop(&stop, t->pid, deadline, err, errlen)) {
+	rc = ptstop_stop(&stop, t->pid, deadline, why, sizeof(why));
+	if (rc) {
 		boost_off(&boost);
 		free(buf);
+		if (rc == -ETIMEDOUT)
+			snprintf(err, errlen,
+				 "gave up on pid %d: thread %d did not stop within the pause bound "
+				 "(%s, --max-pause); it runs on, nothing is reported",
+				 t->pid, stop.late_tid, limit);
+		else
+			snprintf(err, errlen, "%s", why);
 		return -1;
 	}
+	rc = -1;
+	why[0] = '\0';
 	/* every record the target made lies before the producer position now */
 	barrier = core->ring_produced(core->ctx);
 	if (freeze_after(core, barrier, deadline, &v, why, sizeof(why)))
