@@ -127,28 +127,54 @@ static inline void mt_counter_set(struct mt_counters *c, size_t i, uint64_t v)
 void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c);
 
 /*
- * The numbers of one stack, or of a group of stacks: X(field, section) in
- * wire order; section 0 is the stacks section, 1 the temporary section, 2 the
- * inherited section of the snapshot (docs/snapshot-format.md).
+ * The numbers of one stack, or of a group of stacks: X(field, name, section)
+ * in wire order. name is what JSON calls it (and text and docs); section 0
+ * is the stacks section, 1 the temporary section, 2 the inherited section
+ * of the snapshot (docs/snapshot-format.md).
  */
 #define MT_STACK_COUNTERS(X)                                                                       \
-	X(allocations, 0)                                                                          \
-	X(bytes_allocated, 0)                                                                      \
-	X(frees, 0)                                                                                \
-	X(bytes_freed, 0)                                                                          \
-	X(live_allocations, 0)                                                                     \
-	X(live_bytes, 0)                                                                           \
-	X(peak_live_bytes, 0) /* live bytes of the stack at the moment of the peak */              \
-	X(temporary_allocations, 1)                                                                \
-	X(temporary_bytes, 1)                                                                      \
-	X(inherited_allocations, 2) /* live blocks of a forked child's row at its fork */          \
-	X(inherited_bytes, 2)
+	X(allocations, "allocations", 0)                                                           \
+	X(bytes_allocated, "bytes_allocated", 0)                                                   \
+	X(frees, "frees", 0)                                                                       \
+	X(bytes_freed, "bytes_freed", 0)                                                           \
+	X(live_allocations, "live_allocations", 0)                                                 \
+	X(live_bytes, "live_bytes", 0)                                                             \
+	/* live bytes of the stack at the moment of the peak */                                    \
+	X(peak_live_bytes, "peak_live_bytes", 0)                                                   \
+	X(temporary_allocations, "temporary_allocations", 1)                                       \
+	X(temporary_bytes, "temporary_bytes", 1)                                                   \
+	/* live blocks of a forked child's row at its fork */                                      \
+	X(inherited_allocations, "inherited_allocations", 2)                                       \
+	X(inherited_bytes, "inherited_bytes", 2)
 
 struct mt_stack_counters {
-#define MT_STACK_COUNTER_FIELD(field, section) uint64_t field;
+#define MT_STACK_COUNTER_FIELD(field, name, section) uint64_t field;
 	MT_STACK_COUNTERS(MT_STACK_COUNTER_FIELD)
 #undef MT_STACK_COUNTER_FIELD
 };
+
+/* The stack counters by number (MT_SC_<field>), in wire order. */
+enum mt_stack_counter {
+#define MT_STACK_COUNTER_ID(field, name, section) MT_SC_##field,
+	MT_STACK_COUNTERS(MT_STACK_COUNTER_ID)
+#undef MT_STACK_COUNTER_ID
+	    MT_NSTACK_COUNTERS
+};
+
+struct mt_stack_counter_desc {
+	const char *name; /* as JSON, text and docs call it */
+	size_t offset;	  /* in struct mt_stack_counters */
+	int section;	  /* of the snapshot: 0 stacks, 1 temporary, 2 inherited */
+};
+
+/* Every stack counter, by enum mt_stack_counter. */
+extern const struct mt_stack_counter_desc mt_stack_counter_descs[MT_NSTACK_COUNTERS];
+
+static inline uint64_t mt_stack_counter_get(const struct mt_stack_counters *c,
+					    enum mt_stack_counter i)
+{
+	return *(const uint64_t *)((const char *)c + mt_stack_counter_descs[i].offset);
+}
 
 void mt_stack_counters_add(struct mt_stack_counters *out, const struct mt_stack_counters *c);
 
@@ -187,10 +213,13 @@ size_t mt_rank_sort(struct mt_rank *r, size_t n);
 size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 
 /*
- * Events the ring buffer could not take (the BPF "lost" array): X(slot, name,
- * always) where always means text and JSON show the kind even when it is 0.
- * Slot 0 counts calls not traced because the in-flight table was full; the
- * others are enum mt_event_kind.
+ * Events the ring buffer could not take (the BPF "lost" array, MT_LOST_SLOTS
+ * slots in event.h): X(slot, name, always) where always means text and JSON
+ * show the kind even when it is 0. Slot 0 counts calls not traced because
+ * the in-flight table was full; the others are enum mt_event_kind
+ * (MT_EV_<NAME>). src/common/counters.c checks at compile time that the
+ * slots are exactly 0 to MT_LOST_SLOTS - 1, each named once, as event.h
+ * numbers them.
  */
 #define MT_LOST_KINDS(X)                                                                           \
 	X(0, inflight_full, 0)                                                                     \
@@ -202,7 +231,11 @@ size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top);
 	X(6, fork, 0)                                                                              \
 	X(7, match, 0)
 
-#define MT_LOST_KIND_COUNT 8
+enum {
+#define MT_LOST_KIND_ONE(slot, name, always) +1
+	MT_LOST_KIND_COUNT = 0 MT_LOST_KINDS(MT_LOST_KIND_ONE)
+#undef MT_LOST_KIND_ONE
+};
 
 /* The name of a lost-event slot ("alloc", ...), or NULL; whether it is always shown. */
 const char *mt_lost_kind_name(unsigned slot);

@@ -188,9 +188,10 @@ enum mt_stack_walker {
 
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
 /* (The "targets" map: tgid -> struct mt_target_watch, filled by the daemon.) */
-/* Slot 0 and kinds 1 to 7 (snapshots carry 8); a lost MT_EV_LDSO counts as
- * MT_EV_EXEC, the exec it belongs to, a lost MT_EV_PYALLOC in slot 0: calls
- * that may go untraced. */
+/* Slot 0 and kinds 1 to 7 (snapshots carry 8; their names are MT_LOST_KINDS
+ * in counters.h, checked against these at compile time); a lost MT_EV_LDSO
+ * counts as MT_EV_EXEC, the exec it belongs to, a lost MT_EV_PYALLOC in slot
+ * 0: calls that may go untraced. */
 #define MT_LOST_SLOTS 8
 #define MT_LOST_SLOT(kind)                                                                         \
 	((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind) == MT_EV_PYALLOC ? 0 : (kind))

@@ -224,7 +224,7 @@ struct snap_row {
 };
 
 struct snap_groups {
-	uint32_t by;		       /* 1 stack, 2 function, 3 file, 4 line, 5 module, 6 site */
+	uint32_t by;		       /* enum group_by (common/groupkey.h): 1 stack ... 6 site */
 	uint32_t cumulative;	       /* a stack counts in each row one of its frames keys */
 	uint32_t order;		       /* enum mt_sort the rows were chosen by */
 	struct snap_row *rows;	       /* one per stack of the snapshot */
@@ -306,6 +306,20 @@ struct snap_scan {
 	struct snap_scan_entry *entries; /* most bytes first */
 };
 
+/*
+ * What a snapshot's stacks are: one kind, never two (the answer to one kind
+ * of request, docs/snapshot-format.md "What each request's answer holds").
+ * The kinds but the first say so by a section of their own, and only their
+ * member of struct snapshot's union is there.
+ */
+enum snap_kind {
+	SNAP_STACKS = 0, /* stacks with their own numbers: every one, or the top N by a key */
+	SNAP_ROWS,  /* a stack per row of a grouping, with the row's sums (groups, section 43) */
+	SNAP_LEAKS, /* the stacks with the most bytes in old blocks (leaks, section 44) */
+	SNAP_SCAN,  /* the stacks a scan's entries name (scan, sections 47 and 48) */
+	SNAP_KIND_COUNT
+};
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -339,19 +353,19 @@ struct snapshot {
 	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
 	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
 	struct snap_options options;   /* how memtraced was started (section 11) */
-	uint32_t has_groups;	       /* groups (section 43) */
-	struct snap_groups groups;
-	uint32_t has_leaks;	/* leaks (section 44) */
+	uint32_t kind; /* enum snap_kind: what the stacks are; its member of the union holds */
+	union {
+		struct snap_groups groups; /* SNAP_ROWS */
+		struct snap_leaks leaks;   /* SNAP_LEAKS */
+		struct snap_scan scan;	   /* SNAP_SCAN */
+	};
 	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
-	struct snap_leaks leaks;
-	uint32_t has_scan; /* a leak scan (sections 47 and 48) */
-	struct snap_scan scan;
-	uint32_t has_daemon; /* daemon holds the daemon's figures (section 42) */
+	uint32_t has_daemon;	/* daemon holds the daemon's figures (section 42) */
 	struct snap_daemon daemon;
 	uint32_t has_match; /* whole-host mode (section 51) */
 	struct snap_match match;
 	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
-	uint32_t has_memory;   /* section 46: the request asked for breakdowns (memory=1) */
+	uint32_t has_memory;   /* section 46: breakdowns (memory and snapshot requests) */
 	uint32_t nmemory;
 	struct snap_memory *memory; /* by target index, increasing */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
@@ -359,31 +373,23 @@ struct snapshot {
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
 	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
 	/*
-	 * Frames. A stack's frames array holds pointers to frames, and stacks
-	 * share them: the frames of a snapshot are few, the references to them
-	 * many (a heap of a hundred thousand stacks of twenty frames may have a
-	 * few dozen distinct frames). Frames in frame_table are the snapshot's
-	 * (snapshot_free frees their strings unless string_pool or
-	 * frames_borrowed says otherwise); frames elsewhere are the builder's.
-	 * When frame_refs is set, every stack's frames array lies in that one
-	 * block; else each is its own allocation.
+	 * Frames, one way: every frame a stack names is in frame_table, and
+	 * every stack's frames array lies in the one block frame_refs, pointers
+	 * into the table; snapshot_free() frees both. Stacks share frames: the
+	 * frames of a snapshot are few, the references to them many (a heap of
+	 * a hundred thousand stacks of twenty frames may have a few dozen
+	 * distinct frames).
 	 */
 	struct snap_frame *frame_table;
 	uint32_t nframe_table;
 	struct snap_frame **frame_refs;
-	struct snap_frame *frame_twins; /* decoder: frames copied to differ in inlined */
 	/*
-	 * Set by snapshot_decode(): one block holding every string above, which
-	 * then point into it. NULL in a built snapshot, whose strings are each
-	 * their own allocation.
+	 * Strings, two ways. Set by snapshot_decode(): one block holding every
+	 * string above, which then point into it. NULL in a built snapshot,
+	 * whose strings are each its own allocation, but for the frames': those
+	 * are the builder's (the daemon's interned symbols), never freed here.
 	 */
 	char *string_pool;
-	/*
-	 * Set by whoever built the snapshot when the stacks' frame strings are
-	 * not its own (the daemon's interned symbols): snapshot_free() frees
-	 * the frame arrays only.
-	 */
-	uint32_t frames_borrowed;
 };
 
 /*
@@ -422,6 +428,9 @@ void snapshot_free(struct snapshot *s);
 
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);
+
+/* "stacks", "rows", "leaks", "scan"; "unknown" otherwise. */
+const char *snap_kind_name(uint32_t kind);
 
 /* "direct", "indirect", "possible"; "unknown" otherwise. */
 const char *snap_leak_kind_name(uint32_t kind);

@@ -41,9 +41,19 @@ void mt_counters_merge(struct mt_counters *out, const struct mt_counters *c)
 	}
 }
 
+const struct mt_stack_counter_desc mt_stack_counter_descs[MT_NSTACK_COUNTERS] = {
+#define MT_STACK_COUNTER_DESC(field, name, section)                                                \
+	[MT_SC_##field] = {name, offsetof(struct mt_stack_counters, field), section},
+    MT_STACK_COUNTERS(MT_STACK_COUNTER_DESC)
+#undef MT_STACK_COUNTER_DESC
+};
+
+_Static_assert(sizeof(struct mt_stack_counters) == MT_NSTACK_COUNTERS * sizeof(uint64_t),
+	       "every stack counter is in the table");
+
 void mt_stack_counters_add(struct mt_stack_counters *out, const struct mt_stack_counters *c)
 {
-#define MT_STACK_COUNTER_ADD(field, section) out->field += c->field;
+#define MT_STACK_COUNTER_ADD(field, name, section) out->field += c->field;
 	MT_STACK_COUNTERS(MT_STACK_COUNTER_ADD)
 #undef MT_STACK_COUNTER_ADD
 }
@@ -149,6 +159,34 @@ size_t mt_rank_top(struct mt_rank *r, size_t n, size_t top)
 	qsort(r, top, sizeof(*r), rank_cmp);
 	return kept;
 }
+
+/*
+ * The lost kinds are the BPF array's slots: as many (the initializer below
+ * refuses a slot past the count, -Werror=override-init one named twice), and
+ * each named as event.h numbers its event kind.
+ */
+_Static_assert(MT_LOST_KIND_COUNT == MT_LOST_SLOTS, "one lost kind per slot of the BPF array");
+enum {
+#define MT_LOST_KIND_AT(slot, name, always) MT_LOST_AT_##name = slot,
+	MT_LOST_KINDS(MT_LOST_KIND_AT)
+#undef MT_LOST_KIND_AT
+};
+#define SAME(lost, kind) ((int)MT_LOST_AT_##lost == (int)(kind))
+_Static_assert(SAME(alloc, MT_EV_ALLOC) && SAME(free, MT_EV_FREE) &&
+		   SAME(realloc_enter, MT_EV_REALLOC_ENTER) && SAME(realloc, MT_EV_REALLOC) &&
+		   SAME(exec, MT_EV_EXEC) && SAME(fork, MT_EV_FORK) && SAME(match, MT_EV_MATCH) &&
+		   SAME(inflight_full, 0),
+	       "a lost kind's slot is its event kind's number");
+#undef SAME
+/* every event kind is counted in some slot */
+#define MT_LOST_SLOT_OK(kind) (MT_LOST_SLOT(kind) < MT_LOST_SLOTS)
+_Static_assert(MT_LOST_SLOT_OK(MT_EV_ALLOC) && MT_LOST_SLOT_OK(MT_EV_FREE) &&
+		   MT_LOST_SLOT_OK(MT_EV_REALLOC_ENTER) && MT_LOST_SLOT_OK(MT_EV_REALLOC) &&
+		   MT_LOST_SLOT_OK(MT_EV_EXEC) && MT_LOST_SLOT_OK(MT_EV_FORK) &&
+		   MT_LOST_SLOT_OK(MT_EV_MATCH) && MT_LOST_SLOT_OK(MT_EV_LDSO) &&
+		   MT_LOST_SLOT_OK(MT_EV_PYALLOC) && MT_EV_KIND_COUNT == MT_EV_PYALLOC + 1,
+	       "every event kind has a lost slot");
+#undef MT_LOST_SLOT_OK
 
 static const struct {
 	const char *name;

@@ -12,17 +12,17 @@
 
 static const char *const group_names[GROUP_BY_COUNT] = {
     [GROUP_STACK] = "stack", [GROUP_FUNCTION] = "function", [GROUP_FILE] = "file",
-    [GROUP_LINE] = "line",   [GROUP_MODULE] = "module",
+    [GROUP_LINE] = "line",   [GROUP_MODULE] = "module",	    [GROUP_SITE] = "site",
 };
 
 const char *group_by_name(int by)
 {
-	return by >= 0 && by < GROUP_BY_COUNT ? group_names[by] : NULL;
+	return by > GROUP_NONE && by < GROUP_BY_COUNT ? group_names[by] : NULL;
 }
 
 int group_by_from_name(const char *name)
 {
-	for (int i = 0; i < GROUP_BY_COUNT; i++)
+	for (int i = GROUP_NONE + 1; i < GROUP_BY_COUNT; i++)
 		if (!strcmp(name, group_names[i]))
 			return i;
 	return -1;

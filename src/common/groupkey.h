@@ -16,18 +16,25 @@
 /* The key of a stack without frames. */
 #define NO_STACK_KEY "(no stack)"
 
+/*
+ * What rows are keyed by: one enum for the client's views, the daemon's
+ * grouping and the protocol. The numbers are the wire's (a groups section's
+ * "by", docs/snapshot-format.md); a rows request names them (by=stack).
+ */
 enum group_by {
-	GROUP_STACK = 0,
+	GROUP_NONE = 0, /* not grouped */
+	GROUP_STACK,	/* the whole stack: its frames' locations */
 	GROUP_FUNCTION,
 	GROUP_FILE,
-	GROUP_LINE,
+	GROUP_LINE, /* file:line */
 	GROUP_MODULE,
+	GROUP_SITE, /* stats' allocation sites: the innermost frame (group_site_cmp) */
 	GROUP_BY_COUNT
 };
 
-/* "stack", "function", "file", "line", "module"; NULL for a bad value. */
+/* "stack", "function", "file", "line", "module", "site"; NULL for none or a bad value. */
 const char *group_by_name(int by);
-/* enum group_by for a name, or -1. */
+/* enum group_by for one of those names, or -1. */
 int group_by_from_name(const char *name);
 
 /*

@@ -3,29 +3,144 @@
  * The request line and reply frame of the memtraced socket (see proto.h).
  * Request lines come from any local client the socket admits, so the parser
  * accepts only the documented grammar: printable ASCII words separated by
- * spaces, one command, known keys at most once each, values in range.
- * Anything else is a one-line error.
+ * spaces, a kind, the protocol version, that kind's keys at most once each,
+ * values in range. Anything else is a one-line error. One table says which
+ * keys each kind has and where each goes: the parser and the formatter both
+ * walk it.
  */
 #include "common/proto.h"
+#include "common/groupkey.h"
 #include "memtrace/snapshot.h"
 #include "common/util.h"
 
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <string.h>
 
-void proto_request_init(struct proto_request *r)
+/* How a key's value is written and where it goes. */
+enum key_type {
+	KEY_U32,   /* a number into a uint32_t, min to max */
+	KEY_U64,   /* a number into a uint64_t, min to max */
+	KEY_FLAG,  /* 0 or 1 into an int */
+	KEY_SORT,  /* a sort key's name into an int (enum mt_sort) */
+	KEY_GROUP, /* a grouping's name into an int (enum group_by, not none) */
+};
+
+struct key {
+	const char *name;
+	enum key_type type;
+	size_t offset; /* in struct proto_request */
+	uint64_t min, max;
+};
+
+#define AT(field) offsetof(struct proto_request, field)
+#define PID(kind)                                                                                  \
+	{                                                                                          \
+		"pid", KEY_U32, AT(kind.pid), 0, PROTO_MAX_PID                                     \
+	}
+#define TOP(kind)                                                                                  \
+	{                                                                                          \
+		"top", KEY_U32, AT(kind.top), 0, PROTO_MAX_TOP                                     \
+	}
+
+static const struct key status_keys[] = {PID(status)};
+
+static const struct key report_keys[] = {
+    PID(report),
+    {"sort", KEY_SORT, AT(report.sort), 0, 0},
+    TOP(report),
+    {"ages", KEY_FLAG, AT(report.ages), 0, 1},
+};
+
+static const struct key rows_keys[] = {
+    PID(rows),
+    {"select", KEY_SORT, AT(rows.select), 0, 0},
+    {"by", KEY_GROUP, AT(rows.by), 0, 0},
+    {"cumulative", KEY_FLAG, AT(rows.cumulative), 0, 1},
+    {"order", KEY_SORT, AT(rows.order), 0, 0},
+    TOP(rows),
+};
+
+static const struct key leaks_keys[] = {
+    PID(leaks),
+    {"older_than", KEY_U64, AT(leaks.older_than_ns), 0, PROTO_MAX_OLDER_THAN},
+    TOP(leaks),
+};
+
+static const struct key memory_keys[] = {PID(memory)};
+
+static const struct key target_keys[] = {{"pid", KEY_U32, AT(target.pid), 1, PROTO_MAX_PID}};
+
+static const struct key scan_keys[] = {
+    PID(scan),
+    TOP(scan),
+    {"max_pause", KEY_U64, AT(scan.max_pause_ns), PROTO_SCAN_MIN_PAUSE, PROTO_SCAN_MAX_PAUSE},
+    {"suppressions", KEY_U32, AT(scan.suppressions), 0, PROTO_MAX_SUPPRESSIONS},
+};
+
+static const struct {
+	const char *name;
+	const struct key *keys;
+	size_t nkeys;
+	const char *required; /* the key a request of this kind must give, or NULL */
+} kinds[PROTO_KIND_COUNT] = {
+    [PROTO_STATUS] = {"status", status_keys, ARRAY_SIZE(status_keys), NULL},
+    [PROTO_SNAPSHOT] = {"snapshot", NULL, 0, NULL},
+    [PROTO_REPORT] = {"report", report_keys, ARRAY_SIZE(report_keys), NULL},
+    [PROTO_ROWS] = {"rows", rows_keys, ARRAY_SIZE(rows_keys), "by"},
+    [PROTO_LEAKS] = {"leaks", leaks_keys, ARRAY_SIZE(leaks_keys), NULL},
+    [PROTO_MEMORY] = {"memory", memory_keys, ARRAY_SIZE(memory_keys), NULL},
+    [PROTO_SCAN] = {"scan", scan_keys, ARRAY_SIZE(scan_keys), NULL},
+    [PROTO_ATTACH] = {"attach", target_keys, ARRAY_SIZE(target_keys), "pid"},
+    [PROTO_DETACH] = {"detach", target_keys, ARRAY_SIZE(target_keys), "pid"},
+    [PROTO_RESET_PEAK] = {"reset-peak", NULL, 0, NULL},
+};
+
+void proto_request_init(struct proto_request *r, int kind)
 {
 	memset(r, 0, sizeof(*r)); /* padding too: requests compare with memcmp */
-	r->command = PROTO_CMD_SNAPSHOT;
-	r->top = 0;
-	r->sort = MT_SORT_LIVE;
-	r->pid = 0;
-	r->stacks = 1;
-	r->blocks = 0;
-	r->older_than_ns = 0;
-	r->ages = 0;
-	r->scan.max_pause_ns = PROTO_SCAN_DEFAULT_PAUSE;
+	r->kind = kind;
+	switch (kind) {
+	case PROTO_REPORT:
+		r->report.sort = MT_SORT_LIVE;
+		break;
+	case PROTO_ROWS:
+		r->rows.select = MT_SORT_LIVE;
+		r->rows.order = MT_SORT_LIVE;
+		break;
+	case PROTO_SCAN:
+		r->scan.max_pause_ns = PROTO_SCAN_DEFAULT_PAUSE;
+		break;
+	}
+}
+
+const char *proto_kind_name(int kind)
+{
+	return kind > 0 && kind < PROTO_KIND_COUNT ? kinds[kind].name : NULL;
+}
+
+uint32_t proto_request_pid(const struct proto_request *r)
+{
+	switch (r->kind) {
+	case PROTO_STATUS:
+		return r->status.pid;
+	case PROTO_REPORT:
+		return r->report.pid;
+	case PROTO_ROWS:
+		return r->rows.pid;
+	case PROTO_LEAKS:
+		return r->leaks.pid;
+	case PROTO_MEMORY:
+		return r->memory.pid;
+	case PROTO_SCAN:
+		return r->scan.pid;
+	case PROTO_ATTACH:
+	case PROTO_DETACH:
+		return r->target.pid;
+	default:
+		return 0;
+	}
 }
 
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
@@ -47,186 +162,109 @@ static int request_error(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-/* Keys, what they set and the largest number they take (sort is by name). */
-enum request_key {
-	KEY_TOP,
-	KEY_SORT,
-	KEY_PID,
-	KEY_STACKS,
-	KEY_BLOCKS,
-	KEY_OLDER_THAN,
-	KEY_AGES,
-	KEY_GROUP,
-	KEY_CUMULATIVE,
-	KEY_ORDER,
-	KEY_LEAKS,
-	KEY_MEMORY,
-	KEY_COUNT
-};
-
-static const struct {
-	const char *name;
-	uint64_t max;
-} request_keys[KEY_COUNT] = {
-    [KEY_TOP] = {"top", PROTO_MAX_TOP},
-    [KEY_SORT] = {"sort", 0},
-    [KEY_PID] = {"pid", PROTO_MAX_PID},
-    [KEY_STACKS] = {"stacks", 1},
-    [KEY_BLOCKS] = {"blocks", 1},
-    [KEY_OLDER_THAN] = {"older_than", PROTO_MAX_OLDER_THAN},
-    [KEY_AGES] = {"ages", 1},
-    [KEY_GROUP] = {"group", 0},
-    [KEY_CUMULATIVE] = {"cumulative", 1},
-    [KEY_ORDER] = {"order", 0},
-    [KEY_LEAKS] = {"leaks", 1},
-    [KEY_MEMORY] = {"memory", 1},
-};
-
-static const char *const group_names[PROTO_GROUP_COUNT] = {
-    [PROTO_GROUP_NONE] = "none", [PROTO_GROUP_STACK] = "stack", [PROTO_GROUP_FUNCTION] = "function",
-    [PROTO_GROUP_FILE] = "file", [PROTO_GROUP_LINE] = "line",	[PROTO_GROUP_MODULE] = "module",
-    [PROTO_GROUP_SITE] = "site",
-};
-
-const char *proto_group_name(int group)
-{
-	return group > PROTO_GROUP_NONE && group < PROTO_GROUP_COUNT ? group_names[group] : NULL;
-}
-
 /* Longest piece of a bad line quoted back in an error. */
 #define QUOTE_MAX 32
 
-/* A scan's keys: its own, into struct proto_scan. */
-enum scan_key { SCAN_PID, SCAN_TOP, SCAN_MAX_PAUSE, SCAN_SUPPRESSIONS, SCAN_KEY_COUNT };
-
-static const struct {
-	const char *name;
-	uint64_t min, max;
-} scan_keys[SCAN_KEY_COUNT] = {
-    [SCAN_PID] = {"pid", 0, PROTO_MAX_PID},
-    [SCAN_TOP] = {"top", 0, PROTO_MAX_TOP},
-    [SCAN_MAX_PAUSE] = {"max_pause", PROTO_SCAN_MIN_PAUSE, PROTO_SCAN_MAX_PAUSE},
-    [SCAN_SUPPRESSIONS] = {"suppressions", 0, PROTO_MAX_SUPPRESSIONS},
-};
-
-static int parse_scan_pair(char *word, unsigned *seen, struct proto_scan *s, char *err,
-			   size_t errlen)
+/* Is name a key of some kind (for "does not apply" rather than "unknown")? */
+static int known_key(const char *name)
 {
-	char *eq = strchr(word, '=');
-	uint64_t v;
-	size_t k;
-
-	if (!eq)
-		return request_error(err, errlen, "expected key=value, got '%.*s'", QUOTE_MAX,
-				     word);
-	*eq = '\0';
-	for (k = 0; k < SCAN_KEY_COUNT; k++)
-		if (!strcmp(word, scan_keys[k].name))
-			break;
-	if (k == SCAN_KEY_COUNT) {
-		for (size_t o = 0; o < KEY_COUNT; o++)
-			if (!strcmp(word, request_keys[o].name))
-				return request_error(err, errlen, "%s does not apply to scan",
-						     word);
-		return request_error(err, errlen, "unknown key '%.*s'", QUOTE_MAX, word);
-	}
-	if (*seen & (1u << k))
-		return request_error(err, errlen, "%s given twice", word);
-	*seen |= 1u << k;
-	if (parse_u64(eq + 1, scan_keys[k].max, &v) || v < scan_keys[k].min)
-		return request_error(err, errlen, "bad %s '%.*s' (expected %llu to %llu)", word,
-				     QUOTE_MAX, eq + 1, (unsigned long long)scan_keys[k].min,
-				     (unsigned long long)scan_keys[k].max);
-	if (k == SCAN_PID)
-		s->pid = (uint32_t)v;
-	else if (k == SCAN_TOP)
-		s->top = (uint32_t)v;
-	else if (k == SCAN_MAX_PAUSE)
-		s->max_pause_ns = v;
-	else
-		s->suppressions = (uint32_t)v;
+	for (int k = 1; k < PROTO_KIND_COUNT; k++)
+		for (size_t i = 0; i < kinds[k].nkeys; i++)
+			if (!strcmp(name, kinds[k].keys[i].name))
+				return 1;
 	return 0;
 }
 
-static int parse_pair(char *word, unsigned *seen, struct proto_request *r, char *err, size_t errlen)
+/* Set key k of r from value: 0, or -1 with the reason. */
+static int set_key(const struct key *k, const char *value, struct proto_request *r, char *err,
+		   size_t errlen)
 {
-	char *eq = strchr(word, '=');
-	const char *value;
+	char *field = (char *)r + k->offset;
 	uint64_t v;
-	size_t k;
+	int e;
 
-	if (!eq)
-		return request_error(err, errlen, "expected key=value, got '%.*s'", QUOTE_MAX,
-				     word);
-	*eq = '\0';
-	value = eq + 1;
-	for (k = 0; k < KEY_COUNT; k++)
-		if (!strcmp(word, request_keys[k].name))
-			break;
-	if (k == KEY_COUNT)
-		return request_error(err, errlen, "unknown key '%.*s'", QUOTE_MAX, word);
-	if (*seen & (1u << k))
-		return request_error(err, errlen, "%s given twice", word);
-	*seen |= 1u << k;
-
-	if (k == KEY_SORT || k == KEY_ORDER) {
-		int sort = mt_sort_from_name(value);
-
-		if (sort < 0)
+	switch (k->type) {
+	case KEY_SORT:
+		e = mt_sort_from_name(value);
+		if (e < 0)
 			return request_error(err, errlen,
 					     "bad %s '%.*s' (expected live, allocated, count, "
 					     "peak or temporary)",
-					     word, QUOTE_MAX, value);
-		if (k == KEY_SORT)
-			r->sort = sort;
-		else
-			r->order = sort;
+					     k->name, QUOTE_MAX, value);
+		memcpy(field, &e, sizeof(e));
+		return 0;
+	case KEY_GROUP:
+		e = group_by_from_name(value);
+		if (e < 0)
+			return request_error(err, errlen,
+					     "bad %s '%.*s' (expected stack, function, file, "
+					     "line, module or site)",
+					     k->name, QUOTE_MAX, value);
+		memcpy(field, &e, sizeof(e));
+		return 0;
+	default:
+		break;
+	}
+	if (parse_u64(value, k->max, &v) || v < k->min)
+		return request_error(err, errlen, "bad %s '%.*s' (expected %llu to %llu)", k->name,
+				     QUOTE_MAX, value, (unsigned long long)k->min,
+				     (unsigned long long)k->max);
+	if (k->type == KEY_U32) {
+		uint32_t v32 = (uint32_t)v;
+
+		memcpy(field, &v32, sizeof(v32));
+	} else if (k->type == KEY_U64) {
+		memcpy(field, &v, sizeof(v));
+	} else {
+		e = (int)v;
+		memcpy(field, &e, sizeof(e));
+	}
+	return 0;
+}
+
+/* The protocol version a line gives (its v=): 0, or -1 with the reason. */
+static int check_version(char **words, size_t nwords, const char *kind, char *err, size_t errlen)
+{
+	uint64_t v;
+
+	for (size_t i = 1; i < nwords; i++) {
+		if (strncmp(words[i], "v=", 2))
+			continue;
+		if (parse_u64(words[i] + 2, UINT32_MAX, &v))
+			return request_error(err, errlen, "bad v '%.*s' (expected %d)", QUOTE_MAX,
+					     words[i] + 2, PROTO_VERSION);
+		if (v > PROTO_VERSION)
+			return request_error(err, errlen,
+					     "protocol version %llu is newer than this "
+					     "memtraced's (%d)",
+					     (unsigned long long)v, PROTO_VERSION);
+		if (v < PROTO_VERSION)
+			return request_error(err, errlen,
+					     "protocol version %llu is older than this "
+					     "memtraced's (%d): use the memtracectl of its release",
+					     (unsigned long long)v, PROTO_VERSION);
+		for (size_t j = i + 1; j < nwords; j++)
+			if (!strncmp(words[j], "v=", 2))
+				return request_error(err, errlen, "v given twice");
+		words[i] = NULL; /* taken */
 		return 0;
 	}
-	if (k == KEY_GROUP) {
-		for (int g = 0; g < PROTO_GROUP_COUNT; g++) {
-			if (!strcmp(value, group_names[g])) {
-				r->group = g;
-				return 0;
-			}
-		}
-		return request_error(err, errlen,
-				     "bad group '%.*s' (expected none, stack, function, file, "
-				     "line, module or site)",
-				     QUOTE_MAX, value);
-	}
-	if (parse_u64(value, request_keys[k].max, &v))
-		return request_error(err, errlen, "bad %s '%.*s' (expected 0 to %llu)", word,
-				     QUOTE_MAX, value, (unsigned long long)request_keys[k].max);
-	if (k == KEY_TOP)
-		r->top = (uint32_t)v;
-	else if (k == KEY_PID)
-		r->pid = (uint32_t)v;
-	else if (k == KEY_BLOCKS)
-		r->blocks = (int)v;
-	else if (k == KEY_OLDER_THAN)
-		r->older_than_ns = v;
-	else if (k == KEY_AGES)
-		r->ages = (int)v;
-	else if (k == KEY_CUMULATIVE)
-		r->cumulative = (int)v;
-	else if (k == KEY_LEAKS)
-		r->leaks = (int)v;
-	else if (k == KEY_MEMORY)
-		r->memory = (int)v;
-	else
-		r->stacks = (int)v;
-	return 0;
+	/* a version 1 line: an older memtracectl's */
+	return request_error(err, errlen,
+			     "%s without v=%d: a protocol version 1 request, older than this "
+			     "memtraced's (%d): use the memtracectl of its release",
+			     kind, PROTO_VERSION, PROTO_VERSION);
 }
 
 int proto_request_parse(const char *line, size_t len, struct proto_request *r, char *err,
 			size_t errlen)
 {
-	char copy[PROTO_MAX_REQUEST + 1];
+	char copy[PROTO_MAX_REQUEST + 1], *words[PROTO_MAX_REQUEST / 2 + 1], *save, *w;
+	size_t nwords = 0;
 	unsigned seen = 0;
-	char *word, *save;
+	int kind;
 
-	proto_request_init(r);
+	proto_request_init(r, PROTO_STATUS);
 	if (errlen)
 		err[0] = '\0';
 	if (len > PROTO_MAX_REQUEST)
@@ -245,87 +283,127 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 	}
 	memcpy(copy, line, len);
 	copy[len] = '\0';
-
-	word = strtok_r(copy, " ", &save);
-	if (!word)
+	for (w = strtok_r(copy, " ", &save); w; w = strtok_r(NULL, " ", &save))
+		words[nwords++] = w;
+	if (!nwords)
 		return request_error(err, errlen, "empty line");
-	if (!strcmp(word, "snapshot"))
-		r->command = PROTO_CMD_SNAPSHOT;
-	else if (!strcmp(word, "reset-peak"))
-		r->command = PROTO_CMD_RESET_PEAK;
-	else if (!strcmp(word, "attach"))
-		r->command = PROTO_CMD_ATTACH;
-	else if (!strcmp(word, "detach"))
-		r->command = PROTO_CMD_DETACH;
-	else if (!strcmp(word, "scan"))
-		r->command = PROTO_CMD_SCAN;
-	else
-		return request_error(err, errlen, "unknown command '%.*s'", QUOTE_MAX, word);
-	while ((word = strtok_r(NULL, " ", &save)))
-		if (r->command == PROTO_CMD_SCAN
-			? parse_scan_pair(word, &seen, &r->scan, err, errlen)
-			: parse_pair(word, &seen, r, err, errlen))
+	for (kind = 1; kind < PROTO_KIND_COUNT; kind++)
+		if (!strcmp(words[0], kinds[kind].name))
+			break;
+	if (kind == PROTO_KIND_COUNT)
+		return request_error(err, errlen,
+				     "unknown request '%.*s' (expected status, snapshot, report, "
+				     "rows, leaks, memory, scan, attach, detach or reset-peak)",
+				     QUOTE_MAX, words[0]);
+	if (check_version(words, nwords, kinds[kind].name, err, errlen))
+		return -1;
+	proto_request_init(r, kind);
+	for (size_t i = 1; i < nwords; i++) {
+		char *eq;
+		size_t k;
+
+		if (!words[i])
+			continue; /* v= */
+		eq = strchr(words[i], '=');
+		if (!eq)
+			return request_error(err, errlen, "expected key=value, got '%.*s'",
+					     QUOTE_MAX, words[i]);
+		*eq = '\0';
+		for (k = 0; k < kinds[kind].nkeys; k++)
+			if (!strcmp(words[i], kinds[kind].keys[k].name))
+				break;
+		if (k == kinds[kind].nkeys) {
+			if (known_key(words[i]))
+				return request_error(err, errlen, "%s does not apply to %s",
+						     words[i], kinds[kind].name);
+			return request_error(err, errlen, "unknown key '%.*s'", QUOTE_MAX,
+					     words[i]);
+		}
+		if (seen & (1u << k))
+			return request_error(err, errlen, "%s given twice", words[i]);
+		seen |= 1u << k;
+		if (set_key(&kinds[kind].keys[k], eq + 1, r, err, errlen))
 			return -1;
-	if ((r->command == PROTO_CMD_ATTACH || r->command == PROTO_CMD_DETACH) && !r->pid)
-		return request_error(err, errlen, "%s needs pid=N",
-				     r->command == PROTO_CMD_ATTACH ? "attach" : "detach");
+	}
+	if (kinds[kind].required) {
+		size_t k = 0;
+
+		while (strcmp(kinds[kind].keys[k].name, kinds[kind].required))
+			k++;
+		if (!(seen & (1u << k)))
+			return request_error(err, errlen, "%s needs %s=", kinds[kind].name,
+					     kinds[kind].required);
+	}
+	if (kind == PROTO_ROWS && r->rows.cumulative &&
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+		return request_error(err, errlen, "cumulative=1 does not apply to by=%s",
+				     group_by_name(r->rows.by));
 	return 0;
 }
 
 int proto_request_format(const struct proto_request *r, char *buf, size_t buflen)
 {
-	const char *sort = mt_sort_name(r->sort);
+	const char *name = proto_kind_name(r->kind);
+	size_t len;
 	int n;
 
-	char extra[160] = "";
-
-	static const char *const names[] = {[PROTO_CMD_SNAPSHOT] = "snapshot",
-					    [PROTO_CMD_RESET_PEAK] = "reset-peak",
-					    [PROTO_CMD_ATTACH] = "attach",
-					    [PROTO_CMD_DETACH] = "detach"};
-
-	if (r->command == PROTO_CMD_SCAN) {
-		const struct proto_scan *sc = &r->scan;
-
-		if (sc->pid > PROTO_MAX_PID || sc->top > PROTO_MAX_TOP ||
-		    sc->max_pause_ns < PROTO_SCAN_MIN_PAUSE ||
-		    sc->max_pause_ns > PROTO_SCAN_MAX_PAUSE ||
-		    sc->suppressions > PROTO_MAX_SUPPRESSIONS)
-			return -1;
-		n = snprintf(buf, buflen, "scan pid=%u top=%u max_pause=%llu suppressions=%u\n",
-			     sc->pid, sc->top, (unsigned long long)sc->max_pause_ns,
-			     sc->suppressions);
-		return n < 0 || (size_t)n >= buflen ? -1 : n;
-	}
-	if (r->command < PROTO_CMD_SNAPSHOT || r->command > PROTO_CMD_DETACH || !sort ||
-	    r->top > PROTO_MAX_TOP || r->pid > PROTO_MAX_PID ||
-	    (r->stacks != 0 && r->stacks != 1) || (r->blocks != 0 && r->blocks != 1) ||
-	    r->older_than_ns > PROTO_MAX_OLDER_THAN || (r->ages != 0 && r->ages != 1) ||
-	    r->group < PROTO_GROUP_NONE || r->group >= PROTO_GROUP_COUNT ||
-	    (r->cumulative != 0 && r->cumulative != 1) || !mt_sort_name(r->order) ||
-	    (r->leaks != 0 && r->leaks != 1) || (r->memory != 0 && r->memory != 1))
+	if (!name)
 		return -1;
-	if (r->blocks || r->older_than_ns)
-		snprintf(extra, sizeof(extra), " blocks=%d older_than=%llu", r->blocks,
-			 (unsigned long long)r->older_than_ns);
-	if (r->ages)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " ages=1");
-	if (r->group)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-			 " group=%s cumulative=%d order=%s", group_names[r->group], r->cumulative,
-			 mt_sort_name(r->order));
-	else if (r->cumulative || r->order)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
-			 " cumulative=%d order=%s", r->cumulative, mt_sort_name(r->order));
-	if (r->leaks)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " leaks=1");
-	if (r->memory)
-		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra), " memory=1");
-	n = snprintf(buf, buflen, "%s top=%u sort=%s pid=%u stacks=%d%s\n", names[r->command],
-		     r->top, sort, r->pid, r->stacks, extra);
+	n = snprintf(buf, buflen, "%s v=%d", name, PROTO_VERSION);
 	if (n < 0 || (size_t)n >= buflen)
 		return -1;
-	return n;
+	len = (size_t)n;
+	for (size_t i = 0; i < kinds[r->kind].nkeys; i++) {
+		const struct key *k = &kinds[r->kind].keys[i];
+		const char *field = (const char *)r + k->offset;
+		char value[32];
+		const char *shown = value;
+		uint64_t v = 0;
+		int e;
+
+		switch (k->type) {
+		case KEY_SORT:
+		case KEY_GROUP:
+			memcpy(&e, field, sizeof(e));
+			shown = k->type == KEY_SORT ? mt_sort_name(e) : group_by_name(e);
+			if (!shown)
+				return -1;
+			break;
+		case KEY_U32: {
+			uint32_t v32;
+
+			memcpy(&v32, field, sizeof(v32));
+			v = v32;
+			break;
+		}
+		case KEY_U64:
+			memcpy(&v, field, sizeof(v));
+			break;
+		case KEY_FLAG:
+			memcpy(&e, field, sizeof(e));
+			if (e < 0)
+				return -1;
+			v = (uint64_t)e;
+			break;
+		}
+		if (k->type != KEY_SORT && k->type != KEY_GROUP) {
+			if (v < k->min || v > k->max)
+				return -1;
+			snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
+		}
+		n = snprintf(buf + len, buflen - len, " %s=%s", k->name, shown);
+		if (n < 0 || (size_t)n >= buflen - len)
+			return -1;
+		len += (size_t)n;
+	}
+	if (r->kind == PROTO_ROWS && r->rows.cumulative &&
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+		return -1;
+	if (len + 1 >= buflen)
+		return -1;
+	buf[len++] = '\n';
+	buf[len] = '\0';
+	return (int)len;
 }
 
 void proto_reply_header(uint8_t hdr[PROTO_REPLY_HEADER], int status, uint32_t len)

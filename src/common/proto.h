@@ -1,16 +1,19 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The socket protocol between memtracectl and memtraced. A request is one
- * line of ASCII, at most PROTO_MAX_REQUEST bytes with its '\n':
+ * The socket protocol between memtracectl and memtraced, version 2. A
+ * request is one kind of question with its own parameters: one line of
+ * ASCII, at most PROTO_MAX_REQUEST bytes with its '\n', the kind first, then
+ * the protocol version and the kind's keys, each at most once:
  *
- *     snapshot top=10 sort=live pid=1234 stacks=1
+ *     report v=2 pid=1234 sort=live top=10 ages=0
  *
- * (unknown keys and malformed values are errors); a scan request may be
- * followed by as many bytes of suppressions as it says (struct proto_scan).
- * The reply is a frame:
- * 4 bytes "MTR1", 1 byte status (0 ok, 1 error), 4 bytes little-endian
- * length, then length bytes: an encoded snapshot when ok, a one-line UTF-8
- * message when error. The daemon closes the connection after one reply.
+ * A key of another kind, an unknown key or a malformed value is an error,
+ * and so is a line without v=2 (a version 1 client's: docs/design.md,
+ * "Requests"); a scan may be followed by as many bytes of suppressions as it
+ * says (struct proto_scan). The reply is a frame: 4 bytes "MTR1", 1 byte
+ * status (0 ok, 1 error), 4 bytes little-endian length, then length bytes:
+ * an encoded snapshot when ok, a one-line UTF-8 message when error. The
+ * daemon closes the connection after one reply.
  */
 #ifndef MEMTRACE_PROTO_H
 #define MEMTRACE_PROTO_H
@@ -18,6 +21,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define PROTO_VERSION	     2 /* v= of every request */
 #define PROTO_MAX_REQUEST    1024
 #define PROTO_REPLY_MAGIC    "MTR1"
 #define PROTO_REPLY_HEADER   9
@@ -32,21 +36,87 @@
 #define PROTO_SCAN_DEFAULT_PAUSE 1000000000ull	  /* 1 s */
 #define PROTO_MAX_SUPPRESSIONS	 (1u << 20)	  /* bytes after a scan line */
 
-enum proto_command {
-	PROTO_CMD_SNAPSHOT = 1,
-	PROTO_CMD_RESET_PEAK, /* start a new peak window, then answer as snapshot */
-	PROTO_CMD_ATTACH,     /* start tracing pid=N, then answer as snapshot */
-	PROTO_CMD_DETACH,     /* stop tracing pid=N (its data stays), then answer */
-	PROTO_CMD_SCAN,	      /* leaks --unreachable: its own parameters (struct proto_scan) */
+/*
+ * What a request asks for: the kind is its first word. Every answer has the
+ * counters, targets, timeline and daemon figures (of the one target pid=
+ * selects, where the kind takes a pid); the kinds differ in what comes with
+ * them (docs/snapshot-format.md says which sections).
+ */
+enum proto_kind {
+	PROTO_STATUS = 1, /* "status": nothing more (status, timeline; proto_status) */
+	PROTO_SNAPSHOT,	  /* "snapshot": everything: every stack, the live blocks with
+			   * their ages, each target's mappings by kind (snapshot -o) */
+	PROTO_REPORT,	  /* "report": the top stacks by one key (struct proto_report) */
+	PROTO_ROWS,	  /* "rows": stacks grouped into rows, the top rows (proto_rows) */
+	PROTO_LEAKS,	  /* "leaks": stacks by their blocks past an age (proto_leaks) */
+	PROTO_MEMORY,	  /* "memory": each target's mappings by kind (proto_memory) */
+	PROTO_SCAN,	  /* "scan": which live blocks no pointer reaches (proto_scan) */
+	PROTO_ATTACH,	  /* "attach": start tracing pid= (proto_target), answer as status */
+	PROTO_DETACH,	  /* "detach": stop tracing pid= (its data stays), answer as status */
+	PROTO_RESET_PEAK, /* "reset-peak": start a new peak window, answer as status */
+	PROTO_KIND_COUNT
+};
+
+/* status: the counters, targets and timeline of one target, or all. */
+struct proto_status {
+	uint32_t pid; /* 0 = every target */
+};
+
+/* report: the stacks of pid (0 = all) with a nonzero value under sort, largest first. */
+struct proto_report {
+	uint32_t pid;
+	int sort;     /* enum mt_sort */
+	uint32_t top; /* stacks to send; 0 = all */
+	int ages;     /* 1: each stack's oldest live block (snapshot section 12) */
 };
 
 /*
- * A scan: stop a target for a moment, mark its live blocks from its roots,
+ * rows: the stacks of pid with a nonzero value under select, grouped into
+ * rows by by, ordered by order (common/order.h), the top rows sent, each as
+ * one stack (its first, with the row's sums), with the rows' keys and what
+ * the rows not sent add up to (snapshot section 43).
+ */
+struct proto_rows {
+	uint32_t pid;
+	int select;	/* enum mt_sort: which stacks are grouped */
+	int by;		/* enum group_by (common/groupkey.h), not GROUP_NONE */
+	int cumulative; /* 1: a stack counts in every row one of its frames keys
+			 * (not with by stack or site) */
+	int order;	/* enum mt_sort: the rows' order */
+	uint32_t top;	/* rows to send; 0 = all */
+};
+
+/*
+ * leaks: per stack of pid with live bytes, its live blocks at least
+ * older_than_ns old (count, bytes, age range), the top stacks by bytes
+ * (snapshot section 44).
+ */
+struct proto_leaks {
+	uint32_t pid;
+	uint64_t older_than_ns;
+	uint32_t top; /* stacks to send; 0 = all */
+};
+
+/*
+ * memory: each traced target's mappings by kind, with the live heap in each
+ * (snapshot section 46); read from /proc at length, so answered by a
+ * request lane.
+ */
+struct proto_memory {
+	uint32_t pid; /* 0 = every target */
+};
+
+/* attach and detach: the process. */
+struct proto_target {
+	uint32_t pid; /* 1 or more */
+};
+
+/*
+ * scan: stop a target for a moment, mark its live blocks from its roots,
  * resume it, and answer with the blocks no pointer reaches, by stack
- * (snapshot sections 47 and 48). Its parameters are its own: none of
- * struct proto_request's others applies to it.
+ * (snapshot sections 47 and 48).
  *
- *     scan pid=1234 top=10 max_pause=1000000000 suppressions=42\n
+ *     scan v=2 pid=1234 top=10 max_pause=1000000000 suppressions=42\n
  *     <42 bytes: leak:PATTERN lines (LeakSanitizer's format, common/suppress.h)>
  */
 struct proto_scan {
@@ -57,65 +127,35 @@ struct proto_scan {
 	uint32_t suppressions; /* bytes of suppressions after the line (0 = none) */
 };
 
-/*
- * Rows the daemon groups stacks into before it answers (group=NAME), so that
- * a grouped view of a large heap moves only the rows it shows: by stack,
- * function, file, line or module as memtracectl report --by (group.h), or
- * by allocation site (the innermost frame, stats' top sites).
- */
-enum proto_group {
-	PROTO_GROUP_NONE = 0,
-	PROTO_GROUP_STACK,
-	PROTO_GROUP_FUNCTION,
-	PROTO_GROUP_FILE,
-	PROTO_GROUP_LINE,
-	PROTO_GROUP_MODULE,
-	PROTO_GROUP_SITE,
-	PROTO_GROUP_COUNT
-};
-
+/* A request: its kind, and that kind's parameters (snapshot and reset-peak have none). */
 struct proto_request {
-	int command;		/* enum proto_command */
-	uint32_t top;		/* stacks (or rows, or leaking stacks) to include; 0 = all */
-	int sort;		/* enum mt_sort */
-	uint32_t pid;		/* 0 = every target */
-	int stacks;		/* 0 = counters and targets only */
-	int blocks;		/* 1 = the live block list too (blocks=1) */
-	uint64_t older_than_ns; /* only blocks at least this old (older_than=NS) */
-	int ages;		/* 1 = each stack's oldest live block (ages=1) */
-	/*
-	 * group=NAME: the stacks sort selects (sort=, pid=) are grouped into
-	 * rows, ordered by order= (enum mt_sort), and the top rows are sent,
-	 * each as one stack (its first, with the row's sums), with the rows'
-	 * keys and what the rows not sent add up to (snapshot groups section).
-	 */
-	int group;	/* enum proto_group */
-	int cumulative; /* cumulative=1: a stack counts in every row one of its frames keys */
-	int order;	/* enum mt_sort: the rows' order */
-	/*
-	 * leaks=1: instead of the block list, per stack the blocks at least
-	 * older_than old (count, bytes, age range), for the top stacks by bytes.
-	 */
-	int leaks;
-	/*
-	 * memory=1: each traced target's mappings by kind, with the live heap
-	 * in each (snapshot memory section); read from /proc at length, so
-	 * answered by a request lane.
-	 */
-	int memory;
-	struct proto_scan scan; /* command scan only */
+	int kind; /* enum proto_kind */
+	union {
+		struct proto_status status;
+		struct proto_report report;
+		struct proto_rows rows;
+		struct proto_leaks leaks;
+		struct proto_memory memory;
+		struct proto_target target; /* attach, detach */
+		struct proto_scan scan;
+	};
 };
 
 /*
- * Defaults: snapshot, top=0 (all), sort=live, pid=0, stacks=1, blocks=0,
- * older_than=0, ages=0, group=none, cumulative=0, order=live, leaks=0, memory=0;
- * a scan's pid=0 top=0 max_pause=1 s suppressions=0. The first word is the
- * command: "snapshot", "reset-peak", "attach", "detach" or "scan".
+ * A request of this kind with its defaults: pid=0 (all), sort=live, top=0
+ * (all), ages=0; rows select=live order=live cumulative=0 (by= has no
+ * default); older_than=0; a scan's max_pause=1 s suppressions=0.
  */
-void proto_request_init(struct proto_request *r);
+void proto_request_init(struct proto_request *r, int kind);
 
-/* "stack", "function", "file", "line", "module", "site"; NULL for none or a bad value. */
-const char *proto_group_name(int group);
+/* "status", "snapshot", "report", ...; NULL for a bad kind. */
+const char *proto_kind_name(int kind);
+
+/*
+ * The target a request is about: its pid= (0 = every target) for the kinds
+ * that take one, else 0.
+ */
+uint32_t proto_request_pid(const struct proto_request *r);
 
 /*
  * Parse one request line (with or without its trailing '\n'; len excludes
@@ -126,8 +166,8 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 			size_t errlen);
 
 /*
- * Format r as a request line ending in '\n' (blocks=, older_than= and ages=
- * only when not at their defaults). Returns its length, or -1.
+ * Format r as a request line ending in '\n', every key of its kind given.
+ * Returns its length, or -1 (a value out of range, or buflen too small).
  */
 int proto_request_format(const struct proto_request *r, char *buf, size_t buflen);
 

@@ -89,40 +89,43 @@ uint64_t snapshot_events_lost(const struct snapshot *s)
 	return sum;
 }
 
-static void stack_free_frames(const struct snapshot *s, struct snap_stack *st)
+static const char *const kind_names[SNAP_KIND_COUNT] = {
+    [SNAP_STACKS] = "stacks",
+    [SNAP_ROWS] = "rows",
+    [SNAP_LEAKS] = "leaks",
+    [SNAP_SCAN] = "scan",
+};
+
+const char *snap_kind_name(uint32_t kind)
 {
-	if (!s->frame_refs)
-		free(st->frames);
-	st->frames = NULL;
-	st->nframes = 0;
+	return kind < SNAP_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
-static void frame_free_strings(struct snap_frame *f)
+/* What the stacks stand for (rows, leaks, a scan's entries): freed, and they are stacks again. */
+static void free_kind(struct snapshot *s)
 {
-	free(f->function);
-	free(f->module);
-	free(f->file);
-	free(f->build_id);
-}
-
-static void free_rows_and_leaks(struct snapshot *s)
-{
-	for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
-		if (!s->string_pool)
-			free(s->groups.rows[i].key);
-	free(s->groups.rows);
-	free(s->leaks.stacks);
-	memset(&s->groups, 0, sizeof(s->groups));
-	memset(&s->leaks, 0, sizeof(s->leaks));
-	s->has_groups = s->has_leaks = 0;
-	/* a scan's entries name stacks too */
-	for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
-		free(s->scan.suppressions[i].pattern);
-	free(s->scan.suppressions);
-	free(s->scan.entries);
-	free(s->scan.pids);
-	memset(&s->scan, 0, sizeof(s->scan));
-	s->has_scan = 0;
+	switch (s->kind) {
+	case SNAP_ROWS:
+		for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
+			if (!s->string_pool)
+				free(s->groups.rows[i].key);
+		free(s->groups.rows);
+		memset(&s->groups, 0, sizeof(s->groups));
+		break;
+	case SNAP_LEAKS:
+		free(s->leaks.stacks);
+		memset(&s->leaks, 0, sizeof(s->leaks));
+		break;
+	case SNAP_SCAN:
+		for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
+			free(s->scan.suppressions[i].pattern);
+		free(s->scan.suppressions);
+		free(s->scan.entries);
+		free(s->scan.pids);
+		memset(&s->scan, 0, sizeof(s->scan));
+		break;
+	}
+	s->kind = SNAP_STACKS;
 }
 
 void snapshot_free(struct snapshot *s)
@@ -151,15 +154,9 @@ void snapshot_free(struct snapshot *s)
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
 		free(s->targets[i].sites);
 	free(s->truncations);
-	for (uint32_t i = 0; s->stacks && i < s->nstacks; i++)
-		stack_free_frames(s, &s->stacks[i]);
-	for (uint32_t i = 0; s->frame_table && i < s->nframe_table; i++)
-		if (!s->string_pool && !s->frames_borrowed)
-			frame_free_strings(&s->frame_table[i]);
-	free(s->frame_table);
+	free(s->frame_table); /* their strings are the pool's or the builder's */
 	free(s->frame_refs);
-	free(s->frame_twins);
-	free_rows_and_leaks(s);
+	free_kind(s);
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
@@ -177,8 +174,8 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 
 	if (!s->nstacks)
 		return;
-	/* rows and leaks describe the stacks as they were chosen: not these */
-	free_rows_and_leaks(s);
+	/* rows, leaks and a scan describe the stacks as they were chosen: not these */
+	free_kind(s);
 	order = xcalloc(s->nstacks, sizeof(*order));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (pid && s->stacks[i].pid != pid)
@@ -201,9 +198,7 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 		sorted[i] = s->stacks[order[i].index];
 		remap[order[i].index] = i;
 	}
-	for (uint32_t i = 0; i < s->nstacks; i++)
-		if (remap[i] == UINT32_MAX)
-			stack_free_frames(s, &s->stacks[i]);
+	/* the dropped stacks' references stay in frame_refs until snapshot_free */
 	for (uint32_t i = 0; i < s->nblocks; i++) {
 		uint32_t to = remap[s->blocks[i].stack];
 

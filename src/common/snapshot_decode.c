@@ -9,6 +9,7 @@
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -170,7 +171,7 @@ static int dec_stacks(struct reader *r)
 				return dec_fail(d, "stacks section: frame index out of range");
 			st->frames[j] = &s->frame_table[idx];
 		}
-#define RD_STACK_COUNTER(field, section)                                                           \
+#define RD_STACK_COUNTER(field, name, section)                                                     \
 	if (section == 0 && rd_varint(r, &st->t.field))                                            \
 		return -1;
 		MT_STACK_COUNTERS(RD_STACK_COUNTER)
@@ -230,53 +231,86 @@ static int dec_blocks(struct reader *r)
 /*
  * Whether a frame is inlined is said per reference (stack_info), and frames
  * are shared: a frame first seen with one value keeps it, and a reference
- * that says otherwise gets the frame's twin, a copy with the other value
- * (one at most per frame: s->frame_twins). Valid files never need one.
+ * that says otherwise gets the frame's twin, a copy with the other value,
+ * added to the frame table (one at most per frame). Valid files never need
+ * one, and then the table is never moved.
  */
 static int mark_inlined_start(struct decoder *d)
 {
-	struct snapshot *s = d->s;
-	size_t n = s->nframe_table ? s->nframe_table : 1;
+	size_t n = d->s->nframe_table ? d->s->nframe_table : 1;
 
+	d->nframes = d->s->nframe_table;
 	d->inl_state = calloc(n, 1);
 	d->twin_of = calloc(n, sizeof(*d->twin_of));
-	s->frame_twins = calloc(n, sizeof(*s->frame_twins));
-	if (!d->inl_state || !d->twin_of || !s->frame_twins)
+	if (!d->inl_state || !d->twin_of)
 		return dec_fail(d, "out of memory");
 	return 0;
 }
 
-static void mark_inlined(struct decoder *d, struct snap_stack *st, uint32_t j, int inlined)
+/* The frame table with room for cap frames; the stacks' references follow it. */
+static int resize_frame_table(struct decoder *d, size_t cap)
+{
+	struct snapshot *s = d->s;
+	uintptr_t old = (uintptr_t)s->frame_table, now;
+	struct snap_frame *t = realloc(s->frame_table, (cap ? cap : 1) * sizeof(*t));
+
+	if (!t)
+		return dec_fail(d, "out of memory");
+	s->frame_table = t;
+	now = (uintptr_t)t;
+	if (now == old)
+		return 0;
+	/* as numbers: the old block is gone */
+	for (uint32_t i = 0; i < s->nstacks; i++)
+		for (uint32_t j = 0; j < s->stacks[i].nframes; j++)
+			s->stacks[i].frames[j] =
+			    (struct snap_frame *)((uintptr_t)s->stacks[i].frames[j] - old + now);
+	return 0;
+}
+
+static int mark_inlined(struct decoder *d, struct snap_stack *st, uint32_t j, int inlined)
 {
 	struct snapshot *s = d->s;
 	struct snap_frame *f = st->frames[j];
-	size_t k;
+	size_t k = (size_t)(f - s->frame_table);
 
-	if (f < s->frame_table || f >= s->frame_table + s->nframe_table)
-		return; /* a twin already */
-	k = (size_t)(f - s->frame_table);
+	if (k >= d->nframes)
+		return 0; /* a twin already */
 	if (!d->inl_state[k]) {
 		d->inl_state[k] = (uint8_t)(1 + inlined);
 		f->inlined = (uint8_t)inlined;
-		return;
+		return 0;
 	}
 	if (d->inl_state[k] == 1 + inlined)
-		return;
+		return 0;
 	if (!d->twin_of[k]) {
-		d->twin_of[k] = (uint32_t)d->ntwins + 1;
-		s->frame_twins[d->ntwins] = *f;
-		s->frame_twins[d->ntwins].inlined = (uint8_t)inlined;
+		/* the first twin makes room for one of each frame */
+		if (!d->ntwins && resize_frame_table(d, 2 * d->nframes))
+			return -1;
+		k = (size_t)(st->frames[j] - s->frame_table);
+		d->twin_of[k] = (uint32_t)(d->nframes + d->ntwins) + 1;
+		s->frame_table[d->nframes + d->ntwins] = s->frame_table[k];
+		s->frame_table[d->nframes + d->ntwins].inlined = (uint8_t)inlined;
 		d->ntwins++;
+		s->nframe_table = (uint32_t)(d->nframes + d->ntwins);
 	}
-	st->frames[j] = &s->frame_twins[d->twin_of[k] - 1];
+	st->frames[j] = &s->frame_table[d->twin_of[k] - 1];
+	return 0;
 }
 
-static void mark_inlined_end(struct decoder *d)
+static void mark_inlined_free(struct decoder *d)
 {
 	free(d->inl_state);
 	free(d->twin_of);
 	d->inl_state = NULL;
 	d->twin_of = NULL;
+}
+
+static int mark_inlined_end(struct decoder *d)
+{
+	mark_inlined_free(d);
+	/* the room twins did not take goes back */
+	return d->ntwins ? resize_frame_table(d, d->s->nframe_table) : 0;
 }
 
 /*
@@ -309,9 +343,11 @@ static int dec_stack_info(struct reader *r)
 			listed[idx / 8] |= (uint8_t)(1u << (idx % 8));
 		}
 		for (uint32_t j = 0; j < st->nframes; j++)
-			mark_inlined(d, st, j, (listed[j / 8] >> (j % 8)) & 1);
+			if (mark_inlined(d, st, j, (listed[j / 8] >> (j % 8)) & 1))
+				return -1;
 	}
-	mark_inlined_end(d);
+	if (mark_inlined_end(d))
+		return -1;
 	if (rd_count(r, 3, SNAPSHOT_MAX_STRINGS, &n))
 		return -1;
 	s->truncations = calloc(n ? n : 1, sizeof(*s->truncations));
@@ -339,7 +375,7 @@ static int dec_temporary(struct reader *r)
 		return dec_fail(r->d, "temporary section: %llu entries for %u stacks",
 				(unsigned long long)n, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
-#define RD_STACK_COUNTER(field, section)                                                           \
+#define RD_STACK_COUNTER(field, name, section)                                                     \
 	if (section == 1 && rd_varint(r, &s->stacks[i].t.field))                                   \
 		return -1;
 		MT_STACK_COUNTERS(RD_STACK_COUNTER)
@@ -425,19 +461,9 @@ static int dec_funcs_ext(struct reader *r)
 /* Index of a decoded string (they lie in the pool in table order), or -1. */
 static long string_index(const struct decoder *d, const char *p)
 {
-	size_t lo = 0, hi = d->nstrings;
+	size_t i = SEARCH_FIRST(0, d->nstrings, d->strings[mid] >= p);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (d->strings[mid] == p)
-			return (long)mid;
-		if (d->strings[mid] < p)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return -1;
+	return i < d->nstrings && d->strings[i] == p ? (long)i : -1;
 }
 
 /* Modules' build-ids, given to every frame in that module: O(frames log strings). */
@@ -470,13 +496,6 @@ static int dec_build_ids(struct reader *r)
 	/* frames are shared: each gets its module's once (twins too) */
 	for (uint32_t k = 0; k < s->nframe_table; k++) {
 		struct snap_frame *f = &s->frame_table[k];
-		long idx = f->module ? string_index(d, f->module) : -1;
-
-		if (idx >= 0)
-			f->build_id = id_of[idx];
-	}
-	for (size_t k = 0; s->frame_twins && k < d->ntwins; k++) {
-		struct snap_frame *f = &s->frame_twins[k];
 		long idx = f->module ? string_index(d, f->module) : -1;
 
 		if (idx >= 0)
@@ -607,7 +626,7 @@ int snapshot_decode(const uint8_t *buf, size_t len, struct snapshot *s, char *er
 out:
 	free(payload);
 	free(d.strings);
-	mark_inlined_end(&d);
+	mark_inlined_free(&d);
 	if (rc)
 		snapshot_free(s);
 	return rc;

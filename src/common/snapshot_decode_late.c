@@ -6,6 +6,7 @@
  * Each is optional: a snapshot without one reads as before it existed.
  */
 #include "memtrace/snapshot.h"
+#include "common/groupkey.h"
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
@@ -92,6 +93,22 @@ int dec_daemon(struct reader *r)
 	return 0;
 }
 
+/*
+ * What the stacks are, said by a section of its kind (43, 44, 47): one kind
+ * per snapshot, set before anything is allocated for it (snapshot_free frees
+ * by the kind).
+ */
+static int take_kind(struct reader *r, uint32_t kind)
+{
+	struct snapshot *s = r->d->s;
+
+	if (s->kind != SNAP_STACKS)
+		return dec_fail(r->d, "%s section in a snapshot of %s", r->section,
+				snap_kind_name(s->kind));
+	s->kind = kind;
+	return 0;
+}
+
 /* Section 43: the row each stack stands for, then the rows not sent. */
 int dec_groups(struct reader *r)
 {
@@ -101,18 +118,20 @@ int dec_groups(struct reader *r)
 				      offsetof(struct snap_groups, rest_rows_live),
 				      offsetof(struct snap_groups, rest_rows_allocated),
 				      offsetof(struct snap_groups, rest_rows_peak),
-#define REST_FIELD(field, section) offsetof(struct snap_groups, rest.field),
+#define REST_FIELD(field, name, section) offsetof(struct snap_groups, rest.field),
 				      MT_STACK_COUNTERS(REST_FIELD)
 #undef REST_FIELD
 	};
 	uint32_t n;
 
+	if (take_kind(r, SNAP_ROWS))
+		return -1;
 	if (rd_u32(r, &g->by) || rd_u32(r, &g->cumulative) || rd_u32(r, &g->order) ||
 	    rd_count(r, 2, SNAPSHOT_MAX_STACKS, &n))
 		return -1;
 	if (n != s->nstacks)
 		return dec_fail(r->d, "groups section: %u rows for %u stacks", n, s->nstacks);
-	if (!g->by || g->by > SNAP_GROUP_MAX || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
+	if (!g->by || g->by >= GROUP_BY_COUNT || g->cumulative > 1 || g->order >= MT_SORT_KEY_COUNT)
 		return dec_fail(r->d, "groups section: bad grouping");
 	g->rows = calloc(n ? n : 1, sizeof(*g->rows));
 	if (!g->rows)
@@ -120,10 +139,7 @@ int dec_groups(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_string(r, &g->rows[i].key) || rd_varint(r, &g->rows[i].stacks))
 			return -1;
-	if (rd_fields(r, g, rest, ARRAY_SIZE(rest)))
-		return -1;
-	s->has_groups = 1;
-	return 0;
+	return rd_fields(r, g, rest, ARRAY_SIZE(rest));
 }
 
 /* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
@@ -134,7 +150,7 @@ int dec_inherited(struct reader *r)
 	uint64_t count, nfields, v;
 
 	/* only the section-2 counters, in wire order */
-#define INHERITED_OFFSET(field, section)                                                           \
+#define INHERITED_OFFSET(field, name, section)                                                     \
 	if (section == 2)                                                                          \
 		offsets[n++] = offsetof(struct mt_stack_counters, field);
 	MT_STACK_COUNTERS(INHERITED_OFFSET)
@@ -195,6 +211,8 @@ int dec_leaks(struct reader *r)
 	struct snap_leaks *l = &s->leaks;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_LEAKS))
+		return -1;
 	if (rd_varint(r, &l->older_than_ns) || rd_varint(r, &l->blocks) ||
 	    rd_varint(r, &l->bytes) || rd_varint(r, &l->stacks_total) ||
 	    rd_count(r, 4, SNAPSHOT_MAX_STACKS, &n))
@@ -211,7 +229,6 @@ int dec_leaks(struct reader *r)
 		    rd_varint(r, &e->oldest_ns) || rd_varint(r, &e->youngest_ns))
 			return -1;
 	}
-	s->has_leaks = 1;
 	return 0;
 }
 
@@ -417,6 +434,8 @@ int dec_scan(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
+	if (take_kind(r, SNAP_SCAN))
+		return -1;
 	if (rd_fields(r, &sc->f, snap_scan_offsets, SNAP_NSCAN) ||
 	    rd_count(r, 3, SNAPSHOT_MAX_SUPPRESSIONS, &n))
 		return -1;
@@ -442,7 +461,6 @@ int dec_scan(struct reader *r)
 	for (uint32_t i = 0; i < n; i++)
 		if (rd_u32(r, &sc->pids[i]))
 			return -1;
-	s->has_scan = 1;
 	return 0;
 }
 
@@ -453,7 +471,7 @@ int dec_scan_entries(struct reader *r)
 	struct snap_scan *sc = &s->scan;
 	uint32_t n;
 
-	if (!s->has_scan)
+	if (s->kind != SNAP_SCAN)
 		return dec_fail(r->d, "scan_entries section without a scan section");
 	if (rd_count(r, 4, SNAPSHOT_MAX_STACKS * SNAP_LEAK_KINDS, &n))
 		return -1;

@@ -7,7 +7,7 @@
  * abort: a snapshot of a huge heap must not take the daemon down.
  */
 #include "memtrace/snapshot.h"
-#include "common/dedup.h"
+#include "common/hashindex.h"
 #include "common/snapshot_wire.h"
 #include "common/varint.h"
 #include "common/zsink.h"
@@ -86,56 +86,66 @@ struct ptr_frame {
 struct encoder {
 	int nomem;
 	int too_big;
-	struct dedup ptr_index;
+	struct hash_index ptr_index;
 	struct ptr_frame *ptrs;
 	size_t ptrs_cap;
-	struct dedup str_index;
+	struct hash_index str_index;
 	const char **strs;
 	size_t *str_lens;
 	size_t strs_cap, lens_cap;
-	struct dedup frame_index;
+	struct hash_index frame_index;
 	struct enc_frame *frames;
 	size_t frames_cap;
 	uint32_t *build_ids; /* pairs of string references: module, build-id */
 	size_t nbuild_ids, build_ids_cap;
 };
 
+struct str_key {
+	const struct encoder *e;
+	const char *s;
+	size_t len;
+};
+
+static int str_eq(const void *arg, size_t i)
+{
+	const struct str_key *k = arg;
+
+	return k->e->str_lens[i] == k->len && !memcmp(k->e->strs[i], k->s, k->len);
+}
+
 /* Returns the string's reference: 0 for NULL, else table index + 1. */
 static uint32_t intern_string(struct encoder *e, const char *s)
 {
-	struct dedup *d = &e->str_index;
-	uint64_t hash;
-	uint32_t *slot;
-	size_t len, pos, i;
+	struct hash_index *d = &e->str_index;
+	struct str_key key = {e, s, 0};
+	size_t i;
+	int is_new;
 
 	if (!s)
 		return 0;
-	len = strlen(s);
-	if (len > SNAPSHOT_MAX_STRING) {
+	key.len = strlen(s);
+	if (key.len > SNAPSHOT_MAX_STRING) {
 		e->too_big = 1;
 		return 0;
 	}
-	hash = hash_bytes(s, len, HASH_SEED);
-	if (dedup_reserve(d, &e->nomem))
-		return 0;
-	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
-		i = *slot - 1;
-		if (d->hashes[i] == hash && e->str_lens[i] == len && !memcmp(e->strs[i], s, len))
-			return (uint32_t)i + 1;
-	}
-	if (d->count >= SNAPSHOT_MAX_STRINGS) {
-		e->too_big = 1;
-		return 0;
-	}
+	/* room for a new one first: an entry added is stored at once */
 	if (grow((void **)&e->strs, &e->strs_cap, d->count + 1, sizeof(*e->strs), &e->nomem) ||
 	    grow((void **)&e->str_lens, &e->lens_cap, d->count + 1, sizeof(*e->str_lens),
 		 &e->nomem))
 		return 0;
-	i = d->count++;
-	e->strs[i] = s;
-	e->str_lens[i] = len;
-	d->hashes[i] = hash;
-	*slot = (uint32_t)i + 1;
+	i = hash_index_try_find(d, hash_bytes(s, key.len, HASH_SEED), str_eq, &key, &is_new);
+	if (i == SIZE_MAX) {
+		e->nomem = 1;
+		return 0;
+	}
+	if (is_new) {
+		e->strs[i] = s;
+		e->str_lens[i] = key.len;
+		if (d->count > SNAPSHOT_MAX_STRINGS) {
+			e->too_big = 1;
+			return 0;
+		}
+	}
 	return (uint32_t)i + 1;
 }
 
@@ -145,10 +155,22 @@ static int frame_equal(const struct enc_frame *a, const struct enc_frame *b)
 	       a->module == b->module && a->file == b->file && a->line == b->line;
 }
 
+struct frame_key {
+	const struct encoder *e;
+	const struct enc_frame *f;
+};
+
+static int frame_eq(const void *arg, size_t i)
+{
+	const struct frame_key *k = arg;
+
+	return frame_equal(&k->e->frames[i], k->f);
+}
+
 /* Returns the frame's index in the frame table. */
 static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 {
-	struct dedup *d = &e->frame_index;
+	struct hash_index *d = &e->frame_index;
 	struct enc_frame ef = {
 	    .address = f->address,
 	    .offset = f->offset,
@@ -157,31 +179,29 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 	    .file = intern_string(e, f->file),
 	    .line = f->line,
 	};
+	struct frame_key key = {e, &ef};
 	uint64_t hash = HASH_SEED;
-	uint32_t *slot;
-	size_t pos, i;
+	size_t i;
+	int is_new;
 
-	hash = hash_u64(hash, ef.address);
-	hash = hash_u64(hash, ef.offset);
-	hash = hash_u64(hash, ((uint64_t)ef.function << 32) | ef.module);
-	hash = hash_u64(hash, ((uint64_t)ef.file << 32) | (uint64_t)ef.line);
-	if (dedup_reserve(d, &e->nomem))
-		return 0;
-	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
-		i = *slot - 1;
-		if (frame_equal(&e->frames[i], &ef))
-			return (uint32_t)i;
-	}
-	if (d->count >= SNAPSHOT_MAX_FRAMES) {
-		e->too_big = 1;
-		return 0;
-	}
+	hash = hash_mix(hash, ef.address);
+	hash = hash_mix(hash, ef.offset);
+	hash = hash_mix(hash, ((uint64_t)ef.function << 32) | ef.module);
+	hash = hash_mix(hash, ((uint64_t)ef.file << 32) | (uint64_t)ef.line);
 	if (grow((void **)&e->frames, &e->frames_cap, d->count + 1, sizeof(*e->frames), &e->nomem))
 		return 0;
-	i = d->count++;
-	e->frames[i] = ef;
-	d->hashes[i] = hash;
-	*slot = (uint32_t)i + 1;
+	i = hash_index_try_find(d, hash, frame_eq, &key, &is_new);
+	if (i == SIZE_MAX) {
+		e->nomem = 1;
+		return 0;
+	}
+	if (is_new) {
+		e->frames[i] = ef;
+		if (d->count > SNAPSHOT_MAX_FRAMES) {
+			e->too_big = 1;
+			return 0;
+		}
+	}
 	return (uint32_t)i;
 }
 
@@ -205,32 +225,40 @@ static void intern_build_id(struct encoder *e, const struct snap_frame *f)
 	e->nbuild_ids++;
 }
 
+struct ptr_key {
+	const struct encoder *e;
+	const struct snap_frame *f;
+};
+
+static int ptr_eq(const void *arg, size_t i)
+{
+	const struct ptr_key *k = arg;
+
+	return k->e->ptrs[i].ptr == k->f;
+}
+
 /* intern_frame() and intern_build_id(), by the frame's address first. */
 static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 {
-	struct dedup *d = &e->ptr_index;
-	uint64_t hash = ((uint64_t)(uintptr_t)f * 0x9e3779b97f4a7c15ull);
-	uint32_t *slot, frame;
-	size_t pos, i;
+	struct hash_index *d = &e->ptr_index;
+	struct ptr_key key = {e, f};
+	size_t i;
+	int is_new;
 
-	hash ^= hash >> 29;
-	if (dedup_reserve(d, &e->nomem))
-		return 0;
-	for (slot = dedup_slot(d, hash, &pos); *slot; slot = dedup_next(d, &pos)) {
-		const struct ptr_frame *p = &e->ptrs[*slot - 1];
-
-		if (p->ptr == f)
-			return p->frame;
-	}
-	frame = intern_frame(e, f);
-	intern_build_id(e, f);
 	if (grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
-		return frame;
-	i = d->count++;
-	e->ptrs[i] = (struct ptr_frame){f, frame};
-	d->hashes[i] = hash;
-	*slot = (uint32_t)i + 1;
-	return frame;
+		return 0;
+	i = hash_index_try_find(d, hash_mix(0, (uint64_t)(uintptr_t)f), ptr_eq, &key, &is_new);
+	if (i == SIZE_MAX) {
+		e->nomem = 1;
+		return 0;
+	}
+	if (!is_new)
+		return e->ptrs[i].frame;
+	/* stored before anything else looks it up */
+	e->ptrs[i] = (struct ptr_frame){f, 0};
+	e->ptrs[i].frame = intern_frame(e, f);
+	intern_build_id(e, f);
+	return e->ptrs[i].frame;
 }
 
 static void put_counters(struct wbuf *w, const struct mt_counters *c)
@@ -388,7 +416,7 @@ static void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_
 {
 	const struct snap_scan *sc = &s->scan;
 
-	if (!s->has_scan)
+	if (s->kind != SNAP_SCAN)
 		return;
 	/* a count of figures, then the figures: later ones can be added */
 	put_varint(body, SNAP_NSCAN);
@@ -425,7 +453,7 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 							     snap_daemon_offsets[i]));
 		put_section(out, body, SEC_DAEMON);
 	}
-	if (s->has_groups) {
+	if (s->kind == SNAP_ROWS) {
 		const struct snap_groups *g = &s->groups;
 
 		put_varint(body, g->by);
@@ -442,12 +470,12 @@ static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_
 		put_varint(body, g->rest_rows_live);
 		put_varint(body, g->rest_rows_allocated);
 		put_varint(body, g->rest_rows_peak);
-#define PUT_REST(field, section) put_varint(body, g->rest.field);
+#define PUT_REST(field, name, section) put_varint(body, g->rest.field);
 		MT_STACK_COUNTERS(PUT_REST)
 #undef PUT_REST
 		put_section(out, body, SEC_GROUPS);
 	}
-	if (s->has_leaks) {
+	if (s->kind == SNAP_LEAKS) {
 		const struct snap_leaks *l = &s->leaks;
 
 		put_varint(body, l->older_than_ns);
@@ -498,11 +526,11 @@ static void encode_family_sections(const struct snapshot *s, struct wbuf *body, 
 {
 	if (s->has_inherited) {
 		put_varint(body, s->nstacks);
-#define INHERITED_ONE(field, section) +(section == 2)
+#define INHERITED_ONE(field, name, section) +(section == 2)
 		put_varint(body, 0 MT_STACK_COUNTERS(INHERITED_ONE));
 #undef INHERITED_ONE
 		for (uint32_t i = 0; i < s->nstacks; i++) {
-#define PUT_INHERITED(field, section)                                                              \
+#define PUT_INHERITED(field, name, section)                                                        \
 	if (section == 2)                                                                          \
 		put_varint(body, s->stacks[i].t.field);
 			MT_STACK_COUNTERS(PUT_INHERITED)
@@ -581,7 +609,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->via);
 		}
 	}
-	if (s->has_groups) {
+	if (s->kind == SNAP_ROWS) {
 		row_refs = calloc(s->nstacks ? s->nstacks : 1, sizeof(*row_refs));
 		if (!row_refs)
 			e->nomem = 1;
@@ -595,7 +623,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		for (uint32_t i = 0; error_refs && i < s->nmemory; i++)
 			error_refs[i] = intern_string(e, s->memory[i].error);
 	}
-	if (s->has_scan) {
+	if (s->kind == SNAP_SCAN) {
 		supp_refs =
 		    calloc(s->scan.nsuppressions ? s->scan.nsuppressions : 1, sizeof(*supp_refs));
 		if (!supp_refs)
@@ -674,7 +702,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		put_varint(&body, st->nframes);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			put_varint(&body, frame_refs[nrefs++]);
-#define PUT_STACK_COUNTER(field, section)                                                          \
+#define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 0)                                                                          \
 		put_varint(&body, st->t.field);
 		MT_STACK_COUNTERS(PUT_STACK_COUNTER)
@@ -699,7 +727,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	if (s->nstacks) {
 		put_varint(&body, s->nstacks);
 		for (uint32_t i = 0; i < s->nstacks; i++) {
-#define PUT_STACK_COUNTER(field, section)                                                          \
+#define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 1)                                                                          \
 		put_varint(&body, s->stacks[i].t.field);
 			MT_STACK_COUNTERS(PUT_STACK_COUNTER)
@@ -863,11 +891,14 @@ static int check_limits(const struct snapshot *s)
 	for (uint32_t i = 0; i < s->nblocks; i++)
 		if (s->blocks[i].stack >= s->nstacks)
 			return -1;
-	if (s->has_scan && (s->scan.nentries > SNAPSHOT_MAX_STACKS * (uint64_t)SNAP_LEAK_KINDS ||
-			    s->scan.nsuppressions > SNAPSHOT_MAX_SUPPRESSIONS ||
-			    s->scan.npids > SNAPSHOT_MAX_TARGETS))
+	if (s->kind >= SNAP_KIND_COUNT)
 		return -1;
-	for (uint32_t i = 0; s->has_scan && i < s->scan.nentries; i++)
+	if (s->kind == SNAP_SCAN &&
+	    (s->scan.nentries > SNAPSHOT_MAX_STACKS * (uint64_t)SNAP_LEAK_KINDS ||
+	     s->scan.nsuppressions > SNAPSHOT_MAX_SUPPRESSIONS ||
+	     s->scan.npids > SNAPSHOT_MAX_TARGETS))
+		return -1;
+	for (uint32_t i = 0; s->kind == SNAP_SCAN && i < s->scan.nentries; i++)
 		if (s->scan.entries[i].stack >= s->nstacks ||
 		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
 			return -1;
@@ -937,9 +968,9 @@ int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, 
 out:
 	zsink_free(&sink);
 	free(payload.data);
-	dedup_free(&e.str_index);
-	dedup_free(&e.frame_index);
-	dedup_free(&e.ptr_index);
+	hash_index_free(&e.str_index);
+	hash_index_free(&e.frame_index);
+	hash_index_free(&e.ptr_index);
 	free(e.ptrs);
 	free(e.strs);
 	free(e.str_lens);

@@ -7,6 +7,7 @@
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
 #include "common/util.h"
+#include "common/varint.h"
 
 #include <stdarg.h>
 #include <stddef.h>
@@ -38,23 +39,14 @@ size_t rd_left(const struct reader *r)
 
 int rd_varint(struct reader *r, uint64_t *v)
 {
-	uint64_t x = 0;
-
-	for (unsigned shift = 0; shift < 64; shift += 7) {
-		uint8_t byte;
-
-		if (r->p == r->end)
-			return dec_fail(r->d, "%s section: truncated", r->section);
-		byte = *r->p++;
-		if (shift == 63 && byte > 1)
-			break;
-		x |= (uint64_t)(byte & 0x7f) << shift;
-		if (!(byte & 0x80)) {
-			*v = x;
-			return 0;
-		}
+	switch (varint_decode(&r->p, r->end, v)) {
+	case VARINT_DONE:
+		return 0;
+	case VARINT_TRUNCATED:
+		return dec_fail(r->d, "%s section: truncated", r->section);
+	default:
+		return dec_fail(r->d, "%s section: bad varint", r->section);
 	}
-	return dec_fail(r->d, "%s section: bad varint", r->section);
 }
 
 int rd_u32(struct reader *r, uint32_t *v)

@@ -20,7 +20,8 @@ struct decoder {
 	char **strings; /* the string table, pointing into s->string_pool */
 	uint32_t nstrings;
 	uint8_t *inl_state; /* stack_info: per frame, 0 unseen, 1 not inlined, 2 inlined */
-	uint32_t *twin_of;  /* per frame: its twin in s->frame_twins + 1, or 0 */
+	uint32_t *twin_of;  /* per frame: its twin's index in s->frame_table + 1, or 0 */
+	size_t nframes;	    /* frames before the twins */
 	size_t ntwins;
 };
 

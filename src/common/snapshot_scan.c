@@ -8,6 +8,7 @@
 #include "memtrace/snapshot.h"
 #include "common/snapshot_read.h"
 #include "common/snapshot_wire.h"
+#include "common/varint.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,8 @@ struct scan {
 	uint64_t total; /* bytes taken from the payload */
 	int end;	/* zlib said the stream ended */
 	int bad;
+	const char *overflow; /* the section of a varint too large for 64 bits, or NULL */
+	const char *section;  /* the section being read, as the decoder names it */
 };
 
 static int scan_fill(struct scan *sc)
@@ -51,19 +54,22 @@ static int scan_byte(struct scan *sc, uint8_t *b)
 	return 0;
 }
 
+/* 0, or -1 when the payload ends first (sc->bad says why) or the value does not fit. */
 static int scan_varint(struct scan *sc, uint64_t *v)
 {
+	enum varint_result r = VARINT_MORE;
+	unsigned n = 0;
 	uint8_t b;
 
 	*v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
+	while (r == VARINT_MORE) {
 		if (scan_byte(sc, &b))
 			return -1;
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
+		r = varint_step(v, &n, b);
 	}
-	return -1;
+	if (r == VARINT_OVERFLOW)
+		sc->overflow = sc->section;
+	return r == VARINT_DONE ? 0 : -1;
 }
 
 static int scan_skip(struct scan *sc, uint64_t n)
@@ -108,6 +114,7 @@ int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, c
 	while (sc->total < ulen) {
 		uint64_t body_start;
 
+		sc->section = "payload";
 		if (scan_varint(sc, &tag) || scan_varint(sc, &size))
 			goto truncated;
 		if (tag <= last) {
@@ -123,6 +130,7 @@ int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, c
 			goto truncated;
 		body_start = sc->total;
 		if (tag == SEC_STACKS || tag == SEC_TIMELINE || tag == SEC_BLOCKS) {
+			sc->section = section_names[tag];
 			if (tag != SEC_STACKS && scan_varint(sc, &v)) /* interval, older_than */
 				goto truncated;
 			if (scan_varint(sc, &v))
@@ -150,7 +158,10 @@ int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, c
 	rc = 0;
 	goto out;
 truncated:
-	dec_fail(&d, sc->bad ? "corrupt compressed payload" : "payload truncated");
+	if (sc->overflow)
+		dec_fail(&d, "%s section: bad varint", sc->overflow);
+	else
+		dec_fail(&d, sc->bad ? "corrupt compressed payload" : "payload truncated");
 out:
 	inflateEnd(&sc->z);
 	free(sc);

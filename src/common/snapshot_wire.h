@@ -108,20 +108,17 @@ extern const size_t snap_scan_offsets[SNAP_NSCAN];
 
 /* Stack counters in the stacks section (section 0 of MT_STACK_COUNTERS). */
 enum {
-#define SNAP_STACK_SECTION0(field, section) +(section == 0)
+#define SNAP_STACK_SECTION0(field, name, section) +(section == 0)
 	SNAP_STACK_COUNTERS = 0 MT_STACK_COUNTERS(SNAP_STACK_SECTION0)
 #undef SNAP_STACK_SECTION0
 };
 
 /* Every stack counter (the rest of a grouped snapshot, section 43). */
 enum {
-#define SNAP_STACK_ONE(field, section) +1
+#define SNAP_STACK_ONE(field, name, section) +1
 	SNAP_STACK_COUNTERS_ALL = 0 MT_STACK_COUNTERS(SNAP_STACK_ONE)
 #undef SNAP_STACK_ONE
 };
-
-/* The highest grouping a grouped snapshot names (section 43: 1 stack ... 6 site). */
-#define SNAP_GROUP_MAX 6
 
 static inline void put_le32(uint8_t *p, uint32_t v)
 {

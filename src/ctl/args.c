@@ -89,23 +89,14 @@ static const struct {
 
 static const struct {
 	const char *name;
-	int stacks; /* whether the request asks for stacks */
-	int sort;   /* the stacks the request asks for (views ask for all of them) */
-	int blocks; /* whether it asks for the live block list */
-	int nargs;  /* positional arguments after the command */
+	int nargs; /* positional arguments after the command */
 } commands[CMD_COUNT] = {
-    [CMD_STATUS] = {"status", 0, MT_SORT_LIVE, 0, 0},
-    [CMD_STATS] = {"stats", 1, MT_SORT_ALLOCATED, 0, 0},
-    [CMD_REPORT] = {"report", 1, MT_SORT_LIVE, 0, 0},
-    [CMD_SNAPSHOT] = {"snapshot", 1, MT_SORT_COUNT, 1, 0},
-    [CMD_DIFF] = {"diff", 1, MT_SORT_LIVE, 0, 2},
-    [CMD_PEAK] = {"peak", 1, MT_SORT_PEAK, 0, 0},
-    [CMD_LEAKS] = {"leaks", 1, MT_SORT_LIVE, 1, 0},
-    [CMD_TIMELINE] = {"timeline", 0, MT_SORT_LIVE, 0, 0},
-    [CMD_WATCH] = {"watch", 1, MT_SORT_LIVE, 0, 0},
-    [CMD_RESET_PEAK] = {"reset-peak", 0, MT_SORT_LIVE, 0, 0},
-    [CMD_ATTACH] = {"attach", 0, MT_SORT_LIVE, 0, 1},
-    [CMD_DETACH] = {"detach", 0, MT_SORT_LIVE, 0, 1},
+    [CMD_STATUS] = {"status", 0}, [CMD_STATS] = {"stats", 0},
+    [CMD_REPORT] = {"report", 0}, [CMD_SNAPSHOT] = {"snapshot", 0},
+    [CMD_DIFF] = {"diff", 2},	  [CMD_PEAK] = {"peak", 0},
+    [CMD_LEAKS] = {"leaks", 0},	  [CMD_TIMELINE] = {"timeline", 0},
+    [CMD_WATCH] = {"watch", 0},	  [CMD_RESET_PEAK] = {"reset-peak", 0},
+    [CMD_ATTACH] = {"attach", 1}, [CMD_DETACH] = {"detach", 1},
 };
 
 static void usage(FILE *f)
@@ -265,8 +256,7 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_PEAK:
 		a->render.peak = 1;
 		break;
-	case OPT_MEMORY:
-		a->request.memory = 1;
+	case OPT_MEMORY: /* the flag of given is the option */
 		break;
 	case OPT_OUTPUT:
 		if (!*value)
@@ -277,12 +267,11 @@ static int set_option(struct args *a, int opt, const char *value)
 		if (parse_u64(value, PROTO_MAX_TOP, &v))
 			return usage_error("bad --top '%s' (expected 0 to %u)", value,
 					   PROTO_MAX_TOP);
-		a->request.top = (uint32_t)v;
 		a->view.top = (uint32_t)v;
 		break;
 	case OPT_SORT:
-		a->request.sort = mt_sort_from_name(value);
-		if (a->request.sort < 0)
+		a->sort = mt_sort_from_name(value);
+		if (a->sort < 0)
 			return usage_error("bad --sort '%s' (expected live, allocated, count, "
 					   "peak or temporary)",
 					   value);
@@ -291,11 +280,11 @@ static int set_option(struct args *a, int opt, const char *value)
 		if (parse_u64(value, PROTO_MAX_PID, &v) || !v)
 			return usage_error("bad --pid '%s' (expected 1 to %u)", value,
 					   PROTO_MAX_PID);
-		a->request.pid = (uint32_t)v;
+		a->pid = (uint32_t)v;
 		break;
 	case OPT_BY:
 		a->view.by = group_by_from_name(value);
-		if (a->view.by < 0)
+		if (a->view.by < 0 || a->view.by == GROUP_SITE)
 			return usage_error("bad --by '%s' (expected stack, function, file, line or "
 					   "module)",
 					   value);
@@ -305,7 +294,6 @@ static int set_option(struct args *a, int opt, const char *value)
 		break;
 	case OPT_OLDEST:
 		a->render.oldest = 1;
-		a->request.ages = 1;
 		break;
 	case OPT_OLDER_THAN:
 		if (args_parse_duration(value, &a->view.older_than))
@@ -332,9 +320,9 @@ static int set_option(struct args *a, int opt, const char *value)
 		a->suppressions = value;
 		break;
 	case OPT_MAX_PAUSE:
-		if (args_parse_duration(value, &a->request.scan.max_pause_ns) ||
-		    a->request.scan.max_pause_ns < PROTO_SCAN_MIN_PAUSE ||
-		    a->request.scan.max_pause_ns > PROTO_SCAN_MAX_PAUSE)
+		if (args_parse_duration(value, &a->max_pause_ns) ||
+		    a->max_pause_ns < PROTO_SCAN_MIN_PAUSE ||
+		    a->max_pause_ns > PROTO_SCAN_MAX_PAUSE)
 			return usage_error(
 			    "bad --max-pause '%s' (expected a duration from 1ms to 1h)", value);
 		break;
@@ -347,21 +335,22 @@ static int set_option(struct args *a, int opt, const char *value)
 	return 0;
 }
 
-/*
- * folded, pprof and html show every stack with a non-zero value unless --top
- * is given, and ask for the stacks ordered by the number they show.
- */
+/* folded, pprof and html: a report of every stack, unless --top. */
+static int is_profile(int format)
+{
+	return format == RENDER_FOLDED || format == RENDER_PPROF || format == RENDER_HTML;
+}
+
 static int profile_options(struct args *a)
 {
 	int f = a->render.format;
-	int profile = f == RENDER_FOLDED || f == RENDER_PPROF || f == RENDER_HTML;
 
 	if ((a->given & (1u << OPT_SAMPLE)) && f != RENDER_FOLDED && f != RENDER_HTML)
 		return usage_error("--sample applies to --format folded and html");
 	if (a->render.peak && f != RENDER_PPROF)
 		return usage_error("--peak applies to --format pprof (folded and html: --sample "
 				   "peak)");
-	if (!profile)
+	if (!is_profile(f))
 		return 0;
 	if (a->command != CMD_REPORT)
 		return usage_error("--format %s applies to report", f == RENDER_PPROF  ? "pprof"
@@ -375,25 +364,12 @@ static int profile_options(struct args *a)
 	if (f == RENDER_PPROF && (!a->output || !strcmp(a->output, "-")) && isatty(STDOUT_FILENO))
 		return usage_error(
 		    "a pprof profile is binary: write it with -o FILE (or redirect)");
-	if (!(a->given & (1u << OPT_TOP)))
-		a->request.top = 0;
-	if (f == RENDER_PPROF)
-		a->request.sort = a->render.peak ? MT_SORT_PEAK : MT_SORT_ALLOCATED;
-	else if (f == RENDER_HTML) /* the page switches between samples itself */
-		a->request.sort = MT_SORT_ALLOCATED;
-	else
-		a->request.sort = a->render.sample;
 	return 0;
 }
 
-/*
- * leaks --unreachable is a scan: a request of its own kind (struct
- * proto_scan), which needs a running process, not a file.
- */
+/* leaks --unreachable is a scan, which needs a running process, not a file. */
 static int scan_options(struct args *a)
 {
-	struct proto_scan sc = a->request.scan;
-
 	if (!a->unreachable) {
 		if (a->given & (1u << OPT_SUPPRESSIONS | 1u << OPT_MAX_PAUSE))
 			return usage_error("%s applies to leaks --unreachable",
@@ -409,12 +385,101 @@ static int scan_options(struct args *a)
 				   "not a snapshot file");
 	if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
 		return usage_error("leaks --unreachable gives text or json");
-	sc.pid = a->request.pid;
-	sc.top = (uint32_t)a->view.top;
-	proto_request_init(&a->request);
-	a->request.command = PROTO_CMD_SCAN;
-	a->request.scan = sc;
 	return 0;
+}
+
+/* A rows request: the stacks of select, grouped by by, the top rows by order. */
+static void rows_request(struct proto_request *r, uint32_t pid, int select, int by, int cumulative,
+			 int order, uint32_t top)
+{
+	proto_request_init(r, PROTO_ROWS);
+	r->rows.pid = pid;
+	r->rows.select = select;
+	r->rows.by = by;
+	r->rows.cumulative = cumulative && by != GROUP_STACK;
+	r->rows.order = order;
+	r->rows.top = top;
+}
+
+/*
+ * The one request each command sends, of the kind its view needs. Views
+ * that group or count leaks have the daemon do it and send only the rows
+ * shown, with what the others add up to (a heap of a hundred thousand stacks
+ * would otherwise travel whole); a file gets the same narrowing in fetch.c.
+ */
+static void make_request(struct args *a)
+{
+	struct proto_request *r = &a->request;
+	int f = a->render.format;
+
+	switch (a->command) {
+	case CMD_STATS: /* its top allocation sites, by bytes and by count */
+		rows_request(r, 0, MT_SORT_ALLOCATED, GROUP_SITE, 0, MT_SORT_ALLOCATED,
+			     STATS_TOP_SITES);
+		if (a->given & (1u << OPT_MEMORY))
+			proto_request_init(&a->memory, PROTO_MEMORY);
+		break;
+	case CMD_REPORT:
+		if (a->grouped) { /* every stack that allocated, so rows hold all their calls */
+			rows_request(r, a->pid, MT_SORT_COUNT, a->view.by, a->view.cumulative,
+				     a->view.sort, a->view.top);
+			break;
+		}
+		proto_request_init(r, PROTO_REPORT);
+		r->report.pid = a->pid;
+		r->report.sort = a->sort;
+		r->report.top = a->view.top;
+		r->report.ages = a->render.oldest;
+		if (!is_profile(f))
+			break;
+		/* every stack with a nonzero value unless --top, ordered by what it shows */
+		if (!(a->given & (1u << OPT_TOP)))
+			r->report.top = 0;
+		if (f == RENDER_PPROF)
+			r->report.sort = a->render.peak ? MT_SORT_PEAK : MT_SORT_ALLOCATED;
+		else if (f == RENDER_HTML) /* the page switches between samples itself */
+			r->report.sort = MT_SORT_ALLOCATED;
+		else
+			r->report.sort = a->render.sample;
+		break;
+	case CMD_PEAK: /* the stacks live at the peak, grouped */
+		rows_request(r, a->pid, MT_SORT_PEAK, a->view.by, a->view.cumulative, MT_SORT_PEAK,
+			     a->view.top);
+		break;
+	case CMD_LEAKS:
+		if (a->unreachable) {
+			proto_request_init(r, PROTO_SCAN);
+			r->scan.pid = a->pid;
+			r->scan.top = a->view.top;
+			r->scan.max_pause_ns = a->max_pause_ns;
+			break;
+		}
+		proto_request_init(r, PROTO_LEAKS);
+		r->leaks.pid = a->pid;
+		r->leaks.older_than_ns = a->view.older_than;
+		r->leaks.top = a->view.top;
+		break;
+	case CMD_WATCH: /* every stack (of pid): it groups them all */
+		proto_request_init(r, PROTO_REPORT);
+		r->report.pid = a->pid;
+		break;
+	case CMD_SNAPSHOT:
+	case CMD_DIFF: /* files, whole */
+		proto_request_init(r, PROTO_SNAPSHOT);
+		break;
+	case CMD_RESET_PEAK:
+		proto_request_init(r, PROTO_RESET_PEAK);
+		break;
+	case CMD_ATTACH:
+	case CMD_DETACH:
+		proto_request_init(r, a->command == CMD_ATTACH ? PROTO_ATTACH : PROTO_DETACH);
+		r->target.pid = a->pid;
+		break;
+	default: /* status, timeline (of pid): no stacks */
+		proto_request_init(r, PROTO_STATUS);
+		r->status.pid = a->pid;
+		break;
+	}
 }
 
 int args_parse(int argc, char **argv, struct args *a)
@@ -424,10 +489,9 @@ int args_parse(int argc, char **argv, struct args *a)
 	memset(a, 0, sizeof(*a));
 	a->command = -1;
 	a->socket = env && *env ? env : PROTO_DEFAULT_SOCKET;
-	proto_request_init(&a->request);
-	a->request.top = 10;
 	a->view.top = 10;
-	a->view.by = -1;
+	a->view.by = GROUP_NONE;
+	a->max_pause_ns = PROTO_SCAN_DEFAULT_PAUSE;
 	a->render.rows = 20;
 	a->interval_ns = 1000000000ull;
 
@@ -503,8 +567,7 @@ int args_parse(int argc, char **argv, struct args *a)
 
 		if (!a->nfiles || parse_u64(a->files[0], PROTO_MAX_PID, &pid) || !pid)
 			return usage_error("%s needs a pid", commands[a->command].name);
-		a->request.command = a->command == CMD_ATTACH ? PROTO_CMD_ATTACH : PROTO_CMD_DETACH;
-		a->request.pid = (uint32_t)pid;
+		a->pid = (uint32_t)pid;
 	}
 	if (a->nfiles < commands[a->command].nargs)
 		return usage_error("%s needs %d snapshot files (see memtracectl --help)",
@@ -513,66 +576,24 @@ int args_parse(int argc, char **argv, struct args *a)
 		return usage_error("snapshot needs -o FILE");
 	if (a->command == CMD_DIFF && !strcmp(a->files[0], "-") && !strcmp(a->files[1], "-"))
 		return usage_error("diff can read only one of its files from stdin");
-	if (a->view.by < 0)
+	if (a->view.by == GROUP_NONE)
 		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
 	if (a->view.cumulative && a->view.by == GROUP_STACK)
 		return usage_error("--cumulative does not apply to --by stack");
-	a->request.stacks = commands[a->command].stacks;
-	if (a->command == CMD_RESET_PEAK)
-		a->request.command = PROTO_CMD_RESET_PEAK;
-	if (a->command != CMD_REPORT) {
-		/* every stack: views group and sum them all */
-		a->request.top = 0;
-		a->request.sort = commands[a->command].sort;
-	}
-	/* report --by: group every stack (of the sort key) in the client */
+	/* report --by: rows by the sort key */
 	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
-	if (a->grouped) {
-		if (a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
-			return usage_error("report --by gives text or json");
-		a->request.top = 0;
-		/* every stack that allocated, so rows hold all their calls */
-		a->view.sort = a->request.sort;
-		a->request.sort = MT_SORT_COUNT;
-	}
-	a->request.blocks = commands[a->command].blocks;
-	if (a->command == CMD_SNAPSHOT) {
-		a->request.ages = 1;
-		a->request.memory = 1; /* everything: the breakdowns by mapping too */
-	}
-	a->request.older_than_ns = a->command == CMD_LEAKS ? a->view.older_than : 0;
-	if (!a->request.stacks)
-		a->request.top = 0;
-	if (a->command == CMD_STATS) { /* every stack, for the top sites */
-		a->request.top = 0;
-		a->request.sort = MT_SORT_ALLOCATED;
-	}
-	/*
-	 * Views that group or count leaks: the daemon does it and sends only
-	 * the rows shown, with what the others add up to (a heap of a hundred
-	 * thousand stacks would otherwise travel whole). A file is grouped here.
-	 */
-	if (a->grouped || a->command == CMD_PEAK) {
-		a->request.group = PROTO_GROUP_STACK + a->view.by;
-		a->request.cumulative = a->view.cumulative && a->view.by != GROUP_STACK;
-		a->request.order = a->command == CMD_PEAK ? MT_SORT_PEAK : a->view.sort;
-		a->request.top = (uint32_t)a->view.top;
-	} else if (a->command == CMD_STATS) {
-		a->request.group = PROTO_GROUP_SITE;
-		a->request.order = MT_SORT_ALLOCATED;
-		a->request.top = STATS_TOP_SITES;
-	} else if (a->command == CMD_LEAKS) {
-		a->request.leaks = 1;
-		a->request.blocks = 0;
-		a->request.top = (uint32_t)a->view.top;
-	}
+	if (a->grouped && a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
+		return usage_error("report --by gives text or json");
+	a->view.sort = a->sort;
 	if (scan_options(a))
 		return -1;
 	if (profile_options(a))
 		return -1;
-	a->render.sort = a->request.sort;
-	a->render.pid = a->request.pid;
-	a->view.pid = a->request.pid;
+	make_request(a);
+	/* what a view shows: a report's stacks' order, and whose they are */
+	a->render.sort = a->request.kind == PROTO_REPORT ? a->request.report.sort : a->sort;
+	a->render.pid = a->pid;
+	a->view.pid = a->pid;
 	a->render.pretty = 1;
 	return 0;
 }

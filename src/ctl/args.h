@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * memtracectl's command line: the commands, the options each applies to, and
- * what they ask of memtraced (a struct proto_request) and of the view and
- * the renderer. Every check of the command line is made here, before
- * anything is fetched, so a usage error costs no request.
+ * what they ask of memtraced (one request of the kind the view needs, made
+ * once from the options) and of the view and the renderer. Every check of
+ * the command line is made here, before anything is fetched, so a usage
+ * error costs no request.
  */
 #ifndef MEMTRACE_CTL_ARGS_H
 #define MEMTRACE_CTL_ARGS_H
@@ -34,17 +35,26 @@ struct args {
 	int command; /* enum command, -1 if none given */
 	const char *socket;
 	const char *from;
-	const char *output; /* -o FILE, else stdout */
-	struct proto_request request;
+	const char *output;	      /* -o FILE, else stdout */
+	struct proto_request request; /* what the command asks memtraced for */
+	/*
+	 * stats --memory: the breakdowns by mapping, a request of their own
+	 * (PROTO_MEMORY) beside request's site rows; kind 0 otherwise.
+	 */
+	struct proto_request memory;
 	struct render_opts render;
 	struct view_opts view;
 	int grouped;	      /* report --by / --cumulative */
 	const char *files[2]; /* diff OLD NEW */
 	int nfiles;
-	uint64_t interval_ns;	  /* watch */
-	uint64_t iterations;	  /* watch: 0 = until q */
-	int unreachable;	  /* leaks --unreachable: a scan (request.scan) */
-	const char *suppressions; /* its --suppressions FILE, or NULL */
+	uint64_t interval_ns; /* watch */
+	uint64_t iterations;  /* watch: 0 = until q */
+	int unreachable;      /* leaks --unreachable: a scan (request.scan) */
+	/* the options as given, before they make the request */
+	uint32_t pid;		  /* --pid; 0 = every target */
+	int sort;		  /* --sort (enum mt_sort) */
+	uint64_t max_pause_ns;	  /* --max-pause */
+	const char *suppressions; /* --suppressions FILE, or NULL */
 	unsigned given;		  /* bit per option given (args.c's enum option) */
 };
 

@@ -127,6 +127,16 @@ static int connect_daemon(const char *path)
 	return fd;
 }
 
+/* A daemon of protocol version 1 knows neither the kinds it lacks nor v=. */
+static int older_daemon(const char *error, size_t len)
+{
+	static const char unknown[] = "bad request: unknown command ",
+			  v[] = "bad request: unknown key 'v'";
+
+	return (len >= sizeof(unknown) - 1 && !memcmp(error, unknown, sizeof(unknown) - 1)) ||
+	       (len == sizeof(v) - 1 && !memcmp(error, v, len));
+}
+
 static void print_daemon_error(const uint8_t *msg, size_t len)
 {
 	char line[MAX_ERROR_REPLY + 1];
@@ -136,7 +146,10 @@ static void print_daemon_error(const uint8_t *msg, size_t len)
 	for (size_t i = 0; i < len && msg[i] != '\n'; i++)
 		line[n++] = msg[i] < 0x20 || msg[i] == 0x7f ? '?' : (char)msg[i];
 	line[n] = '\0';
-	log_msg("memtraced: %s", n ? line : "request failed");
+	log_msg("memtraced: %s%s", n ? line : "request failed",
+		older_daemon(line, n) ? " (memtraced speaks an older protocol: use the memtracectl "
+					"of its release)"
+				      : "");
 }
 
 /* Ask the daemon (the line, then body's len bytes); 0 with the snapshot bytes, or -1
@@ -158,7 +171,7 @@ static int fetch_from_socket(const struct proto_request *req, const char *socket
 	fd = connect_daemon(socket_path);
 	if (fd < 0)
 		return -1;
-	if (req->command == PROTO_CMD_SCAN) {
+	if (req->kind == PROTO_SCAN) {
 		/* a scan may stand each target still for max_pause: wait for that too */
 		struct timeval t = {.tv_sec = REPLY_TIMEOUT_S +
 					      4 * (time_t)(req->scan.max_pause_ns / 1000000000ull)};
@@ -224,19 +237,28 @@ static int fetch_from_file(const char *path, struct buf *data)
 	return 0;
 }
 
-/* What the daemon does for a request, done here for a file. */
+/*
+ * What the daemon does for a request that selects stacks, done here for a
+ * file: the stacks it would pick, in its order (rows and leaks are then
+ * counted from every one of them here).
+ */
 static int select_from_file(const struct proto_request *req, const char *file, struct snapshot *s)
 {
-	int found = !req->pid;
+	uint32_t pid = proto_request_pid(req);
+	int found = !pid;
 
 	for (uint32_t i = 0; i < s->ntargets && !found; i++)
-		found = s->targets[i].pid == req->pid;
+		found = s->targets[i].pid == pid;
 	if (!found) {
-		log_msg("%s: pid %u is not in this snapshot", file, req->pid);
+		log_msg("%s: pid %u is not in this snapshot", file, pid);
 		return -1;
 	}
-	/* rows and leaks are counted from every stack here */
-	snapshot_select(s, req->sort, req->group || req->leaks ? 0 : req->top, req->pid);
+	if (req->kind == PROTO_REPORT)
+		snapshot_select(s, req->report.sort, req->report.top, pid);
+	else if (req->kind == PROTO_ROWS)
+		snapshot_select(s, req->rows.select, 0, pid);
+	else
+		snapshot_select(s, MT_SORT_LIVE, 0, pid); /* leaks: the stacks with live bytes */
 	return 0;
 }
 
@@ -273,7 +295,9 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 		buf_free(&data);
 		return -1;
 	}
-	if (file && req->stacks && !whole && select_from_file(req, file, snap)) {
+	if (file && !whole &&
+	    (req->kind == PROTO_REPORT || req->kind == PROTO_ROWS || req->kind == PROTO_LEAKS) &&
+	    select_from_file(req, file, snap)) {
 		snapshot_free(snap);
 		buf_free(&data);
 		return -1;
@@ -299,7 +323,7 @@ int fetch_scan(const struct proto_request *req, const char *socket_path, const v
 		return -1;
 	}
 	buf_free(&data);
-	if (!snap->has_scan) {
+	if (snap->kind != SNAP_SCAN) {
 		log_msg("%s: the answer holds no scan (an older memtraced?)", socket_path);
 		snapshot_free(snap);
 		return -1;

@@ -14,10 +14,10 @@
 
 /*
  * Fetch a snapshot into snap: from file ("-" is stdin) when it is not NULL,
- * else by sending req to the daemon at socket_path. A file is narrowed to req's
- * sort, top and pid when req asks for stacks, unless whole (a copy or a diff
- * wants every stack). raw, when not NULL, receives the bytes as they came.
- * Returns 0, or -1 after a one-line message (snap and raw then hold nothing).
+ * else by sending req to the daemon at socket_path. A file is narrowed to the
+ * stacks req would select (a report's, rows' or leaks' pid, sort and top),
+ * unless whole (a copy or a diff wants every stack). raw, when not NULL, receives the bytes as they
+ * came. Returns 0, or -1 after a one-line message (snap and raw then hold nothing).
  */
 int fetch_snapshot(const struct proto_request *req, const char *socket_path, const char *file,
 		   int whole, struct snapshot *snap, struct buf *raw);
@@ -32,7 +32,7 @@ int fetch_checked(const struct proto_request *req, const char *socket_path, cons
 		  struct buf *raw, struct snapshot_counts *counts);
 
 /*
- * A scan (req->command PROTO_CMD_SCAN): the request line, then body[0..len)
+ * A scan (req->kind PROTO_SCAN): the request line, then body[0..len)
  * (its suppressions, as many bytes as req->scan.suppressions says), and the
  * answer decoded into snap. 0, or -1 after a one-line message.
  */

@@ -55,13 +55,26 @@ static int print_status(struct buf *out, const struct snapshot *s, const struct 
 
 static int print_stats(struct buf *out, const struct snapshot *s, const struct args *a)
 {
-	if (a->request.memory && !s->has_memory) {
+	struct snapshot breakdowns;
+	const struct snapshot *m = s;
+
+	/* --memory: the breakdowns are a request of their own; the counters come with them */
+	if (a->memory.kind && !a->from) {
+		if (fetch_snapshot(&a->memory, a->socket, NULL, 0, &breakdowns, NULL))
+			return -1;
+		m = &breakdowns;
+	}
+	if (a->memory.kind && !m->has_memory) {
 		log_msg("%s: this snapshot has no breakdown by kind of mapping (save one with "
 			"memtracectl snapshot -o FILE)",
 			a->from ? a->from : "memtraced");
+		if (m != s)
+			snapshot_free(&breakdowns);
 		return -1;
 	}
-	render_stats(out, s, &a->render);
+	render_stats(out, m, s, &a->render);
+	if (m != s)
+		snapshot_free(&breakdowns);
 	return 0;
 }
 
@@ -104,7 +117,7 @@ static int print_leaks(struct buf *out, const struct snapshot *s, const struct a
 {
 	struct leaks_view v;
 
-	if (!s->has_blocks && !s->has_leaks) {
+	if (!s->has_blocks && s->kind != SNAP_LEAKS) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a->from);
@@ -121,8 +134,8 @@ static int print_timeline(struct buf *out, const struct snapshot *s, const struc
 	struct series v;
 	const char *why = "";
 
-	if (series_build(&v, s, a->request.pid, &why)) {
-		log_msg("pid %" PRIu32 " %s", a->request.pid, why);
+	if (series_build(&v, s, a->pid, &why)) {
+		log_msg("pid %" PRIu32 " %s", a->pid, why);
 		return -1;
 	}
 	render_timeline(out, &v, &a->render);

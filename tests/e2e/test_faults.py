@@ -346,10 +346,14 @@ def test_bad_clients(r):
     r.wait_state("attached", target.pid, daemon)
     target.send_signal(signal.SIGUSR1)
     with r.part("malformed"):
-        for payload, want in ((b"hello\n", b"unknown command"),
-                              (b"snapshot top=x\n", b"bad top"),
-                              (b"snapshot\x00\n", b"NUL byte"),
-                              (b"snapshot pid=1 pid=1\n", b"given twice"),
+        for payload, want in ((b"hello\n", b"unknown request"),
+                              (b"report v=2 top=x\n", b"bad top"),
+                              (b"report\x00\n", b"NUL byte"),
+                              (b"report v=2 pid=1 pid=1\n", b"given twice"),
+                              (b"rows v=2 by=line ages=1\n", b"ages does not apply to rows"),
+                              (b"snapshot top=10 sort=live pid=0 stacks=1\n",
+                               b"protocol version 1"),
+                              (b"status v=3\n", b"newer than"),
                               (b"\xff\xfe\n", b"character 0x")):
             rep = request(r.sock, payload)
             if rep is None or rep[0] != 1 or want not in rep[1]:
@@ -405,7 +409,7 @@ def test_client_never_reads(r):
     target.send_signal(signal.SIGUSR1)
     expect = churn_expect(r, target)
     r.wait_stats(expect)
-    held = [request(r.sock, b"snapshot blocks=1\n", read=False) for _ in range(5)]
+    held = [request(r.sock, b"snapshot v=2\n", read=False) for _ in range(5)]
     try:
         t0 = time.monotonic()
         rc, _, err = r.ctl("status")
@@ -456,7 +460,7 @@ def test_many_clients(r):
         def one(i):
             try:
                 barrier.wait(timeout=20)
-                results[i] = request(r.sock, b"snapshot top=5\n", timeout=20)
+                results[i] = request(r.sock, b"report v=2 top=5\n", timeout=20)
             except Exception as e:  # reported below
                 results[i] = e
 

@@ -19,12 +19,12 @@ def free_port():
 
 
 def save_snapshot(r, path, sort="allocated"):
-    """Ask the daemon for a full snapshot over its socket and keep its bytes (the snapshot file
-    format is the wire format)."""
+    """Ask the daemon for every stack over its socket (a report of them all) and keep its bytes
+    (the snapshot file format is the wire format)."""
     with socket.socket(socket.AF_UNIX) as s:
         s.settimeout(TIMEOUT)
         s.connect(r.sock)
-        s.sendall(f"snapshot top=0 sort={sort} pid=0 stacks=1\n".encode())
+        s.sendall(f"report v=2 pid=0 sort={sort} top=0 ages=0\n".encode())
         data = b""
         while True:
             chunk = s.recv(1 << 16)

@@ -69,16 +69,18 @@ TEST(test_defaults)
 	CHECK_EQ_U64(a.command, CMD_REPORT);
 	CHECK_STR(a.socket, PROTO_DEFAULT_SOCKET);
 	CHECK(!a.from && !a.output && !a.grouped);
-	CHECK_EQ_U64(a.request.command, PROTO_CMD_SNAPSHOT);
-	CHECK_EQ_U64(a.request.stacks, 1);
-	CHECK_EQ_U64(a.request.top, 10);
-	CHECK_EQ_U64(a.request.sort, MT_SORT_LIVE);
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.top, 10);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_LIVE);
+	CHECK_EQ_U64(a.request.report.pid, 0);
+	CHECK_EQ_U64(a.request.report.ages, 0);
+	CHECK_EQ_U64(a.memory.kind, 0);
 	CHECK_EQ_U64(a.render.format, RENDER_TEXT);
 
 	setenv("MEMTRACE_SOCKET", "/tmp/other.sock", 1);
 	CHECK(!PARSE(&a, "status", "--json"));
 	CHECK_STR(a.socket, "/tmp/other.sock");
-	CHECK_EQ_U64(a.request.stacks, 0);
+	CHECK_EQ_U64(a.request.kind, PROTO_STATUS);
 	CHECK_EQ_U64(a.render.format, RENDER_JSON);
 	/* --socket wins over the environment, before or after the command */
 	CHECK(!PARSE(&a, "status", "--socket=/run/x.sock"));
@@ -86,85 +88,128 @@ TEST(test_defaults)
 	unsetenv("MEMTRACE_SOCKET");
 }
 
+/* What a rows request asks, field by field. */
+static void check_rows(const struct proto_request *r, uint32_t pid, int select, int by,
+		       int cumulative, int order, uint32_t top)
+{
+	CHECK_EQ_U64(r->kind, PROTO_ROWS);
+	CHECK_EQ_U64(r->rows.pid, pid);
+	CHECK_EQ_U64(r->rows.select, select);
+	CHECK_EQ_U64(r->rows.by, by);
+	CHECK_EQ_U64(r->rows.cumulative, cumulative);
+	CHECK_EQ_U64(r->rows.order, order);
+	CHECK_EQ_U64(r->rows.top, top);
+}
+
 TEST(test_requests)
 {
 	struct args a;
 
-	/* views that group: the daemon groups every stack and sends the top rows */
-	CHECK(!PARSE(&a, "peak", "--top", "3", "--by", "line"));
-	CHECK_EQ_U64(a.request.group, PROTO_GROUP_LINE);
-	CHECK_EQ_U64(a.request.order, MT_SORT_PEAK);
-	CHECK_EQ_U64(a.request.top, 3);
-	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
+	/* views that group: the daemon groups the stacks and sends the top rows */
+	CHECK(!PARSE(&a, "peak", "--top", "3", "--by", "line", "--pid", "9"));
+	check_rows(&a.request, 9, MT_SORT_PEAK, GROUP_LINE, 0, MT_SORT_PEAK, 3);
 	CHECK_EQ_U64(a.view.top, 3);
 	CHECK_EQ_U64(a.view.by, GROUP_LINE);
 	CHECK(!PARSE(&a, "peak"));
 	CHECK_EQ_U64(a.view.by, GROUP_STACK);
+	check_rows(&a.request, 0, MT_SORT_PEAK, GROUP_STACK, 0, MT_SORT_PEAK, 10);
 	CHECK(!PARSE(&a, "diff", "old.mts", "new.mts"));
 	CHECK_EQ_U64(a.view.by, GROUP_FUNCTION);
 	CHECK_STR(a.files[0], "old.mts");
 	CHECK_STR(a.files[1], "new.mts");
+	CHECK_EQ_U64(a.request.kind, PROTO_SNAPSHOT);
 
 	/* leaks: counted per stack in the daemon, only blocks that old */
-	CHECK(!PARSE(&a, "leaks", "--older-than", "2s"));
-	CHECK_EQ_U64(a.request.leaks, 1);
-	CHECK_EQ_U64(a.request.blocks, 0);
-	CHECK_EQ_U64(a.request.older_than_ns, 2000000000ull);
+	CHECK(!PARSE(&a, "leaks", "--older-than", "2s", "--top", "4"));
+	CHECK_EQ_U64(a.request.kind, PROTO_LEAKS);
+	CHECK_EQ_U64(a.request.leaks.older_than_ns, 2000000000ull);
+	CHECK_EQ_U64(a.request.leaks.top, 4);
+	CHECK_EQ_U64(a.request.leaks.pid, 0);
 	CHECK_EQ_U64(a.view.older_than, 2000000000ull);
 
-	/* stats --memory: the breakdowns by mapping too; snapshot saves them */
+	/* stats: its top sites; with --memory the breakdowns, a request of their own */
 	CHECK(!PARSE(&a, "stats", "--memory"));
-	CHECK_EQ_U64(a.request.memory, 1);
+	check_rows(&a.request, 0, MT_SORT_ALLOCATED, GROUP_SITE, 0, MT_SORT_ALLOCATED, 5);
+	CHECK_EQ_U64(a.memory.kind, PROTO_MEMORY);
+	CHECK_EQ_U64(a.memory.memory.pid, 0);
 	CHECK(!PARSE(&a, "stats"));
-	CHECK_EQ_U64(a.request.memory, 0);
+	CHECK_EQ_U64(a.memory.kind, 0);
+	/* snapshot: everything, the breakdowns too */
 	CHECK(!PARSE(&a, "snapshot", "-o", "x.mts"));
-	CHECK_EQ_U64(a.request.memory, 1);
+	CHECK_EQ_U64(a.request.kind, PROTO_SNAPSHOT);
 	CHECK(PARSE(&a, "report", "--memory") == -1);
 
 	/* report --by: every stack that allocated, grouped in the daemon by the sort */
-	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4"));
+	CHECK(!PARSE(&a, "report", "--by", "file", "--sort", "allocated", "--top", "4",
+		     "--cumulative"));
 	CHECK(a.grouped);
-	CHECK_EQ_U64(a.request.group, PROTO_GROUP_FILE);
-	CHECK_EQ_U64(a.request.order, MT_SORT_ALLOCATED);
-	CHECK_EQ_U64(a.request.top, 4);
-	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
+	check_rows(&a.request, 0, MT_SORT_COUNT, GROUP_FILE, 1, MT_SORT_ALLOCATED, 4);
 	CHECK_EQ_U64(a.view.sort, MT_SORT_ALLOCATED);
 	CHECK_EQ_U64(a.view.top, 4);
+	CHECK(!PARSE(&a, "report", "--by", "stack"));
+	check_rows(&a.request, 0, MT_SORT_COUNT, GROUP_STACK, 0, MT_SORT_LIVE, 10);
+
+	/* a report: its own sort, top, pid and ages */
+	CHECK(!PARSE(&a, "report", "--sort", "temporary", "--top", "0", "--pid", "77", "--oldest"));
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_TEMPORARY);
+	CHECK_EQ_U64(a.request.report.top, 0);
+	CHECK_EQ_U64(a.request.report.pid, 77);
+	CHECK_EQ_U64(a.request.report.ages, 1);
+	CHECK_EQ_U64(a.render.sort, MT_SORT_TEMPORARY);
+	CHECK_EQ_U64(a.render.pid, 77);
 
 	/* profiles: every stack unless --top, ordered by what they show */
 	CHECK(!PARSE(&a, "report", "--format", "pprof", "-o", "heap.pb.gz"));
-	CHECK_EQ_U64(a.request.top, 0);
-	CHECK_EQ_U64(a.request.sort, MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(a.request.report.top, 0);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_ALLOCATED);
 	CHECK_STR(a.output, "heap.pb.gz");
 	CHECK(!PARSE(&a, "report", "--format=pprof", "--peak", "--output=p.pb.gz"));
-	CHECK_EQ_U64(a.request.sort, MT_SORT_PEAK);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_PEAK);
 	CHECK(!PARSE(&a, "report", "--format", "folded", "--sample", "count", "--top", "5"));
-	CHECK_EQ_U64(a.request.top, 5);
-	CHECK_EQ_U64(a.request.sort, MT_SORT_COUNT);
+	CHECK_EQ_U64(a.request.report.top, 5);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_COUNT);
+	CHECK(!PARSE(&a, "report", "--format", "html", "-o", "r.html"));
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_ALLOCATED);
 
-	CHECK(!PARSE(&a, "attach", "1234"));
-	CHECK_EQ_U64(a.request.command, PROTO_CMD_ATTACH);
-	CHECK_EQ_U64(a.request.pid, 1234);
-	CHECK(!PARSE(&a, "reset-peak"));
-	CHECK_EQ_U64(a.request.command, PROTO_CMD_RESET_PEAK);
-	CHECK(!PARSE(&a, "--from", "s.mts", "snapshot", "-o", "-"));
-	CHECK_EQ_U64(a.request.ages, 1);
-	CHECK_EQ_U64(a.request.blocks, 1);
+	/* watch: every stack by live bytes, grouped here */
 	CHECK(!PARSE(&a, "watch", "--interval", "250ms", "--count", "3"));
 	CHECK_EQ_U64(a.interval_ns, 250000000ull);
 	CHECK_EQ_U64(a.iterations, 3);
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.top, 0);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_LIVE);
+
+	/* the control commands, and those that show no stacks */
+	CHECK(!PARSE(&a, "attach", "1234"));
+	CHECK_EQ_U64(a.request.kind, PROTO_ATTACH);
+	CHECK_EQ_U64(a.request.target.pid, 1234);
+	CHECK(!PARSE(&a, "detach", "99"));
+	CHECK_EQ_U64(a.request.kind, PROTO_DETACH);
+	CHECK_EQ_U64(a.request.target.pid, 99);
+	CHECK(!PARSE(&a, "reset-peak"));
+	CHECK_EQ_U64(a.request.kind, PROTO_RESET_PEAK);
+	CHECK(!PARSE(&a, "timeline"));
+	CHECK_EQ_U64(a.request.kind, PROTO_STATUS);
+	CHECK_EQ_U64(a.request.status.pid, 0);
+	CHECK(!PARSE(&a, "timeline", "--pid", "31"));
+	CHECK_EQ_U64(a.request.status.pid, 31);
+	CHECK_EQ_U64(a.view.pid, 31);
+	CHECK(!PARSE(&a, "watch", "--pid", "32"));
+	CHECK_EQ_U64(a.request.report.pid, 32);
+	CHECK_EQ_U64(a.view.pid, 32);
+	CHECK(!PARSE(&a, "--from", "s.mts", "snapshot", "-o", "-"));
+	CHECK_EQ_U64(a.request.kind, PROTO_SNAPSHOT);
 
 	/* leaks --unreachable: a scan, a request of its own kind */
 	CHECK(!PARSE(&a, "leaks", "--unreachable", "--pid", "42", "--top", "7", "--max-pause",
 		     "250ms", "--suppressions", "lsan.supp", "--json"));
 	CHECK(a.unreachable);
-	CHECK_EQ_U64(a.request.command, PROTO_CMD_SCAN);
+	CHECK_EQ_U64(a.request.kind, PROTO_SCAN);
 	CHECK_EQ_U64(a.request.scan.pid, 42);
 	CHECK_EQ_U64(a.request.scan.top, 7);
 	CHECK_EQ_U64(a.request.scan.max_pause_ns, 250000000ull);
 	CHECK_STR(a.suppressions, "lsan.supp");
-	CHECK_EQ_U64(a.request.pid, 0); /* the snapshot request's fields are not used */
-	CHECK_EQ_U64(a.request.leaks, 0);
 	CHECK_EQ_U64(a.render.format, RENDER_JSON);
 	CHECK(!PARSE(&a, "leaks", "--unreachable"));
 	CHECK_EQ_U64(a.request.scan.top, 10);

@@ -9,6 +9,7 @@
  */
 #include <stdlib.h>
 
+#include "common/groupkey.h"
 #include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
@@ -185,7 +186,7 @@ TEST(test_totals)
 	struct snapshot s;
 
 	setup(&f);
-	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK(collect(&f, "status v=2", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 0);
 	CHECK_EQ_U64(s.totals.allocations, 4 + 3 + 6 + 10 + 1);
 	CHECK_EQ_U64(s.totals.frees, 1 + 10);
@@ -221,7 +222,7 @@ TEST(test_pid_totals)
 	char line[64];
 
 	setup(&f);
-	snprintf(line, sizeof(line), "snapshot pid=%u stacks=0", PID_A);
+	snprintf(line, sizeof(line), "status v=2 pid=%u", PID_A);
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK_EQ_U64(s.ntargets, 2);
 	CHECK_EQ_U64(s.totals.allocations, 4 + 3 + 6);
@@ -234,14 +235,14 @@ TEST(test_pid_totals)
 	CHECK_EQ_U64(s.timeline_targets[0].target, 1); /* the daemon's 1 is the snapshot's 1 */
 	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 600);
 	snapshot_free(&s);
-	snprintf(line, sizeof(line), "snapshot pid=%u stacks=0", PID_B);
+	snprintf(line, sizeof(line), "status v=2 pid=%u", PID_B);
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK(s.ntargets == 1 && s.timeline[0].ntargets == 1);
 	CHECK_EQ_U64(s.timeline_targets[0].target, 0); /* the daemon's 2 */
 	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 7);
 	snapshot_free(&s);
 
-	CHECK(collect(&f, "snapshot pid=4242", &s) == -1);
+	CHECK(collect(&f, "report v=2 pid=4242", &s) == -1);
 	teardown(&f);
 }
 
@@ -257,7 +258,7 @@ TEST(test_top_n)
 	struct snapshot s;
 
 	setup(&f);
-	CHECK(collect(&f, "snapshot top=3 sort=live", &s) == 0);
+	CHECK(collect(&f, "report v=2 top=3 sort=live", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 3);
 	CHECK_EQ_U64(s.stacks_total, 4); /* 0x4444 has no live bytes */
 	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x3333);
@@ -268,14 +269,14 @@ TEST(test_top_n)
 	CHECK_EQ_U64(s.stacks[1].pid, PID_A); /* a retired generation shows its pid */
 	snapshot_free(&s);
 
-	CHECK(collect(&f, "snapshot top=1 sort=allocated", &s) == 0);
+	CHECK(collect(&f, "report v=2 top=1 sort=allocated", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 1);
 	CHECK_EQ_U64(s.stacks_total, 5);
 	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444);
 	CHECK_EQ_U64(s.stacks[0].t.frees, 10);
 	snapshot_free(&s);
 
-	CHECK(collect(&f, "snapshot sort=count", &s) == 0);
+	CHECK(collect(&f, "report v=2 sort=count", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 5);
 	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444);
 	CHECK_EQ_U64(site_of(&s.stacks[1]), 0x3333);
@@ -291,7 +292,7 @@ TEST(test_pid_stacks)
 	char line[64];
 
 	setup(&f);
-	snprintf(line, sizeof(line), "snapshot pid=%u sort=allocated", PID_B);
+	snprintf(line, sizeof(line), "report v=2 pid=%u sort=allocated", PID_B);
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 2);
 	CHECK_EQ_U64(s.stacks_total, 2);
@@ -302,22 +303,81 @@ TEST(test_pid_stacks)
 	teardown(&f);
 }
 
-/* The live blocks of the stacks sent, each pointing at its stack. */
+/*
+ * A whole snapshot: every stack that allocated, every live block pointing
+ * at its stack, ages; a report with ages: its stacks' oldest blocks only.
+ */
 TEST(test_blocks)
 {
 	struct fixture f;
 	struct snapshot s;
 
 	setup(&f);
-	CHECK(collect(&f, "snapshot top=2 blocks=1 ages=1", &s) == 0);
-	CHECK_EQ_U64(s.nstacks, 2);
-	CHECK(s.has_blocks && s.has_ages);
-	CHECK_EQ_U64(s.nblocks, 6 + 3);
+	CHECK(collect(&f, "snapshot v=2", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 5);
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444); /* by allocations */
+	CHECK(s.has_blocks && s.has_ages && s.has_memory);
+	CHECK_EQ_U64(s.nblocks, 3 + 3 + 6 + 1);
 	for (uint32_t i = 0; i < s.nblocks; i++) {
+		const struct snap_stack *st = &s.stacks[s.blocks[i].stack];
+
 		CHECK(s.blocks[i].stack < s.nstacks);
-		CHECK_EQ_U64(s.blocks[i].size, s.blocks[i].stack == 0 ? 50 : 100);
+		CHECK_EQ_U64(s.blocks[i].size, st->t.live_bytes / st->t.live_allocations);
 	}
+	snapshot_free(&s);
+
+	CHECK(collect(&f, "report v=2 top=2 ages=1", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK(s.has_ages && !s.has_blocks && !s.nblocks && !s.has_memory);
 	CHECK(s.stacks[0].oldest_live_age_ns > 0);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+/*
+ * The kinds that count in the daemon: rows (each sent stack stands for a
+ * row, with its sums) and leaks (per stack, its blocks past an age); the
+ * answers of attach and detach: their process's status.
+ */
+TEST(test_kinds)
+{
+	struct fixture f;
+	struct snapshot s;
+	char line[64];
+
+	setup(&f);
+	/* every stack has frames 0x401000 and 0x400100 (in no module: keyed by address) */
+	CHECK(collect(&f, "rows v=2 select=count by=function cumulative=1 order=allocated top=1",
+		      &s) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	CHECK_EQ_U64(s.groups.by, GROUP_FUNCTION);
+	CHECK_EQ_U64(s.groups.cumulative, 1);
+	CHECK_EQ_U64(s.groups.order, MT_SORT_ALLOCATED);
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_EQ_U64(s.stacks_total, 5);
+	CHECK_STR(s.groups.rows[0].key, "0x400100"); /* tied with 0x401000: the smaller key */
+	CHECK_EQ_U64(s.groups.rows[0].stacks, 5);
+	CHECK_EQ_U64(s.stacks[0].t.allocations, 4 + 3 + 6 + 10 + 1);
+	CHECK_EQ_U64(s.groups.rest_rows, 6); /* 0x401000 and the five sites */
+	snapshot_free(&s);
+	CHECK(collect(&f, "rows v=2 select=live by=line order=live top=0", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 4); /* a row per stack with live bytes */
+	CHECK_EQ_U64(s.groups.rest_rows, 0);
+	snapshot_free(&s);
+
+	CHECK(collect(&f, "leaks v=2 older_than=0 top=2", &s) == 0);
+	CHECK(s.kind == SNAP_LEAKS && !s.has_blocks);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_EQ_U64(s.leaks.stacks_total, 4); /* every stack holding live blocks */
+	CHECK_EQ_U64(s.leaks.blocks, 3 + 3 + 6 + 1);
+	CHECK_EQ_U64(s.leaks.bytes, 300 + 300 + 300 + 7);
+	CHECK_EQ_U64(s.leaks.stacks[0].bytes, 300);
+	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x3333); /* 300 B in more blocks */
+	snapshot_free(&s);
+
+	snprintf(line, sizeof(line), "attach v=2 pid=%u", PID_B);
+	CHECK(collect(&f, line, &s) == 0);
+	CHECK(s.ntargets == 1 && s.targets[0].pid == PID_B && !s.nstacks);
 	snapshot_free(&s);
 	teardown(&f);
 }
@@ -330,7 +390,7 @@ TEST(test_truncations)
 	struct snapshot s;
 
 	setup(&f);
-	CHECK(collect(&f, "snapshot top=1", &s) == 0);
+	CHECK(collect(&f, "report v=2 top=1", &s) == 0);
 	CHECK_EQ_U64(s.ntruncations, 1);
 	CHECK_STR(s.truncations[0].module, "(no module)");
 	CHECK_EQ_U64(s.truncations[0].stacks, 5);
@@ -409,7 +469,7 @@ TEST(test_metrics)
 	{
 		struct snapshot s;
 
-		CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+		CHECK(collect(&f, "status v=2", &s) == 0);
 		CHECK(s.has_match && s.match.what != f.v.match.what);
 		CHECK_STR(s.match.what, "--comm b");
 		CHECK(s.match.max_targets == 2 && s.match.traced == 1 && s.match.over_limit == 5);
@@ -429,7 +489,7 @@ TEST(test_resident)
 
 	setup(&f);
 	f.v.resident = &f.res;
-	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK(collect(&f, "status v=2", &s) == 0);
 	CHECK(!s.has_resident); /* nothing sampled yet: no section */
 	snapshot_free(&s);
 	for (uint32_t i = 0; i < 3; i++) {
@@ -441,7 +501,7 @@ TEST(test_resident)
 	CHECK(timeline_set_resident(&f.tl, 5, &r[2]) == 1);
 	CHECK(timeline_set_target_resident(&f.tl, 5, 2, &r[2]) == 1);
 	CHECK(timeline_set_target_resident(&f.tl, 5, 0, &r[0]) == 0); /* not traced then */
-	CHECK(collect(&f, "snapshot stacks=0", &s) == 0);
+	CHECK(collect(&f, "status v=2", &s) == 0);
 	CHECK(s.has_resident && s.ntargets == 3);
 	CHECK(s.targets[1].resident.sampled && s.targets[1].resident.time_ns == 7);
 	CHECK_EQ_U64(s.targets[1].resident.r.resident_bytes, 4096);
@@ -455,12 +515,12 @@ TEST(test_resident)
 	CHECK_EQ_U64(s.timeline_targets[1].f.resident.pss_bytes, 1002);
 	snapshot_free(&s);
 	/* one pid: its figures stay its own */
-	snprintf(line, sizeof(line), "snapshot stacks=0 pid=%u", PID_B);
+	snprintf(line, sizeof(line), "status v=2 pid=%u", PID_B);
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK(s.ntargets == 1 && s.targets[0].resident.r.resident_bytes == 3 * 4096);
 	snapshot_free(&s);
 	/* a breakdown is of the targets traced now; /proc says there is no such process */
-	CHECK(collect(&f, "snapshot stacks=0 memory=1", &s) == 0);
+	CHECK(collect(&f, "memory v=2", &s) == 0);
 	CHECK(s.has_memory && s.nmemory == 1 && s.memory[0].target == 1);
 	snprintf(line, sizeof(line), "cannot read /proc/%u/smaps: No such file or directory",
 		 PID_A);
@@ -501,6 +561,7 @@ int main(void)
 	RUN(test_top_n);
 	RUN(test_pid_stacks);
 	RUN(test_blocks);
+	RUN(test_kinds);
 	RUN(test_truncations);
 	RUN(test_metrics);
 	RUN(test_resident);

@@ -8,6 +8,7 @@
 #include "unit.h"
 #include "capture.h"
 
+#include "common/groupkey.h"
 #include "ctl/fetch.h"
 
 #include <stdlib.h>
@@ -60,11 +61,10 @@ static struct proto_request request(uint32_t top, uint32_t pid)
 {
 	struct proto_request r;
 
-	proto_request_init(&r);
-	r.stacks = 1;
-	r.top = top;
-	r.pid = pid;
-	r.sort = MT_SORT_LIVE;
+	proto_request_init(&r, PROTO_REPORT);
+	r.report.top = top;
+	r.report.pid = pid;
+	r.report.sort = MT_SORT_LIVE;
 	return r;
 }
 
@@ -99,6 +99,30 @@ TEST(test_file_narrowed_or_whole)
 	CHECK(raw.len == bytes.len && !memcmp(raw.data, bytes.data, bytes.len));
 	snapshot_free(&s);
 	buf_free(&raw);
+
+	/* rows: every stack of the selection (the client groups them), in the order of reports */
+	proto_request_init(&req, PROTO_ROWS);
+	req.rows.select = MT_SORT_COUNT;
+	req.rows.by = GROUP_FUNCTION;
+	req.rows.top = 1;
+	CHECK(!fetch_snapshot(&req, NULL, path, 0, &s, NULL));
+	CHECK_EQ_U64(s.nstacks, 3);
+	CHECK_EQ_U64(s.stacks[0].t.allocations, 5);
+	CHECK_EQ_U64(s.stacks[2].t.allocations, 1);
+	snapshot_free(&s);
+	/* leaks: every stack of pid 22 with live bytes */
+	proto_request_init(&req, PROTO_LEAKS);
+	req.leaks.pid = 22;
+	req.leaks.top = 1;
+	CHECK(!fetch_snapshot(&req, NULL, path, 0, &s, NULL));
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_EQ_U64(s.stacks[0].pid, 22);
+	snapshot_free(&s);
+	/* status: no stacks asked for, none dropped */
+	proto_request_init(&req, PROTO_STATUS);
+	CHECK(!fetch_snapshot(&req, NULL, path, 0, &s, NULL));
+	CHECK_EQ_U64(s.nstacks, 3);
+	snapshot_free(&s);
 
 	/* a pid the file does not hold */
 	req = request(0, 33);
@@ -198,6 +222,26 @@ TEST(test_socket)
 	CHECK_STR(err, "memtrace: memtraced: no such pid?[2J\n");
 	free(err);
 	unlink(path);
+
+	/* a daemon of protocol version 1 refuses the kinds it lacks, and v=: said so */
+	{
+		static const char *const old[] = {"bad request: unknown command 'report'",
+						  "bad request: unknown key 'v'"};
+
+		for (int i = 0; i < 2; i++) {
+			pid = serve_once(path, line, 1, old[i], strlen(old[i]));
+			capture_stderr_begin();
+			CHECK(fetch_snapshot(&req, path, NULL, 0, &s, NULL) == -1);
+			err = capture_stderr_end();
+			CHECK(child_ok(pid));
+			CHECK(strstr(err, old[i]) != NULL);
+			CHECK(strstr(err,
+				     " (memtraced speaks an older protocol: use the memtracectl "
+				     "of its release)\n") != NULL);
+			free(err);
+			unlink(path);
+		}
+	}
 
 	/* nobody there */
 	capture_stderr_begin();

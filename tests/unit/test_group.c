@@ -83,6 +83,13 @@ TEST(names)
 	CHECK(group_by_from_name("stack") == GROUP_STACK);
 	CHECK(group_by_from_name("lines") == -1);
 	CHECK(group_by_name(GROUP_BY_COUNT) == NULL);
+	CHECK(group_by_name(GROUP_NONE) == NULL);
+	CHECK(group_by_from_name("none") == -1);
+	CHECK(group_by_from_name("site") == GROUP_SITE);
+	/* the numbers are the wire's (the groups section's "by") */
+	CHECK_EQ_U64(GROUP_STACK, 1);
+	CHECK_EQ_U64(GROUP_MODULE, 5);
+	CHECK_EQ_U64(GROUP_SITE, 6);
 }
 
 TEST(frame_keys)

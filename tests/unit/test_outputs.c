@@ -11,22 +11,24 @@
 #include "ctl/render/html.h"
 #include "ctl/render/pprof.h"
 #include "daemon/core/tracker.h"
+#include "common/varint.h"
 
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
 
-static struct snap_frame frame(uint64_t addr, const char *fn, const char *module, const char *id)
+/* A frame; its strings are the builder's (these literals), as a built snapshot's are. */
+static struct snap_frame frame(uint64_t addr, char *fn, char *module, char *id)
 {
 	struct snap_frame f = {0};
 
 	f.address = addr;
 	f.offset = addr & 0xffff;
-	f.function = fn ? xstrdup(fn) : NULL;
-	f.module = module ? xstrdup(module) : NULL;
-	f.file = fn ? xstrdup("x.c") : NULL;
+	f.function = fn;
+	f.module = module;
+	f.file = fn ? (char *)"x.c" : NULL;
 	f.line = fn ? 10 : 0;
-	f.build_id = id ? xstrdup(id) : NULL;
+	f.build_id = id;
 	return f;
 }
 
@@ -48,7 +50,8 @@ static void build(struct snapshot *s)
 	s->frame_table[2] = frame(0x1030, "main", "/bin/a", "abcd");
 	s->frame_table[3] = frame(0x1040, "leaf2", "/bin/a", "abcd");
 	s->frame_table[4] = frame(0x1030, "main", "/bin/a", "abcd");
-	s->stacks[0].frames = xcalloc(3, sizeof(*s->stacks[0].frames));
+	s->frame_refs = xcalloc(5, sizeof(*s->frame_refs));
+	s->stacks[0].frames = s->frame_refs;
 	for (int i = 0; i < 3; i++)
 		s->stacks[0].frames[i] = &s->frame_table[i];
 	s->stacks[0].t.allocations = 3;
@@ -58,7 +61,7 @@ static void build(struct snapshot *s)
 	s->stacks[0].t.peak_live_bytes = 200;
 	s->stacks[1].pid = 7;
 	s->stacks[1].nframes = 2;
-	s->stacks[1].frames = xcalloc(2, sizeof(*s->stacks[1].frames));
+	s->stacks[1].frames = s->frame_refs + 3;
 	s->stacks[1].frames[0] = &s->frame_table[3];
 	s->stacks[1].frames[1] = &s->frame_table[4];
 	s->stacks[1].t.allocations = 5;
@@ -140,7 +143,6 @@ TEST(test_codec_sections)
 	free(bytes);
 
 	/* a frame without a build-id keeps none */
-	free(s.stacks[0].frames[1]->build_id);
 	s.stacks[0].frames[1]->build_id = NULL;
 	CHECK(!snapshot_encode(&s, &bytes, &len));
 	CHECK(!snapshot_decode(bytes, len, &d, err, sizeof(err)));
@@ -176,8 +178,7 @@ TEST(test_folded)
 	CHECK_STR(out, "main;libx.so+0x2020;leaf 3\nmain;leaf2 5\n");
 	free(out);
 	/* ';' in a name would split the frame: it becomes '?' */
-	free(s.stacks[1].frames[0]->function);
-	s.stacks[1].frames[0]->function = xstrdup("a;b\nc");
+	s.stacks[1].frames[0]->function = (char *)"a;b\nc";
 	out = folded(&s, MT_SORT_PEAK);
 	CHECK_STR(out, "main;libx.so+0x2020;leaf 200\nmain;a?b?c 10\n");
 	free(out);
@@ -192,15 +193,7 @@ struct pb {
 
 static int pb_varint(struct pb *r, uint64_t *v)
 {
-	*v = 0;
-	for (int shift = 0; r->p < r->end && shift < 64; shift += 7) {
-		uint8_t b = *r->p++;
-
-		*v |= (uint64_t)(b & 0x7f) << shift;
-		if (!(b & 0x80))
-			return 0;
-	}
-	return -1;
+	return varint_decode(&r->p, r->end, v) == VARINT_DONE ? 0 : -1;
 }
 
 /* Next field: its number, and its value (varint) or bytes (length-delimited). */
@@ -296,8 +289,7 @@ TEST(test_html_escapes_script)
 	char *page;
 
 	build(&s);
-	free(s.stacks[0].frames[0]->function);
-	s.stacks[0].frames[0]->function = xstrdup("</script><script>alert(1)</script>");
+	s.stacks[0].frames[0]->function = (char *)"</script><script>alert(1)</script>";
 	render_html(&b, &s, &o);
 	buf_put(&b, "", 1);
 	page = (char *)b.data;

@@ -124,6 +124,12 @@ static char *render_str(render_fn *fn, const struct snapshot *s, const struct re
 	return (char *)b.data;
 }
 
+/* stats of one snapshot: its sites and the rest. */
+static void render_stats_one(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+{
+	render_stats(out, s, s, o);
+}
+
 static int has_line(const char *text, const char *line)
 {
 	size_t n = strlen(line);
@@ -169,7 +175,7 @@ TEST(test_stats_json)
 	char *out;
 
 	build_known(&s, 1);
-	out = render_str(render_stats, &s, &o);
+	out = render_str(render_stats_one, &s, &o);
 	CHECK_STR(
 	    out,
 	    "{" COUNTERS_JSON "," EVENTS_JSON ",\"stacks_total\":9,\"targets\":["
@@ -295,7 +301,7 @@ TEST(test_stats_text)
 	char *out;
 
 	build_known(&s, 1);
-	out = render_str(render_stats, &s, &o);
+	out = render_str(render_stats_one, &s, &o);
 	CHECK(has_line(out, "allocations            48"));
 	CHECK(has_line(out, "frees                  16"));
 	CHECK(has_line(out, "bytes_allocated        3145828 (3.0 MiB)"));
@@ -319,7 +325,7 @@ TEST(test_stats_text)
 	free(out);
 
 	build_known(&s, 0);
-	out = render_str(render_stats, &s, &o);
+	out = render_str(render_stats_one, &s, &o);
 	CHECK(has_line(out, "events_lost            0"));
 	CHECK(!strstr(out, "warning"));
 	CHECK(!strstr(out, "inherited")); /* no forked child: not a number of this trace */
@@ -328,7 +334,7 @@ TEST(test_stats_text)
 	/* a forked child's: the longest name still has a space before its number */
 	s.totals.inherited_released = 3;
 	s.totals.inherited_released_bytes = 2760;
-	out = render_str(render_stats, &s, &o);
+	out = render_str(render_stats_one, &s, &o);
 	CHECK(has_line(out, "inherited_released     3"));
 	CHECK(has_line(out, "inherited_released_bytes 2760 (2.7 KiB)"));
 	free(out);
@@ -410,14 +416,14 @@ TEST(test_match_render)
 	CHECK(has_line(out, "warning: 3 matching processes were not traced: --max-targets were "
 			    "traced already (matches_over_limit)"));
 	free(out);
-	out = render_str(render_stats, &s, &text);
+	out = render_str(render_stats_one, &s, &text);
 	CHECK(has_line(out, "matches_over_limit     3"));
 	free(out);
 	out = render_str(render_status, &s, &json);
 	CHECK(strstr(out, ",\"match\":{\"what\":\"--comm postgres\",\"max_targets\":8,"
 			  "\"traced\":7,\"matches_over_limit\":3},\"targets\":[") != NULL);
 	free(out);
-	out = render_str(render_stats, &s, &json);
+	out = render_str(render_stats_one, &s, &json);
 	CHECK(strstr(out, "\"matches_over_limit\":3}") != NULL);
 	free(out);
 	/* none over the limit: no warning, the figure still there */
@@ -425,12 +431,12 @@ TEST(test_match_render)
 	out = render_str(render_status, &s, &text);
 	CHECK(!strstr(out, "warning"));
 	free(out);
-	out = render_str(render_stats, &s, &text);
+	out = render_str(render_stats_one, &s, &text);
 	CHECK(has_line(out, "matches_over_limit     0"));
 	free(out);
 	/* not whole-host: nothing of it */
 	s.has_match = 0;
-	out = render_str(render_stats, &s, &text);
+	out = render_str(render_stats_one, &s, &text);
 	CHECK(!strstr(out, "matches_over_limit"));
 	free(out);
 }
@@ -542,7 +548,7 @@ static void build_scan(struct snapshot *s, struct snap_scan_entry *e,
 		       struct snap_scan_suppression *p, uint32_t *pids)
 {
 	build_known(s, 0);
-	s->has_scan = 1;
+	s->kind = SNAP_SCAN;
 	s->scan.f = (struct snap_scan_figures){.targets = 1,
 					       .threads = 3,
 					       .pause_ns = 12345678,

@@ -9,6 +9,7 @@
 
 #include "memtrace/event.h"
 #include "memtrace/snapshot.h"
+#include "common/strtab.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -43,6 +44,23 @@ static char *long_string(size_t len, char fill)
 	return s;
 }
 
+/*
+ * A built snapshot's frame strings are the builder's, never freed with it
+ * (include/memtrace/snapshot.h): the tests keep theirs here, to the end.
+ */
+static struct strtab kept;
+
+static char *keep(char *s)
+{
+	size_t i;
+
+	if (!s)
+		return NULL;
+	i = strtab_intern(&kept, s, strlen(s));
+	free(s);
+	return kept.strs[i];
+}
+
 static void counters_fill(struct mt_counters *c, uint64_t base)
 {
 	c->allocations = base + 1;
@@ -61,7 +79,8 @@ static void counters_fill(struct mt_counters *c, uint64_t base)
 
 /*
  * Frames for every stack of s (nframes set): each stack its own, all of them
- * in s's frame table, which owns them.
+ * in s's frame table, the references in its one block, as every snapshot has
+ * them.
  */
 static void give_frames(struct snapshot *s)
 {
@@ -71,12 +90,13 @@ static void give_frames(struct snapshot *s)
 		total += s->stacks[i].nframes;
 	s->frame_table = xcalloc(total ? total : 1, sizeof(*s->frame_table));
 	s->nframe_table = total;
+	s->frame_refs = xcalloc(total ? total : 1, sizeof(*s->frame_refs));
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		struct snap_stack *st = &s->stacks[i];
 
-		st->frames = st->nframes ? xcalloc(st->nframes, sizeof(*st->frames)) : NULL;
-		for (uint32_t j = 0; j < st->nframes; j++)
-			st->frames[j] = &s->frame_table[k++];
+		st->frames = s->frame_refs + k;
+		for (uint32_t j = 0; j < st->nframes; j++, k++)
+			st->frames[j] = &s->frame_table[k];
 	}
 }
 
@@ -163,9 +183,9 @@ static void build_known(struct snapshot *s)
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			st->frames[j]->address = frames[j + i].address;
 			st->frames[j]->offset = frames[j + i].offset;
-			st->frames[j]->function = maybe_dup(frames[j + i].function);
-			st->frames[j]->module = maybe_dup(frames[j + i].module);
-			st->frames[j]->file = maybe_dup(frames[j + i].file);
+			st->frames[j]->function = keep(maybe_dup(frames[j + i].function));
+			st->frames[j]->module = keep(maybe_dup(frames[j + i].module));
+			st->frames[j]->file = keep(maybe_dup(frames[j + i].file));
 			st->frames[j]->line = frames[j + i].line;
 		}
 		st->t.allocations = 32 + i;
@@ -262,9 +282,9 @@ static void build_random(struct snapshot *s)
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
 			f->offset = f->address * 16;
-			f->function = random_name();
-			f->module = rng() % 2 ? xstrdup("/usr/lib/libfoo.so") : NULL;
-			f->file = rng() % 3 ? NULL : random_name();
+			f->function = keep(random_name());
+			f->module = rng() % 2 ? keep(xstrdup("/usr/lib/libfoo.so")) : NULL;
+			f->file = rng() % 3 ? NULL : keep(random_name());
 			f->line = (int64_t)(rng() % 3) - 1;
 			if (rng() % 10 == 0)
 				f->line = INT64_MIN;
@@ -666,7 +686,7 @@ TEST(test_roundtrip_match)
 	snapshot_free(&s);
 }
 
-/* Sections 40-42: the daemon's figures, a grouped snapshot's rows, leaks. */
+/* Sections 42 and 43: the daemon's figures, a grouped snapshot's rows. */
 TEST(test_roundtrip_daemon_sections)
 {
 	struct snapshot s, d;
@@ -678,7 +698,7 @@ TEST(test_roundtrip_daemon_sections)
 	s.has_daemon = 1;
 	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
-	s.has_groups = 1;
+	s.kind = SNAP_ROWS;
 	s.groups.by = 4;
 	s.groups.cumulative = 1;
 	s.groups.order = MT_SORT_PEAK;
@@ -693,21 +713,13 @@ TEST(test_roundtrip_daemon_sections)
 	s.groups.rest_rows_peak = 6;
 	for (size_t i = 0; i < sizeof(s.groups.rest) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.groups.rest)[i] = UINT64_MAX - i;
-	s.has_leaks = 1;
-	s.leaks.older_than_ns = 5000000000ull;
-	s.leaks.blocks = 123;
-	s.leaks.bytes = 4567;
-	s.leaks.stacks_total = 11;
-	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
-	for (uint32_t i = 0; i < s.nstacks; i++)
-		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
 
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
 	CHECK(d.has_daemon);
 	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
-	CHECK(d.has_groups);
+	CHECK_EQ_U64(d.kind, SNAP_ROWS);
 	CHECK_EQ_U64(d.groups.by, 4);
 	CHECK_EQ_U64(d.groups.cumulative, 1);
 	CHECK_EQ_U64(d.groups.order, MT_SORT_PEAK);
@@ -720,12 +732,44 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK_EQ_U64(d.groups.rest_rows_allocated, 7);
 	CHECK_EQ_U64(d.groups.rest_rows_peak, 6);
 	CHECK(!memcmp(&d.groups.rest, &s.groups.rest, sizeof(s.groups.rest)));
-	CHECK(d.has_leaks);
+	snapshot_free(&d);
+	CHECK(is_zeroed(&d));
+	free(bytes);
+	snapshot_free(&s);
+	CHECK(is_zeroed(&s));
+}
+
+/* Section 44: a snapshot of leaking stacks. */
+TEST(test_roundtrip_leaks)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.kind = SNAP_LEAKS;
+	s.leaks.older_than_ns = 5000000000ull;
+	s.leaks.blocks = 123;
+	s.leaks.bytes = 4567;
+	s.leaks.stacks_total = 11;
+	s.leaks.stacks = xcalloc(s.nstacks, sizeof(*s.leaks.stacks));
+	for (uint32_t i = 0; i < s.nstacks; i++)
+		s.leaks.stacks[i] = (struct snap_leak){i, 32 * i, 9000000000ull + i, 6000000000ull};
+
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK_EQ_U64(d.kind, SNAP_LEAKS);
 	CHECK_EQ_U64(d.leaks.older_than_ns, s.leaks.older_than_ns);
 	CHECK_EQ_U64(d.leaks.blocks, 123);
 	CHECK_EQ_U64(d.leaks.bytes, 4567);
 	CHECK_EQ_U64(d.leaks.stacks_total, 11);
 	CHECK(!memcmp(d.leaks.stacks, s.leaks.stacks, s.nstacks * sizeof(*s.leaks.stacks)));
+	/* a selection (what a file's reader makes of it) forgets what the stacks were */
+	snapshot_select(&d, MT_SORT_LIVE, 0, 0);
+	CHECK_EQ_U64(d.kind, SNAP_STACKS);
+	CHECK(!d.leaks.stacks);
 	snapshot_free(&d);
 	CHECK(is_zeroed(&d));
 	free(bytes);
@@ -1040,7 +1084,7 @@ TEST(test_roundtrip_scan)
 	char err[256];
 
 	build_known(&s);
-	s.has_scan = 1;
+	s.kind = SNAP_SCAN;
 	for (size_t i = 0; i < sizeof(s.scan.f) / sizeof(uint64_t); i++)
 		((uint64_t *)&s.scan.f)[i] = 77777ull * (i + 1) << (i * 2);
 	s.scan.nsuppressions = 2;
@@ -1059,7 +1103,7 @@ TEST(test_roundtrip_scan)
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.has_scan);
+	CHECK_EQ_U64(d.kind, SNAP_SCAN);
 	CHECK(!memcmp(&d.scan.f, &s.scan.f, sizeof(s.scan.f)));
 	CHECK_EQ_U64(d.scan.nsuppressions, 2);
 	CHECK_STR(d.scan.suppressions[0].pattern, "^lib*.so$");
@@ -1130,8 +1174,7 @@ TEST(test_roundtrip_long_strings)
 	build_known(&s);
 	free(s.targets[0].command);
 	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	free(s.stacks[0].frames[0]->function);
-	s.stacks[0].frames[0]->function = long_string(300000, 'f');
+	s.stacks[0].frames[0]->function = keep(long_string(300000, 'f'));
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
@@ -1176,9 +1219,9 @@ TEST(test_dedup)
 	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
 			s.stacks[i].frames[j]->address = j;
-			s.stacks[i].frames[j]->function = long_string(100, (char)('a' + j));
+			s.stacks[i].frames[j]->function = keep(long_string(100, (char)('a' + j)));
 			s.stacks[i].frames[j]->module =
-			    xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6");
+			    keep(xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6"));
 		}
 	}
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
@@ -1442,6 +1485,73 @@ TEST(test_bad_payloads)
 	buf_free(&p);
 }
 
+/* One kind of stacks per snapshot: a second kind's section is refused. */
+TEST(test_one_kind)
+{
+	static const uint8_t groups[] = {1, 0, 0, 1, 0, 1, 0}; /* by stack, one row, no figures */
+	static const uint8_t leaks[] = {0, 0, 0, 0, 1, 0, 0, 0, 0};
+	static const uint8_t scan[] = {0, 0, 0};
+	struct buf p = {0};
+	struct snapshot s;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 43, &(struct buf){.data = (uint8_t *)groups, .len = sizeof(groups)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	snapshot_free(&s);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: leaks section in a snapshot of rows");
+	CHECK(is_zeroed(&s));
+	build_payload(&p, 0, NULL, 0);
+	section(&p, 44, &(struct buf){.data = (uint8_t *)leaks, .len = sizeof(leaks)});
+	section(&p, 47, &(struct buf){.data = (uint8_t *)scan, .len = sizeof(scan)});
+	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: scan section in a snapshot of leaks");
+	CHECK(is_zeroed(&s));
+	buf_free(&p);
+}
+
+/* A varint past 64 bits: the decoder and the scanner both refuse it, in the same words. */
+TEST(test_varint_overflow)
+{
+	/* 2^64 as a section length: it would wrap to 0 if read without a check */
+	static const uint8_t two64[] = {0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x02};
+	struct snapshot_counts c;
+	struct buf p = {0};
+	struct snapshot s;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_payload(&p, 0, NULL, 0);
+	put_varint(&p, 60);
+	buf_put(&p, two64, sizeof(two64));
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: payload section: bad varint");
+	free(bytes);
+
+	/* the stacks section's count */
+	{
+		struct buf bad = {0};
+
+		buf_put(&bad, two64, sizeof(two64));
+		build_payload(&p, S_STACKS, &bad, 0);
+		buf_free(&bad);
+	}
+	bytes = wrap(p.data, p.len, &len);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == -1);
+	CHECK_STR(err, "snapshot: stacks section: bad varint");
+	free(bytes);
+	buf_free(&p);
+}
+
 /* Random damage to a real payload, re-wrapped so it passes the CRC. */
 TEST(test_mutated_payloads)
 {
@@ -1676,12 +1786,29 @@ TEST(test_names)
 	s.events_lost[1] = 2;
 	s.events_lost[4] = 40;
 	CHECK_EQ_U64(snapshot_events_lost(&s), 42);
+	/* the stack counters' names and numbers, generated from MT_STACK_COUNTERS */
+	{
+		struct mt_stack_counters t;
+
+		for (size_t i = 0; i < sizeof(t) / sizeof(uint64_t); i++)
+			((uint64_t *)&t)[i] = 100 + i;
+		CHECK_EQ_U64(MT_NSTACK_COUNTERS, sizeof(t) / sizeof(uint64_t));
+		CHECK_STR(mt_stack_counter_descs[MT_SC_live_bytes].name, "live_bytes");
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_live_bytes), t.live_bytes);
+		CHECK_STR(mt_stack_counter_descs[MT_SC_inherited_bytes].name, "inherited_bytes");
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_inherited_bytes].section, 2);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_temporary_allocations),
+			     t.temporary_allocations);
+		CHECK_EQ_U64(mt_stack_counter_descs[MT_SC_temporary_allocations].section, 1);
+		CHECK_EQ_U64(mt_stack_counter_get(&t, MT_SC_allocations), 100);
+	}
 }
 
 int main(void)
 {
 	RUN(test_roundtrip_known);
 	RUN(test_roundtrip_daemon_sections);
+	RUN(test_roundtrip_leaks);
 	RUN(test_roundtrip_match);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
@@ -1699,9 +1826,12 @@ int main(void)
 	RUN(test_header_errors);
 	RUN(test_minimal_payload);
 	RUN(test_bad_payloads);
+	RUN(test_varint_overflow);
+	RUN(test_one_kind);
 	RUN(test_mutated_payloads);
 	RUN(test_select);
 	RUN(test_names);
 	RUN(test_funcs_compat);
+	strtab_free(&kept);
 	return UNIT_DONE();
 }

@@ -70,6 +70,55 @@ TEST(round_trip)
 	snapshot_free(&out);
 }
 
+/*
+ * Frames equal but for inlined are one frame in the file, with stack_info
+ * saying per reference: read back, a reference that says otherwise gets the
+ * frame's twin, in the frame table with the rest (the table grows once, and
+ * every reference follows it).
+ */
+TEST(twins)
+{
+	enum { N = 300 };
+	static struct snap_frame frames[2 * N];
+	static struct snap_frame *refs[2 * N];
+	static struct snap_stack stacks[2];
+	struct snapshot s, out;
+	uint8_t *bytes;
+	size_t len;
+	char err[128];
+
+	for (int i = 0; i < N; i++) {
+		frames[i] = (struct snap_frame){0x1000 + i, i, "f", "/bin/prog", "prog.c", i, 1};
+		frames[N + i] = frames[i];
+		frames[N + i].inlined = 0; /* the same frame, not inlined, in the second stack */
+		refs[i] = &frames[i];
+		refs[N + i] = &frames[N + i];
+	}
+	stacks[0] = (struct snap_stack){.pid = 7, .nframes = N, .frames = refs};
+	stacks[1] = (struct snap_stack){.pid = 7, .nframes = N, .frames = refs + N};
+	memset(&s, 0, sizeof(s));
+	s.version = SNAPSHOT_VERSION;
+	s.nstacks = 2;
+	s.stacks = stacks;
+	CHECK(snapshot_encode(&s, &bytes, &len) == 0);
+	CHECK(snapshot_decode(bytes, len, &out, err, sizeof(err)) == 0);
+	free(bytes);
+	CHECK_EQ_U64(out.nframe_table, 2 * N);
+	for (int i = 0; i < N && out.nstacks == 2; i++) {
+		const struct snap_frame *a = out.stacks[0].frames[i], *b = out.stacks[1].frames[i];
+
+		CHECK(a >= out.frame_table && a < out.frame_table + out.nframe_table);
+		CHECK(b >= out.frame_table && b < out.frame_table + out.nframe_table);
+		CHECK(a != b);
+		CHECK_EQ_U64(a->inlined, 1);
+		CHECK_EQ_U64(b->inlined, 0);
+		CHECK_EQ_U64(a->address, 0x1000 + i);
+		CHECK_EQ_U64(b->address, 0x1000 + i);
+		CHECK_EQ_U64(b->line, i);
+	}
+	snapshot_free(&out);
+}
+
 TEST(no_stacks)
 {
 	struct snapshot s, out;
@@ -90,6 +139,7 @@ TEST(no_stacks)
 int main(void)
 {
 	RUN(round_trip);
+	RUN(twins);
 	RUN(no_stacks);
 	return UNIT_DONE();
 }

@@ -204,7 +204,7 @@ TEST(rows_computed)
 	CHECK_EQ_U64(l.blocks, 2);
 	CHECK_EQ_U64(l.bytes, 140);
 	CHECK_EQ_U64(l.rows[0].stack, 0); /* 100 B older than 6 s */
-	CHECK_EQ_U64(l.rows[0].oldest_ns, 7000000000ull);
+	CHECK_EQ_U64(l.rows[0].l.oldest_ns, 7000000000ull);
 	CHECK_EQ_U64(l.rows[1].stack, 1);
 	leaks_view_free(&l);
 }

@@ -183,7 +183,7 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *e, uint64_
 	(void)budget_ns;
 }
 
-/* Two lanes: a whole snapshot (top=0) and a small answer (top=7) at once. */
+/* Two lanes: a whole snapshot and a small answer (a report of the top 7) at once. */
 static volatile int in_whole, small_during_whole;
 static uint32_t whole_seen_at_start, small_seen_at_start, small_seen_at_end;
 
@@ -199,8 +199,8 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
 	s->events_received = start;
-	s->stacks_total = r->top;
-	if (!r->top) { /* the whole lane: long */
+	s->stacks_total = r->kind == PROTO_REPORT ? r->report.top : 0;
+	if (r->kind == PROTO_SNAPSHOT) { /* the whole lane: long */
 		whole_seen_at_start = start;
 		__atomic_store_n(&in_whole, 1, __ATOMIC_RELEASE);
 		usleep(300 * 1000);
@@ -275,8 +275,8 @@ TEST(worker_freeze)
 	start();
 	for (int i = 0; i < 20; i++)
 		fake_drain(); /* 100 events before the request */
-	proto_request_init(&r);
-	r.top = 7;
+	proto_request_init(&r, PROTO_REPORT);
+	r.report.top = 7;
 	CHECK(!worker_submit(w, 3, 42, &r, NULL, 0));
 	before = next_event;
 	while (!__atomic_load_n(&collecting, __ATOMIC_ACQUIRE) && spins++ < 5000)
@@ -314,9 +314,9 @@ TEST(worker_small_joins)
 	start();
 	replies = 0;
 	collecting = 0;
-	proto_request_init(&whole); /* top=0: every stack */
-	proto_request_init(&small);
-	small.top = 7;
+	proto_request_init(&whole, PROTO_SNAPSHOT); /* every stack */
+	proto_request_init(&small, PROTO_REPORT);
+	small.report.top = 7;
 	CHECK(!worker_submit(w, 1, 1, &whole, NULL, 0));
 	while (!__atomic_load_n(&in_whole, __ATOMIC_ACQUIRE) && spins++ < 5000)
 		loop_once();
@@ -350,7 +350,7 @@ int scan_serve(const struct scan_core *core, const struct proto_request *r, cons
 
 	memset(out, 0, sizeof(*out));
 	*held = NULL;
-	scan_body_ok = r->command == PROTO_CMD_SCAN && len == 7 && !memcmp(body, "leak:x\n", 7);
+	scan_body_ok = r->kind == PROTO_SCAN && len == 7 && !memcmp(body, "leak:x\n", 7);
 	__atomic_store_n(&scan_phase, 1, __ATOMIC_RELEASE);
 	/* the loop does not answer in time: the freeze stays asked for */
 	scan_timed_out = core->freeze(core->ctx, time_monotonic_ns() + 20 * 1000 * 1000, &v) == 1;
@@ -372,8 +372,7 @@ TEST(worker_scan_deadline)
 	start();
 	replies = 0;
 	memcpy(body, "leak:x\n", 7);
-	proto_request_init(&r);
-	r.command = PROTO_CMD_SCAN;
+	proto_request_init(&r, PROTO_SCAN);
 	r.scan.suppressions = 7;
 	CHECK(!worker_submit(w, 4, 4, &r, body, 7));
 	while (__atomic_load_n(&scan_phase, __ATOMIC_ACQUIRE) < 1 && spins++ < 5000)

@@ -7,6 +7,7 @@
 #include "ctl/render/format.h"
 
 #include <inttypes.h>
+#include <stdio.h>
 
 void render_text_frame(struct buf *out, const struct snap_frame *f)
 {
@@ -89,6 +90,32 @@ void render_json_counters(struct json_writer *w, const struct mt_counters *c, in
 			json_kv_double(w, m->name, ns_to_seconds(mt_counter_get(c, i)));
 		else
 			json_kv_u64(w, m->name, mt_counter_get(c, i));
+	}
+}
+
+void render_json_stack_counters(struct json_writer *w, const struct mt_stack_counters *t,
+				const enum mt_stack_counter *ids, size_t n, int inherited)
+{
+	for (size_t i = 0; i < n; i++) {
+		const struct mt_stack_counter_desc *m = &mt_stack_counter_descs[ids[i]];
+
+		if (m->section != 2 || inherited)
+			json_kv_u64(w, m->name, mt_stack_counter_get(t, ids[i]));
+	}
+}
+
+void render_json_stack_diffs(struct json_writer *w, const struct mt_stack_counters *t,
+			     const struct mt_stack_counters *was, const enum mt_stack_counter *ids,
+			     size_t n)
+{
+	char key[64];
+
+	for (size_t i = 0; i < n; i++) {
+		uint64_t now = mt_stack_counter_get(t, ids[i]);
+
+		json_kv_u64(w, mt_stack_counter_descs[ids[i]].name, now);
+		snprintf(key, sizeof(key), "%s_diff", mt_stack_counter_descs[ids[i]].name);
+		json_kv_i64(w, key, (int64_t)(now - mt_stack_counter_get(was, ids[i])));
 	}
 }
 

@@ -23,6 +23,17 @@ void render_json_frames(struct json_writer *w, const struct snap_stack *st);
  * only those of the summary table. */
 void render_json_counters(struct json_writer *w, const struct mt_counters *c, int summary_only);
 
+/*
+ * Stack counters as "name": value, the names of MT_STACK_COUNTERS, those of
+ * ids[0..n) in that order; the inherited ones (section 2) only with inherited.
+ */
+void render_json_stack_counters(struct json_writer *w, const struct mt_stack_counters *t,
+				const enum mt_stack_counter *ids, size_t n, int inherited);
+/* The same with "name_diff": the change from was to t beside each. */
+void render_json_stack_diffs(struct json_writer *w, const struct mt_stack_counters *t,
+			     const struct mt_stack_counters *was, const enum mt_stack_counter *ids,
+			     size_t n);
+
 /* "events_received", "events_lost" and "events_lost_by_kind". */
 void render_json_events(struct json_writer *w, const struct snapshot *s);
 /* A warning line when events were lost; nothing otherwise. */

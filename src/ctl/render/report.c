@@ -33,24 +33,23 @@ static const char *stack_end_name(uint32_t end)
 									 : "unknown";
 }
 
+/* A stack's counters in JSON, in this order (the inherited ones when a stack has them). */
+static const enum mt_stack_counter json_stack_keys[] = {
+    MT_SC_live_bytes,	   MT_SC_live_allocations,
+    MT_SC_allocations,	   MT_SC_bytes_allocated,
+    MT_SC_frees,	   MT_SC_bytes_freed,
+    MT_SC_peak_live_bytes, MT_SC_temporary_allocations,
+    MT_SC_temporary_bytes, MT_SC_inherited_allocations,
+    MT_SC_inherited_bytes,
+};
+
 static void json_stack(struct json_writer *w, const struct snap_stack *st, int oldest,
 		       int inherited)
 {
 	json_begin_object(w);
 	json_kv_u64(w, "pid", st->pid);
-	json_kv_u64(w, "live_bytes", st->t.live_bytes);
-	json_kv_u64(w, "live_allocations", st->t.live_allocations);
-	json_kv_u64(w, "allocations", st->t.allocations);
-	json_kv_u64(w, "bytes_allocated", st->t.bytes_allocated);
-	json_kv_u64(w, "frees", st->t.frees);
-	json_kv_u64(w, "bytes_freed", st->t.bytes_freed);
-	json_kv_u64(w, "peak_live_bytes", st->t.peak_live_bytes);
-	json_kv_u64(w, "temporary_allocations", st->t.temporary_allocations);
-	json_kv_u64(w, "temporary_bytes", st->t.temporary_bytes);
-	if (inherited) {
-		json_kv_u64(w, "inherited_allocations", st->t.inherited_allocations);
-		json_kv_u64(w, "inherited_bytes", st->t.inherited_bytes);
-	}
+	render_json_stack_counters(w, &st->t, json_stack_keys, ARRAY_SIZE(json_stack_keys),
+				   inherited);
 	if (oldest) {
 		json_key(w, "oldest_live_age");
 		if (st->t.live_allocations)

@@ -39,22 +39,27 @@ static void json_grouping(struct json_writer *w, const struct group_table *t)
 	json_kv_bool(w, "cumulative", t->cumulative);
 }
 
+/* A group row's counters in JSON, in this order: the first five, or (full) all. */
+static const enum mt_stack_counter json_row_keys[] = {
+    MT_SC_peak_live_bytes, MT_SC_live_bytes, MT_SC_live_allocations, MT_SC_allocations,
+    MT_SC_bytes_allocated, MT_SC_frees,	     MT_SC_bytes_freed,
+};
+#define JSON_ROW_KEYS_SHORT 5
+
+/* A diff row's counters, each with its change. */
+static const enum mt_stack_counter json_diff_keys[] = {MT_SC_live_bytes, MT_SC_live_allocations,
+						       MT_SC_allocations, MT_SC_bytes_allocated};
+
 /* One group row as JSON: its key and totals (all of them with full), and
  * its frames when grouped by stack. */
 static void json_group_row(struct json_writer *w, const struct group_row *r, int by, int full)
 {
 	json_begin_object(w);
 	json_kv_string(w, "key", r->key);
-	json_kv_u64(w, "peak_live_bytes", r->t.peak_live_bytes);
-	json_kv_u64(w, "live_bytes", r->t.live_bytes);
-	json_kv_u64(w, "live_allocations", r->t.live_allocations);
-	json_kv_u64(w, "allocations", r->t.allocations);
-	json_kv_u64(w, "bytes_allocated", r->t.bytes_allocated);
-	if (full) {
-		json_kv_u64(w, "frees", r->t.frees);
-		json_kv_u64(w, "bytes_freed", r->t.bytes_freed);
+	render_json_stack_counters(w, &r->t, json_row_keys,
+				   full ? ARRAY_SIZE(json_row_keys) : JSON_ROW_KEYS_SHORT, 0);
+	if (full)
 		json_kv_u64(w, "stacks", r->nstacks);
-	}
 	if (by == GROUP_STACK)
 		render_json_frames(w, r->stack);
 	json_end_object(w);
@@ -111,16 +116,8 @@ static void json_diff(struct buf *out, const struct diff_view *v, const struct r
 		json_begin_object(&w);
 		json_kv_string(&w, "key", d->row->key);
 		json_kv_string(&w, "status", diff_row_status(d));
-		json_kv_u64(&w, "live_bytes", d->now.live_bytes);
-		json_kv_i64(&w, "live_bytes_diff", d->size_diff);
-		json_kv_u64(&w, "live_allocations", d->now.live_allocations);
-		json_kv_i64(&w, "live_allocations_diff", d->count_diff);
-		json_kv_u64(&w, "allocations", d->now.allocations);
-		json_kv_i64(&w, "allocations_diff",
-			    (int64_t)(d->now.allocations - d->was.allocations));
-		json_kv_u64(&w, "bytes_allocated", d->now.bytes_allocated);
-		json_kv_i64(&w, "bytes_allocated_diff",
-			    (int64_t)(d->now.bytes_allocated - d->was.bytes_allocated));
+		render_json_stack_diffs(&w, &d->now, &d->was, json_diff_keys,
+					ARRAY_SIZE(json_diff_keys));
 		if (v->now.by == GROUP_STACK)
 			render_json_frames(&w, d->row->stack);
 		json_end_object(&w);
@@ -263,10 +260,10 @@ static void json_leaks(struct buf *out, const struct leaks_view *v, const struct
 
 		json_begin_object(&w);
 		json_kv_u64(&w, "pid", s->stacks[r->stack].pid);
-		json_kv_u64(&w, "blocks", r->blocks);
-		json_kv_u64(&w, "bytes", r->bytes);
-		json_kv_double(&w, "oldest_age", ns_to_seconds(r->oldest_ns));
-		json_kv_double(&w, "youngest_age", ns_to_seconds(r->youngest_ns));
+		json_kv_u64(&w, "blocks", r->l.blocks);
+		json_kv_u64(&w, "bytes", r->l.bytes);
+		json_kv_double(&w, "oldest_age", ns_to_seconds(r->l.oldest_ns));
+		json_kv_double(&w, "youngest_age", ns_to_seconds(r->l.youngest_ns));
 		render_json_frames(&w, &s->stacks[r->stack]);
 		json_end_object(&w);
 	}
@@ -290,12 +287,12 @@ static void text_leaks(struct buf *out, const struct leaks_view *v)
 	for (size_t k = 0; k < v->shown; k++) {
 		const struct leak_row *r = &v->rows[k];
 
-		format_size(sz, sizeof(sz), (int64_t)r->bytes, 0);
-		format_duration(oldest, sizeof(oldest), r->oldest_ns);
-		format_duration(youngest, sizeof(youngest), r->youngest_ns);
-		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->blocks,
-			   r->bytes);
-		if (r->bytes >= 10 * 1024)
+		format_size(sz, sizeof(sz), (int64_t)r->l.bytes, 0);
+		format_duration(oldest, sizeof(oldest), r->l.oldest_ns);
+		format_duration(youngest, sizeof(youngest), r->l.youngest_ns);
+		buf_printf(out, "\n#%zu  %" PRIu64 " blocks, %" PRIu64 " B", k + 1, r->l.blocks,
+			   r->l.bytes);
+		if (r->l.bytes >= 10 * 1024)
 			buf_printf(out, " (%s)", sz);
 		buf_printf(out, ", age %s to %s\n", youngest, oldest);
 		render_text_frames(out, &s->stacks[r->stack]);

@@ -44,11 +44,12 @@ static void text_site(struct buf *b, const struct site *v)
 		buf_printf(b, "(no frames)");
 }
 
-/* The histogram, allocator mix and top sites, after the counters of text stats. */
-static void text_stats_extras(struct buf *b, const struct snapshot *s)
+/* The histogram, allocator mix and top sites (of stacks), after the counters of text stats. */
+static void text_stats_extras(struct buf *b, const struct snapshot *s,
+			      const struct snapshot *stacks)
 {
 	struct site *sites;
-	size_t nsites = sites_collect(s, &sites);
+	size_t nsites = sites_collect(stacks, &sites);
 	uint64_t most = 0, allocations = 0;
 	char lo[32], hi[32], human[32];
 	unsigned first = SNAP_HISTOGRAM_BINS, last = 0;
@@ -94,9 +95,9 @@ static void text_stats_extras(struct buf *b, const struct snapshot *s)
 		buf_printf(b, "\n%s\n",
 			   pass ? "top_sites_by_allocations" : "top_sites_by_bytes_allocated");
 		for (size_t i = 0; i < nsites && i < STATS_TOP_SITES; i++) {
-			format_bytes(human, sizeof(human), sites[i].bytes_allocated);
+			format_bytes(human, sizeof(human), sites[i].t.bytes_allocated);
 			buf_printf(b, "  %zu. %" PRIu64 " (%s) in %" PRIu64 " allocations: ", i + 1,
-				   sites[i].bytes_allocated, human, sites[i].allocations);
+				   sites[i].t.bytes_allocated, human, sites[i].t.allocations);
 			text_site(b, &sites[i]);
 			buf_printf(b, "\n");
 		}
@@ -105,6 +106,10 @@ static void text_stats_extras(struct buf *b, const struct snapshot *s)
 	}
 	free(sites);
 }
+
+/* A site's counters in JSON, in this order. */
+static const enum mt_stack_counter json_site_keys[] = {MT_SC_allocations, MT_SC_bytes_allocated,
+						       MT_SC_live_allocations, MT_SC_live_bytes};
 
 static void json_site(struct json_writer *w, const struct site *v)
 {
@@ -125,17 +130,15 @@ static void json_site(struct json_writer *w, const struct site *v)
 		json_key(w, "name");
 		json_null(w);
 	}
-	json_kv_u64(w, "allocations", v->allocations);
-	json_kv_u64(w, "bytes_allocated", v->bytes_allocated);
-	json_kv_u64(w, "live_allocations", v->live_allocations);
-	json_kv_u64(w, "live_bytes", v->live_bytes);
+	render_json_stack_counters(w, &v->t, json_site_keys, ARRAY_SIZE(json_site_keys), 0);
 	json_end_object(w);
 }
 
-static void json_stats_extras(struct json_writer *w, const struct snapshot *s)
+static void json_stats_extras(struct json_writer *w, const struct snapshot *s,
+			      const struct snapshot *stacks)
 {
 	struct site *sites;
-	size_t nsites = sites_collect(s, &sites);
+	size_t nsites = sites_collect(stacks, &sites);
 
 	json_key(w, "size_histogram");
 	json_begin_array(w);
@@ -352,17 +355,18 @@ static void json_status(struct json_writer *w, const struct snapshot *s)
 	json_end_object(w);
 }
 
-static void json_stats(struct json_writer *w, const struct snapshot *s)
+static void json_stats(struct json_writer *w, const struct snapshot *s,
+		       const struct snapshot *stacks)
 {
 	json_begin_object(w);
 	render_json_counters(w, &s->totals, 0);
 	render_json_events(w, s);
-	json_kv_u64(w, "stacks_total", s->stacks_total);
+	json_kv_u64(w, "stacks_total", stacks->stacks_total);
 	json_daemon(w, s);
 	json_match(w, s);
 	render_json_resident_totals(w, s, 0);
 	json_targets(w, s, 1);
-	json_stats_extras(w, s);
+	json_stats_extras(w, s, stacks);
 	json_end_object(w);
 }
 
@@ -488,7 +492,7 @@ static void text_status(struct buf *b, const struct snapshot *s)
 	}
 }
 
-static void text_stats(struct buf *b, const struct snapshot *s)
+static void text_stats(struct buf *b, const struct snapshot *s, const struct snapshot *stacks)
 {
 	const struct mt_counters *c = &s->totals;
 	char human[32];
@@ -541,7 +545,7 @@ static void text_stats(struct buf *b, const struct snapshot *s)
 		render_text_target_resident(b, t);
 	}
 	render_text_memory(b, s);
-	text_stats_extras(b, s);
+	text_stats_extras(b, s, stacks);
 }
 
 /* ---- entry points ------------------------------------------------------------ */
@@ -568,7 +572,16 @@ void render_status(struct buf *out, const struct snapshot *s, const struct rende
 	render(out, s, o, text_status, json_status);
 }
 
-void render_stats(struct buf *out, const struct snapshot *s, const struct render_opts *o)
+void render_stats(struct buf *out, const struct snapshot *s, const struct snapshot *stacks,
+		  const struct render_opts *o)
 {
-	render(out, s, o, text_stats, json_stats);
+	struct json_writer w;
+
+	if (o->format != RENDER_JSON) {
+		text_stats(out, s, stacks);
+		return;
+	}
+	json_init(&w, out, o->pretty);
+	json_stats(&w, s, stacks);
+	buf_put(out, "\n", 1);
 }

@@ -13,8 +13,13 @@
 
 /* Daemon uptime, events and the table of targets. */
 void render_status(struct buf *out, const struct snapshot *s, const struct render_opts *o);
-/* Every counter of docs/metrics.md, totals and per target; then the sizes,
- * the allocator mix and the top sites. */
-void render_stats(struct buf *out, const struct snapshot *s, const struct render_opts *o);
+/*
+ * Every counter of docs/metrics.md, totals and per target; then the sizes,
+ * the allocator mix and the top sites. The sites (and stacks_total) are
+ * those of stacks, the rest is s's: one snapshot, or stats --memory's two
+ * answers (the breakdowns' and the sites').
+ */
+void render_stats(struct buf *out, const struct snapshot *s, const struct snapshot *stacks,
+		  const struct render_opts *o);
 
 #endif

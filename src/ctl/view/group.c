@@ -6,7 +6,9 @@
  * frames of the snapshot, no hash table to get wrong.
  */
 #include "ctl/view/group.h"
+#include "common/order.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -99,7 +101,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 	memset(out, 0, sizeof(*out));
 	out->by = by;
 	out->cumulative = cumulative && by != GROUP_STACK;
-	if (s->has_groups && s->groups.by == (uint32_t)by + 1 &&
+	if (s->kind == SNAP_ROWS && s->groups.by == (uint32_t)by &&
 	    s->groups.cumulative == (uint32_t)out->cumulative) {
 		group_from_rows(s, out);
 		return;
@@ -156,41 +158,25 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 
 const struct group_row *group_find(const struct group_table *t, const char *key)
 {
-	size_t lo = 0, hi = t->nrows;
+	size_t i = SEARCH_FIRST(0, t->nrows, strcmp(t->rows[mid].key, key) >= 0);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = strcmp(t->rows[mid].key, key);
-
-		if (!c)
-			return &t->rows[mid];
-		if (c < 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return NULL;
+	return i < t->nrows && !strcmp(t->rows[i].key, key) ? &t->rows[i] : NULL;
 }
 
-static int sort_key; /* qsort has no context argument */
-
-static int row_cmp(const void *a, const void *b)
+static int row_cmp(const void *a, const void *b, void *arg)
 {
 	const struct group_row *x = a, *y = b;
-	uint64_t vx = mt_sort_value(&x->t, sort_key), vy = mt_sort_value(&y->t, sort_key);
+	const struct group_table *t = arg;
+	int c = group_order(&x->t, &y->t, t->sort, t->by);
 
-	if (vx != vy)
-		return vx > vy ? -1 : 1;
-	if (x->t.allocations != y->t.allocations)
-		return x->t.allocations > y->t.allocations ? -1 : 1;
-	return strcmp(x->key, y->key);
+	return c ? c : strcmp(x->key, y->key);
 }
 
 void group_sort(struct group_table *t, int sort)
 {
-	sort_key = sort;
+	t->sort = sort;
 	if (t->nrows)
-		qsort(t->rows, t->nrows, sizeof(*t->rows), row_cmp);
+		qsort_r(t->rows, t->nrows, sizeof(*t->rows), row_cmp, t);
 }
 
 void group_free(struct group_table *t)

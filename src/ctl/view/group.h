@@ -28,6 +28,7 @@ struct group_table {
 	size_t nrows;
 	int by;		/* enum group_by */
 	int cumulative; /* rows overlap: their sums may exceed the totals */
+	int sort;	/* enum mt_sort group_sort() ordered the rows by (else by key) */
 	/*
 	 * A snapshot the daemon grouped holds only the top rows; the others
 	 * are counted here: how many, how many with live blocks, with
@@ -50,10 +51,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 /* Find a row by key in a table ordered by key (as group_snapshot leaves it). */
 const struct group_row *group_find(const struct group_table *t, const char *key);
 
-/*
- * Order rows by one enum mt_sort key, largest first (ties: more
- * allocations first, then by key).
- */
+/* Order rows by one enum mt_sort key, as group_order() (common/order.h) says. */
 void group_sort(struct group_table *t, int sort);
 
 void group_free(struct group_table *t);

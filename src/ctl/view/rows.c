@@ -5,6 +5,7 @@
  * the rows look like is render/rows.c's business.
  */
 #include "ctl/view/rows.h"
+#include "common/order.h"
 #include "common/util.h"
 
 #include <stdlib.h>
@@ -118,15 +119,13 @@ void peak_view_free(struct peak_view *v)
 
 /* ---- leaks --------------------------------------------------------------------- */
 
+/* leak_order() (common/order.h), then the stack's place in the snapshot. */
 static int leak_cmp(const void *a, const void *b)
 {
 	const struct leak_row *x = a, *y = b;
+	int c = leak_order(&x->l, &y->l);
 
-	if (x->bytes != y->bytes)
-		return x->bytes > y->bytes ? -1 : 1;
-	if (x->blocks != y->blocks)
-		return x->blocks > y->blocks ? -1 : 1;
-	return x->stack < y->stack ? -1 : x->stack > y->stack;
+	return c ? c : (x->stack > y->stack) - (x->stack < y->stack);
 }
 
 void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const struct view_opts *o)
@@ -138,19 +137,15 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	for (uint32_t i = 0; i < s->nstacks; i++)
 		v->rows[i].stack = i;
 	/* the daemon counted them (leaks section): its top stacks, and the totals */
-	for (uint32_t i = 0; s->has_leaks && i < s->nstacks; i++) {
-		v->rows[i].blocks = s->leaks.stacks[i].blocks;
-		v->rows[i].bytes = s->leaks.stacks[i].bytes;
-		v->rows[i].oldest_ns = s->leaks.stacks[i].oldest_ns;
-		v->rows[i].youngest_ns = s->leaks.stacks[i].youngest_ns;
-	}
-	if (s->has_leaks) {
+	for (uint32_t i = 0; s->kind == SNAP_LEAKS && i < s->nstacks; i++)
+		v->rows[i].l = s->leaks.stacks[i];
+	if (s->kind == SNAP_LEAKS) {
 		v->blocks = s->leaks.blocks;
 		v->bytes = s->leaks.bytes;
 	}
-	for (uint32_t i = 0; !s->has_leaks && i < s->nblocks; i++) {
+	for (uint32_t i = 0; s->kind != SNAP_LEAKS && i < s->nblocks; i++) {
 		const struct snap_block *b = &s->blocks[i];
-		struct leak_row *r = &v->rows[b->stack];
+		struct snap_leak *r = &v->rows[b->stack].l;
 
 		if (b->age_ns < o->older_than)
 			continue;
@@ -165,10 +160,10 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 	}
 	if (s->nstacks)
 		qsort(v->rows, s->nstacks, sizeof(*v->rows), leak_cmp);
-	while (v->nrows < s->nstacks && v->rows[v->nrows].blocks)
+	while (v->nrows < s->nstacks && v->rows[v->nrows].l.blocks)
 		v->nrows++;
 	v->shown = top_rows(o->top, v->nrows);
-	if (s->has_leaks)
+	if (s->kind == SNAP_LEAKS)
 		v->nrows = (size_t)s->leaks.stacks_total;
 }
 

@@ -75,17 +75,14 @@ void peak_view_free(struct peak_view *v);
 /* ---- leaks --------------------------------------------------------------------- */
 
 struct leak_row {
-	uint32_t stack; /* index into the snapshot's stacks */
-	uint64_t blocks;
-	uint64_t bytes;
-	uint64_t oldest_ns;
-	uint64_t youngest_ns;
+	uint32_t stack;	    /* index into the snapshot's stacks */
+	struct snap_leak l; /* its blocks at least older_than old, their bytes and ages */
 };
 
 struct leaks_view {
 	const struct snapshot *s;
 	uint64_t older_than;   /* nanoseconds */
-	struct leak_row *rows; /* stacks with such blocks, most bytes first */
+	struct leak_row *rows; /* stacks with such blocks, in leak_order() (common/order.h) */
 	size_t nrows;
 	size_t shown;
 	uint64_t blocks, bytes; /* all blocks at least older_than old */

@@ -5,6 +5,7 @@
  */
 #include "ctl/view/sites.h"
 #include "common/groupkey.h"
+#include "common/order.h"
 #include "common/util.h"
 
 #include <stdlib.h>
@@ -31,18 +32,12 @@ size_t sites_collect(const struct snapshot *s, struct site **out)
 		const struct snap_stack *st = &s->stacks[i];
 
 		v[i].frame = st->nframes ? st->frames[0] : NULL;
-		v[i].allocations = st->t.allocations;
-		v[i].bytes_allocated = st->t.bytes_allocated;
-		v[i].live_allocations = st->t.live_allocations;
-		v[i].live_bytes = st->t.live_bytes;
+		v[i].t = st->t;
 	}
 	qsort(v, s->nstacks, sizeof(*v), site_sort_cmp);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (n && !site_cmp(v[n - 1].frame, v[i].frame)) {
-			v[n - 1].allocations += v[i].allocations;
-			v[n - 1].bytes_allocated += v[i].bytes_allocated;
-			v[n - 1].live_allocations += v[i].live_allocations;
-			v[n - 1].live_bytes += v[i].live_bytes;
+			mt_stack_counters_add(&v[n - 1].t, &v[i].t);
 		} else {
 			v[n++] = v[i];
 		}
@@ -51,25 +46,17 @@ size_t sites_collect(const struct snapshot *s, struct site **out)
 	return n;
 }
 
-static int bytes_cmp(const void *x, const void *y)
+static int rank_cmp(const void *x, const void *y, void *arg)
 {
 	const struct site *a = x, *b = y;
+	int c = group_order(&a->t, &b->t, *(const int *)arg, GROUP_SITE);
 
-	if (a->bytes_allocated != b->bytes_allocated)
-		return a->bytes_allocated < b->bytes_allocated ? 1 : -1;
-	return site_cmp(a->frame, b->frame);
-}
-
-static int count_cmp(const void *x, const void *y)
-{
-	const struct site *a = x, *b = y;
-
-	if (a->allocations != b->allocations)
-		return a->allocations < b->allocations ? 1 : -1;
-	return site_cmp(a->frame, b->frame);
+	return c ? c : site_cmp(a->frame, b->frame);
 }
 
 void sites_rank(struct site *sites, size_t n, int by_count)
 {
-	qsort(sites, n, sizeof(*sites), by_count ? count_cmp : bytes_cmp);
+	int sort = by_count ? MT_SORT_COUNT : MT_SORT_ALLOCATED;
+
+	qsort_r(sites, n, sizeof(*sites), rank_cmp, &sort);
 }

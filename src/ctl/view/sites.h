@@ -18,17 +18,15 @@
 
 struct site {
 	const struct snap_frame *frame; /* NULL for stacks without frames */
-	uint64_t allocations;
-	uint64_t bytes_allocated;
-	uint64_t live_allocations;
-	uint64_t live_bytes;
+	struct mt_stack_counters t;	/* the sums of the stacks that end there */
 };
 
 /* The sites of s's stacks, in no particular order; *out is malloc'd. */
 size_t sites_collect(const struct snapshot *s, struct site **out);
 
 /* Order sites largest first by bytes allocated, or by allocations with
- * by_count; ties by site, so the order is the same on every run. */
+ * by_count; ties by site (group_order(), common/order.h, as the daemon
+ * orders them), so the order is the same on every run. */
 void sites_rank(struct site *sites, size_t n, int by_count);
 
 #endif

@@ -7,6 +7,7 @@
  * TIMELINE_MAX_FIGURES.
  */
 #include "daemon/core/timeline.h"
+#include "common/search.h"
 #include "common/util.h"
 
 #include <assert.h>
@@ -104,17 +105,9 @@ int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counte
 /* The point sampled at time_ns, or NULL. */
 static struct snap_timeline_point *point_at(struct timeline *tl, uint64_t time_ns)
 {
-	uint32_t lo = 0, hi = tl->npoints;
-
 	/* points are in time order; it is nearly always the newest */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t lo = (uint32_t)SEARCH_FIRST(0, tl->npoints, tl->points[mid].time_ns >= time_ns);
 
-		if (tl->points[mid].time_ns < time_ns)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	return lo < tl->npoints && tl->points[lo].time_ns == time_ns ? &tl->points[lo] : NULL;
 }
 
@@ -138,17 +131,9 @@ int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t
 	if (!p)
 		return 0;
 	/* a point's targets are by increasing index */
-	lo = p->first;
 	hi = p->first + p->ntargets;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (tl->targets[mid].target < target)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (lo == p->first + p->ntargets || tl->targets[lo].target != target)
+	lo = (uint32_t)SEARCH_FIRST(p->first, hi, tl->targets[mid].target >= target);
+	if (lo == hi || tl->targets[lo].target != target)
 		return 0;
 	tl->targets[lo].f.has_resident = 1;
 	tl->targets[lo].f.resident = *r;

@@ -7,6 +7,7 @@
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
 #include "daemon/core/family.h"
+#include "common/search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -533,18 +534,8 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
  */
 static size_t maps_first_after(const struct tracker_target *tg, uint64_t addr)
 {
-	size_t lo = 0, hi = tg->nmaps;
-
 	/* the first piece ending above addr (pieces are sorted and disjoint) */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (tg->maps[mid].end <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_FIRST(0, tg->nmaps, tg->maps[mid].end > addr);
 }
 
 static int maps_insert(struct tracker_target *tg, size_t i, const struct tracker_mapping *m)

@@ -12,6 +12,7 @@
  */
 #include "daemon/elf/elfmod.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -606,16 +607,8 @@ const char *elfmod_path(const struct elf_module *m)
 
 const char *elfmod_lookup(const struct elf_module *m, uint64_t vaddr, uint64_t *sym_start)
 {
-	size_t lo = 0, hi = m->naddr;
+	size_t lo = SEARCH_FIRST(0, m->naddr, m->by_addr[mid].start > vaddr);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->by_addr[mid].start <= vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* Every symbol before lo starts at or below vaddr; walk back while one may reach it. */
 	while (lo > 0 && m->max_end[lo - 1] > vaddr) {
 		const struct elf_func *f = &m->by_addr[--lo];
@@ -826,17 +819,7 @@ static void build_starts(struct elf_module *m)
 /* Index of the first boundary at or after vaddr. */
 static size_t first_from(const struct elf_module *m, uint64_t vaddr)
 {
-	size_t lo = 0, hi = m->nstarts;
-
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->starts[mid].start < vaddr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return SEARCH_FIRST(0, m->nstarts, m->starts[mid].start >= vaddr);
 }
 
 int elfmod_symbol_at(struct elf_module *m, uint64_t vaddr, uint64_t *size, const char **name)

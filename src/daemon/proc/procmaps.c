@@ -7,6 +7,7 @@
  */
 #include "daemon/proc/procmaps.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -281,17 +282,9 @@ int procmaps_read(int pid, struct proc_maps *m)
 
 const struct map_entry *procmaps_find(const struct proc_maps *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
+	/* the first entry starting above addr; the one before may hold it */
+	size_t lo = SEARCH_FIRST(0, m->n, m->v[mid].start > addr);
 
-	/* Find the first entry starting above addr; the one before may hold it. */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->v[mid].start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= m->v[lo - 1].end)
 		return NULL;
 	return &m->v[lo - 1];

@@ -8,6 +8,7 @@
 #include "daemon/proc/smaps.h"
 #include "daemon/proc/rss.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -173,17 +174,9 @@ int smaps_read(int pid, struct smaps *m, char *err, size_t errlen)
 
 long smaps_find(const struct smaps *m, uint64_t addr)
 {
-	size_t lo = 0, hi = m->n;
-
 	/* the first mapping starting above addr; the one before may hold it */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
+	size_t lo = SEARCH_FIRST(0, m->n, m->v[mid].map.start > addr);
 
-		if (m->v[mid].map.start <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	if (lo == 0 || addr >= m->v[lo - 1].map.end)
 		return -1;
 	return (long)(lo - 1);

@@ -12,6 +12,7 @@
 #include "daemon/proc/kroots.h"
 #include "daemon/proc/smaps.h"
 #include "common/util.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -266,18 +267,9 @@ static void unreadable(struct scan *s, uint64_t addr, uint64_t len)
 {
 	struct reach *r = s->r;
 	uint64_t in_blocks = 0;
-
-	uint32_t lo = 0, hi = r->n;
-
 	/* the first block starting at or after addr, and the one before, which may reach in */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t lo = (uint32_t)SEARCH_FIRST(0, r->n, r->blocks[mid].addr >= addr);
 
-		if (r->blocks[mid].addr < addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	for (uint32_t i = lo ? lo - 1 : 0; i < r->n && r->blocks[i].addr < addr + len; i++) {
 		uint64_t a = r->blocks[i].addr, b = a + r->blocks[i].size;
 

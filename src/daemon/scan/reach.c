@@ -12,6 +12,7 @@
  * block costs one entry, not one per page.
  */
 #include "daemon/scan/reach.h"
+#include "common/search.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -276,35 +277,19 @@ void reach_free(struct reach *r)
 /* The first position in [lo, hi) whose block ends after v (hi when none). */
 static uint32_t first_ending_after(const uint64_t *end, uint32_t lo, uint32_t hi, uint64_t v)
 {
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (end[mid] <= v)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
+	return (uint32_t)SEARCH_FIRST(lo, hi, end[mid] > v);
 }
 
 int64_t reach_find(const struct reach *r, uint64_t value, int *start)
 {
 	const struct reach_index *ix = r->index;
 	const struct cluster *c;
-	uint32_t lo = 0, hi, k;
+	uint32_t lo, hi, k;
 
 	if (value < r->min_addr || value >= r->max_end || !ix)
 		return -1;
 	/* the last cluster starting at or before value */
-	hi = ix->nc;
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
-
-		if (ix->c[mid].base <= value)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	lo = (uint32_t)SEARCH_FIRST(0, ix->nc, ix->c[mid].base > value);
 	if (!lo || value >= ix->c[lo - 1].end)
 		return -1;
 	c = &ix->c[lo - 1];
@@ -418,17 +403,9 @@ void reach_mark_containing(struct reach *r, uint64_t addr)
 
 void reach_unread(struct reach *r, uint64_t start, uint64_t end)
 {
-	uint32_t lo = 0, hi = r->n;
-
 	/* the first block starting at or after start; one before it may reach in */
-	while (lo < hi) {
-		uint32_t mid = lo + (hi - lo) / 2;
+	uint32_t lo = (uint32_t)SEARCH_FIRST(0, r->n, r->blocks[mid].addr >= start);
 
-		if (r->blocks[mid].addr < start)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	/* overlapping blocks are all reachable already: one step back is enough
 	 * for the others, which do not overlap */
 	if (lo && r->blocks[lo - 1].addr + r->blocks[lo - 1].size > start)

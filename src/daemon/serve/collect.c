@@ -166,7 +166,7 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 }
 
 struct block_pick {
-	const struct proto_request *r;
+	int blocks; /* the block list too, not only the ages */
 	struct snapshot *s;
 	const uint32_t *where;
 	uint64_t now;
@@ -185,7 +185,7 @@ static int pick_block(void *arg, uint32_t id, const struct heap_block *b)
 	st = &s->stacks[p->where[id]];
 	if (age > st->oldest_live_age_ns)
 		st->oldest_live_age_ns = age;
-	if (!p->r->blocks || age < p->r->older_than_ns || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+	if (!p->blocks || s->nblocks == SNAPSHOT_MAX_BLOCKS)
 		return 0;
 	if (s->nblocks == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 1024;
@@ -198,19 +198,18 @@ static int pick_block(void *arg, uint32_t id, const struct heap_block *b)
 
 /*
  * One walk of the live heap for the rows the snapshot holds (sel[0..n) are
- * their ids, viewrows.h): the blocks at least r->older_than_ns old
- * (blocks=1), and each row's oldest live block (ages=1). A forked child's
- * inherited blocks count in its rows.
+ * their ids, viewrows.h): each row's oldest live block (ages), and with
+ * blocks every live block. A forked child's inherited blocks count in its
+ * rows.
  */
-static void collect_blocks(const struct daemon_view *v, const struct proto_request *r,
-			   const uint32_t *sel, uint32_t n, struct snapshot *s)
+static void collect_blocks(const struct daemon_view *v, int blocks, const uint32_t *sel, uint32_t n,
+			   struct snapshot *s)
 {
 	uint32_t nrows = framebuild_nrows(v), *where;
-	struct block_pick p = {.r = r, .s = s, .now = time_monotonic_ns()};
+	struct block_pick p = {.blocks = blocks, .s = s, .now = time_monotonic_ns()};
 
-	s->has_blocks = r->blocks;
-	s->has_ages = r->ages;
-	s->blocks_older_than_ns = r->older_than_ns;
+	s->has_blocks = (uint32_t)blocks;
+	s->has_ages = 1;
 	if (!nrows)
 		return;
 	where = xmalloc((size_t)nrows * sizeof(*where));
@@ -222,23 +221,23 @@ static void collect_blocks(const struct daemon_view *v, const struct proto_reque
 	free(where);
 }
 
-static int collect_rows(const struct daemon_view *v, const struct stack_ends *ends,
-			const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+/*
+ * What every answer holds, for pid (0 = every target): the daemon's figures,
+ * the counters, the targets, the timeline, resident memory and the modules
+ * that cut stacks short; with memory, each target's mappings by kind.
+ */
+static int collect_common(const struct daemon_view *v, const struct stack_ends *ends, uint32_t pid,
+			  int memory, struct snapshot *s, char *err, size_t errlen)
 {
 	const struct tracker *t = v->tracker;
-	int have_pid = 0;
-	struct mt_rank *rank;
-	struct framebuild *fb;
-	uint64_t *frames_at;
-	uint32_t *sel = NULL, nrank = 0, nsel, i, n;
-	int k, *view_index;
+	int have_pid = 0, k, *view_index;
+	uint32_t i;
 
-	memset(s, 0, sizeof(*s));
-	if (r->pid) {
+	if (pid) {
 		for (i = 0; i < t->ntargets; i++)
-			have_pid |= t->targets[i].tgid == r->pid;
+			have_pid |= t->targets[i].tgid == pid;
 		if (!have_pid) {
-			snprintf(err, errlen, "pid %u is not traced", r->pid);
+			snprintf(err, errlen, "pid %u is not traced", pid);
 			return -1;
 		}
 	}
@@ -249,8 +248,8 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	s->events_received = t->events_received;
 	memcpy(s->events_lost, v->events_lost, sizeof(s->events_lost));
 	s->totals = t->totals;
-	if (r->pid)
-		pid_totals(t, r->pid, &s->totals);
+	if (pid)
+		pid_totals(t, pid, &s->totals);
 	/* kept for all targets together */
 	memcpy(s->size_histogram, t->size_histogram, sizeof(s->size_histogram));
 	memcpy(s->allocations_by_func, t->allocations_by_func, sizeof(s->allocations_by_func));
@@ -261,7 +260,7 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	for (k = 0; k < v->ntargets; k++) {
 		const struct view_target tg = view_target(v, k);
 
-		if (r->pid && (uint32_t)tg.pid != r->pid)
+		if (pid && (uint32_t)tg.pid != pid)
 			continue;
 		view_index[s->ntargets] = k;
 		fill_target(v, &tg, &s->targets[s->ntargets++]);
@@ -276,55 +275,114 @@ static int collect_rows(const struct daemon_view *v, const struct stack_ends *en
 	if (v->timeline->npoints)
 		fill_timeline(v->timeline, v->ntargets, view_index, s);
 	memory_fill_resident(v, view_index, s);
-	if (r->memory)
+	if (memory)
 		memory_fill_breakdowns(v, view_index, s);
 	free(view_index);
 
 	fill_daemon(v, s);
-	fill_truncations(v, ends, r->pid, s);
+	fill_truncations(v, ends, pid, s);
 	s->unwind = v->unwind;
-	if (!r->stacks)
-		return 0;
-	n = framebuild_nrows(v);
-	rank = xmalloc((size_t)(n ? n : 1) * sizeof(*rank));
-	for (i = 0; i < n; i++) {
+	return 0;
+}
+
+/*
+ * The rows of pid with a nonzero value under sort, in the order of reports
+ * (mt_rank_top): in order, the first top of them (0: all); *n says how many
+ * there are in all (s->stacks_total). Returns their ids (malloc'd).
+ */
+static uint32_t *select_rows(const struct daemon_view *v, uint32_t pid, int sort, uint32_t top,
+			     uint32_t *n)
+{
+	uint32_t nrows = framebuild_nrows(v), nrank = 0, *sel;
+	struct mt_rank *rank = xmalloc((size_t)(nrows ? nrows : 1) * sizeof(*rank));
+
+	for (uint32_t i = 0; i < nrows; i++) {
 		struct mt_stack_counters c;
 
-		if (r->pid && framebuild_row_pid(v, i) != r->pid)
+		if (pid && framebuild_row_pid(v, i) != pid)
 			continue;
 		c = framebuild_row_counters(v, i);
 		rank[nrank++] = (struct mt_rank){
-		    .value = mt_sort_value(&c, r->sort), .allocations = c.allocations, .index = i};
+		    .value = mt_sort_value(&c, sort), .allocations = c.allocations, .index = i};
 	}
-	/* a top N alone needs only its N in order (the grouped views need all) */
-	nsel = (uint32_t)mt_rank_top(rank, nrank, r->group || r->leaks ? 0 : r->top);
-	s->stacks_total = nsel;
-	sel = xmalloc(((size_t)nsel + 1) * sizeof(*sel));
-	for (i = 0; i < nsel; i++)
+	*n = (uint32_t)mt_rank_top(rank, nrank, top);
+	sel = xmalloc(((size_t)*n + 1) * sizeof(*sel));
+	for (uint32_t i = 0; i < *n; i++)
 		sel[i] = rank[i].index;
 	free(rank);
-	/* views that group or count leaks: only the rows (stacks) shown go */
-	if (r->group || r->leaks) {
-		if (r->group)
-			grouping_rows(v, ends, r, sel, nsel, s);
-		else
-			leaks_rows(v, ends, r, sel, nsel, s);
-		free(sel);
-		return 0;
-	}
-	n = r->top && r->top < nsel ? r->top : nsel;
+	return sel;
+}
+
+/* The first n of sel[] as the snapshot's stacks, with their frames. */
+static void fill_stacks(const struct daemon_view *v, const struct stack_ends *ends,
+			const uint32_t *sel, uint32_t n, struct snapshot *s)
+{
+	struct framebuild *fb = framebuild_new(v, ends);
+	uint64_t *frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
+
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
-	frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
-	fb = framebuild_new(v, ends);
-	for (i = 0; i < n; i++)
+	for (uint32_t i = 0; i < n; i++)
 		framebuild_fill(fb, sel[i], &s->stacks[i], &frames_at[i]);
 	s->nstacks = n;
 	framebuild_finish(fb, s, frames_at);
 	free(frames_at);
-	if (r->blocks || r->ages)
-		collect_blocks(v, r, sel, n, s);
+}
+
+/* The stacks of a report (sort, top, ages) or of a whole snapshot (every one, blocks). */
+static void collect_stacks(const struct daemon_view *v, const struct stack_ends *ends, uint32_t pid,
+			   int sort, uint32_t top, int ages, int blocks, struct snapshot *s)
+{
+	uint32_t nsel, n, *sel = select_rows(v, pid, sort, top, &nsel);
+
+	s->stacks_total = nsel;
+	n = top && top < nsel ? top : nsel;
+	fill_stacks(v, ends, sel, n, s);
+	if (ages || blocks)
+		collect_blocks(v, blocks, sel, n, s);
 	free(sel);
+}
+
+static int collect_kind(const struct daemon_view *v, const struct stack_ends *ends,
+			const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+{
+	uint32_t nsel, *sel;
+
+	memset(s, 0, sizeof(*s));
+	if (collect_common(v, ends, proto_request_pid(r),
+			   r->kind == PROTO_MEMORY || r->kind == PROTO_SNAPSHOT, s, err, errlen))
+		return -1;
+	switch (r->kind) {
+	case PROTO_SNAPSHOT: /* every stack that allocated, every block, ages */
+		collect_stacks(v, ends, 0, MT_SORT_COUNT, 0, 1, 1, s);
+		break;
+	case PROTO_REPORT:
+		collect_stacks(v, ends, r->report.pid, r->report.sort, r->report.top,
+			       r->report.ages, 0, s);
+		break;
+	case PROTO_ROWS: /* only the rows (stacks) shown go */
+		sel = select_rows(v, r->rows.pid, r->rows.select, 0, &nsel);
+		s->stacks_total = nsel;
+		grouping_rows(v, ends, &r->rows, sel, nsel, s);
+		free(sel);
+		break;
+	case PROTO_LEAKS: /* the stacks holding live bytes, counted in one heap walk */
+		sel = select_rows(v, r->leaks.pid, MT_SORT_LIVE, 0, &nsel);
+		s->stacks_total = nsel;
+		leaks_rows(v, ends, &r->leaks, sel, nsel, s);
+		free(sel);
+		break;
+	default: /* status, memory; the answers of attach, detach and reset-peak (their
+		  * process's); what a scan's answer has beside the scan (scan.c) */
+		break;
+	}
 	return 0;
+}
+
+/* Does the answer to r name stacks (and so need the rows of viewrows.h)? */
+static int has_stacks(const struct proto_request *r)
+{
+	return r->kind == PROTO_SNAPSHOT || r->kind == PROTO_REPORT || r->kind == PROTO_ROWS ||
+	       r->kind == PROTO_LEAKS;
 }
 
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
@@ -332,17 +390,20 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 {
 	struct daemon_view lv = *v;
 	struct viewrows rows = {0};
+	/* the rows' blocks, for a heap walk: the block list, ages or leaks */
+	int walk = r->kind == PROTO_SNAPSHOT || r->kind == PROTO_LEAKS ||
+		   (r->kind == PROTO_REPORT && r->report.ages);
 	int rc;
 
+	memset(s, 0, sizeof(*s));
 	tracker_check_state(v->tracker); /* the sanitizer build: every invariant, per request */
 	/* a forked child's inherited rows, for the pid asked about */
-	if (r->stacks &&
-	    viewrows_build(v->tracker, r->pid, r->blocks || r->ages || r->leaks, &rows)) {
+	if (has_stacks(r) && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	lv.rows = r->stacks ? &rows : NULL;
-	rc = collect_rows(&lv, ends, r, s, err, errlen);
+	lv.rows = has_stacks(r) ? &rows : NULL;
+	rc = collect_kind(&lv, ends, r, s, err, errlen);
 	viewrows_free(&rows);
 	for (uint32_t i = 0; !rc && i < s->nstacks; i++)
 		if (s->stacks[i].t.inherited_allocations || s->stacks[i].t.inherited_bytes)

@@ -19,10 +19,13 @@
 #include "memtrace/snapshot.h"
 
 /*
- * Fill s (zeroed first) for request r: 0, or -1 with a one-line reason in
- * err. ends must be up to date with the stack table (stack_ends_check) for
- * the truncations to count every stack; stacks past it show what the walk
- * said. The frames' strings are the symbolizer's (frames_borrowed): hold it
+ * Fill s (zeroed first) for request r, as its kind says (proto.h): 0, or -1
+ * with a one-line reason in err. For attach, detach and reset-peak, their
+ * answer (as status, of the process attached or detached); for a scan, what
+ * its answer has beside the scan (scan.c). ends must be up to date with the
+ * stack table (stack_ends_check) for the truncations to count every stack;
+ * stacks past it show what the walk said. The frames' strings are the
+ * symbolizer's (the builder's): hold it
  * (symbolizer_hold) until s is encoded if the core may change meanwhile.
  */
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,

@@ -254,7 +254,6 @@ const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i
 
 void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
 {
-	s->frames_borrowed = 1;
 	s->frame_table = b->table;
 	s->nframe_table = b->ntable;
 	s->frame_refs = xmalloc((b->nrefs ? b->nrefs : 1) * sizeof(*s->frame_refs));

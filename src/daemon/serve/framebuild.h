@@ -6,8 +6,9 @@
  * Python frame word) is symbolized once per snapshot into frames of a
  * shared table, and a stack is a list of references to them (struct
  * snapshot's frame_table and frame_refs). Native frames carry the
- * symbolizer's interned strings (frames_borrowed); a run of the interpreter
- * loop becomes the Python frames it ran.
+ * symbolizer's interned strings (a built snapshot's frame strings are the
+ * builder's); a run of the interpreter loop becomes the Python frames it
+ * ran.
  */
 #ifndef MEMTRACE_FRAMEBUILD_H
 #define MEMTRACE_FRAMEBUILD_H
@@ -85,7 +86,7 @@ void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_
 const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i);
 
 /*
- * Hand the frames to s: s->frame_table, s->frame_refs, frames_borrowed, and
+ * Hand the frames to s: s->frame_table, s->frame_refs, and
  * each s->stacks[i].frames from offsets[i] (what framebuild_stack returned;
  * nframes already set). Frees b.
  */

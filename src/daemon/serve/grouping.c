@@ -3,15 +3,16 @@
  * Grouped views in the daemon (see grouping.h). Keys are made per distinct
  * frame (framebuild's table), with group.c's own functions, and a row is
  * found by its key's number; a stack row by a hash of its frames' locations,
- * confirmed frame by frame. Rows are ordered as group_sort() orders them
- * (value, then allocations, then key), ties on the key compared without
- * writing keys out; only the rows sent get their key string.
+ * confirmed frame by frame. Rows are ordered as the client orders them
+ * (group_order(), common/order.h, then the key), ties on the key compared
+ * without writing keys out; only the rows sent get their key string.
  */
 #include "daemon/serve/grouping.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/service.h"
 #include "daemon/core/tracker.h"
 #include "common/groupkey.h"
+#include "common/order.h"
 #include "common/strtab.h"
 #include "common/util.h"
 
@@ -49,7 +50,7 @@ struct grouping {
 	const struct daemon_view *v;
 	const struct stack_ends *ends;
 	struct framebuild *fb;
-	int by; /* enum proto_group */
+	int by; /* enum group_by */
 	int cumulative;
 	struct strtab keys;   /* key strings; stack rows: location strings, in order */
 	uint32_t *frame_key;  /* per table frame: its key (or location) number + 1 */
@@ -109,17 +110,17 @@ static uint32_t frame_key(struct grouping *g, uint32_t i)
 	if (g->frame_key[i])
 		return g->frame_key[i] - 1;
 	f = framebuild_frame(g->fb, i);
-	if (g->by == PROTO_GROUP_SITE) {
+	if (g->by == GROUP_SITE) {
 		struct buf b = {0};
 
 		site_key(f, &b);
 		k = strtab_intern(&g->keys, (const char *)b.data, b.len);
 		buf_free(&b);
 	} else {
-		if (g->by == PROTO_GROUP_STACK)
+		if (g->by == GROUP_STACK)
 			group_frame_location(f, key, sizeof(key));
 		else
-			group_frame_key(f, g->by - 1, key, sizeof(key));
+			group_frame_key(f, g->by, key, sizeof(key));
 		k = strtab_intern(&g->keys, key, strlen(key));
 	}
 	g->frame_key[i] = (uint32_t)k + 1;
@@ -210,7 +211,7 @@ static int row_eq(const void *arg, size_t i)
 	struct grouping *g = k->g;
 	const struct row *r = &g->rows[i];
 
-	if (g->by != PROTO_GROUP_STACK)
+	if (g->by != GROUP_STACK)
 		return r->key == k->key;
 	if (r->hash != k->hash)
 		return 0;
@@ -261,7 +262,7 @@ static void row_join(struct grouping *g, struct row *r, uint32_t idx)
 /* Add stack idx to the row of key (a new row, of which it is the first, when there is none). */
 static struct row *row_of(struct grouping *g, struct row_key *k, uint32_t idx)
 {
-	uint64_t hash = g->by == PROTO_GROUP_STACK ? k->hash : hash_mix(0, k->key);
+	uint64_t hash = g->by == GROUP_STACK ? k->hash : hash_mix(0, k->key);
 	int is_new;
 	size_t i = hash_index_find(&g->index, hash, row_eq, k, &is_new);
 
@@ -301,7 +302,7 @@ static void group_stack(struct grouping *g, uint32_t idx)
 	struct row *r;
 	size_t before;
 
-	if (g->by == PROTO_GROUP_STACK) {
+	if (g->by == GROUP_STACK) {
 		k.hash = stack_keys(g, idx, 0);
 		if (!g->nseq[0])
 			k.hash = hash_mix(0, string_key(g, NO_STACK_KEY));
@@ -311,7 +312,7 @@ static void group_stack(struct grouping *g, uint32_t idx)
 			r->prefix = pack_prefix(g);
 		return;
 	}
-	if (g->cumulative && g->by != PROTO_GROUP_SITE) {
+	if (g->cumulative && g->by != GROUP_SITE) {
 		/* every distinct key among its frames, once (a recursive stack too) */
 		stack_keys(g, idx, 0);
 		if (!g->nseq[0]) {
@@ -331,11 +332,11 @@ static void group_stack(struct grouping *g, uint32_t idx)
 		return;
 	}
 	{
-		struct first_frames ff = {g, 0, 0, g->by != PROTO_GROUP_SITE};
+		struct first_frames ff = {g, 0, 0, g->by != GROUP_SITE};
 
 		framebuild_walk(g->fb, idx, first_frames, &ff);
 		if (!ff.frame0)
-			k.key = string_key(g, g->by == PROTO_GROUP_SITE ? "" : NO_STACK_KEY);
+			k.key = string_key(g, g->by == GROUP_SITE ? "" : NO_STACK_KEY);
 		else
 			k.key = frame_key(g, (ff.python ? ff.python : ff.frame0) - 1);
 		before = g->nrows;
@@ -526,36 +527,32 @@ static int chain_cmp(struct grouping *g, const struct row *a, const struct row *
 	}
 }
 
-/* The value of a row a view orders by, and its allocations (the tie-breaker). */
-static uint64_t row_value(const struct grouping *g, const struct row *r, int order,
-			  uint64_t *allocations)
+/* A row's sums. */
+static void row_counters(const struct grouping *g, const struct row *r,
+			 struct mt_stack_counters *out)
 {
-	struct mt_stack_counters c;
-
 	if (r->sums)
-		c = g->totals[r->sums - 1].t;
+		*out = g->totals[r->sums - 1].t;
 	else
-		stack_sums(g->v, r->rep, &c);
-	*allocations = c.allocations;
-	return mt_sort_value(&c, order);
+		stack_sums(g->v, r->rep, out);
 }
 
-/* Does a come before b in the view's order? (group_sort(), or stats' site order) */
+/* Does a come before b in the view's order? (group_order(), then the keys) */
 static int row_before(struct grouping *g, const struct row *a, const struct row *b, int order)
 {
-	uint64_t aa, ab, va = row_value(g, a, order, &aa), vb = row_value(g, b, order, &ab);
+	struct mt_stack_counters ca, cb;
 	int c;
 
-	if (va != vb)
-		return va > vb;
-	if (g->by == PROTO_GROUP_SITE) {
+	row_counters(g, a, &ca);
+	row_counters(g, b, &cb);
+	if ((c = group_order(&ca, &cb, order, g->by)))
+		return c < 0;
+	if (g->by == GROUP_SITE) {
 		c = group_site_cmp(a->frame0 ? framebuild_frame(g->fb, a->frame0 - 1) : NULL,
 				   b->frame0 ? framebuild_frame(g->fb, b->frame0 - 1) : NULL);
 		return c < 0;
 	}
-	if (aa != ab)
-		return aa > ab;
-	if (g->by != PROTO_GROUP_STACK)
+	if (g->by != GROUP_STACK)
 		return strcmp(g->keys.strs[a->key], g->keys.strs[b->key]) < 0;
 	/* locations numbered in string order decide quickly where they may */
 	if (a->prefix != b->prefix) {
@@ -693,23 +690,23 @@ static void grouping_free(struct grouping *g)
 }
 
 void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
-		   const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
+		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,
 		   struct snapshot *s)
 {
-	struct grouping g = {.v = v, .ends = ends, .by = r->group, .cumulative = r->cumulative};
+	struct grouping g = {.v = v, .ends = ends, .by = r->by, .cumulative = r->cumulative};
 	uint32_t *chosen, n;
 	uint8_t *sent;
 	uint64_t *frames_at;
 
 	g.fb = framebuild_new(v, ends);
-	if (g.by != PROTO_GROUP_STACK || !stacks_are_rows(&g, sel, nsel))
+	if (g.by != GROUP_STACK || !stacks_are_rows(&g, sel, nsel))
 		for (uint32_t i = 0; i < nsel; i++)
 			group_stack(&g, sel[i]);
-	if (g.by == PROTO_GROUP_STACK)
+	if (g.by == GROUP_STACK)
 		rank_locations(&g);
 	chosen = xmalloc((g.nrows ? 2 * g.nrows : 1) * sizeof(*chosen));
 	n = (uint32_t)top_rows(&g, r->order, r->top, chosen);
-	if (g.by == PROTO_GROUP_SITE && r->top) {
+	if (g.by == GROUP_SITE && r->top) {
 		/* stats shows the top sites by bytes and by count: both */
 		uint32_t *by_count = chosen + n,
 			 m = (uint32_t)top_rows(&g, MT_SORT_COUNT, r->top, by_count);
@@ -743,8 +740,8 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		mt_stack_counters_add(&s->groups.rest, &t);
 	}
 	free(sent);
-	s->has_groups = 1;
-	s->groups.by = (uint32_t)r->group;
+	s->kind = SNAP_ROWS;
+	s->groups.by = (uint32_t)r->by;
 	s->groups.cumulative = (uint32_t)r->cumulative;
 	s->groups.order = (uint32_t)r->order;
 	s->groups.rows = xcalloc(n ? n : 1, sizeof(*s->groups.rows));
@@ -760,8 +757,8 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		/* the row's sums, on its first stack */
 		row_totals(&g, row, &st->t, &nstacks);
 		s->groups.rows[i].stacks = nstacks;
-		s->groups.rows[i].key = g.by == PROTO_GROUP_STACK ? stack_row_key(&g, row)
-								  : xstrdup(g.keys.strs[row->key]);
+		s->groups.rows[i].key =
+		    g.by == GROUP_STACK ? stack_row_key(&g, row) : xstrdup(g.keys.strs[row->key]);
 	}
 	framebuild_finish(g.fb, s, frames_at);
 	free(frames_at);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Views that group a large heap, answered in the daemon so that only what is
- * shown travels: group=NAME requests (rows of stacks by stack, function,
- * file, line, module or allocation site, exactly as group.c makes them in
- * the client, the top ones sent). Reads the core only: run on a frozen core
+ * shown travels: rows requests (rows of stacks by stack, function, file,
+ * line, module or allocation site, exactly as group.c makes them in the
+ * client, the top ones sent). Reads the core only: run on a frozen core
  * (worker.h). Leaks are leaks.h's.
  */
 #ifndef MEMTRACE_SERVE_GROUPING_H
@@ -18,11 +18,11 @@ struct daemon_view;
 struct stack_ends;
 
 /*
- * Fill s's stacks (with their frames) and groups section for a group=
- * request: sel[0..nsel) are the stacks the request selects, in its order.
+ * Fill s's stacks (with their frames) and groups section for a rows
+ * request: sel[0..nsel) are the stacks it selects, in the order of reports.
  */
 void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
-		   const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
+		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,
 		   struct snapshot *s);
 
 #endif

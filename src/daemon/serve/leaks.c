@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * leaks=1 requests, answered in the daemon (leaks.h): one walk of the
+ * leaks requests, answered in the daemon (leaks.h): one walk of the
  * live heap counts, per selected stack, its blocks at least older_than_ns
  * old; only the top stacks and the totals travel, not the block list.
  */
@@ -8,6 +8,7 @@
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/service.h"
 #include "daemon/core/tracker.h"
+#include "common/order.h"
 #include "common/util.h"
 
 #include <stdlib.h>
@@ -19,25 +20,17 @@ struct leak_item {
 	struct snap_leak l;
 };
 
-static int leak_before(const struct leak_item *a, const struct leak_item *b)
-{
-	/* render_leaks' order: bytes, then blocks, then the stack's place */
-	if (a->l.bytes != b->l.bytes)
-		return a->l.bytes > b->l.bytes;
-	if (a->l.blocks != b->l.blocks)
-		return a->l.blocks > b->l.blocks;
-	return a->pos < b->pos;
-}
-
+/* The client's order (leak_order(), then the stack's place in the request's order). */
 static int leak_cmp(const void *x, const void *y)
 {
 	const struct leak_item *a = x, *b = y;
+	int c = leak_order(&a->l, &b->l);
 
-	return leak_before(a, b) ? -1 : leak_before(b, a);
+	return c ? c : (a->pos > b->pos) - (a->pos < b->pos);
 }
 
 struct leak_walk {
-	const struct proto_request *r;
+	const struct proto_leaks *r;
 	struct snapshot *s;
 	struct leak_item *items;
 	const uint32_t *pos_of;
@@ -66,8 +59,7 @@ static int count_leak(void *arg, uint32_t id, const struct heap_block *b)
 }
 
 void leaks_rows(const struct daemon_view *v, const struct stack_ends *ends,
-		const struct proto_request *r, const uint32_t *sel, uint32_t nsel,
-		struct snapshot *s)
+		const struct proto_leaks *r, const uint32_t *sel, uint32_t nsel, struct snapshot *s)
 {
 	uint32_t nrows = framebuild_nrows(v), *pos_of, n = 0, top;
 	struct leak_walk w = {.r = r, .s = s, .now = time_monotonic_ns()};
@@ -99,7 +91,7 @@ void leaks_rows(const struct daemon_view *v, const struct stack_ends *ends,
 	s->leaks.stacks_total = n;
 	qsort(items, n, sizeof(*items), leak_cmp);
 	top = r->top && r->top < n ? r->top : n;
-	s->has_leaks = 1;
+	s->kind = SNAP_LEAKS;
 	s->leaks.stacks = xcalloc(top ? top : 1, sizeof(*s->leaks.stacks));
 	s->stacks = xcalloc(top ? top : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((top ? top : 1) * sizeof(*frames_at));

@@ -2,9 +2,9 @@
 /*
  * Resident memory in a snapshot (memory.c): each target's sampled figures
  * (read anew when a request lane builds the snapshot), the timeline's, and
- * on request (memory=1, stats --memory) the breakdown of each traced
- * target's mappings by kind with the live heap in each: its smaps read
- * then, and one walk of the live heap.
+ * for a memory request (stats --memory) and a whole snapshot the breakdown
+ * of each traced target's mappings by kind with the live heap in each: its
+ * smaps read then, and one walk of the live heap.
  */
 #ifndef MEMTRACE_SERVE_MEMORY_H
 #define MEMTRACE_SERVE_MEMORY_H

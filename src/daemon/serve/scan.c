@@ -600,7 +600,6 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		       struct snapshot *s, struct symbolizer **held, char *err, size_t errlen)
 {
 	const struct daemon_view *v;
-	struct proto_request meta;
 	struct framebuild *fb;
 	struct pid_entry *all = NULL;
 	struct {
@@ -614,11 +613,8 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		snprintf(err, errlen, "the daemon is stopping");
 		return -1;
 	}
-	/* the counters and targets, as any answer has them */
-	proto_request_init(&meta);
-	meta.stacks = 0;
-	meta.pid = r->scan.pid;
-	if (collect_snapshot(v, core->ends, &meta, s, err, errlen)) {
+	/* the counters and targets of the processes scanned, as any answer has them */
+	if (collect_snapshot(v, core->ends, r, s, err, errlen)) {
 		core->thaw(core->ctx);
 		return -1;
 	}
@@ -676,7 +672,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	*held = v->sym;
 	core->thaw(core->ctx);
 
-	s->has_scan = 1;
+	s->kind = SNAP_SCAN;
 	s->scan.npids = nt;
 	s->scan.pids = xcalloc(nt ? nt : 1, sizeof(*s->scan.pids));
 	for (uint32_t i = 0; i < nt; i++)

@@ -309,6 +309,13 @@ static struct worker *get_worker(struct server *srv)
 	return srv->worker;
 }
 
+/* Requests that change the core: they wait for a freeze to end. */
+static int changes_core(const struct proto_request *req)
+{
+	return req->kind == PROTO_RESET_PEAK || req->kind == PROTO_ATTACH ||
+	       req->kind == PROTO_DETACH;
+}
+
 /* A parsed request: answer it, hand it to the worker, or put it off. */
 static int serve_request(struct server *srv, int slot, const struct proto_request *req)
 {
@@ -317,12 +324,11 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 	struct worker *w;
 	char err[256];
 
-	if (req->command != PROTO_CMD_SNAPSHOT && req->command != PROTO_CMD_SCAN &&
-	    ingest_frozen(svc->ingest))
-		return HANDLED_DEFERRED; /* reset-peak, attach, detach change the core */
-	ingest_drain(svc->ingest);	 /* include everything queued before the request */
+	if (changes_core(req) && ingest_frozen(svc->ingest))
+		return HANDLED_DEFERRED;
+	ingest_drain(svc->ingest); /* include everything queued before the request */
 	/* a scan stops its target and reads it: always the worker's */
-	if (req->command == PROTO_CMD_SCAN) {
+	if (req->kind == PROTO_SCAN) {
 		char *body = c->body;
 
 		c->body = NULL;
@@ -337,18 +343,23 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 		reply_error(c, "busy: too many requests waiting, try again");
 		return HANDLED_REPLY;
 	}
-	if (req->command == PROTO_CMD_RESET_PEAK)
-		svc->reset_peak(svc->ctx);
-	if ((req->command == PROTO_CMD_ATTACH &&
-	     svc->attach(svc->ctx, (int)req->pid, err, sizeof(err))) ||
-	    (req->command == PROTO_CMD_DETACH &&
-	     svc->detach(svc->ctx, (int)req->pid, err, sizeof(err)))) {
-		reply_error(c, err);
+	if (changes_core(req)) {
+		if (req->kind == PROTO_RESET_PEAK)
+			svc->reset_peak(svc->ctx);
+		if ((req->kind == PROTO_ATTACH &&
+		     svc->attach(svc->ctx, (int)req->target.pid, err, sizeof(err))) ||
+		    (req->kind == PROTO_DETACH &&
+		     svc->detach(svc->ctx, (int)req->target.pid, err, sizeof(err)))) {
+			reply_error(c, err);
+			return HANDLED_REPLY;
+		}
+		/* answered as status (of the process attached or detached) */
+		reply_here(srv, c, req);
 		return HANDLED_REPLY;
 	}
 	/* stacks mean symbolizing and encoding up to the whole table, a breakdown
 	 * reading a process's smaps: the worker's */
-	if ((req->stacks || req->memory) && (w = get_worker(srv))) {
+	if (req->kind != PROTO_STATUS && (w = get_worker(srv))) {
 		if (!worker_submit(w, slot, c->serial, req, NULL, 0))
 			return HANDLED_WORKER;
 		srv->clients_busy++;
@@ -373,7 +384,7 @@ static int handle_request(struct server *srv, int slot, size_t len)
 		reply_error(c, "busy: too many unread replies, try again");
 		return HANDLED_REPLY;
 	}
-	if (c->req.command == PROTO_CMD_SCAN && c->req.scan.suppressions) {
+	if (c->req.kind == PROTO_SCAN && c->req.scan.suppressions) {
 		/* the suppressions follow the line; part of them may have come with it */
 		size_t extra = c->inlen - len;
 

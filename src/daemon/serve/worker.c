@@ -118,10 +118,16 @@ struct lane_arg {
 /* A request whose answer is small however large the heap. */
 static int small_answer(const struct proto_request *r)
 {
-	/* a scan holds its lane for its whole pause: never in front of a small answer */
-	if (r->command == PROTO_CMD_SCAN || r->blocks)
+	switch (r->kind) {
+	case PROTO_ROWS:
+	case PROTO_LEAKS:
+	case PROTO_MEMORY:
+		return 1;
+	case PROTO_REPORT:
+		return r->report.top && r->report.top <= SMALL_TOP;
+	default: /* a whole snapshot; a scan holds its lane for its whole pause */
 		return 0;
-	return r->group || r->leaks || (r->top && r->top <= SMALL_TOP);
+	}
 }
 
 /* ---- the worker threads --------------------------------------------------- */
@@ -364,7 +370,7 @@ static void *worker_main(void *arg)
 		l->head = (l->head + 1) % WORKER_MAX_QUEUED;
 		l->count--;
 		pthread_mutex_unlock(&w->lock);
-		if (job.req.command == PROTO_CMD_SCAN)
+		if (job.req.kind == PROTO_SCAN)
 			serve_scan(w, l, &job);
 		else
 			serve(w, l, &job);

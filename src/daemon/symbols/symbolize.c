@@ -14,6 +14,7 @@
 #include "daemon/proc/procmaps.h"
 #include "common/util.h"
 #include "daemon/symbols/symcache.h"
+#include "common/search.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -197,16 +198,8 @@ const char *symbolizer_intern(struct symbolizer *s, const char *str)
 /* Index of pid in s->pids, or where it would be inserted; *found says which. */
 static size_t pid_index(const struct symbolizer *s, int pid, int *found)
 {
-	size_t lo = 0, hi = s->npids;
+	size_t lo = SEARCH_FIRST(0, s->npids, s->pids[mid].pid >= pid);
 
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (s->pids[mid].pid < pid)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
 	*found = lo < s->npids && s->pids[lo].pid == pid;
 	return lo;
 }
@@ -281,22 +274,10 @@ static int compare_key(uint32_t major, uint32_t minor, uint64_t inode, const str
 static size_t module_index(const struct symbolizer *s, uint32_t major, uint32_t minor,
 			   uint64_t inode, int *found)
 {
-	size_t lo = 0, hi = s->nmodules;
+	size_t lo =
+	    SEARCH_FIRST(0, s->nmodules, compare_key(major, minor, inode, s->modules[mid]) <= 0);
 
-	*found = 0;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		int c = compare_key(major, minor, inode, s->modules[mid]);
-
-		if (!c) {
-			*found = 1;
-			return mid;
-		}
-		if (c > 0)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
+	*found = lo < s->nmodules && !compare_key(major, minor, inode, s->modules[lo]);
 	return lo;
 }
 

@@ -28,6 +28,7 @@
 #include <bpf/libbpf.h>
 
 #include "memtrace.skel.h"
+#include "common/search.h"
 
 #define REFRESH_MIN_NS	  (100ull * 1000 * 1000)
 #define R_DEBUG_STATE_OFF 24 /* offsetof(struct r_debug, r_state) on x86-64 */
@@ -500,16 +501,8 @@ void unwind_note_frames(struct unwinder *u, int pid, const uint64_t *frames, siz
 	if (!u || !(p = proc_find(u, pid)))
 		return;
 	for (size_t i = 0; i < n; i++) {
-		size_t lo = 0, hi = p->nmaps;
+		size_t lo = SEARCH_FIRST(0, p->nmaps, p->maps[mid].end > frames[i]);
 
-		while (lo < hi) {
-			size_t mid = (lo + hi) / 2;
-
-			if (p->maps[mid].end <= frames[i])
-				lo = mid + 1;
-			else
-				hi = mid;
-		}
 		if (lo < p->nmaps && p->maps[lo].start <= frames[i])
 			continue;
 		if (time_monotonic_ns() - p->refreshed_ns >= REFRESH_MIN_NS)
