@@ -19,7 +19,7 @@
 /*
  * Default bounds, sized from the machine's RAM so that the daemon can never
  * take the host's memory: live blocks may use a quarter of it at 128 bytes
- * each (generous: a 24-byte slot in a table at least 72% full), stacks a
+ * each (generous: an 18-byte slot in a table at least 72% full), stacks a
  * sixteenth at 1 KiB each (entry, index and 64 frames).
  */
 #define LIVE_BLOCK_COST 128

@@ -98,6 +98,20 @@ static void add_targets(struct tracker *t, const struct stream *s)
 			tracker_add_target(t, ev->tgid, ev->time_ns);
 }
 
+/* The stack side's bytes: entries, frames (the tree's nodes and their index), words, index, ids. */
+static void stack_parts(const struct tracker *t, double *parts)
+{
+	const struct stack_table *st = &t->stacks;
+
+	parts[0] = (double)st->count * sizeof(*st->v);
+	parts[1] = (double)st->nodes_len * sizeof(*st->nodes) +
+		   (double)st->node_cap * sizeof(*st->node_index);
+	parts[2] = (double)st->nwords * sizeof(*st->words) +
+		   (st->word_index ? (double)(st->word_mask + 1) * sizeof(*st->word_index) : 0);
+	parts[3] = (double)(st->index_mask + 1) * sizeof(*st->index);
+	parts[4] = (double)stackids_bytes(&t->ids);
+}
+
 /* One pass over the stream into d; returns its CPU seconds. */
 static double pass(struct daemon *d, struct stream *s)
 {
@@ -127,6 +141,7 @@ int main(int argc, char **argv)
 	cpu_set_t one;
 	long rss0, rss1 = 0;
 	size_t table_bytes = 0, heap_bytes = 0, live = 0;
+	double parts[5] = {0};
 
 	if (argc < 2 || passes < 1) {
 		fprintf(stderr, "usage: replay FILE [PASSES]\n");
@@ -158,6 +173,7 @@ int main(int argc, char **argv)
 			table_bytes = heap_bytes + stacks_bytes(&d.tracker.stacks) +
 				      stackids_bytes(&d.tracker.ids);
 			rss1 -= rss0;
+			stack_parts(&d.tracker, parts);
 		}
 		if (sec > 0 && (s.records - s.skipped) / sec > best)
 			best = (double)(s.records - s.skipped) / sec;
@@ -166,6 +182,12 @@ int main(int argc, char **argv)
 		if (i + 1 < passes)
 			tracker_destroy(&d.tracker);
 	}
+	if (live)
+		printf("bytes per live block: heap %.1f, stack entries %.1f, frames %.1f, "
+		       "words %.1f, stack index %.1f, stack ids %.1f\n",
+		       (double)heap_bytes / (double)live, parts[0] / (double)live,
+		       parts[1] / (double)live, parts[2] / (double)live, parts[3] / (double)live,
+		       parts[4] / (double)live);
 	printf("records=%zu skipped=%zu events_per_second=%.0f live_blocks=%zu stacks=%u "
 	       "rss_bytes_per_live_block=%.1f table_bytes_per_live_block=%.1f "
 	       "heap_bytes_per_live_block=%.1f "

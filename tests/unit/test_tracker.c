@@ -158,8 +158,9 @@ TEST(heap_insert_find_remove)
 	for (i = 1; i <= 100000; i += 2)
 		CHECK(!heap_get(&h, 7, i * 16, NULL));
 	CHECK_EQ_U64(h.count, 50000 + 1);
-	/* at most 24 bytes a slot, at least 72% full once grown */
-	CHECK(h.bytes * 72 <= (100000 + 1) * 24 * 100 + 16 * 24 * HEAP_SHARDS * 100);
+	/* 18 bytes a slot, at least 72% full once grown */
+	CHECK_EQ_U64(sizeof(struct heap_slot), 18);
+	CHECK(h.bytes * 72 <= (100000 + 1) * 18 * 100 + 16 * 18 * HEAP_SHARDS * 100);
 	/* every block once by iteration */
 	{
 		uint64_t pos = 0, seen = 0, sum = 0;
@@ -195,6 +196,166 @@ TEST(heap_limit)
 	stacks_destroy(&st);
 }
 
+/*
+ * The heap against a plain list of what it should hold, under random
+ * inserts, replacements, resizes and removals: blocks a slot holds, blocks
+ * it cannot (addresses from 2^48 on, sizes from 16 MiB on: the side table),
+ * and one address in many processes (one home: runs of hundreds of blocks,
+ * and runs that wrap around a shard's end). The table's invariants
+ * (heap_valid) every 97 steps.
+ */
+#define MODEL_TGIDS 1000
+#define MODEL_N	    4000
+
+struct model_block {
+	int live;
+	uint64_t addr, size, time_ns;
+	uint32_t tgid;
+};
+
+static uint64_t model_rand(uint64_t *x)
+{
+	*x ^= *x << 13;
+	*x ^= *x >> 7;
+	*x ^= *x << 17;
+	return *x;
+}
+
+TEST(heap_model)
+{
+	static struct model_block m[MODEL_N];
+	static uint32_t tstack[MODEL_TGIDS + 1];
+	struct stack_table st;
+	struct heap h;
+	uint64_t x = 88172645463325252ull;
+	size_t live = 0;
+	int is_new, ok = 1, far = 0, wrapped = 0;
+
+	CHECK(stacks_init(&st, 0) == 0);
+	for (uint32_t tgid = 1; tgid <= MODEL_TGIDS; tgid++)
+		tstack[tgid] = stack_intern(&st, tgid, NULL, 0, &is_new);
+	CHECK(heap_init(&h, 0, &st) == 0);
+	for (int i = 0; i < MODEL_N; i++) {
+		uint64_t r = model_rand(&x);
+
+		m[i].tgid = 1 + (uint32_t)(r % MODEL_TGIDS);
+		switch (i % 5) {
+		case 0: /* one address, many processes */
+			m[i].addr = 0x7f0000001230ull;
+			break;
+		case 1: /* past 48 bits */
+			m[i].addr = (1ull << 48) + (r >> 20 << 4);
+			break;
+		default:
+			m[i].addr = 0x555500000000ull + (r >> 40 << 4);
+			break;
+		}
+	}
+	for (int step = 0; step < 200000 && ok; step++) {
+		uint64_t r = model_rand(&x);
+		struct model_block *b = &m[r % MODEL_N];
+		struct heap_block hb, out;
+		int res, found = 0;
+
+		/* another live block at the same key: the model keeps one */
+		for (int j = 0; j < MODEL_N && !found; j++)
+			if (m[j].live && m[j].addr == b->addr && m[j].tgid == b->tgid && &m[j] != b)
+				found = 1;
+		if (found)
+			continue;
+		switch (r >> 60) {
+		case 0:
+		case 1:
+		case 2:
+		case 3:
+		case 4:
+		case 5:
+		case 6:
+			/* allocate (or replace) */
+			hb.addr = b->addr;
+			hb.tgid = b->tgid;
+			hb.stack = tstack[b->tgid];
+			/* mostly small; some about a slot's most (16 MiB), some far past */
+			hb.size = r >> 54 & 15	? (r >> 8 & 0xfff)
+				  : r >> 53 & 1 ? HEAP_SLOT_MAX_SIZE - 1 + (r >> 8 & 3)
+						: (r >> 8 & 0xffffffffffull);
+			hb.time_ns = (r >> 12 & 0xffffffffffffull) * 1000;
+			res = heap_insert(&h, &hb, &out);
+			ok &= res == (b->live ? HEAP_REPLACED : HEAP_INSERTED);
+			if (b->live)
+				ok &= out.size == b->size && out.time_ns == b->time_ns &&
+				      out.addr == b->addr && out.tgid == b->tgid;
+			else
+				live++;
+			b->live = 1;
+			b->size = hb.size;
+			b->time_ns = hb.time_ns;
+			break;
+		case 7:
+		case 8:
+			/* resize */
+			if (b->live) {
+				b->size = r >> 18 & 15 ? r >> 22 & 0xff : r >> 22 & 0x3ffffffffull;
+				ok &= heap_set_size(&h, b->tgid, b->addr, b->size);
+			} else {
+				ok &= !heap_set_size(&h, b->tgid, b->addr, 5);
+			}
+			break;
+		default:
+			/* free */
+			res = heap_remove(&h, b->tgid, b->addr, &out);
+			ok &= res == b->live;
+			if (b->live) {
+				ok &= out.size == b->size && out.time_ns == b->time_ns &&
+				      out.addr == b->addr && out.tgid == b->tgid;
+				live--;
+			}
+			b->live = 0;
+			break;
+		}
+		ok &= h.count == live;
+		if (step % 97 == 0 || step > 199000)
+			ok &= heap_valid(&h);
+		if (step % 97 == 0) {
+			for (unsigned k = 0; k < HEAP_SHARDS; k++) {
+				for (uint32_t i = 0; i < h.shards[k].cap; i++)
+					far |= heap_slot_distance(&h, k, i) > 255;
+				wrapped |= heap_slot_distance(&h, k, 0) > 0;
+			}
+		}
+	}
+	CHECK(ok);
+	CHECK(heap_valid(&h));
+	CHECK(far);	/* a run longer than 255 */
+	CHECK(wrapped); /* and runs across a shard's end: the cases were met */
+	/* everything by lookup, and by iteration once */
+	for (int i = 0; i < MODEL_N; i++) {
+		struct heap_block out;
+
+		int held = 0;
+
+		if (m[i].live) {
+			CHECK(heap_get(&h, m[i].tgid, m[i].addr, &out) && out.size == m[i].size &&
+			      out.time_ns == m[i].time_ns);
+			continue;
+		}
+		for (int j = 0; j < MODEL_N; j++)
+			held |= m[j].live && m[j].addr == m[i].addr && m[j].tgid == m[i].tgid;
+		CHECK(held || !heap_get(&h, m[i].tgid, m[i].addr, NULL));
+	}
+	{
+		uint64_t pos = 0, seen = 0;
+		struct heap_block out;
+
+		while (heap_next(&h, &pos, &out))
+			seen++;
+		CHECK_EQ_U64(seen, live);
+	}
+	CHECK(h.wide.count > 0);
+	heap_destroy(&h);
+	stacks_destroy(&st);
+}
+
 TEST(stack_interning)
 {
 	struct stack_table st;
@@ -224,7 +385,50 @@ TEST(stack_interning)
 	CHECK_EQ_U64(st.count, 50004);
 	/* words are held once: 1, 2, 3, 4 of a and b, then i and i * 7 */
 	CHECK(st.nwords <= 4 + 2 * 50000);
-	CHECK_EQ_U64(st.frames_len, 3 + 3 + 2 + 3 + 2 * 50000);
+	/* nodes: one for each stack of at most STACK_RUN frames so far; the
+	 * same frames in process 2 are a's node */
+	CHECK_EQ_U64(st.nnodes, 3 + 50000);
+	{
+		/* 20 frames: runs of 8, 8 and 4 from the outermost (3 nodes); a
+		 * stack with its outer 18 frames shares the first 2 and adds a
+		 * run of 2, one with its outer 12 frames shares the outermost and
+		 * adds a run of 4 */
+		uint64_t f[20];
+		uint32_t before = st.nnodes, s20, s18, s12;
+
+		for (i = 0; i < 20; i++)
+			f[i] = 1000 + i;
+		s20 = stack_intern(&st, 4, f, 20, &is_new);
+		CHECK(is_new && st.nnodes == before + 3);
+		s18 = stack_intern(&st, 4, f + 2, 18, &is_new);
+		CHECK(is_new && st.nnodes == before + 4);
+		s12 = stack_intern(&st, 4, f + 8, 12, &is_new);
+		CHECK(is_new && st.nnodes == before + 4 + 1);
+		CHECK_EQ_U64(stack_word(&st, s20, 19), 1019);
+		CHECK_EQ_U64(stack_word(&st, s18, 0), 1002);
+		CHECK_EQ_U64(stack_word(&st, s12, 11), 1019);
+		CHECK(stack_intern(&st, 4, f + 2, 18, &is_new) == s18 && !is_new);
+		/* a cursor from any word: inside a run, at a run's start, at the end */
+		for (uint32_t from = 0; from <= 20; from++) {
+			struct stack_cursor c;
+			uint32_t num, k = from;
+
+			stack_cursor_init(&c, &st, s20, from);
+			while (stack_cursor_next(&c, &num))
+				CHECK_EQ_U64(st.words[num], 1000 + k++);
+			CHECK_EQ_U64(k, 20);
+		}
+	}
+	CHECK_EQ_U64(stack_get(&st, x)->leaf,
+		     stack_get(&st, stack_intern(&st, 2, a, 3, &is_new))->leaf);
+	{
+		uint64_t w[STACK_MAX_FRAMES];
+
+		CHECK_EQ_U64(stack_words(&st, y, w), 3);
+		CHECK(w[0] == 1 && w[1] == 2 && w[2] == 4);
+		CHECK_EQ_U64(stack_words(&st, z, w), 2);
+		CHECK(w[0] == 1 && w[1] == 2);
+	}
 	stacks_destroy(&st);
 
 	CHECK(stacks_init(&st, 1) == 0);
@@ -368,6 +572,32 @@ TEST(peak_per_stack)
 	release(&t, 0x1000);
 	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xc)), 500);
 	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xa)), 150);
+	tracker_destroy(&t);
+}
+
+/* A stack keeps the peak epoch's low 32 bits: across their wrap, a stack last
+ * touched 2^32 peaks ago is not taken for one of the current peak. */
+TEST(peak_epoch_wrap)
+{
+	struct tracker t;
+	struct stack_entry *a;
+
+	setup(&t);
+	alloc(&t, 0x1000, 100, 0xa);
+	a = (struct stack_entry *)site_stack(&t, 0xa);
+	/* as if a's last change was at the epoch 2^32 + 1 peaks from now */
+	t.peak_epoch = 0xfffffffeull;
+	a->peak_epoch = 1;
+	a->t.peak_live_bytes = 999;
+	alloc(&t, 0x2000, 300, 0xb); /* a peak: epoch 0xffffffff */
+	alloc(&t, 0x3000, 10, 0xb);  /* a peak: 2^32 + 1 (0 is skipped) */
+	CHECK_EQ_U64(t.peak_epoch, 0x100000001ull);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, a), 100);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 310);
+	release(&t, 0x2000);
+	alloc(&t, 0x4000, 5, 0xa);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, a), 100);
+	CHECK_EQ_U64(tracker_stack_peak_bytes(&t, site_stack(&t, 0xb)), 310);
 	tracker_destroy(&t);
 }
 
@@ -839,6 +1069,7 @@ int main(void)
 {
 	RUN(heap_insert_find_remove);
 	RUN(heap_limit);
+	RUN(heap_model);
 	RUN(stack_interning);
 	RUN(malloc_free_counts);
 	RUN(unknown_and_missed_frees);
@@ -846,6 +1077,7 @@ int main(void)
 	RUN(realloc_race_with_other_thread);
 	RUN(realloc_enter_lost);
 	RUN(peak_per_stack);
+	RUN(peak_epoch_wrap);
 	RUN(foreign_and_malformed_events);
 	RUN(heap_full_counts_untracked);
 	RUN(exec_stops_counting);

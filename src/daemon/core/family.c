@@ -51,7 +51,6 @@ static void forget_parent_side(struct tracker *t, struct tracker_target *tg)
 		struct stack_entry *s = stack_get(&t->stacks, f->hist_stacks[i]);
 
 		s->hist = 0;
-		s->hist_epoch = 0;
 	}
 	addrmap_free(&f->births);
 	addrmap_free(&f->ghost_at);
@@ -258,15 +257,16 @@ static void hist_push(struct tracker *t, const struct tracker_target *tg, uint32
 						 .live_allocations = live_allocations,
 						 .live_bytes = live_bytes};
 	e->hist = ++f->nhist;
-	e->hist_epoch = tg->last_fork;
 }
 
 void family_stack_save(struct tracker *t, const struct tracker_target *tg, uint32_t s)
 {
 	const struct stack_entry *e = stack_get(&t->stacks, s);
 
-	if (tg->last_fork > e->hist_epoch)
-		hist_push(t, tg, s, e->t.live_allocations, e->t.live_bytes);
+	/* kept already for its latest fork? (its newest record's epoch) */
+	if (e->hist && tg->fam && tg->fam->hist[e->hist - 1].epoch >= tg->last_fork)
+		return;
+	hist_push(t, tg, s, e->t.live_allocations, e->t.live_bytes);
 }
 
 void family_stack_new(struct tracker *t, const struct tracker_target *tg, uint32_t s)

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * The live heap: every block allocated since tracing began and not yet freed,
- * keyed by (tgid, address). 24 bytes per block: the address, the requested
- * size and the allocation time (48 bits each: sizes and microseconds), and
- * the stack, whose tgid is the block's (stacks.h), so that retiring a
- * generation renames its blocks with its stacks. 256 shards by address hash,
- * each a Robin Hood table up to 9/10 full that grows by a quarter: no
- * tombstones (backward-shift deletion), no table-wide rehash (a growth moves
- * one shard), and at most about 33 bytes of table per live block.
- * Invariants: addr == 0 marks an empty slot (no allocator returns NULL as a
- * block), count == number of non-empty slots, and in each shard every
- * block lies at or after its home slot, ordered by home (Robin Hood).
+ * keyed by (tgid, address). 18 bytes per block: the address (40 bits), the
+ * allocation time (48 bits of microseconds), the requested size (24 bits)
+ * and the stack, whose tgid is the block's (stacks.h), so that retiring a
+ * generation renames its blocks with its stacks. The address is held as its
+ * key: a 48-bit mix of it that can be undone (heap.c), whose top 8 bits pick
+ * one of 256 shards and are not stored. Each shard is a Robin Hood table up
+ * to 9/10 full that grows by a quarter: no tombstones (backward-shift
+ * deletion), no table-wide rehash (a growth moves one shard), and at most
+ * 25 bytes of table per live block. Shards are in pages of their own from
+ * 64 KiB on (pages.h), so that the ones a growth leaves go back.
+ *
+ * A block a slot cannot hold (an address from 2^48 on, a size from 16 MiB
+ * on) is kept whole in a side table (wide): a few of a program's blocks.
+ *
+ * Invariants: in each shard a slot is empty exactly when its stack is 0,
+ * count == number of non-empty slots, every block lies at or after its home
+ * slot, ordered by home (Robin Hood); a (tgid, address) is in a shard or in
+ * wide, never both.
  */
 #ifndef MEMTRACE_HEAP_H
 #define MEMTRACE_HEAP_H
@@ -33,12 +41,15 @@ struct heap_block {
 	uint32_t stack;	  /* index in the stack table */
 };
 
+/*
+ * A block in a shard, 18 bytes, little-endian fields at byte offsets: 0 its
+ * key (40 bits: the address's mix but the shard's 8 bits), 5 the time in
+ * microseconds (48), 11 the size (24), 14 the stack + 1 (32; 0: empty).
+ */
 struct heap_slot {
-	uint64_t addr;
-	uint32_t stack;
-	uint16_t size_hi, time_hi; /* bits 32-47 */
-	uint32_t size_lo, time_lo;
+	uint8_t b[18];
 };
+#define HEAP_SLOT_MAX_SIZE ((1u << 24) - 1)
 
 struct heap_shard {
 	struct heap_slot *slots;
@@ -46,11 +57,27 @@ struct heap_shard {
 	uint32_t count;
 };
 
+/* A block a slot cannot hold, whole. */
+struct heap_wide_slot {
+	uint64_t addr; /* 0: empty */
+	uint64_t size;
+	uint64_t time_us;
+	uint32_t stack;
+};
+
+/* Linear probing by the address's hash, half full at most, backward-shift deletion. */
+struct heap_wide {
+	struct heap_wide_slot *slots;
+	size_t mask; /* slots - 1 (a power of two); 0 before the first */
+	size_t count;
+};
+
 struct heap {
 	struct heap_shard shards[HEAP_SHARDS];
+	struct heap_wide wide;
 	size_t count;			  /* live blocks */
 	size_t max_count;		  /* refuse inserts past this (0 = unbounded) */
-	size_t bytes;			  /* of all the shards' slots */
+	size_t bytes;			  /* of all the shards' slots and wide's */
 	const struct stack_table *stacks; /* where a block's tgid is */
 };
 
@@ -61,7 +88,7 @@ void heap_destroy(struct heap *h);
 enum heap_insert_result {
 	HEAP_INSERTED = 0,
 	HEAP_REPLACED = 1, /* the address was live already; *old gets it */
-	HEAP_FULL = -1,	   /* max_count reached, out of memory, or a size it cannot hold */
+	HEAP_FULL = -1, /* max_count reached, out of memory, address 0, or a size it cannot hold */
 };
 
 /* Insert b (b->stack's tgid must be b->tgid); if (b->tgid, b->addr) is live,
@@ -82,5 +109,8 @@ int heap_next(const struct heap *h, uint64_t *pos, struct heap_block *out);
 
 /* The table's invariants (above), checked slot by slot: 1 if they hold. */
 int heap_valid(const struct heap *h);
+
+/* How far slot i of shard k holds its block from the block's home; -1: empty. */
+int64_t heap_slot_distance(const struct heap *h, unsigned k, uint32_t i);
 
 #endif

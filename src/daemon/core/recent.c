@@ -3,7 +3,10 @@
  * Recent allocations per thread (see recent.h). Entries live in a pool
  * (indices, so it may grow) with a free list; each thread links its own,
  * oldest first; an open-addressing index finds them by (space, address),
- * with backward-shift deletion.
+ * with backward-shift deletion. An entry knows its home and its slot in the
+ * index (kept as the deletions move it), so that evicting it and moving it
+ * hash nothing again; the thread of the last call is tried first (events
+ * come in runs from one thread).
  */
 #include "daemon/core/recent.h"
 
@@ -16,6 +19,8 @@ struct recent_entry {
 	uint32_t tid;
 	uint32_t seq;	     /* its count in its thread */
 	uint32_t prev, next; /* its thread's FIFO, oldest first (pool index + 1, 0: none) */
+	uint32_t hash;	     /* of its key: its home in the index is hash & index_mask */
+	uint32_t slot;	     /* where it is in the index */
 };
 
 struct recent_thread {
@@ -58,6 +63,8 @@ static struct recent_thread *thread_find(const struct recent *r, uint32_t tid)
 
 	if (!tid || !r->threads)
 		return NULL;
+	if (r->threads[r->last_thread].tid == tid)
+		return &r->threads[r->last_thread];
 	i = thread_slot(r->threads, r->threads_mask, tid);
 	return r->threads[i].tid ? &r->threads[i] : NULL;
 }
@@ -67,6 +74,8 @@ static struct recent_thread *thread_get(struct recent *r, uint32_t tid)
 {
 	size_t i;
 
+	if (tid && r->threads && r->threads[r->last_thread].tid == tid)
+		return &r->threads[r->last_thread];
 	if (!r->threads || (r->nthreads + 1) * 4 > (r->threads_mask + 1) * 3) {
 		size_t cap = r->threads ? 2 * (r->threads_mask + 1) : THREADS_MIN;
 		struct recent_thread *v = calloc(cap, sizeof(*v));
@@ -86,25 +95,26 @@ static struct recent_thread *thread_get(struct recent *r, uint32_t tid)
 		r->threads[i].tid = tid;
 		r->nthreads++;
 	}
+	r->last_thread = i;
 	return &r->threads[i];
 }
 
 /* ---- the index ----------------------------------------------------------- */
 
-static size_t key_home(const struct recent *r, uint32_t space, uint64_t addr)
+static uint32_t key_hash(uint32_t space, uint64_t addr)
 {
 	uint64_t x = addr ^ (uint64_t)space << 47 ^ space;
 
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
 	x ^= x >> 33;
-	return (size_t)x & r->index_mask;
+	return (uint32_t)x;
 }
 
-/* The index slot of (space, addr): its entry's, or the empty one where it would go. */
-static size_t index_slot(const struct recent *r, uint32_t space, uint64_t addr)
+/* The index slot of (space, addr) of hash h: its entry's, or the empty one where it would go. */
+static size_t index_slot(const struct recent *r, uint32_t h, uint32_t space, uint64_t addr)
 {
-	size_t i = key_home(r, space, addr);
+	size_t i = h & r->index_mask;
 
 	for (;;) {
 		uint32_t e = r->index[i];
@@ -120,16 +130,17 @@ static void index_remove(struct recent *r, size_t hole)
 	size_t i = hole;
 
 	for (;;) {
-		const struct recent_entry *e;
+		struct recent_entry *e;
 		size_t home;
 
 		i = (i + 1) & r->index_mask;
 		if (!r->index[i])
 			break;
 		e = &r->pool[r->index[i] - 1];
-		home = key_home(r, e->space, e->addr);
+		home = e->hash & r->index_mask;
 		if (((i - home) & r->index_mask) >= ((i - hole) & r->index_mask)) {
 			r->index[hole] = r->index[i];
+			e->slot = (uint32_t)hole;
 			hole = i;
 		}
 	}
@@ -144,22 +155,29 @@ static int index_reserve(struct recent *r)
 	if (r->index && (r->count + 1) * 2 <= r->index_mask + 1)
 		return 0;
 	cap = r->index ? 2 * (r->index_mask + 1) : INDEX_MIN;
+	if (cap > UINT32_MAX)
+		return -1;
 	v = calloc(cap, sizeof(*v));
 	if (!v)
 		return -1;
 	free(r->index);
 	r->index = v;
 	r->index_mask = cap - 1;
-	for (uint32_t k = 0; k < r->npool; k++)
-		if (r->pool[k].addr)
-			r->index[index_slot(r, r->pool[k].space, r->pool[k].addr)] = k + 1;
+	for (uint32_t k = 0; k < r->npool; k++) {
+		struct recent_entry *e = &r->pool[k];
+
+		if (e->addr) {
+			e->slot = (uint32_t)index_slot(r, e->hash, e->space, e->addr);
+			r->index[e->slot] = k + 1;
+		}
+	}
 	return 0;
 }
 
 /* ---- entries ------------------------------------------------------------- */
 
 /* Unlink entry k (pool index + 1) from its thread and the index, and free it. */
-static void entry_drop(struct recent *r, uint32_t k, size_t slot)
+static void entry_drop(struct recent *r, uint32_t k)
 {
 	struct recent_entry *e = &r->pool[k - 1];
 	struct recent_thread *t = thread_find(r, e->tid);
@@ -174,26 +192,24 @@ static void entry_drop(struct recent *r, uint32_t k, size_t slot)
 		else
 			t->tail = e->prev;
 	}
-	index_remove(r, slot);
+	index_remove(r, e->slot);
 	r->count--;
 	e->addr = 0;
 	e->next = r->free_list;
 	r->free_list = k;
 }
 
-/* Find (space, addr); its entry (pool index + 1) or 0, and its index slot. */
-static uint32_t entry_find(const struct recent *r, uint32_t space, uint64_t addr, size_t *slot)
+/* Find (space, addr) of hash h: its entry (pool index + 1) or 0. */
+static uint32_t entry_find(const struct recent *r, uint32_t h, uint32_t space, uint64_t addr)
 {
-	*slot = 0;
-	if (!r->index)
+	if (!r->count)
 		return 0;
-	*slot = index_slot(r, space, addr);
-	return r->index[*slot];
+	return r->index[index_slot(r, h, space, addr)];
 }
 
-/* A new entry linked after 'after' (0: at the head) of thread t; 0 without memory. */
-static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t after, uint32_t space,
-			  uint64_t addr, uint32_t seq)
+/* A new entry of hash h linked after 'after' (0: at the head) of thread t; 0 without memory. */
+static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t after, uint32_t h,
+			  uint32_t space, uint64_t addr, uint32_t seq)
 {
 	struct recent_entry *e;
 	uint32_t k;
@@ -220,6 +236,7 @@ static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t af
 	e->space = space;
 	e->tid = t->tid;
 	e->seq = seq;
+	e->hash = h;
 	e->prev = after;
 	e->next = after ? r->pool[after - 1].next : t->head;
 	if (e->next)
@@ -230,7 +247,8 @@ static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t af
 		r->pool[after - 1].next = k;
 	else
 		t->head = k;
-	r->index[index_slot(r, space, addr)] = k;
+	e->slot = (uint32_t)index_slot(r, h, space, addr);
+	r->index[e->slot] = k;
 	r->count++;
 	return k;
 }
@@ -238,51 +256,77 @@ static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t af
 /* Forget thread t's entries N or more allocations old. */
 static void evict(struct recent *r, struct recent_thread *t)
 {
-	while (t->head && t->seq - r->pool[t->head - 1].seq >= r->threshold) {
-		struct recent_entry *e = &r->pool[t->head - 1];
-		size_t slot = 0;
+	while (t->head && t->seq - r->pool[t->head - 1].seq >= r->threshold)
+		entry_drop(r, t->head);
+}
 
-		entry_find(r, e->space, e->addr, &slot);
-		entry_drop(r, t->head, slot);
+/* Thread t's oldest entry k is the only one to evict: it becomes the entry of
+ * its new block (h, space, addr), the newest. */
+static void entry_reuse(struct recent *r, struct recent_thread *t, uint32_t k, uint32_t h,
+			uint32_t space, uint64_t addr)
+{
+	struct recent_entry *e = &r->pool[k - 1];
+
+	index_remove(r, e->slot);
+	if (e->next) {
+		/* from the head of its thread's FIFO to its tail */
+		t->head = e->next;
+		r->pool[e->next - 1].prev = 0;
+		r->pool[t->tail - 1].next = k;
+		e->prev = t->tail;
+		e->next = 0;
+		t->tail = k;
 	}
+	e->addr = addr;
+	e->space = space;
+	e->seq = t->seq;
+	e->hash = h;
+	e->slot = (uint32_t)index_slot(r, h, space, addr);
+	r->index[e->slot] = k;
 }
 
 void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr, int held)
 {
+	const struct recent_entry *e;
 	struct recent_thread *t;
-	size_t slot;
-	uint32_t old;
+	uint32_t old, h;
 
 	if (!r->threshold)
 		return;
+	h = key_hash(space, addr);
 	/* a block still known at this address: its free was missed */
-	if ((old = entry_find(r, space, addr, &slot)))
-		entry_drop(r, old, slot);
+	if ((old = entry_find(r, h, space, addr)))
+		entry_drop(r, old);
 	if (!tid || !(t = thread_get(r, tid)))
 		return;
 	t->seq++;
+	/* the usual case: one entry, the oldest, goes as this one comes */
+	e = t->head ? &r->pool[t->head - 1] : NULL;
+	if (e && held && addr && t->seq - e->seq >= r->threshold &&
+	    (!e->next || t->seq - r->pool[e->next - 1].seq < r->threshold)) {
+		entry_reuse(r, t, t->head, h, space, addr);
+		return;
+	}
 	evict(r, t);
 	if (held && addr)
-		entry_new(r, t, t->tail, space, addr, t->seq);
+		entry_new(r, t, t->tail, h, space, addr, t->seq);
 }
 
 int recent_release(struct recent *r, uint32_t space, uint64_t addr, uint32_t tid)
 {
-	size_t slot;
-	uint32_t k = entry_find(r, space, addr, &slot);
+	uint32_t k = entry_find(r, key_hash(space, addr), space, addr);
 	int temporary;
 
 	if (!k)
 		return 0;
 	temporary = tid && r->pool[k - 1].tid == tid;
-	entry_drop(r, k, slot);
+	entry_drop(r, k);
 	return temporary;
 }
 
 void recent_take(struct recent *r, uint32_t space, uint64_t addr, struct recent_mark *m)
 {
-	size_t slot;
-	uint32_t k = entry_find(r, space, addr, &slot);
+	uint32_t k = entry_find(r, key_hash(space, addr), space, addr);
 
 	memset(m, 0, sizeof(*m));
 	if (!k)
@@ -290,7 +334,7 @@ void recent_take(struct recent *r, uint32_t space, uint64_t addr, struct recent_
 	m->valid = 1;
 	m->tid = r->pool[k - 1].tid;
 	m->seq = r->pool[k - 1].seq;
-	entry_drop(r, k, slot);
+	entry_drop(r, k);
 }
 
 int recent_judge(const struct recent *r, const struct recent_mark *m, uint32_t tid)
@@ -305,15 +349,14 @@ int recent_judge(const struct recent *r, const struct recent_mark *m, uint32_t t
 void recent_restore(struct recent *r, uint32_t space, uint64_t addr, const struct recent_mark *m)
 {
 	struct recent_thread *t;
-	size_t slot;
-	uint32_t after, old;
+	uint32_t after, old, h = key_hash(space, addr);
 
 	if (!m->valid || !(t = thread_get(r, m->tid)) || t->seq - m->seq >= r->threshold)
 		return;
-	if ((old = entry_find(r, space, addr, &slot)))
-		entry_drop(r, old, slot);
+	if ((old = entry_find(r, h, space, addr)))
+		entry_drop(r, old);
 	/* back in its place in the FIFO, by count */
 	for (after = t->tail; after && t->seq - r->pool[after - 1].seq < t->seq - m->seq;)
 		after = r->pool[after - 1].prev;
-	entry_new(r, t, after, space, addr, m->seq);
+	entry_new(r, t, after, h, space, addr, m->seq);
 }

@@ -27,6 +27,7 @@ struct recent {
 	size_t index_mask, count;
 	struct recent_thread *threads; /* by tid, open addressing; tid 0 empty */
 	size_t threads_mask, nthreads;
+	size_t last_thread; /* the slot thread_get() found last */
 };
 
 /* What a block parked off the heap (a realloc in flight) takes with it. */

@@ -4,6 +4,7 @@
  * half full, so that a lookup meets an empty slot within a few probes.
  */
 #include "daemon/core/stackids.h"
+#include "daemon/core/pages.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -15,7 +16,8 @@ void stackids_init(struct stack_ids *m)
 
 void stackids_destroy(struct stack_ids *m)
 {
-	free(m->slots);
+	if (m->slots)
+		pages_free(m->slots, (m->mask + 1) * sizeof(*m->slots));
 	memset(m, 0, sizeof(*m));
 }
 
@@ -27,7 +29,7 @@ size_t stackids_bytes(const struct stack_ids *m)
 static int grow(struct stack_ids *m)
 {
 	size_t cap = m->slots ? 2 * (m->mask + 1) : 1024, i, j;
-	struct stack_id_slot *v = calloc(cap, sizeof(*v));
+	struct stack_id_slot *v = pages_alloc(cap * sizeof(*v));
 
 	if (!v)
 		return -1;
@@ -38,7 +40,8 @@ static int grow(struct stack_ids *m)
 			;
 		v[j] = m->slots[i];
 	}
-	free(m->slots);
+	if (m->slots)
+		pages_free(m->slots, (m->mask + 1) * sizeof(*m->slots));
 	m->slots = v;
 	m->mask = cap - 1;
 	return 0;

@@ -4,8 +4,15 @@
  * innermost first); stack_intern() maps equal stacks to one index that stays
  * valid for the daemon's life, so the heap table stores 4 bytes per block.
  * Each distinct word (a return address, or a Python frame word) is stored
- * once and numbered; a stack holds the numbers of its words, 4 bytes a frame,
- * in one arena. The index is an open-addressing table of entry numbers
+ * once and numbered. The frames of all stacks make one tree of nodes, from
+ * the outermost frame: a node is a run of up to STACK_RUN frames (their word
+ * numbers) and the node of the frames that called them, held once for every
+ * stack that shares them (stacks of one program share their outer frames:
+ * main, its loops, their handlers), and a stack is its innermost node. A
+ * stack's frames are cut into runs from the outermost, STACK_RUN at a time,
+ * so that equal frames are the same node, in every process; a run of
+ * frames rather than one frame a node keeps a stack a few nodes (a walk of
+ * its frames a few cache lines). The index is an open-addressing table of entry numbers
  * keyed by a hash of the whole stack, compared in full (no collision ever
  * merges two stacks).
  */
@@ -18,21 +25,36 @@
 #include "memtrace/counters.h"
 
 #define STACK_NONE UINT32_MAX
+/* A stack has at most this many frames (native and Python). */
+#define STACK_MAX_FRAMES 256
+/* Frames a node of the tree holds at most. */
+#define STACK_RUN 8
+
+/* The counters a stack keeps: those of MT_STACK_COUNTERS but the inherited
+ * ones (section 2), which only the views of forked children fill in. */
+#define STACK_KEPT_0(field) uint64_t field;
+#define STACK_KEPT_1(field) uint64_t field;
+#define STACK_KEPT_2(field)
+struct stack_counters {
+#define STACK_KEPT(field, name, section) STACK_KEPT_##section(field)
+	MT_STACK_COUNTERS(STACK_KEPT)
+#undef STACK_KEPT
+};
 
 struct stack_entry {
-	uint32_t hash;	     /* of the whole stack (its low half: enough to place it) */
-	uint32_t frames_off; /* its first word number in the arena */
+	uint32_t hash; /* of the whole stack (its low half: enough to place it) */
+	uint32_t leaf; /* its innermost node (0: no frames) */
 	uint32_t tgid;
 	uint16_t nframes;
 	uint16_t stack_end; /* enum mt_stack_end of the event that made it */
-	/* t.peak_live_bytes is its live bytes when the global peak epoch was
-	 * peak_epoch (see tracker_stack_peak_bytes) */
-	struct mt_stack_counters t;
-	uint64_t peak_epoch;
+	struct stack_counters t;
+	/* t.peak_live_bytes is its live bytes when the global peak epoch's low
+	 * 32 bits were peak_epoch (see tracker_stack_peak_bytes); 0 is never
+	 * the global epoch's */
+	uint32_t peak_epoch;
 	/* process families (family.h): the newest record of its live values
-	 * kept for forks (+ 1; 0: none), and the fork epoch it was kept for */
+	 * kept for forks (+ 1; 0: none), whose epoch is the fork it was kept for */
 	uint32_t hist;
-	uint32_t hist_epoch;
 };
 
 struct stack_table {
@@ -42,10 +64,15 @@ struct stack_table {
 	uint32_t max_stacks; /* 0 = unbounded */
 	uint32_t *index;     /* STACK_NONE = empty */
 	size_t index_mask;
-	uint32_t *frames; /* word numbers of every stack, one after the other */
-	size_t frames_len;
-	size_t frames_cap;
-	uint64_t *words; /* each distinct word once, by number */
+	/* the tree: node x is nodes[x - 1 ..]: the node of its callers (0:
+	 * none), its number of frames (1..STACK_RUN), their word numbers,
+	 * innermost first */
+	uint32_t *nodes;
+	size_t nodes_len, nodes_cap;
+	uint32_t nnodes;
+	uint32_t *node_index; /* node by hash of its content; 0 = empty */
+	uint32_t node_cap;    /* its slots: any number (homes are mapped by multiplication) */
+	uint64_t *words;      /* each distinct word once, by number */
 	uint32_t nwords, words_cap;
 	uint32_t *word_index; /* word number + 1 by hash; 0 = empty */
 	size_t word_mask;
@@ -66,13 +93,101 @@ static inline struct stack_entry *stack_get(const struct stack_table *t, uint32_
 	return &t->v[idx];
 }
 
+/* The word numbers of stack idx, innermost first, into out (room for its
+ * nframes, at most STACK_MAX_FRAMES); returns how many. */
+static inline uint32_t stack_nums(const struct stack_table *t, uint32_t idx, uint32_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1]) {
+		const uint32_t *x = &t->nodes[node - 1];
+
+		for (uint32_t k = 0; k < x[1]; k++)
+			out[n++] = x[2 + k];
+	}
+	return n;
+}
+
+/* Its words, likewise. */
+static inline uint32_t stack_words(const struct stack_table *t, uint32_t idx, uint64_t *out)
+{
+	uint32_t n = 0;
+
+	for (uint32_t node = t->v[idx].leaf; node; node = t->nodes[node - 1]) {
+		const uint32_t *x = &t->nodes[node - 1];
+
+		for (uint32_t k = 0; k < x[1]; k++)
+			out[n++] = t->words[x[2 + k]];
+	}
+	return n;
+}
+
+/* A stack's word numbers one at a time, innermost first. */
+struct stack_cursor {
+	const struct stack_table *t;
+	const uint32_t *node; /* the node of the next one (NULL: the end) */
+	uint32_t k;	      /* its place in the node */
+};
+
+/* At word from (0 = innermost) of stack idx, which has more than from words
+ * (or exactly from: then at the end). */
+static inline void stack_cursor_init(struct stack_cursor *c, const struct stack_table *t,
+				     uint32_t idx, uint32_t from)
+{
+	uint32_t leaf = t->v[idx].leaf;
+
+	c->t = t;
+	c->node = leaf ? &t->nodes[leaf - 1] : NULL;
+	while (c->node && from >= c->node[1]) {
+		from -= c->node[1];
+		c->node = c->node[0] ? &t->nodes[c->node[0] - 1] : NULL;
+	}
+	c->k = from;
+}
+
+/* The next word number into *num: 1, or 0 at the end. */
+static inline int stack_cursor_next(struct stack_cursor *c, uint32_t *num)
+{
+	if (!c->node)
+		return 0;
+	*num = c->node[2 + c->k];
+	if (++c->k == c->node[1]) {
+		c->node = c->node[0] ? &c->t->nodes[c->node[0] - 1] : NULL;
+		c->k = 0;
+	}
+	return 1;
+}
+
 /* Word k (0 = innermost) of stack idx. */
 static inline uint64_t stack_word(const struct stack_table *t, uint32_t idx, uint32_t k)
 {
-	return t->words[t->frames[t->v[idx].frames_off + k]];
+	const uint32_t *x = &t->nodes[t->v[idx].leaf - 1];
+
+	while (k >= x[1]) {
+		k -= x[1];
+		x = &t->nodes[x[0] - 1];
+	}
+	return t->words[x[2 + k]];
 }
 
-/* Bytes the table holds (entries, word numbers, words, indices), for the figures. */
+/* The counters as reports carry them (the inherited ones 0). */
+static inline struct mt_stack_counters stack_counters(const struct stack_entry *e)
+{
+	struct mt_stack_counters c = {0};
+
+#define STACK_COPY_0(field) c.field = e->t.field;
+#define STACK_COPY_1(field) c.field = e->t.field;
+#define STACK_COPY_2(field)
+#define STACK_COPY(field, name, section) STACK_COPY_##section(field)
+	MT_STACK_COUNTERS(STACK_COPY)
+#undef STACK_COPY
+#undef STACK_COPY_0
+#undef STACK_COPY_1
+#undef STACK_COPY_2
+	return c;
+}
+
+/* Bytes the table holds (entries, nodes, words, indices), for the figures. */
 size_t stacks_bytes(const struct stack_table *t);
 
 #endif

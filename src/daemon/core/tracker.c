@@ -13,6 +13,8 @@
 #include <string.h>
 
 _Static_assert(MT_FN_COUNT <= SNAP_MAX_FUNCS, "the snapshot cannot carry every allocator kind");
+_Static_assert(MT_MAX_FRAMES + MT_MAX_PYFRAMES <= STACK_MAX_FRAMES,
+	       "the stack table cannot hold an event's stack");
 
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks)
 {
@@ -152,7 +154,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
 {
-	return s->peak_epoch == t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
+	return s->peak_epoch == (uint32_t)t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
 }
 
 /* Before a stack's live bytes change: if a peak was set since it last changed,
@@ -163,9 +165,9 @@ static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_t
 {
 	struct stack_entry *s = stack_get(&t->stacks, idx);
 
-	if (s->peak_epoch != t->peak_epoch) {
+	if (s->peak_epoch != (uint32_t)t->peak_epoch) {
 		s->t.peak_live_bytes = s->t.live_bytes;
-		s->peak_epoch = t->peak_epoch;
+		s->peak_epoch = (uint32_t)t->peak_epoch;
 	}
 	if (tg->last_fork)
 		family_stack_save(t, tg, idx);
@@ -176,6 +178,13 @@ static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_t
 static void peak_moved(struct tracker *t)
 {
 	t->peak_epoch++;
+	if (!(uint32_t)t->peak_epoch) {
+		/* a stack keeps the epoch's low 32 bits: every 2^32 peaks, all
+		 * are older than the next one, which skips 0 (never current) */
+		for (uint32_t i = 0; i < t->stacks.count; i++)
+			t->stacks.v[i].peak_epoch = 0;
+		t->peak_epoch++;
+	}
 	family_peak_moved(t);
 }
 
@@ -262,14 +271,11 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 static void account_inherited(struct tracker *t, struct tracker_target *tg,
 			      const struct heap_block *b, int missed)
 {
-	const struct stack_entry *from = stack_get(&t->stacks, b->stack);
-	uint64_t words[MT_MAX_FRAMES + MT_MAX_PYFRAMES];
-	uint32_t n = from->nframes <= sizeof(words) / sizeof(words[0]) ? from->nframes : 0, idx;
+	uint64_t words[STACK_MAX_FRAMES];
+	uint32_t n = stack_words(&t->stacks, b->stack, words), idx;
 	struct stack_entry *s;
 	int is_new;
 
-	for (uint32_t k = 0; k < n; k++)
-		words[k] = stack_word(&t->stacks, b->stack, k);
 	idx = stack_intern(&t->stacks, tg->space, words, n, &is_new);
 	if (idx == STACK_NONE) {
 		idx = tg->empty_stack;
@@ -326,13 +332,9 @@ static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struc
 static uint32_t intern_again(struct tracker *t, struct tracker_target *tg,
 			     const struct mt_event *ev, uint32_t old)
 {
-	uint32_t n = stack_get(&t->stacks, old)->nframes;
-	uint64_t frames[MT_ID_FRAMES];
+	uint64_t frames[STACK_MAX_FRAMES];
+	uint32_t n = stack_words(&t->stacks, old, frames);
 
-	if (n > MT_ID_FRAMES)
-		return STACK_NONE; /* not a stack the BPF side registers */
-	for (uint32_t k = 0; k < n; k++)
-		frames[k] = stack_word(&t->stacks, old, k);
 	return intern(t, tg, ev, frames, n);
 }
 

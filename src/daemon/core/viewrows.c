@@ -39,27 +39,17 @@ struct groups {
 	uint32_t n, cap;
 };
 
+/* Equal frames are one node of the stack table's tree (stacks.h). */
 static uint64_t frames_hash(const struct stack_table *st, uint32_t s)
 {
-	const struct stack_entry *e = stack_get(st, s);
-	const uint32_t *nums = st->frames + e->frames_off;
-	uint64_t h = 0xcbf29ce484222325ull ^ e->nframes;
+	uint64_t h = stack_get(st, s)->leaf * 0x9e3779b97f4a7c15ull;
 
-	for (uint32_t k = 0; k < e->nframes; k++) {
-		h ^= nums[k];
-		h *= 0x100000001b3ull;
-		h ^= h >> 29;
-	}
-	return h;
+	return h ^ h >> 29;
 }
 
 static int frames_equal(const struct stack_table *st, uint32_t a, uint32_t b)
 {
-	const struct stack_entry *ea = stack_get(st, a), *eb = stack_get(st, b);
-
-	return ea->nframes == eb->nframes &&
-	       !memcmp(st->frames + ea->frames_off, st->frames + eb->frames_off,
-		       ea->nframes * sizeof(*st->frames));
+	return stack_get(st, a)->leaf == stack_get(st, b)->leaf;
 }
 
 /* The group of stack s's frames (made when add): its index, or -1. */
@@ -412,7 +402,7 @@ struct mt_stack_counters viewrows_counters(const struct tracker *t, const struct
 	if (id < r->nstacks) {
 		const struct stack_entry *e = stack_get(&t->stacks, id);
 
-		c = e->t;
+		c = stack_counters(e);
 		c.peak_live_bytes = tracker_stack_peak_bytes(t, e);
 	}
 	if (base.now) {

@@ -195,12 +195,13 @@ static int is_eval_loop(const struct snap_frame *f)
 void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg)
 {
 	const struct stack_table *t = &b->v->tracker->stacks;
-	const struct stack_entry *s = stack_get(t, view_row_stack(b->v, idx));
-	const uint32_t *nums = t->frames + s->frames_off;
+	uint32_t stack = view_row_stack(b->v, idx), nums[STACK_MAX_FRAMES];
+	const struct stack_entry *s = stack_get(t, stack);
 	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;
 	uint32_t space = s->tgid;
 
+	stack_nums(t, stack, nums);
 	/* Python frame words follow the native ones: each run of the
 	 * interpreter loop is replaced by the Python frames it was running (up
 	 * to the word marked MT_PY_GROUP_END); Python frames left over (native
@@ -288,7 +289,7 @@ struct mt_stack_counters framebuild_row_counters(const struct daemon_view *v, ui
 		c.inherited_bytes = base.live_bytes;
 		return c;
 	}
-	c = stack_get(&t->stacks, id)->t;
+	c = stack_counters(stack_get(&t->stacks, id));
 	c.peak_live_bytes = tracker_stack_peak_bytes(t, stack_get(&t->stacks, id));
 	return c;
 }
@@ -358,6 +359,7 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64
 	}
 	for (; ce->checked < t->stacks.count; ce->checked++) {
 		uint32_t idx = ce->checked, k;
+		uint64_t words[STACK_MAX_FRAMES];
 		const struct stack_entry *e;
 		const char *function, *module;
 
@@ -371,11 +373,10 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64
 		     e->stack_end != MT_STACK_TRUNCATED))
 			continue;
 		/* the last native frame: Python frame words follow the native ones */
-		for (k = e->nframes; k > 1 && (stack_word(&t->stacks, idx, k - 1) & MT_PY_WORD);
-		     k--)
+		stack_words(&t->stacks, idx, words);
+		for (k = e->nframes; k > 1 && (words[k - 1] & MT_PY_WORD); k--)
 			;
-		function = symbolizer_symbol(v->sym, (int)e->tgid,
-					     stack_word(&t->stacks, idx, k - 1), &module);
+		function = symbolizer_symbol(v->sym, (int)e->tgid, words[k - 1], &module);
 		if (e->stack_end != MT_STACK_TRUNCATED) {
 			if (is_root_frame(function, module)) {
 				ce->end[idx] = MT_STACK_COMPLETE;

@@ -381,11 +381,13 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
 			return 0;
 	for (uint32_t i = 0; i < nsel; i++) {
 		const struct stack_entry *e = stack_get(t, sel[i]);
+		uint64_t words[STACK_MAX_FRAMES];
 
 		if (e->tgid != stack_get(t, sel[0])->tgid || !e->nframes)
 			return 0;
+		stack_words(t, sel[i], words);
 		for (uint32_t k = 0; k < e->nframes; k++)
-			if (stack_word(t, sel[i], k) & MT_PY_WORD)
+			if (words[k] & MT_PY_WORD)
 				return 0;
 	}
 	g->rows_are_stacks = 1;
@@ -419,26 +421,28 @@ static char *stack_row_key(struct grouping *g, const struct row *r);
 struct loc_iter {
 	struct grouping *g;
 	uint32_t space;
-	const uint32_t *nums; /* its word numbers */
-	uint32_t nwords, word;
-	uint32_t first, count, k; /* the current word's frames, and the next of them */
+	struct stack_cursor words; /* its word numbers, from the next */
+	uint32_t first, count, k;  /* the current word's frames, and the next of them */
 };
 
+/* From word from of stack idx. */
 static void loc_iter_init(struct loc_iter *it, struct grouping *g, uint32_t idx, uint32_t from)
 {
 	const struct stack_table *t = &g->v->tracker->stacks;
-	const struct stack_entry *e = stack_get(t, idx);
 
-	*it = (struct loc_iter){g, e->tgid, t->frames + e->frames_off, e->nframes, from, 0, 0, 0};
+	*it = (struct loc_iter){g, stack_get(t, idx)->tgid, {0}, 0, 0, 0};
+	stack_cursor_init(&it->words, t, idx, from);
 }
 
 /* The next location number into *loc: 1, or 0 at the end. */
 static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 {
+	uint32_t num;
+
 	while (it->k == it->count) {
-		if (it->word == it->nwords)
+		if (!stack_cursor_next(&it->words, &num))
 			return 0;
-		framebuild_word(it->g->fb, it->space, it->nums[it->word++], &it->first, &it->count);
+		framebuild_word(it->g->fb, it->space, num, &it->first, &it->count);
 		it->k = 0;
 	}
 	*loc = frame_key(it->g, it->first + it->k++);
@@ -453,14 +457,15 @@ static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 static int chain_cmp_words(struct grouping *g, const struct row *a, const struct row *b)
 {
 	const struct stack_table *t = &g->v->tracker->stacks;
-	const struct stack_entry *ea = stack_get(t, a->rep), *eb = stack_get(t, b->rep);
-	const uint32_t *na = t->frames + ea->frames_off, *nb = t->frames + eb->frames_off;
-	uint32_t n = ea->nframes < eb->nframes ? ea->nframes : eb->nframes, i = 0;
+	struct stack_cursor ca, cb;
 	struct loc_iter ia, ib;
-	uint32_t x, y;
+	uint32_t x, y, i = 0;
 	int more_a, more_b;
 
-	while (i < n && na[i] == nb[i])
+	/* the first word they differ in (or where the shorter ends) */
+	stack_cursor_init(&ca, t, a->rep, 0);
+	stack_cursor_init(&cb, t, b->rep, 0);
+	while (stack_cursor_next(&ca, &x) && stack_cursor_next(&cb, &y) && x == y)
 		i++;
 	loc_iter_init(&ia, g, a->rep, i);
 	loc_iter_init(&ib, g, b->rep, i);
