@@ -2,8 +2,9 @@
 #
 #   make            build memtraced and memtracectl into build/
 #   make demo       install what is missing, build, trace the bundled demo
-#   make check      install what is missing, build, run unit + end-to-end tests
-#                   (also under ASan+UBSan)
+#   make check      install what is missing, build, check the layering, run unit +
+#                   end-to-end tests (also under ASan+UBSan)
+#   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deb        build a Debian package into build/
@@ -65,7 +66,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
-.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
+.PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: bench-fork bench-replay bench-scan
 .PHONY: install uninstall deb deps-build unwind-test-data
 
@@ -188,8 +189,15 @@ unwind-test-data:
 		$(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.so
 
 unit: $(UNIT_TESTS) $(O)/memtracectl
-	@tests/run-unit.sh $(UNIT_TESTS)
+	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py
 	@tests/golden/run.sh $(O)
+
+# The layering of docs/design.md held to the code (tests/check-layers.py):
+# no dependency against it and no cycle between files, of includes or (read
+# from the objects with nm) of calls. tests/unit/test_check_layers.py shows
+# that it fails on each.
+check-layers: all
+	@python3 tests/check-layers.py --build $(O)
 
 e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K))
@@ -294,7 +302,7 @@ deps-build:
 	@tests/install-deps.sh $(BUILD_PACKAGES)
 
 check: deps
-	$(MAKE) all unit e2e
+	$(MAKE) all check-layers unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
 	$(MAKE) fuzz FUZZ_SECONDS=5
 	$(MAKE) format-check
