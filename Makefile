@@ -2,9 +2,10 @@
 #
 #   make            build memtraced and memtracectl into build/
 #   make demo       install what is missing, build, trace the bundled demo
-#   make check      install what is missing, build, run unit + end-to-end tests
-#                   (also under ASan+UBSan, then the exec/fork/match tests repeated
-#                   under load)
+#   make check      install what is missing, build, check the layering, run unit +
+#                   end-to-end tests (also under ASan+UBSan, then the exec/fork/match
+#                   tests repeated under load)
+#   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deb        build a Debian package into build/
@@ -66,7 +67,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
-.PHONY: all clean deps check unit e2e demo format format-check san bench bench-python bench-scale
+.PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: bench-fork bench-replay bench-scan
 .PHONY: install uninstall deb deps-build unwind-test-data
 
@@ -189,8 +190,15 @@ unwind-test-data:
 		$(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.so
 
 unit: $(UNIT_TESTS) $(O)/memtracectl
-	@tests/run-unit.sh $(UNIT_TESTS)
+	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py
 	@tests/golden/run.sh $(O)
+
+# The layering of docs/design.md held to the code (tests/check-layers.py):
+# no dependency against it and no cycle between files, of includes or (read
+# from the objects with nm) of calls. tests/unit/test_check_layers.py shows
+# that it fails on each.
+check-layers: all
+	@python3 tests/check-layers.py --build $(O)
 
 # K=NAME: the tests whose name contains NAME (several: K="a b"); REPEAT=N runs them N times
 # and prints each check's pass count; STRESS=N runs them beside CPU, memory and fork load
@@ -307,7 +315,7 @@ STRESS_TESTS := faults_target_exec follow_forks comm exec_daemon_killed family_ 
 STRESS_REPEAT ?= 3
 
 check: deps
-	$(MAKE) all unit e2e
+	$(MAKE) all check-layers unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
 	$(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" REPEAT=$(STRESS_REPEAT) STRESS=1
 	$(MAKE) fuzz FUZZ_SECONDS=5

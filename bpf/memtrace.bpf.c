@@ -85,8 +85,128 @@ static __always_inline int not_traced(void)
 	return !w || w->untraced;
 }
 
-#include "stackwin.bpf.h"
-#include "stackid.bpf.h"
+/*
+ * The user stack read in pieces: both stack walkers read a frame's saved
+ * words through a window of MT_WIN_BYTES copied at once, instead of one
+ * bpf_probe_read_user per frame (each costs a helper call, an access check
+ * and a user-access toggle; about 25 ns here). A window never reaches past
+ * the end of the page the bytes asked for end in, so it touches no page the
+ * word reads would not have: a window read fails exactly where they would.
+ */
+
+#define MT_WIN_BYTES 1024 /* a power of two */
+#define MT_PAGE_SIZE 4096ull
+
+struct stack_window {
+	__u64 lo;  /* user address of buf[0] */
+	__u32 len; /* bytes of buf that hold user memory: [lo, lo + len) */
+	__u32 pad;
+	__u64 buf[MT_WIN_BYTES / 8 + 2]; /* two words of slack: a 16-byte read at the last index */
+};
+
+/*
+ * words 8-byte words (1 or 2) of user memory at addr into out; 0, or -1 when
+ * it cannot be read. The window starts empty for each walk (len 0): the
+ * stack is the walking thread's own, and it is stopped meanwhile.
+ */
+static __always_inline int win_read(struct stack_window *w, __u64 addr, __u64 *out, __u32 words)
+{
+	__u64 off = addr - w->lo, end, len;
+	__u32 i;
+
+	if (addr & 7) /* not where a saved word is: read as asked */
+		return bpf_probe_read_user(out, words * 8, (void *)addr) ? -1 : 0;
+	if (addr < w->lo || off + words * 8 > w->len) {
+		end = (addr + words * 8 + MT_PAGE_SIZE - 1) & ~(MT_PAGE_SIZE - 1);
+		if (end <= addr)
+			return -1;
+		len = end - addr;
+		if (len > MT_WIN_BYTES)
+			len = MT_WIN_BYTES;
+		if (bpf_probe_read_user(w->buf, len, (void *)addr)) {
+			w->len = 0;
+			return -1;
+		}
+		w->lo = addr;
+		w->len = len;
+		off = 0;
+	}
+	i = (off >> 3) & (MT_WIN_BYTES / 8 - 1);
+	out[0] = w->buf[i];
+	if (words > 1)
+		out[1] = w->buf[i + 1];
+	return 0;
+}
+
+/*
+ * Known stacks sent as an id (include/memtrace/event.h, MT_SF_ID). The
+ * frames registered under each hash of (tgid, frames) are kept in stack_ids; an event whose walked
+ * frames are equal to the stored ones, word for word, carries only the hash. An entry is inserted
+ * once and never changed or deleted while the programs are loaded, so an id
+ * always names the frames its one registration carried; and the event that
+ * registers it is reserved in the ring buffer before the entry is inserted,
+ * so that it precedes, in the buffer's order, every event that can find the
+ * entry. A stack that cannot be registered (the map is full, another stack
+ * has the same hash, another CPU registered it first) travels in full.
+ */
+
+struct stack_id_entry {
+	__u32 tgid;
+	__u32 nframes;
+	__u64 frames[MT_ID_FRAMES];
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* an element is allocated when a stack registers */
+	__uint(max_entries, MT_STACK_IDS);
+	__type(key, __u64);
+	__type(value, struct stack_id_entry);
+} stack_ids SEC(".maps");
+
+/* The id of a stack: a hash of all of it, never 0. */
+static __always_inline __u64 stack_hash(__u32 tgid, const __u64 *frames, __u32 n)
+{
+	__u64 h = ((__u64)tgid << 32 | n) * 0x9e3779b97f4a7c15ull;
+
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+/* Does e hold exactly this stack? */
+static __always_inline int stack_entry_is(const struct stack_id_entry *e, __u32 tgid,
+					  const __u64 *frames, __u32 n)
+{
+	if (e->tgid != tgid || e->nframes != n)
+		return 0;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (e->frames[i] != frames[i])
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgid,
+					     const __u64 *frames, __u32 n)
+{
+	e->tgid = tgid;
+	e->nframes = n;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		e->frames[i] = frames[i];
+	}
+}
 
 /* An event with room for the deepest stack, built here before the copy, and
  * the window its walk reads the user stack through. */
@@ -271,7 +391,7 @@ static __always_inline int is_realloc(__u32 func)
 /*
  * Write ev, whose nat native frames (and no Python frames) were walked, as an
  * id when stack_ids holds exactly that stack, else in full, registering it
- * (bpf/stackid.bpf.h: the record is reserved before the entry is inserted).
+ * (stack_ids above: the record is reserved before the entry is inserted).
  */
 static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
 					 __u8 kind, __u64 flags)

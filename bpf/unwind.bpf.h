@@ -7,7 +7,7 @@
  * recently used or else found from the mapping of the pc (binary search,
  * the last one found tried first), the page entry and a binary search of
  * at most MT_UW_SEARCH_STEPS; then CFA, return address and caller's rbp,
- * read through the stack window (stackwin.bpf.h). Where no row exists the
+ * read through the stack window (memtrace.bpf.c). Where no row exists the
  * frame-pointer step is taken instead; a rule the rows mark unexpressible
  * or a failed read ends the walk, marked. Every step is bounded and the
  * stack pointer must grow, so the walk ends.

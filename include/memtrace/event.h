@@ -114,7 +114,7 @@ struct mt_event {
 };
 
 /*
- * Known stacks as an id (bpf/stackid.bpf.h). With MT_SF_ID one word follows
+ * Known stacks as an id (stack_ids in bpf/memtrace.bpf.c). With MT_SF_ID one word follows
  * the frames: an id, never 0. With nframes > 0 the frames are registered
  * under it (the first event of that stack); with nframes == 0 the event's
  * stack is the one registered under it, which an earlier event in the ring

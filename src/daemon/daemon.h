@@ -2,9 +2,9 @@
 /*
  * The daemon's state: one struct per subsystem, composed here. One thread
  * changes it (the event loop), so it has no locks; the request lanes read it
- * only while the loop holds it frozen for them (serve/worker.h). The serving side
- * (serve/) never sees this struct: it reads the state through the view and
- * acts through the service that main.c hands it (serve/service.h).
+ * only while ingest holds it frozen for them (ingest/ingest.h). The serving
+ * side (serve/) never sees this struct: it reads the state through the view
+ * and acts through the service that loop.c makes of it (serve/service.h).
  */
 #ifndef MEMTRACE_DAEMON_H
 #define MEMTRACE_DAEMON_H
@@ -14,11 +14,11 @@
 #include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
+#include "daemon/ingest/ingest.h"
 #include "memtrace/snapshot.h"
 
 struct target;
 struct memtrace_bpf;
-struct ring_buffer;
 struct symbolizer;
 struct pystacks;
 struct unwinder;
@@ -44,7 +44,7 @@ struct daemon {
 	/* resident memory, sampled with the timeline (sample.c) */
 	struct resident_table resident;
 	struct rss_sampler *sampler;
-	/* the targets (targets.c, exec.c) */
+	/* the targets (targets.c) */
 	struct target *targets;
 	int ntargets;
 	uint64_t exec_events_lost; /* lost exec events already acted on */
@@ -55,9 +55,9 @@ struct daemon {
 	uint64_t over_limit_logged;
 	uint64_t over_limit_log_ns;
 	struct daemon_settings set;
-	/* the kernel side (attach/, ingest.c) */
+	/* the kernel side (attach/) and its ring buffer into the core (ingest/) */
 	struct memtrace_bpf *skel;
-	struct ring_buffer *rb;
+	struct ingest ingest;
 	/* reading the targets' code and Python frames (symbols/) */
 	struct symbolizer *sym;
 	struct pystacks *py;
@@ -68,9 +68,7 @@ struct daemon {
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 	int epfd;
 	uint64_t start_ns;
-	/* how ingest keeps up (status, section 42), since start or reset-peak */
-	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
-	uint64_t drain_gap_max_ns; /* longest time between two drains */
+	/* how the loop keeps up (status, section 42), since start or reset-peak */
 	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
 };
 

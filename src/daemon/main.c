@@ -3,9 +3,8 @@
  * memtraced: the tracing daemon. Parses options (options.c), claims the
  * socket (serve/server.c), loads the BPF programs (attach/probes.c),
  * attaches to the target or starts it (targets.c), then runs the event loop
- * (loop.c) until SIGINT or SIGTERM. Leaving detaches every probe: the target
- * runs on exactly as it was. This file composes the daemon; it is also where
- * the service that serving acts through is made of the other modules.
+ * (loop.c, which also wires the parts together) until SIGINT or SIGTERM.
+ * Leaving detaches every probe: the target runs on exactly as it was.
  */
 #include <errno.h>
 #include <linux/capability.h>
@@ -24,7 +23,6 @@
 #include <bpf/libbpf.h>
 
 #include "daemon/daemon.h"
-#include "daemon/ingest.h"
 #include "daemon/loop.h"
 #include "daemon/watch.h"
 #include "daemon/options.h"
@@ -39,7 +37,7 @@
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/notify.h"
 #include "daemon/serve/server.h"
-#include "daemon/serve/worker.h"
+#include "daemon/serve/service.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
@@ -55,104 +53,6 @@ static int have_cap_kill(void)
 	if (syscall(SYS_capget, &hdr, data))
 		return 1; /* cannot tell: let kill() say */
 	return (data[CAP_KILL / 32].effective >> (CAP_KILL % 32)) & 1;
-}
-
-/* ---- the service serving acts through (serve/service.h) ------------------- */
-
-static void service_drain(void *ctx)
-{
-	ingest_drain(ctx);
-}
-
-static void service_view(void *ctx, struct daemon_view *v)
-{
-	struct daemon *d = ctx;
-
-	memset(v, 0, sizeof(*v));
-	v->tracker = &d->tracker;
-	v->targets = d->targets;
-	v->ntargets = d->ntargets;
-	v->timeline = &d->timeline;
-	v->resident = &d->resident;
-	v->options = &d->set.options;
-	v->sym = d->sym;
-	v->py = d->py;
-	v->start_ns = d->start_ns;
-	v->daemon.drain_gap_max_ns = d->drain_gap_max_ns;
-	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
-	v->daemon.stack_id_events = d->tracker.stack_id_events;
-	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
-	if (d->set.match_what) {
-		v->has_match = 1;
-		v->match = (struct snap_match){.what = d->set.match_what,
-					       .max_targets = (uint64_t)d->set.max_targets,
-					       .traced = (uint64_t)targets_matched_now(d),
-					       .over_limit = targets_over_limit(d)};
-	}
-	v->ring_consumed = ingest_ring_consumed();
-	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
-	if (d->unwind) {
-		struct unwind_status us;
-
-		unwind_get_status(d->unwind, &us);
-		v->unwind = (struct snap_unwind){.present = 1,
-						 .memory_limit = us.memory_limit,
-						 .memory_used = us.memory_used,
-						 .table_bytes = us.table_bytes,
-						 .tables = us.tables,
-						 .modules_without = us.modules_without,
-						 .modules_refused = us.modules_refused};
-	}
-}
-
-static int service_attach(void *ctx, int pid, char *err, size_t errlen)
-{
-	return target_attach_pid(ctx, pid, err, errlen);
-}
-
-static int service_detach(void *ctx, int pid, char *err, size_t errlen)
-{
-	struct daemon *d = ctx;
-	struct target_detach *h = target_detach_begin(d, pid, err, errlen);
-
-	if (!h)
-		return -1;
-	ingest_drain(d); /* the events made until its probes went */
-	target_detach_end(d, h);
-	return 0;
-}
-
-static void service_reset_peak(void *ctx)
-{
-	struct daemon *d = ctx;
-	uint64_t now = time_monotonic_ns();
-
-	tracker_reset_peak(&d->tracker, now);
-	sample_reset_peak(d, now);
-	d->drain_gap_max_ns = 0; /* a new window for the ingest figures too */
-	d->loop_busy_max_ns = 0;
-	log_msg("peak reset at %llu live bytes", (unsigned long long)d->tracker.totals.live_bytes);
-}
-
-static void service_ingest(void *ctx, const void *data, size_t len)
-{
-	ingest_record(ctx, data, len);
-}
-
-/* The worker thawed the core: target exits seen meanwhile are acted on now,
- * after their events. */
-static void service_resume(void *ctx)
-{
-	struct daemon *d = ctx;
-
-	for (int k = 0; k < d->ntargets; k++)
-		target_pidfd_arm(d, k, 1);
-}
-
-static uint64_t service_ring_produced(void *ctx)
-{
-	(void)ctx;
-	return ingest_ring_produced();
 }
 
 /* ---- start and stop ------------------------------------------------------- */
@@ -216,6 +116,10 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->sampler = rss_sampler_new();
 	d->sym = symbolizer_new();
 	d->py = pystacks_new();
+	d->ingest.tracker = &d->tracker;
+	d->ingest.sym = d->sym;
+	d->ingest.py = d->py;
+	ingest_init(&d->ingest);
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	return 0;
 }
@@ -226,8 +130,7 @@ static void daemon_cleanup(struct daemon *d)
 	detacher_stop();
 	targets_free(d);
 	metrics_http_close(d->metrics);
-	if (d->rb)
-		ring_buffer__free(d->rb);
+	ingest_close(&d->ingest);
 	unwind_free(d->unwind);
 	if (d->skel)
 		probes_unload(d->skel);
@@ -271,14 +174,7 @@ int main(int argc, char **argv)
 {
 	struct itimerspec its = {.it_interval = {0, DRAIN_INTERVAL_NS},
 				 .it_value = {0, DRAIN_INTERVAL_NS}};
-	struct service svc = {.drain = service_drain,
-			      .view = service_view,
-			      .attach = service_attach,
-			      .detach = service_detach,
-			      .reset_peak = service_reset_peak,
-			      .ingest = service_ingest,
-			      .resume = service_resume,
-			      .ring_produced = service_ring_produced};
+	struct service svc;
 	struct bpf_options bo;
 	struct options o;
 	struct daemon d;
@@ -317,13 +213,13 @@ int main(int argc, char **argv)
 		log_msg("out of memory");
 		return 1;
 	}
-	svc.ctx = &d;
-	d.server = server_listen(o.socket_path, d.epfd, &svc, o.client_timeout_s * 1000000000ull,
-				 err, sizeof(err));
+	loop_wire(&d, &svc);
+	d.server = server_listen(o.socket_path, &svc, o.client_timeout_s * 1000000000ull, err,
+				 sizeof(err));
 	if (!d.server)
 		goto fail;
 	if (o.metrics_listen &&
-	    !(d.metrics = metrics_http_listen(o.metrics_listen, d.epfd, &svc, err, sizeof(err))))
+	    !(d.metrics = metrics_http_listen(o.metrics_listen, &svc, err, sizeof(err))))
 		goto fail;
 	if (bpf_options_from(&o, &bo, err, sizeof(err)))
 		goto fail;
@@ -332,20 +228,21 @@ int main(int argc, char **argv)
 		goto fail;
 	if (o.stack_walker == MT_WALK_DWARF)
 		d.unwind = unwind_new(d.skel, o.unwind_memory);
+	d.ingest.unwind = d.unwind;
 	/* never closed: the keeper continues what the BPF programs stopped (a
 	 * --comm match, a target's new program) when it reads EOF */
 	if (keeper_start(bpf_map__fd(d.skel->maps.stopped)) < 0) {
 		snprintf(err, sizeof(err), "cannot start the keeper process: %s", strerror(errno));
 		goto fail;
 	}
-	if (ingest_open(&d)) {
+	if (ingest_open(&d.ingest, probes_ringbuf_fd(d.skel))) {
 		snprintf(err, sizeof(err), "cannot map the ring buffer: %s", strerror(errno));
 		goto fail;
 	}
 	sigfd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
 	timerfd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
 	if (d.epfd < 0 || sigfd < 0 || timerfd < 0 || timerfd_settime(timerfd, 0, &its, NULL) ||
-	    loop_watch(d.epfd, ring_buffer__epoll_fd(d.rb), EPOLLIN, TAG_RINGBUF, 0) ||
+	    loop_watch(d.epfd, ingest_epoll_fd(&d.ingest), EPOLLIN, TAG_RINGBUF, 0) ||
 	    loop_watch(d.epfd, sigfd, EPOLLIN, TAG_SIGNAL, 0) ||
 	    loop_watch(d.epfd, timerfd, EPOLLIN, TAG_TIMER, 0)) {
 		snprintf(err, sizeof(err), "cannot set up the event loop: %s", strerror(errno));
@@ -354,9 +251,10 @@ int main(int argc, char **argv)
 	if (first_target(&d, &o, &child, err, sizeof(err)))
 		goto fail;
 	if (o.match_comm || o.match_exe) {
-		ingest_drain(&d); /* matches stopped since the programs were loaded come first */
+		/* matches stopped since the programs were loaded come first */
+		ingest_drain(&d.ingest);
 		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
-		ingest_drain(&d); /* the forks of those attached come as events */
+		ingest_drain(&d.ingest); /* the forks of those attached come as events */
 		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
 		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
 			"start, or as a match forks them",
@@ -373,7 +271,7 @@ int main(int argc, char **argv)
 	notify_ready();
 
 	if (o.realtime)
-		worker_loop_realtime(); /* this thread only: not the lanes, not children */
+		loop_realtime(); /* this thread only: not the lanes, not children */
 	rc = run_loop(&d, sigfd, timerfd);
 	close(sigfd);
 	close(timerfd);

@@ -12,6 +12,7 @@
 
 #include "daemon/attach/allocator.h"
 #include "daemon/attach/probes.h"
+#include "memtrace/event.h"
 
 struct daemon;
 
@@ -72,8 +73,6 @@ void targets_release_pending(struct daemon *d);
  * it exited meanwhile (while the request worker read the core). */
 void target_pidfd_arm(struct daemon *d, int i, int on);
 
-/* Whole-host mode: pid executed a matching program and is stopped at its exec. */
-void target_matched(struct daemon *d, int pid);
 /*
  * Whole-host mode at start: attach to the matching processes running now
  * that are not targets yet, nor in the "targets" map (a match stopped at
@@ -88,48 +87,36 @@ void target_matched(struct daemon *d, int pid);
 int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
 /* Matched targets traced now (the --max-targets cap counts them). */
 int targets_matched_now(const struct daemon *d);
-/* A match was not traced: --max-targets were traced already (counted). */
-void target_over_limit(struct daemon *d, int pid);
 /* matches_over_limit: the daemon's count and the BPF side's. */
 uint64_t targets_over_limit(const struct daemon *d);
 /* On the drain timer: log the matches over the limit not logged yet (a line
  * a second at most). */
 void targets_log_over_limit(struct daemon *d, uint64_t now);
-/* How entry tg's probes reach its children: enum probe_inherit. */
-int target_inherit(const struct daemon *d, const struct target *tg);
-/*
- * Entry i ended, or stopped running copies of its parent's probes: the
- * probes of it and of its ancestors that no traced process runs any more
- * are closed (off the loop). A traced descendant may run copies of them.
- */
-void targets_release_probes(struct daemon *d, int i);
 
 /*
- * Is entry i's process still the program whose events are drained now:
- * attached, alive (its pidfd not readable: its pid is still its own) and
- * past no further exec (the exec tracepoint's count is the one the entry
- * began with)? What the daemon reads of /proc/PID while the process runs
- * describes that program only if this holds after the read.
+ * A control record of the ring buffer, after the tracker applied it
+ * (ingest's control hook): a target executed a new program (held for us),
+ * reached its ld.so's _dl_debug_state or is about to install a CPython
+ * allocator (stopped there), a followed target or a match forked, or (whole-host
+ * mode) a matching program was executed and is stopped at its exec.
  */
-int target_current(struct daemon *d, int i);
-/* Entry i's command line, read now: "?" unless target_current() after the read. */
-char *target_read_command(struct daemon *d, int i);
-/* Make the symbolizer read a process's maps only under target_current(). */
+void targets_control(struct daemon *d, const struct mt_event *ev);
+
+/* On the drain timer: is some target's exec not seen yet? If so, drain the
+ * ring buffer, then check_execs acts on those whose event was lost. */
+int execs_unseen(struct daemon *d);
+void check_execs(struct daemon *d);
+/* ... and new programs whose allocator is still to be resolved (held: the
+ * process is stopped for it; 0 on the drain tick). */
+void target_resolve(struct daemon *d, int i, int held);
+
+/*
+ * Make the symbolizer read a running process's maps only while it is still
+ * the program whose events are drained now (attached, alive, past no exec
+ * the daemon has not seen): what it reads after the process executed
+ * another program or exited is dropped.
+ */
 void targets_guard_symbolizer(struct daemon *d);
-/* Tests only: MEMTRACE_TEST_LAG_MS, MEMTRACE_TEST_RESOLVE_LAG_MS (targets.c). */
-enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE };
-void test_lag(int where);
-
-/* Pieces exec.c shares. */
-void retire_pid(struct daemon *d, int pid);
-void continue_stopped(struct daemon *d, int pid);
-void ldso_release(struct target *tg);
-void python_frames_off(struct daemon *d, int pid);
-int python_frames(struct daemon *d, int pid);
-void python_arenas(struct daemon *d, struct target *tg);
-int pidfd_open(int pid);
-/* A matched target is gone (exited, detached): it leaves the cap. */
-void unmatch(struct daemon *d, struct target *tg);
 
 /* Detach every probe and free the table (the daemon stops). */
 void targets_free(struct daemon *d);

@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * How the daemon's parts put their file descriptors into the one epoll set
- * the event loop (loop.c) waits on: the data of each is tag << 32 | index,
- * and the loop dispatches on the tag. A leaf: it includes no other part.
+ * How the daemon's top parts (main.c, targets.c) put their file descriptors
+ * into the one epoll set the event loop (loop.c) waits on: the data of each
+ * is tag << 32 | index, and the loop dispatches on the tag. Serving's parts
+ * watch theirs through the service (serve/service.h), which the loop makes
+ * of these. A leaf: it includes no other part.
  */
 #ifndef MEMTRACE_DAEMON_WATCH_H
 #define MEMTRACE_DAEMON_WATCH_H
@@ -15,14 +17,10 @@
 
 enum loop_tag {
 	TAG_RINGBUF = 1,
-	TAG_LISTEN,
 	TAG_SIGNAL,
 	TAG_TIMER,
-	TAG_CLIENT,
 	TAG_PIDFD,
-	TAG_METRICS_LISTEN,
-	TAG_METRICS_CLIENT,
-	TAG_WORKER, /* serve/worker.c: the worker wants a freeze or a thaw */
+	TAG_SERVE, /* TAG_SERVE + enum serve_watch: what serving watches (serve/service.h) */
 };
 
 /* Watch fd for events (EPOLLIN, EPOLLOUT) under tag and index; 0 or -1 (errno). */

@@ -17,7 +17,7 @@
 #include "daemon/serve/metrics.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
-#include "daemon/targets.h"
+#include "daemon/attach/allocator.h"
 #include "unit.h"
 
 #define PID_A 4190001u /* two generations: an exec made the second */
@@ -27,7 +27,8 @@ struct fixture {
 	struct tracker t;
 	struct timeline tl;
 	struct resident_table res;
-	struct target targets[3];
+	struct view_target targets[3];
+	struct allocator alloc; /* none resolved */
 	struct snap_options options;
 	struct daemon_view v;
 	struct stack_ends ends;
@@ -72,6 +73,12 @@ static void release(struct fixture *f, uint32_t pid, uint64_t addr)
 	event(f, pid, MT_EV_FREE, addr, 0, 0, 0);
 }
 
+/* The view's targets are the fixture's array. */
+static void get_target(const void *targets, int k, struct view_target *out)
+{
+	*out = ((const struct view_target *)targets)[k];
+}
+
 /*
  * Site 0x1111 (pid A, first program): 4 blocks of 100 B, 1 freed.
  * Then pid A executes a new program:
@@ -110,32 +117,33 @@ static void setup(struct fixture *f)
 		CHECK(timeline_sample(&f->tl, 5, &f->t.totals, tt, 2) == 1);
 	}
 
-	f->targets[0] = (struct target){.pid = (int)PID_A,
-					.space = retired,
-					.pidfd = -1,
-					.state = SNAP_TARGET_EXECED,
-					.command = "prog a",
-					.exit_status = -1,
-					.attach_ns = 1,
-					.end_ns = 2};
-	f->targets[1] = (struct target){.pid = (int)PID_A,
-					.space = PID_A,
-					.pidfd = -1,
-					.state = SNAP_TARGET_ATTACHED,
-					.command = "prog \"a\"\\2\n",
-					.exit_status = -1,
-					.attach_ns = 2};
-	f->targets[2] = (struct target){.pid = (int)PID_B,
-					.space = PID_B,
-					.pidfd = -1,
-					.state = SNAP_TARGET_EXITED,
-					.command = "b",
-					.exit_status = 0,
-					.attach_ns = 1,
-					.end_ns = 3};
+	f->targets[0] = (struct view_target){.pid = (int)PID_A,
+					     .space = retired,
+					     .state = SNAP_TARGET_EXECED,
+					     .command = "prog a",
+					     .alloc = &f->alloc,
+					     .exit_status = -1,
+					     .attach_ns = 1,
+					     .end_ns = 2};
+	f->targets[1] = (struct view_target){.pid = (int)PID_A,
+					     .space = PID_A,
+					     .state = SNAP_TARGET_ATTACHED,
+					     .command = "prog \"a\"\\2\n",
+					     .alloc = &f->alloc,
+					     .exit_status = -1,
+					     .attach_ns = 2};
+	f->targets[2] = (struct view_target){.pid = (int)PID_B,
+					     .space = PID_B,
+					     .state = SNAP_TARGET_EXITED,
+					     .command = "b",
+					     .alloc = &f->alloc,
+					     .exit_status = 0,
+					     .attach_ns = 1,
+					     .end_ns = 3};
 	f->options.stack_depth = 64;
 	f->v = (struct daemon_view){.tracker = &f->t,
 				    .targets = f->targets,
+				    .target = get_target,
 				    .ntargets = 3,
 				    .timeline = &f->tl,
 				    .options = &f->options,

@@ -2,18 +2,20 @@
 /*
  * Unit tests of what keeps requests from stalling ingest: the deferred event
  * queue (records come out in order, across chunks, with memory another
- * thread prepared), and the request worker's freeze protocol, with this
- * test as the event loop: while the worker builds a reply the loop keeps
- * "draining" events, which queue instead of changing what the worker reads;
+ * thread prepared), and the request worker's lanes on ingest's freeze, with
+ * this test as the event loop and a real ingest and tracker: while the
+ * worker builds a reply the loop keeps "draining" events, which queue
+ * instead of changing what the worker reads;
  * every event from before the request is in the reply, none after; they are
  * all applied afterwards, in order, and requests that change the core wait;
  * a scan's freeze asked for with a deadline gives up in time and is still
  * granted afterwards.
  */
+#include "daemon/core/tracker.h"
+#include "daemon/ingest/evqueue.h"
+#include "daemon/ingest/ingest.h"
 #include "daemon/serve/collect.h"
-#include "daemon/serve/evqueue.h"
 #include "daemon/serve/scan.h"
-#include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
 #include "daemon/serve/worker.h"
 #include "daemon/symbols/symbolize.h"
@@ -84,10 +86,14 @@ TEST(evqueue_order)
 
 /* ---- the worker against a fake loop -------------------------------------- */
 
-/* The "core": the events applied, in order. */
-static uint32_t applied[100000];
-static volatile uint32_t napplied;
-static int out_of_order;
+/*
+ * The core: a real tracker fed through a real ingest. Event v allocates
+ * (v even) or frees (v odd) the same address, so any reordering shows as a
+ * missed or an unknown free; events_received counts what was applied.
+ */
+#define PID 4190100u
+static struct tracker tr;
+static struct ingest in;
 static uint64_t resumes;
 
 /* What the worker saw, and the replies the loop got. */
@@ -101,49 +107,73 @@ static int epfd;
 static struct worker *w;
 static struct symbolizer *sym;
 
-static void fake_ingest(void *ctx, const void *data, size_t len)
-{
-	uint32_t v;
-
-	(void)ctx;
-	memcpy(&v, data, sizeof(v));
-	if (len != sizeof(v) || (napplied && v != applied[napplied - 1] + 1))
-		out_of_order++;
-	applied[napplied] = v;
-	__atomic_store_n(&napplied, napplied + 1, __ATOMIC_RELEASE);
-}
-
-static void fake_resume(void *ctx)
-{
-	(void)ctx;
-	resumes++;
-}
-
 static uint32_t next_event;
 
+static uint32_t applied(void)
+{
+	return (uint32_t)__atomic_load_n(&tr.events_received, __ATOMIC_ACQUIRE);
+}
+
 /* The fake ring buffer: each drain brings the next few events. */
-static void fake_drain(void *ctx)
+static void fake_drain(void)
 {
 	for (int i = 0; i < 5; i++) {
-		uint32_t v = next_event++;
+		struct mt_event ev = {.kind = next_event & 1 ? MT_EV_FREE : MT_EV_ALLOC,
+				      .func = next_event & 1 ? MT_FN_FREE : MT_FN_MALLOC,
+				      .tgid = PID,
+				      .tid = PID,
+				      .time_ns = 1000 + next_event,
+				      .addr = 0x10000,
+				      .size = next_event & 1 ? 0 : 16};
 
-		if (worker_frozen(w))
-			worker_defer_event(w, &v, sizeof(v));
-		else
-			fake_ingest(ctx, &v, sizeof(v));
+		next_event++;
+		ingest_take(&in, &ev, sizeof(ev));
 	}
-	worker_catch_up(w);
+	ingest_drain(&in); /* no ring buffer: the catch-up and the hooks */
+}
+
+/* Every event applied once, in order. */
+static void check_applied_in_order(void)
+{
+	CHECK_EQ_U64(applied(), next_event);
+	CHECK_EQ_U64(tr.totals.unknown_frees, 0);
+	CHECK_EQ_U64(tr.totals.missed_frees, 0);
+	CHECK_EQ_U64(tr.totals.allocations, (next_event + 1) / 2);
 }
 
 static void fake_view(void *ctx, struct daemon_view *v)
 {
 	(void)ctx;
 	memset(v, 0, sizeof(*v));
+	v->tracker = &tr;
 	v->sym = sym;
 }
 
+static int fake_watch(void *ctx, int fd, uint32_t events, enum serve_watch what, uint32_t index)
+{
+	struct epoll_event ev = {.events = events, .data.u64 = index};
+
+	(void)ctx;
+	CHECK(what == WATCH_WORKER);
+	return epoll_ctl(epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void fake_unwatch(void *ctx, int fd)
+{
+	(void)ctx;
+	epoll_ctl(epfd, EPOLL_CTL_DEL, fd, NULL);
+}
+
 static const struct service svc = {
-    .drain = fake_drain, .view = fake_view, .ingest = fake_ingest, .resume = fake_resume};
+    .ingest = &in, .view = fake_view, .watch = fake_watch, .unwatch = fake_unwatch};
+
+/* ingest's hook once caught up: the loop's (loop.c) would resume the server */
+static void fake_resumed(void *ctx)
+{
+	(void)ctx;
+	resumes++;
+	worker_resume(w);
+}
 
 /* What the worker calls of the rest of serving, faked here. */
 void stack_ends_check(const struct daemon_view *v, struct stack_ends *e, uint64_t budget_ns)
@@ -153,11 +183,6 @@ void stack_ends_check(const struct daemon_view *v, struct stack_ends *e, uint64_
 	(void)budget_ns;
 }
 
-void server_resume(struct server *srv)
-{
-	(void)srv;
-}
-
 /* Two lanes: a whole snapshot and a small answer (a report of the top 7) at once. */
 static volatile int in_whole, small_during_whole;
 static uint32_t whole_seen_at_start, small_seen_at_start, small_seen_at_end;
@@ -165,7 +190,7 @@ static uint32_t whole_seen_at_start, small_seen_at_start, small_seen_at_end;
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
 {
-	uint32_t start = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
+	uint32_t start = applied();
 
 	(void)v;
 	(void)ends;
@@ -188,13 +213,13 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	seen_at_start = start;
 	__atomic_store_n(&collecting, 1, __ATOMIC_RELEASE);
 	usleep(100 * 1000); /* the loop drains meanwhile */
-	small_seen_at_end = seen_at_end = __atomic_load_n(&napplied, __ATOMIC_ACQUIRE);
+	small_seen_at_end = seen_at_end = applied();
 	return 0;
 }
 
-void server_deliver(struct server *srv, int slot, uint8_t *frame, size_t len, uint64_t serial)
+static void deliver(void *ctx, int slot, uint8_t *frame, size_t len, uint64_t serial)
 {
-	(void)srv;
+	(void)ctx;
 	(void)slot;
 	(void)serial;
 	CHECK(len > PROTO_REPLY_HEADER);
@@ -210,7 +235,7 @@ static void loop_once(void)
 
 	if (epoll_wait(epfd, &ev, 1, 2) == 1)
 		worker_event(w);
-	fake_drain(NULL);
+	fake_drain();
 }
 
 static void start(void)
@@ -219,7 +244,15 @@ static void start(void)
 
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	sym = symbolizer_new();
-	w = worker_start(NULL, epfd, &svc, &ends);
+	CHECK(tracker_init(&tr, 0, 0) == 0);
+	CHECK(tracker_add_target(&tr, PID, 1) != NULL);
+	memset(&in, 0, sizeof(in));
+	in.tracker = &tr;
+	in.hooks.resumed = fake_resumed;
+	ingest_init(&in);
+	next_event = 0;
+	resumes = 0;
+	w = worker_start(&svc, &ends, deliver, NULL);
 	CHECK(w != NULL);
 }
 
@@ -227,6 +260,8 @@ static void stop(void)
 {
 	worker_stop(w);
 	w = NULL;
+	ingest_close(&in);
+	tracker_destroy(&tr);
 	symbolizer_free(sym);
 	close(epfd);
 }
@@ -239,7 +274,7 @@ TEST(worker_freeze)
 
 	start();
 	for (int i = 0; i < 20; i++)
-		fake_drain(NULL); /* 100 events before the request */
+		fake_drain(); /* 100 events before the request */
 	proto_request_init(&r, PROTO_REPORT);
 	r.report.top = 7;
 	CHECK(!worker_submit(w, 3, 42, &r, NULL, 0));
@@ -250,7 +285,7 @@ TEST(worker_freeze)
 	/* the freeze was granted after draining once more, and nothing since
 	 * changes the core: the loop keeps draining into the queue */
 	CHECK(seen_at_start >= before);
-	CHECK(worker_frozen(w));
+	CHECK(ingest_frozen(&in));
 	for (int i = 0; i < 10; i++)
 		loop_once();
 	while (!replies && spins++ < 20000)
@@ -259,12 +294,13 @@ TEST(worker_freeze)
 	CHECK_EQ_U64(last_status, 0);
 	CHECK_EQ_U64(seen_at_end, seen_at_start);
 	/* caught up: every event applied once, in order */
-	while (worker_frozen(w) && spins++ < 20000)
+	while (ingest_frozen(&in) && spins++ < 20000)
 		loop_once();
-	CHECK(!worker_frozen(w));
-	CHECK_EQ_U64(napplied, next_event);
-	CHECK_EQ_U64(out_of_order, 0);
+	CHECK(!ingest_frozen(&in));
+	check_applied_in_order();
 	CHECK(resumes >= 1);
+	CHECK_EQ_U64(in.stats.freezes, 1);
+	CHECK(in.stats.deferred_events >= 10 * 5);
 	stop();
 }
 
@@ -295,12 +331,11 @@ TEST(worker_small_joins)
 	CHECK_EQ_U64(small_seen_at_start, whole_seen_at_start);
 	worker_get_stats(w, &st);
 	CHECK_EQ_U64(st.joined, 1);
-	CHECK_EQ_U64(st.freezes, 1);
-	while (worker_frozen(w) && spins++ < 40000)
+	CHECK_EQ_U64(in.stats.freezes, 1);
+	while (ingest_frozen(&in) && spins++ < 40000)
 		loop_once();
-	CHECK(!worker_frozen(w));
-	CHECK_EQ_U64(napplied, next_event);
-	CHECK_EQ_U64(out_of_order, 0);
+	CHECK(!ingest_frozen(&in));
+	check_applied_in_order();
 	stop();
 }
 
@@ -322,7 +357,7 @@ int scan_serve(const struct scan_core *core, const struct proto_request *r, cons
 	__atomic_store_n(&scan_phase, 2, __ATOMIC_RELEASE);
 	scan_granted = !core->freeze(core->ctx, UINT64_MAX, &v) && v != NULL;
 	core->thaw(core->ctx);
-	CHECK(core->ring_produced(core->ctx) == UINT64_MAX); /* the fake service has no ring */
+	CHECK(core->ring_produced(core->ctx) == UINT64_MAX); /* no ring buffer mapped */
 	__atomic_store_n(&scan_phase, 3, __ATOMIC_RELEASE);
 	snprintf(err, errlen, "fake scan");
 	return -1;
@@ -353,9 +388,10 @@ TEST(worker_scan_deadline)
 	CHECK(scan_body_ok);
 	CHECK_EQ_U64(replies, 1);
 	CHECK_EQ_U64(last_status, 1);
-	while (worker_frozen(w) && spins++ < 20000)
+	while (ingest_frozen(&in) && spins++ < 20000)
 		loop_once();
-	CHECK(!worker_frozen(w));
+	CHECK(!ingest_frozen(&in));
+	check_applied_in_order();
 	stop();
 }
 

@@ -15,162 +15,14 @@
 #include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
+#include "daemon/serve/leaks.h"
 #include "daemon/serve/memory.h"
-#include "daemon/targets.h"
+#include "daemon/attach/allocator.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
-
-uint32_t collect_nrows(const struct daemon_view *v)
-{
-	return v->rows ? viewrows_count(v->rows) : v->tracker->stacks.count;
-}
-
-struct mt_stack_counters collect_row_counters(const struct daemon_view *v, uint32_t id)
-{
-	const struct tracker *t = v->tracker;
-	struct mt_stack_counters c;
-
-	if (v->rows) {
-		struct viewrows_base base = viewrows_inherited(v->rows, id);
-
-		c = viewrows_counters(t, v->rows, id);
-		c.inherited_allocations = base.live_allocations;
-		c.inherited_bytes = base.live_bytes;
-		return c;
-	}
-	c = stack_counters(stack_get(&t->stacks, id));
-	c.peak_live_bytes = tracker_stack_peak_bytes(t, stack_get(&t->stacks, id));
-	return c;
-}
-
-uint32_t collect_row_pid(const struct daemon_view *v, uint32_t id)
-{
-	const struct tracker *t = v->tracker;
-
-	if (v->rows)
-		return viewrows_pid(t, v->rows, id);
-	return tracker_space_pid(t, stack_get(&t->stacks, id)->tgid);
-}
-
-/* Functions that start a program or a thread: a stack that reaches one is whole. */
-static const char *const root_functions[] = {
-    "_start",
-    "__libc_start_main",
-    "__libc_start_call_main",
-    "__libc_start_main_impl",
-    "start_thread",
-    "clone",
-    "clone3",
-    "__clone",
-    "__clone3",
-    "__clone_internal",
-};
-
-/* Is this frame where stacks begin: a root function, or inside libc or ld.so
- * (whose thread and program start functions may be nameless without debug
- * info)? */
-static int is_root_frame(const char *function, const char *module)
-{
-	const char *base;
-	size_t i;
-
-	for (i = 0; function && i < ARRAY_SIZE(root_functions); i++) {
-		if (!strcmp(function, root_functions[i]))
-			return 1;
-	}
-	if (!module)
-		return 0;
-	base = strrchr(module, '/');
-	base = base ? base + 1 : module;
-	/* ld.so runs the libraries' constructors from its own start */
-	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
-	       !strncmp(base, "ld-linux", 8);
-}
-
-/*
- * Whether a stack is whole is decided by where it ends, not only by how the
- * walk ended: a chain that reached a root is whole even if the root's own
- * frame pointer is junk (libc is built without frame pointers), and one that
- * ended with a zero frame pointer anywhere else was cut short (code built
- * without frame pointers often leaves %rbp at 0); a stack the call frame
- * information says is outermost is whole. A stack's frames never change, so
- * each is checked once, from its last native frame's symbol alone (no
- * DWARF); the stack table is only read.
- */
-void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64_t budget_ns)
-{
-	const struct tracker *t = v->tracker;
-	uint64_t start = budget_ns == UINT64_MAX ? 0 : time_monotonic_ns();
-
-	if (ce->cap < t->stacks.count) {
-		ce->cap = t->stacks.count + t->stacks.count / 2 + 256;
-		ce->end = xrealloc(ce->end, ce->cap * sizeof(*ce->end));
-	}
-	for (; ce->checked < t->stacks.count; ce->checked++) {
-		uint32_t idx = ce->checked, k;
-		uint64_t words[STACK_MAX_FRAMES];
-		const struct stack_entry *e;
-		const char *function, *module;
-
-		if (start && !(idx & 255) && time_monotonic_ns() - start > budget_ns)
-			break; /* the rest on the next tick */
-		e = stack_get(&t->stacks, idx);
-		ce->end[idx] = (uint8_t)(e->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
-									    : e->stack_end);
-		if (!e->nframes ||
-		    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN &&
-		     e->stack_end != MT_STACK_TRUNCATED))
-			continue;
-		/* the last native frame: Python frame words follow the native ones */
-		stack_words(&t->stacks, idx, words);
-		for (k = e->nframes; k > 1 && (words[k - 1] & MT_PY_WORD); k--)
-			;
-		function = symbolizer_symbol(v->sym, (int)e->tgid, words[k - 1], &module);
-		if (e->stack_end != MT_STACK_TRUNCATED) {
-			if (is_root_frame(function, module)) {
-				ce->end[idx] = MT_STACK_COMPLETE;
-				continue;
-			}
-			ce->end[idx] = MT_STACK_BROKEN;
-		}
-		/* broken (no call frame information, no frame-pointer chain) or
-		 * truncated (a rule the DWARF walker cannot follow) */
-		if (ce->nbroken == ce->broken_cap) {
-			ce->broken_cap = ce->broken_cap ? 2 * ce->broken_cap : 64;
-			ce->broken = xrealloc(ce->broken, ce->broken_cap * sizeof(*ce->broken));
-		}
-		ce->broken[ce->nbroken].stack = idx;
-		ce->broken[ce->nbroken].module =
-		    symbolizer_intern(v->sym, module ? module : "(no module)");
-		ce->nbroken++;
-	}
-}
-
-void stack_ends_free(struct stack_ends *e)
-{
-	free(e->end);
-	free(e->broken);
-	memset(e, 0, sizeof(*e));
-}
-
-void collect_fill_stack(const struct daemon_view *v, const struct stack_ends *ends,
-			struct framebuild *fb, uint32_t idx, struct snap_stack *out,
-			uint64_t *frames_at)
-{
-	const struct tracker *t = v->tracker;
-	uint32_t st = view_row_stack(v, idx);
-	const struct stack_entry *s = stack_get(&t->stacks, st);
-
-	out->pid = collect_row_pid(v, idx);
-	*frames_at = framebuild_stack(fb, idx, &out->nframes);
-	out->t = collect_row_counters(v, idx);
-	out->stack_end = st < ends->checked		      ? ends->end[st]
-			 : s->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
-							      : s->stack_end;
-}
 
 /*
  * Which modules cut stacks short: every stack (of pid, or all) whose walk
@@ -248,7 +100,7 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 	}
 }
 
-static void fill_target(const struct daemon_view *v, const struct target *tg,
+static void fill_target(const struct daemon_view *v, const struct view_target *tg,
 			struct snap_target *out)
 {
 	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
@@ -257,10 +109,10 @@ static void fill_target(const struct daemon_view *v, const struct target *tg,
 	out->pid = (uint32_t)tg->pid;
 	out->state = (uint32_t)tg->state;
 	out->exit_status = tg->exit_status;
-	out->probes = (uint32_t)tg->probes.nlinks;
+	out->probes = (uint32_t)tg->probes;
 	out->command = xstrdup(tg->command);
-	out->allocator = tg->alloc.obj[ALLOC_OBJ_MALLOC].path
-			     ? xstrdup(tg->alloc.obj[ALLOC_OBJ_MALLOC].path)
+	out->allocator = tg->alloc->obj[ALLOC_OBJ_MALLOC].path
+			     ? xstrdup(tg->alloc->obj[ALLOC_OBJ_MALLOC].path)
 			     : NULL;
 	out->note = tg->note ? xstrdup(tg->note) : NULL;
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
@@ -270,7 +122,7 @@ static void fill_target(const struct daemon_view *v, const struct target *tg,
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	if (tt && tt->start_ns > v->tracker->start_ns)
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
-	allocator_probe_sites(&tg->alloc, out); /* where each function is probed */
+	allocator_probe_sites(tg->alloc, out); /* where each function is probed */
 }
 
 /*
@@ -353,7 +205,7 @@ static int pick_block(void *arg, uint32_t id, const struct heap_block *b)
 static void collect_blocks(const struct daemon_view *v, int blocks, const uint32_t *sel, uint32_t n,
 			   struct snapshot *s)
 {
-	uint32_t nrows = collect_nrows(v), *where;
+	uint32_t nrows = framebuild_nrows(v), *where;
 	struct block_pick p = {.blocks = blocks, .s = s, .now = time_monotonic_ns()};
 
 	s->has_blocks = (uint32_t)blocks;
@@ -406,10 +258,12 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
 	view_index = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*view_index));
 	for (k = 0; k < v->ntargets; k++) {
-		if (pid && (uint32_t)v->targets[k].pid != pid)
+		const struct view_target tg = view_target(v, k);
+
+		if (pid && (uint32_t)tg.pid != pid)
 			continue;
 		view_index[s->ntargets] = k;
-		fill_target(v, &v->targets[k], &s->targets[s->ntargets++]);
+		fill_target(v, &tg, &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
@@ -439,15 +293,15 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 static uint32_t *select_rows(const struct daemon_view *v, uint32_t pid, int sort, uint32_t top,
 			     uint32_t *n)
 {
-	uint32_t nrows = collect_nrows(v), nrank = 0, *sel;
+	uint32_t nrows = framebuild_nrows(v), nrank = 0, *sel;
 	struct mt_rank *rank = xmalloc((size_t)(nrows ? nrows : 1) * sizeof(*rank));
 
 	for (uint32_t i = 0; i < nrows; i++) {
 		struct mt_stack_counters c;
 
-		if (pid && collect_row_pid(v, i) != pid)
+		if (pid && framebuild_row_pid(v, i) != pid)
 			continue;
-		c = collect_row_counters(v, i);
+		c = framebuild_row_counters(v, i);
 		rank[nrank++] = (struct mt_rank){
 		    .value = mt_sort_value(&c, sort), .allocations = c.allocations, .index = i};
 	}
@@ -463,12 +317,12 @@ static uint32_t *select_rows(const struct daemon_view *v, uint32_t pid, int sort
 static void fill_stacks(const struct daemon_view *v, const struct stack_ends *ends,
 			const uint32_t *sel, uint32_t n, struct snapshot *s)
 {
-	struct framebuild *fb = framebuild_new(v);
+	struct framebuild *fb = framebuild_new(v, ends);
 	uint64_t *frames_at = xmalloc((n ? n : 1) * sizeof(*frames_at));
 
 	s->stacks = xcalloc(n ? n : 1, sizeof(*s->stacks));
 	for (uint32_t i = 0; i < n; i++)
-		collect_fill_stack(v, ends, fb, sel[i], &s->stacks[i], &frames_at[i]);
+		framebuild_fill(fb, sel[i], &s->stacks[i], &frames_at[i]);
 	s->nstacks = n;
 	framebuild_finish(fb, s, frames_at);
 	free(frames_at);
@@ -514,7 +368,7 @@ static int collect_kind(const struct daemon_view *v, const struct stack_ends *en
 	case PROTO_LEAKS: /* the stacks holding live bytes, counted in one heap walk */
 		sel = select_rows(v, r->leaks.pid, MT_SORT_LIVE, 0, &nsel);
 		s->stacks_total = nsel;
-		grouping_leaks(v, ends, &r->leaks, sel, nsel, s);
+		leaks_rows(v, ends, &r->leaks, sel, nsel, s);
 		free(sel);
 		break;
 	default: /* status, memory; the answers of attach, detach and reset-peak (their

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Building a snapshot's shared frames (see framebuild.h). A memo from (space,
- * word) to the run of table frames it became makes each reference one hash
- * lookup; the references are kept as table indices while the table grows and
- * become pointers at the end.
+ * Building a snapshot's stacks (see framebuild.h): the rows' numbers, where
+ * each stack ends, and the shared frames. A memo from (space, word) to the
+ * run of table frames it became makes each reference one hash lookup; the
+ * references are kept as table indices while the table grows and become
+ * pointers at the end.
  */
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/service.h"
@@ -24,6 +25,7 @@ struct word_run {
 
 struct framebuild {
 	const struct daemon_view *v;
+	const struct stack_ends *ends;
 	struct snap_frame *table;
 	uint32_t ntable, table_cap;
 	/* (space, word) -> runs: open addressing of run numbers + 1, probed
@@ -40,11 +42,12 @@ struct framebuild {
 	uint32_t nby_num;
 };
 
-struct framebuild *framebuild_new(const struct daemon_view *v)
+struct framebuild *framebuild_new(const struct daemon_view *v, const struct stack_ends *ends)
 {
 	struct framebuild *b = xcalloc(1, sizeof(*b));
 
 	b->v = v;
+	b->ends = ends;
 	return b;
 }
 
@@ -264,4 +267,156 @@ void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t 
 	free(b->refs);
 	free(b->by_num);
 	free(b);
+}
+
+/* ---- a stack as a snapshot shows it -------------------------------------- */
+
+uint32_t framebuild_nrows(const struct daemon_view *v)
+{
+	return v->rows ? viewrows_count(v->rows) : v->tracker->stacks.count;
+}
+
+struct mt_stack_counters framebuild_row_counters(const struct daemon_view *v, uint32_t id)
+{
+	const struct tracker *t = v->tracker;
+	struct mt_stack_counters c;
+
+	if (v->rows) {
+		struct viewrows_base base = viewrows_inherited(v->rows, id);
+
+		c = viewrows_counters(t, v->rows, id);
+		c.inherited_allocations = base.live_allocations;
+		c.inherited_bytes = base.live_bytes;
+		return c;
+	}
+	c = stack_counters(stack_get(&t->stacks, id));
+	c.peak_live_bytes = tracker_stack_peak_bytes(t, stack_get(&t->stacks, id));
+	return c;
+}
+
+uint32_t framebuild_row_pid(const struct daemon_view *v, uint32_t id)
+{
+	const struct tracker *t = v->tracker;
+
+	if (v->rows)
+		return viewrows_pid(t, v->rows, id);
+	return tracker_space_pid(t, stack_get(&t->stacks, id)->tgid);
+}
+
+/* Functions that start a program or a thread: a stack that reaches one is whole. */
+static const char *const root_functions[] = {
+    "_start",
+    "__libc_start_main",
+    "__libc_start_call_main",
+    "__libc_start_main_impl",
+    "start_thread",
+    "clone",
+    "clone3",
+    "__clone",
+    "__clone3",
+    "__clone_internal",
+};
+
+/* Is this frame where stacks begin: a root function, or inside libc or ld.so
+ * (whose thread and program start functions may be nameless without debug
+ * info)? */
+static int is_root_frame(const char *function, const char *module)
+{
+	const char *base;
+	size_t i;
+
+	for (i = 0; function && i < ARRAY_SIZE(root_functions); i++) {
+		if (!strcmp(function, root_functions[i]))
+			return 1;
+	}
+	if (!module)
+		return 0;
+	base = strrchr(module, '/');
+	base = base ? base + 1 : module;
+	/* ld.so runs the libraries' constructors from its own start */
+	return !strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5) ||
+	       !strncmp(base, "ld-linux", 8);
+}
+
+/*
+ * Whether a stack is whole is decided by where it ends, not only by how the
+ * walk ended: a chain that reached a root is whole even if the root's own
+ * frame pointer is junk (libc is built without frame pointers), and one that
+ * ended with a zero frame pointer anywhere else was cut short (code built
+ * without frame pointers often leaves %rbp at 0); a stack the call frame
+ * information says is outermost is whole. A stack's frames never change, so
+ * each is checked once, from its last native frame's symbol alone (no
+ * DWARF); the stack table is only read.
+ */
+void stack_ends_check(const struct daemon_view *v, struct stack_ends *ce, uint64_t budget_ns)
+{
+	const struct tracker *t = v->tracker;
+	uint64_t start = budget_ns == UINT64_MAX ? 0 : time_monotonic_ns();
+
+	if (ce->cap < t->stacks.count) {
+		ce->cap = t->stacks.count + t->stacks.count / 2 + 256;
+		ce->end = xrealloc(ce->end, ce->cap * sizeof(*ce->end));
+	}
+	for (; ce->checked < t->stacks.count; ce->checked++) {
+		uint32_t idx = ce->checked, k;
+		uint64_t words[STACK_MAX_FRAMES];
+		const struct stack_entry *e;
+		const char *function, *module;
+
+		if (start && !(idx & 255) && time_monotonic_ns() - start > budget_ns)
+			break; /* the rest on the next tick */
+		e = stack_get(&t->stacks, idx);
+		ce->end[idx] = (uint8_t)(e->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
+									    : e->stack_end);
+		if (!e->nframes ||
+		    (e->stack_end != MT_STACK_COMPLETE && e->stack_end != MT_STACK_BROKEN &&
+		     e->stack_end != MT_STACK_TRUNCATED))
+			continue;
+		/* the last native frame: Python frame words follow the native ones */
+		stack_words(&t->stacks, idx, words);
+		for (k = e->nframes; k > 1 && (words[k - 1] & MT_PY_WORD); k--)
+			;
+		function = symbolizer_symbol(v->sym, (int)e->tgid, words[k - 1], &module);
+		if (e->stack_end != MT_STACK_TRUNCATED) {
+			if (is_root_frame(function, module)) {
+				ce->end[idx] = MT_STACK_COMPLETE;
+				continue;
+			}
+			ce->end[idx] = MT_STACK_BROKEN;
+		}
+		/* broken (no call frame information, no frame-pointer chain) or
+		 * truncated (a rule the DWARF walker cannot follow) */
+		if (ce->nbroken == ce->broken_cap) {
+			ce->broken_cap = ce->broken_cap ? 2 * ce->broken_cap : 64;
+			ce->broken = xrealloc(ce->broken, ce->broken_cap * sizeof(*ce->broken));
+		}
+		ce->broken[ce->nbroken].stack = idx;
+		ce->broken[ce->nbroken].module =
+		    symbolizer_intern(v->sym, module ? module : "(no module)");
+		ce->nbroken++;
+	}
+}
+
+void stack_ends_free(struct stack_ends *e)
+{
+	free(e->end);
+	free(e->broken);
+	memset(e, 0, sizeof(*e));
+}
+
+void framebuild_fill(struct framebuild *fb, uint32_t idx, struct snap_stack *out,
+		     uint64_t *frames_at)
+{
+	const struct daemon_view *v = fb->v;
+	const struct stack_ends *ends = fb->ends;
+	const struct tracker *t = v->tracker;
+	uint32_t st = view_row_stack(v, idx);
+	const struct stack_entry *s = stack_get(&t->stacks, st);
+
+	out->pid = framebuild_row_pid(v, idx);
+	*frames_at = framebuild_stack(fb, idx, &out->nframes);
+	out->t = framebuild_row_counters(v, idx);
+	out->stack_end = st < ends->checked		      ? ends->end[st]
+			 : s->stack_end == MT_STACK_OUTERMOST ? MT_STACK_COMPLETE
+							      : s->stack_end;
 }

@@ -1,25 +1,67 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * A snapshot's frames, built from the stack table: each distinct word of a
- * stack (a return address of a space, or a Python frame word) is symbolized
- * once per snapshot into frames of a shared table, and a stack is a list of
- * references to them (struct snapshot's frame_table and frame_refs). Native
- * frames carry the symbolizer's interned strings (a built snapshot's frame
- * strings are the builder's); a run of
- * the interpreter loop becomes the Python frames it ran.
+ * A snapshot's stacks, built from the rows of a view (the stack table, or
+ * viewrows.h's rows): each row's numbers, where its stack ends, and its
+ * frames. Each distinct word of a stack (a return address of a space, or a
+ * Python frame word) is symbolized once per snapshot into frames of a
+ * shared table, and a stack is a list of references to them (struct
+ * snapshot's frame_table and frame_refs). Native frames carry the
+ * symbolizer's interned strings (a built snapshot's frame strings are the
+ * builder's); a run of the interpreter loop becomes the Python frames it
+ * ran.
  */
 #ifndef MEMTRACE_FRAMEBUILD_H
 #define MEMTRACE_FRAMEBUILD_H
 
 #include <stdint.h>
 
+#include "memtrace/counters.h"
 #include "memtrace/snapshot.h"
 
 struct daemon_view;
 struct framebuild;
 
-/* Frames of the stacks of v's stack table (v must outlive the builder). */
-struct framebuild *framebuild_new(const struct daemon_view *v);
+/*
+ * Where each stack of the stack table really ends (enum mt_stack_end), one
+ * byte per stack, and the stacks cut short with the module they end in.
+ * The core keeps what the walk said; this is the serving side's own cache of
+ * what the frames say, learned on the loop thread (stack_ends_check) and
+ * only read by the lanes. The table only grows, so each stack is checked
+ * once.
+ */
+struct stack_ends {
+	uint8_t *end;	  /* by stack index, below checked */
+	uint32_t checked; /* stacks checked so far */
+	uint32_t cap;
+	struct {
+		uint32_t stack;
+		const char *module; /* symbolizer_intern()ed */
+	} * broken;
+	uint32_t nbroken, broken_cap;
+};
+
+/* Learn where the stacks added since the last call end: as many as
+ * budget_ns allows (UINT64_MAX: all). Loop thread only. */
+void stack_ends_check(const struct daemon_view *v, struct stack_ends *e, uint64_t budget_ns);
+void stack_ends_free(struct stack_ends *e);
+
+/*
+ * The rows of v (viewrows.h; its stacks when v has no rows): how many, the
+ * numbers of row id (inherited part included), and whose row it is.
+ */
+uint32_t framebuild_nrows(const struct daemon_view *v);
+struct mt_stack_counters framebuild_row_counters(const struct daemon_view *v, uint32_t id);
+uint32_t framebuild_row_pid(const struct daemon_view *v, uint32_t id);
+
+/* Stacks of v's rows (v and ends must outlive the builder; ends must be up
+ * to date with the stack table, stack_ends_check, for every stack to say
+ * where it really ends). */
+struct framebuild *framebuild_new(const struct daemon_view *v, const struct stack_ends *ends);
+
+/* Row idx as a snapshot shows it (counters, where it ends, its frames), the
+ * frames' offset for framebuild_finish() in *frames_at. */
+void framebuild_fill(struct framebuild *b, uint32_t idx, struct snap_stack *out,
+		     uint64_t *frames_at);
 
 /*
  * Add the frames of stack idx of the daemon's stack table; returns where its

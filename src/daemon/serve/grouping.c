@@ -8,8 +8,8 @@
  * without writing keys out; only the rows sent get their key string.
  */
 #include "daemon/serve/grouping.h"
-#include "daemon/serve/collect.h"
 #include "daemon/serve/framebuild.h"
+#include "daemon/serve/service.h"
 #include "daemon/core/tracker.h"
 #include "common/groupkey.h"
 #include "common/order.h"
@@ -224,7 +224,7 @@ static int row_eq(const void *arg, size_t i)
 /* A stack's counters as a row's. */
 static void stack_sums(const struct daemon_view *v, uint32_t idx, struct mt_stack_counters *out)
 {
-	*out = collect_row_counters(v, idx);
+	*out = framebuild_row_counters(v, idx);
 }
 
 /* A row's totals and how many stacks it holds. */
@@ -703,7 +703,7 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 	uint8_t *sent;
 	uint64_t *frames_at;
 
-	g.fb = framebuild_new(v);
+	g.fb = framebuild_new(v, ends);
 	if (g.by != GROUP_STACK || !stacks_are_rows(&g, sel, nsel))
 		for (uint32_t i = 0; i < nsel; i++)
 			group_stack(&g, sel[i]);
@@ -758,7 +758,7 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		struct snap_stack *st = &s->stacks[i];
 		uint64_t nstacks;
 
-		collect_fill_stack(v, ends, g.fb, row->rep, st, &frames_at[i]);
+		framebuild_fill(g.fb, row->rep, st, &frames_at[i]);
 		/* the row's sums, on its first stack */
 		row_totals(&g, row, &st->t, &nstacks);
 		s->groups.rows[i].stacks = nstacks;

@@ -3,9 +3,8 @@
  * Views that group a large heap, answered in the daemon so that only what is
  * shown travels: rows requests (rows of stacks by stack, function, file,
  * line, module or allocation site, exactly as group.c makes them in the
- * client, the top ones sent), and leaks requests (per stack, its live blocks
- * past an age, the top stacks sent). Reads the core only: run on a
- * frozen core (worker.h). Leaks are in leaks.c.
+ * client, the top ones sent). Reads the core only: run on a frozen core
+ * (worker.h). Leaks are leaks.h's.
  */
 #ifndef MEMTRACE_SERVE_GROUPING_H
 #define MEMTRACE_SERVE_GROUPING_H
@@ -25,13 +24,5 @@ struct stack_ends;
 void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,
 		   struct snapshot *s);
-
-/*
- * Fill s's stacks (with their frames) and leaks section for a leaks
- * request: sel[0..nsel) are the stacks it selects, in the order of reports.
- */
-void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
-		    const struct proto_leaks *r, const uint32_t *sel, uint32_t nsel,
-		    struct snapshot *s);
 
 #endif

@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * leaks requests, answered in the daemon (grouping.h): one walk of the
+ * leaks requests, answered in the daemon (leaks.h): one walk of the
  * live heap counts, per selected stack, its blocks at least older_than_ns
  * old; only the top stacks and the totals travel, not the block list.
  */
-#include "daemon/serve/grouping.h"
-#include "daemon/serve/collect.h"
+#include "daemon/serve/leaks.h"
 #include "daemon/serve/framebuild.h"
+#include "daemon/serve/service.h"
 #include "daemon/core/tracker.h"
 #include "common/order.h"
 #include "common/util.h"
@@ -58,11 +58,10 @@ static int count_leak(void *arg, uint32_t id, const struct heap_block *b)
 	return 0;
 }
 
-void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
-		    const struct proto_leaks *r, const uint32_t *sel, uint32_t nsel,
-		    struct snapshot *s)
+void leaks_rows(const struct daemon_view *v, const struct stack_ends *ends,
+		const struct proto_leaks *r, const uint32_t *sel, uint32_t nsel, struct snapshot *s)
 {
-	uint32_t nrows = collect_nrows(v), *pos_of, n = 0, top;
+	uint32_t nrows = framebuild_nrows(v), *pos_of, n = 0, top;
 	struct leak_walk w = {.r = r, .s = s, .now = time_monotonic_ns()};
 	struct leak_item *items;
 	struct framebuild *fb;
@@ -97,9 +96,9 @@ void grouping_leaks(const struct daemon_view *v, const struct stack_ends *ends,
 	s->stacks = xcalloc(top ? top : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((top ? top : 1) * sizeof(*frames_at));
 	s->nstacks = top;
-	fb = framebuild_new(v);
+	fb = framebuild_new(v, ends);
 	for (uint32_t i = 0; i < top; i++) {
-		collect_fill_stack(v, ends, fb, items[i].stack, &s->stacks[i], &frames_at[i]);
+		framebuild_fill(fb, items[i].stack, &s->stacks[i], &frames_at[i]);
 		s->leaks.stacks[i] = items[i].l;
 	}
 	framebuild_finish(fb, s, frames_at);

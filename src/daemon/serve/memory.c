@@ -5,7 +5,6 @@
  * is asked for only by requests the lanes serve.
  */
 #include "daemon/serve/memory.h"
-#include "daemon/targets.h"
 #include "daemon/core/resident.h"
 #include "daemon/core/tracker.h"
 #include "daemon/proc/memmap.h"
@@ -27,7 +26,7 @@ static uint64_t since_start(const struct tracker *t)
 static void fill_target(const struct daemon_view *v, int k, struct snap_resident *out)
 {
 	const struct resident_target *rt = resident_get(v->resident, (uint32_t)k);
-	const struct target *tg = &v->targets[k];
+	const struct view_target tg = view_target(v, k);
 	struct mt_resident now;
 	char why[200];
 
@@ -38,8 +37,8 @@ static void fill_target(const struct daemon_view *v, int k, struct snap_resident
 					      .peak_bytes = rt->peak_bytes,
 					      .peak_time_ns = rt->peak_time_ns};
 	/* a lane may wait for the walk: the snapshot's figures are of its moment */
-	if (!v->off_loop || tg->state != SNAP_TARGET_ATTACHED ||
-	    rss_read(tg->pid, &now, why, sizeof(why)))
+	if (!v->off_loop || tg.state != SNAP_TARGET_ATTACHED ||
+	    rss_read(tg.pid, &now, why, sizeof(why)))
 		return;
 	out->sampled = 1;
 	out->time_ns = since_start(v->tracker);
@@ -79,16 +78,16 @@ void memory_fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 	s->has_memory = 1;
 	s->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*s->memory));
 	for (uint32_t i = 0; i < s->ntargets; i++) {
-		const struct target *tg = &v->targets[view_index[i]];
+		const struct view_target tg = view_target(v, view_index[i]);
 		struct snap_memory *m = &s->memory[n];
 		char why[256];
 
-		if (tg->state != SNAP_TARGET_ATTACHED)
+		if (tg.state != SNAP_TARGET_ATTACHED)
 			continue; /* it has no memory now, or it is not this program's */
 		m->target = i;
 		m->time_ns = since_start(v->tracker);
-		mk[n].space = tg->space;
-		if (smaps_read(tg->pid, &mk[n].maps, why, sizeof(why))) {
+		mk[n].space = tg.space;
+		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
 			m->error = xstrdup(why);
 		} else {
 			memmap_init(&mk[n].mm, &mk[n].maps);

@@ -10,7 +10,6 @@
 #include <string.h>
 
 #include "daemon/serve/metrics.h"
-#include "daemon/targets.h"
 #include "daemon/core/resident.h"
 #include "daemon/core/tracker.h"
 #include "common/util.h"
@@ -21,7 +20,7 @@
 static int superseded(const struct daemon_view *d, int i)
 {
 	for (int k = i + 1; k < d->ntargets; k++) {
-		if (d->targets[k].pid == d->targets[i].pid)
+		if (view_target(d, k).pid == view_target(d, i).pid)
 			return 1;
 	}
 	return 0;
@@ -41,7 +40,7 @@ static void put_label_value(struct buf *b, const char *s)
 	}
 }
 
-static void put_target_labels(struct buf *b, const char *name, const struct target *tg)
+static void put_target_labels(struct buf *b, const char *name, const struct view_target *tg)
 {
 	buf_printf(b, "%s{pid=\"%d\",command=\"", name, tg->pid);
 	put_label_value(b, tg->command);
@@ -64,12 +63,12 @@ static void metrics_resident(const struct daemon_view *d, struct buf *b)
 					      "began (or the last reset-peak).",
 			   name);
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct target *tg = &d->targets[i];
+			const struct view_target tg = view_target(d, i);
 			const struct resident_target *rt = resident_get(d->resident, (uint32_t)i);
 
-			if (!rt || tg->state != SNAP_TARGET_ATTACHED || superseded(d, i))
+			if (!rt || tg.state != SNAP_TARGET_ATTACHED || superseded(d, i))
 				continue;
-			put_target_labels(b, name, tg);
+			put_target_labels(b, name, &tg);
 			buf_printf(b, " %llu\n",
 				   (unsigned long long)(m < MT_NRESIDENT
 							    ? mt_resident_get(&rt->last, m)
@@ -109,8 +108,8 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus, desc->help,
 			   desc->prometheus, desc->prometheus_type);
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct target *tg = &d->targets[i];
-			const struct tracker_target *tt = tracker_find_space(d->tracker, tg->space);
+			const struct view_target tg = view_target(d, i);
+			const struct tracker_target *tt = tracker_find_space(d->tracker, tg.space);
 			uint64_t v = 0;
 
 			if (superseded(d, i))
@@ -118,8 +117,8 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 
 			if (tt)
 				v = mt_counter_get(&tt->c, m);
-			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg->pid);
-			put_label_value(b, tg->command);
+			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg.pid);
+			put_label_value(b, tg.command);
 			if (desc->unit == MT_UNIT_NS)
 				buf_printf(b, "\"} %.9f\n", (double)v / 1e9);
 			else
@@ -130,9 +129,10 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
 		      "# TYPE memtrace_target_state gauge\n");
 	for (int i = 0; i < d->ntargets; i++) {
-		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", d->targets[i].pid);
-		put_label_value(b, d->targets[i].command);
-		buf_printf(b, "\",state=\"%s\"} 1\n",
-			   snap_target_state_name((uint32_t)d->targets[i].state));
+		const struct view_target tg = view_target(d, i);
+
+		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", tg.pid);
+		put_label_value(b, tg.command);
+		buf_printf(b, "\",state=\"%s\"} 1\n", snap_target_state_name((uint32_t)tg.state));
 	}
 }

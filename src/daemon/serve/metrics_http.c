@@ -19,9 +19,9 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "daemon/watch.h"
 #include "daemon/serve/metrics.h"
 #include "daemon/serve/metrics_http.h"
+#include "daemon/ingest/ingest.h"
 #include "common/util.h"
 
 #define MAX_CLIENTS	  16
@@ -39,7 +39,6 @@ struct metrics_client {
 
 struct metrics_http {
 	int listen_fd;
-	int epfd;
 	const struct service *svc;
 	struct metrics_client *clients[MAX_CLIENTS];
 };
@@ -96,8 +95,8 @@ int metrics_addr_valid(const char *addr)
 	return 1;
 }
 
-struct metrics_http *metrics_http_listen(const char *addr, int epfd, const struct service *svc,
-					 char *err, size_t errlen)
+struct metrics_http *metrics_http_listen(const char *addr, const struct service *svc, char *err,
+					 size_t errlen)
 {
 	struct addrinfo hints = {.ai_socktype = SOCK_STREAM,
 				 .ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE};
@@ -128,9 +127,8 @@ struct metrics_http *metrics_http_listen(const char *addr, int epfd, const struc
 	res = NULL;
 	m = xcalloc(1, sizeof(*m));
 	m->listen_fd = fd;
-	m->epfd = epfd;
 	m->svc = svc;
-	if (loop_watch(epfd, fd, EPOLLIN, TAG_METRICS_LISTEN, 0)) {
+	if (svc->watch(svc->ctx, fd, EPOLLIN, WATCH_METRICS_LISTEN, 0)) {
 		snprintf(err, errlen, "--metrics-listen: epoll: %s", strerror(errno));
 		metrics_http_close(m);
 		return NULL;
@@ -152,7 +150,7 @@ static void client_close(struct metrics_http *m, uint32_t slot)
 
 	if (!c)
 		return;
-	loop_unwatch(m->epfd, c->fd);
+	m->svc->unwatch(m->svc->ctx, c->fd);
 	close(c->fd);
 	buf_free(&c->out);
 	free(c);
@@ -183,7 +181,7 @@ void metrics_http_accept(struct metrics_http *m)
 			close(fd); /* busy: the scraper retries */
 			continue;
 		}
-		if (loop_watch(m->epfd, fd, EPOLLIN, TAG_METRICS_CLIENT, slot)) {
+		if (m->svc->watch(m->svc->ctx, fd, EPOLLIN, WATCH_METRICS_CLIENT, slot)) {
 			close(fd);
 			continue;
 		}
@@ -228,7 +226,7 @@ static void handle_request(struct metrics_http *m, struct metrics_client *c)
 	}
 	struct daemon_view view;
 
-	m->svc->drain(m->svc->ctx); /* the numbers as of now */
+	ingest_drain(m->svc->ingest); /* the numbers as of now */
 	m->svc->view(m->svc->ctx, &view);
 	metrics_render(&view, &body);
 	respond(m, c, 200, "OK", "text/plain; version=0.0.4; charset=utf-8", &body);
@@ -287,7 +285,7 @@ void metrics_http_client_event(struct metrics_http *m, uint32_t slot, uint32_t e
 		return;
 	}
 	if (rc == 0) { /* wait until the socket can take more */
-		loop_rewatch(m->epfd, c->fd, EPOLLOUT, TAG_METRICS_CLIENT, slot);
+		m->svc->watch(m->svc->ctx, c->fd, EPOLLOUT, WATCH_METRICS_CLIENT, slot);
 	}
 	(void)events;
 }

@@ -17,9 +17,9 @@ struct metrics_http;
 /* Is addr a HOST:PORT (or PORT) metrics_http_listen() accepts? */
 int metrics_addr_valid(const char *addr);
 /* Listen on "HOST:PORT" (numeric host; "PORT" alone means 127.0.0.1) and
- * watch it in epfd. NULL with a one-line reason in err. */
-struct metrics_http *metrics_http_listen(const char *addr, int epfd, const struct service *svc,
-					 char *err, size_t errlen);
+ * watch it through svc (WATCH_METRICS_LISTEN). NULL with a one-line reason in err. */
+struct metrics_http *metrics_http_listen(const char *addr, const struct service *svc, char *err,
+					 size_t errlen);
 /* NULL: nothing. */
 void metrics_http_close(struct metrics_http *m);
 void metrics_http_accept(struct metrics_http *m);

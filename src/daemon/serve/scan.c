@@ -17,7 +17,6 @@
 #include "daemon/scan/memscan.h"
 #include "daemon/scan/reach.h"
 #include "daemon/symbols/symbolize.h"
-#include "daemon/targets.h"
 #include "common/suppress.h"
 #include "common/util.h"
 
@@ -64,25 +63,25 @@ static void format_ns(char *buf, size_t cap, uint64_t ns)
 		snprintf(buf, cap, "%.0f ms", (double)ns / 1e6);
 }
 
-/* The entry of pid's newest generation in the view, or NULL. */
-static const struct target *newest(const struct daemon_view *v, int pid)
+/* The index of pid's newest generation in the view, or -1. */
+static int newest(const struct daemon_view *v, int pid)
 {
-	const struct target *found = NULL;
+	int found = -1;
 
 	for (int k = 0; k < v->ntargets; k++)
-		if (v->targets[k].pid == pid)
-			found = &v->targets[k];
+		if (view_target(v, k).pid == pid)
+			found = k;
 	return found;
 }
 
-static int scannable(const struct target *tg, char *err, size_t errlen)
+static int scannable(const struct view_target *tg, char *err, size_t errlen)
 {
 	if (tg->state != SNAP_TARGET_ATTACHED) {
 		snprintf(err, errlen, "pid %d is %s: a scan needs a traced process that runs",
 			 tg->pid, snap_target_state_name((uint32_t)tg->state));
 		return 0;
 	}
-	if (tg->resolve_pending || tg->at_exec) {
+	if (tg->settling) {
 		snprintf(err, errlen,
 			 "pid %d is starting a new program (its allocator is not probed yet); try "
 			 "again in a moment",
@@ -108,24 +107,24 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 	}
 	t = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*t));
 	if (sc->pid) {
-		const struct target *tg = newest(v, (int)sc->pid);
+		int k = newest(v, (int)sc->pid);
+		struct view_target tg = k >= 0 ? view_target(v, k) : (struct view_target){0};
 
-		if (!tg) {
+		if (k < 0) {
 			snprintf(err, errlen, "pid %u is not traced", sc->pid);
 			rc = -1;
-		} else if (!scannable(tg, err, errlen)) {
+		} else if (!scannable(&tg, err, errlen)) {
 			rc = -1;
 		} else {
-			t[(*n)++] = (struct scan_target){.pid = tg->pid, .space = tg->space};
+			t[(*n)++] = (struct scan_target){.pid = tg.pid, .space = tg.space};
 		}
 	} else {
 		for (int k = 0; k < v->ntargets; k++) {
-			const struct target *tg = &v->targets[k];
+			const struct view_target tg = view_target(v, k);
 			char ignored[8];
 
-			if (newest(v, tg->pid) == tg && scannable(tg, ignored, sizeof(ignored)))
-				t[(*n)++] =
-				    (struct scan_target){.pid = tg->pid, .space = tg->space};
+			if (newest(v, tg.pid) == k && scannable(&tg, ignored, sizeof(ignored)))
+				t[(*n)++] = (struct scan_target){.pid = tg.pid, .space = tg.space};
 		}
 		if (!*n) {
 			snprintf(err, errlen, "no traced process is running");
@@ -314,14 +313,15 @@ static int copy_one(void *arg, const struct heap_block *b, int inherited)
 static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struct reach_block **out,
 		       size_t *room, uint32_t *n, char *err, size_t errlen)
 {
-	const struct target *tg = newest(v, t->pid);
+	int k = newest(v, t->pid);
+	const struct view_target tg = k >= 0 ? view_target(v, k) : (struct view_target){0};
 	const struct tracker_target *tt = tracker_find_space(v->tracker, t->space);
 	struct copy c = {.v = *out, .cap = *room, .room = room};
 
-	if (!tg || tg->space != t->space || !tt || !scannable(tg, err, errlen)) {
-		if (tg && tg->space != t->space)
+	if (k < 0 || tg.space != t->space || !tt || !scannable(&tg, err, errlen)) {
+		if (k >= 0 && tg.space != t->space)
 			snprintf(err, errlen, "pid %d executed a new program", t->pid);
-		else if (!tg || !tt)
+		else if (k < 0 || !tt)
 			snprintf(err, errlen, "pid %d is no longer traced", t->pid);
 		return -1;
 	}
@@ -618,7 +618,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		core->thaw(core->ctx);
 		return -1;
 	}
-	fb = framebuild_new(v);
+	fb = framebuild_new(v, core->ends);
 	for (uint32_t i = 0; i < nt; i++) {
 		struct reach_entry *e;
 		int64_t n;
@@ -660,7 +660,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	s->stacks = xcalloc(nids ? nids : 1, sizeof(*s->stacks));
 	frames_at = xmalloc((nids ? nids : 1) * sizeof(*frames_at));
 	for (uint32_t k = 0; k < nids; k++) {
-		collect_fill_stack(v, core->ends, fb, ids[k].stack, &s->stacks[k], &frames_at[k]);
+		framebuild_fill(fb, ids[k].stack, &s->stacks[k], &frames_at[k]);
 		s->stacks[k].pid = ids[k].pid; /* the process that holds it, not an ancestor */
 	}
 	s->nstacks = nids;

@@ -31,11 +31,11 @@
 #include <sys/un.h>
 #include <unistd.h>
 
-#include "daemon/watch.h"
 #include "daemon/serve/collect.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/worker.h"
 #include "daemon/core/tracker.h"
+#include "daemon/ingest/ingest.h"
 #include "common/proto.h"
 #include "common/util.h"
 
@@ -47,7 +47,6 @@
 struct server {
 	int listen_fd;
 	int lock_fd; /* flock()ed: which daemon owns the socket path */
-	int epfd;
 	char *socket_path;
 	char *lock_path;
 	const struct service *svc;
@@ -124,7 +123,7 @@ static int peer_allowed(int fd)
 	return 0;
 }
 
-struct server *server_listen(const char *path, int epfd, const struct service *svc,
+struct server *server_listen(const char *path, const struct service *svc,
 			     uint64_t client_timeout_ns, char *err, size_t errlen)
 {
 	struct sockaddr_un addr = {.sun_family = AF_UNIX};
@@ -155,7 +154,6 @@ struct server *server_listen(const char *path, int epfd, const struct service *s
 	}
 	srv = xcalloc(1, sizeof(*srv));
 	srv->listen_fd = -1;
-	srv->epfd = epfd;
 	srv->svc = svc;
 	srv->client_timeout_ns = client_timeout_ns;
 	/* The lock decides which daemon owns the path; the socket itself may be
@@ -191,7 +189,7 @@ struct server *server_listen(const char *path, int epfd, const struct service *s
 		log_msg("cannot give %s to group %s: %s", path, MEMTRACE_GROUP, strerror(errno));
 	srv->listen_fd = fd;
 	srv->socket_path = xstrdup(path);
-	if (loop_watch(epfd, fd, EPOLLIN, TAG_LISTEN, 0)) {
+	if (svc->watch(svc->ctx, fd, EPOLLIN, WATCH_LISTEN, 0)) {
 		snprintf(err, errlen, "cannot listen on %s: epoll: %s", path, strerror(errno));
 		server_close(srv);
 		return NULL;
@@ -216,7 +214,7 @@ static void client_close(struct server *srv, int slot)
 {
 	struct client *c = srv->clients[slot];
 
-	loop_unwatch(srv->epfd, c->fd);
+	srv->svc->unwatch(srv->svc->ctx, c->fd);
 	close(c->fd);
 	srv->pending_output -= c->out.len - c->outpos;
 	buf_free(&c->out);
@@ -280,8 +278,7 @@ static void reply_here(struct server *srv, struct client *c, const struct proto_
 
 	svc->view(svc->ctx, &view);
 	view.sym_lock = worker_sym_lock(srv->worker); /* lanes may be reading a freeze */
-	worker_daemon_figures(srv->worker, &view.daemon);
-	if (!worker_frozen(srv->worker)) /* a status must be quick: a burst is learned over ticks */
+	if (!ingest_frozen(svc->ingest)) /* a status must be quick: a burst is learned over ticks */
 		stack_ends_check(&view, &srv->ends, 5 * 1000 * 1000);
 	if (collect_snapshot(&view, &srv->ends, r, &snap, err, sizeof(err))) {
 		reply_error(c, err);
@@ -299,14 +296,16 @@ static void reply_here(struct server *srv, struct client *c, const struct proto_
 enum handled {
 	HANDLED_READING,  /* more of the request is to come (its body) */
 	HANDLED_REPLY,	  /* the reply is in c->out */
-	HANDLED_WORKER,	  /* the worker builds the answer (server_deliver) */
+	HANDLED_WORKER,	  /* the worker builds the answer (deliver) */
 	HANDLED_DEFERRED, /* it changes what the worker reads: after the thaw */
 };
+
+static void deliver(void *ctx, int slot, uint8_t *frame, size_t len, uint64_t serial);
 
 static struct worker *get_worker(struct server *srv)
 {
 	if (!srv->worker)
-		srv->worker = worker_start(srv, srv->epfd, srv->svc, &srv->ends);
+		srv->worker = worker_start(srv->svc, &srv->ends, deliver, srv);
 	return srv->worker;
 }
 
@@ -325,9 +324,9 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 	struct worker *w;
 	char err[256];
 
-	if (changes_core(req) && worker_frozen(srv->worker))
+	if (changes_core(req) && ingest_frozen(svc->ingest))
 		return HANDLED_DEFERRED;
-	svc->drain(svc->ctx); /* include everything queued before the request */
+	ingest_drain(svc->ingest); /* include everything queued before the request */
 	/* a scan stops its target and reads it: always the worker's */
 	if (req->kind == PROTO_SCAN) {
 		char *body = c->body;
@@ -476,13 +475,13 @@ static void client_after_request(struct server *srv, int slot, int handled)
 			return;
 		}
 	}
-	if (loop_rewatch(srv->epfd, c->fd, events, TAG_CLIENT, (uint32_t)slot))
+	if (srv->svc->watch(srv->svc->ctx, c->fd, events, WATCH_CLIENT, (uint32_t)slot))
 		client_close(srv, slot);
 }
 
 void server_resume(struct server *srv)
 {
-	for (int i = 0; i < srv->nclients && !worker_frozen(srv->worker); i++) {
+	for (int i = 0; i < srv->nclients && !ingest_frozen(srv->svc->ingest); i++) {
 		struct client *c = srv->clients[i];
 
 		if (!c || !c->deferred)
@@ -490,10 +489,16 @@ void server_resume(struct server *srv)
 		c->deferred = 0;
 		client_after_request(srv, i, serve_request(srv, i, &c->req));
 	}
+	/* then the freeze a lane waits for */
+	if (!ingest_frozen(srv->svc->ingest))
+		worker_resume(srv->worker);
 }
 
-void server_deliver(struct server *srv, int slot, uint8_t *frame, size_t len, uint64_t serial)
+/* A reply frame from the worker for the client in slot, if it is still that
+ * one (serial); the buffer becomes the server's. */
+static void deliver(void *ctx, int slot, uint8_t *frame, size_t len, uint64_t serial)
 {
+	struct server *srv = ctx;
 	struct client *c = slot >= 0 && slot < srv->nclients ? srv->clients[slot] : NULL;
 
 	if (!c || c->serial != serial || !c->at_worker) {
@@ -521,7 +526,7 @@ void server_expire(struct server *srv, uint64_t now_ns)
 
 	/* serving's periodic work too: learn where new stacks end, a slice a
 	 * tick (a view reads the BPF maps: only when there are new stacks) */
-	if (!worker_frozen(srv->worker) &&
+	if (!ingest_frozen(srv->svc->ingest) &&
 	    (!srv->tracker || srv->ends.checked < srv->tracker->stacks.count)) {
 		struct daemon_view view;
 
@@ -578,7 +583,7 @@ void server_accept(struct server *srv)
 			srv->clients[srv->nclients++] = NULL;
 		}
 		srv->clients[slot] = c;
-		if (loop_watch(srv->epfd, fd, EPOLLIN, TAG_CLIENT, (uint32_t)slot))
+		if (srv->svc->watch(srv->svc->ctx, fd, EPOLLIN, WATCH_CLIENT, (uint32_t)slot))
 			client_close(srv, slot);
 	}
 }

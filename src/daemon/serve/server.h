@@ -16,25 +16,23 @@ struct server;
 struct worker;
 
 /* Claim path (a lock beside it says which daemon owns it), listen, and
- * watch it in epfd (TAG_LISTEN). NULL with a one-line reason in err. */
-struct server *server_listen(const char *path, int epfd, const struct service *svc,
+ * watch it through svc (WATCH_LISTEN). NULL with a one-line reason in err. */
+struct server *server_listen(const char *path, const struct service *svc,
 			     uint64_t client_timeout_ns, char *err, size_t errlen);
 /* Close every client and the socket, remove its path. NULL: nothing. */
 void server_close(struct server *srv);
 const char *server_path(const struct server *srv);
 
-/* The loop's events: a connection to accept (TAG_LISTEN), the client in
- * slot (TAG_CLIENT), and the drain timer (drop clients past their deadline). */
+/* The loop's events: a connection to accept (WATCH_LISTEN), the client in
+ * slot (WATCH_CLIENT), and the drain timer (drop clients past their deadline). */
 void server_accept(struct server *srv);
 void server_client_event(struct server *srv, int slot, uint32_t events);
 void server_expire(struct server *srv, uint64_t now_ns);
 
 /* The request worker, once a request started it (NULL before). */
 struct worker *server_worker(const struct server *srv);
-/* For the worker: it thawed the core (answer the requests that waited for
- * that), and a reply frame (header and payload) for the client in slot, if
- * it is still that one (serial); the buffer becomes the server's. */
+/* Ingest caught up after a freeze (its resumed hook): answer the requests
+ * that waited for that, then let the worker freeze again. */
 void server_resume(struct server *srv);
-void server_deliver(struct server *srv, int slot, uint8_t *frame, size_t len, uint64_t serial);
 
 #endif

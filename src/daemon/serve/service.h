@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * What serving (the socket server, the Prometheus endpoint) may ask of the
- * rest of the daemon: read the state through a view, and act through a few
- * operations. main.c fills both in; serve/ calls nothing else of the daemon,
- * and nothing it reads through the view is written.
+ * What serving (the socket server, the request worker, the Prometheus
+ * endpoint) may ask of the rest of the daemon: read the state through a
+ * view, act through a few operations, and freeze ingest (ingest.h) while a
+ * request lane reads the core. The loop (loop.c) fills both in; serve/ calls
+ * nothing else of the daemon above it, and nothing it reads through the view
+ * is written.
  */
 #ifndef MEMTRACE_SERVE_SERVICE_H
 #define MEMTRACE_SERVE_SERVICE_H
@@ -17,17 +19,35 @@
 #include "memtrace/snapshot.h"
 
 struct tracker;
-struct target;
 struct timeline;
 struct resident_table;
 struct symbolizer;
 struct pystacks;
+struct allocator;
+struct ingest;
+
+/* One generation of a traced process, as serving reads it. */
+struct view_target {
+	int pid;
+	uint32_t space;	 /* its generation in the tracker (tracker_find_space) */
+	int state;	 /* enum snap_target_state */
+	int exit_status; /* wait status, or -1 */
+	int probes;	 /* probes attached */
+	int settling;	 /* a new program: its allocator is not probed yet */
+	const char *command;
+	const char *note;	       /* what tracing misses, or NULL */
+	const struct allocator *alloc; /* which allocator, where each function is probed */
+	uint64_t attach_ns;	       /* CLOCK_MONOTONIC when tracing began */
+	uint64_t end_ns;	       /* when it exited, or 0 */
+};
 
 /* The daemon's state as a request reads it. */
 struct daemon_view {
 	const struct tracker *tracker;
-	const struct target *targets; /* every generation of every target */
+	/* every generation of every target: target(targets, k, out) for k < ntargets */
 	int ntargets;
+	const void *targets;
+	void (*target)(const void *targets, int k, struct view_target *out);
 	const struct timeline *timeline;
 	const struct resident_table *resident; /* each target's sampled resident memory */
 	const struct snap_options *options;
@@ -36,8 +56,8 @@ struct daemon_view {
 	uint64_t start_ns; /* when the daemon started (CLOCK_MONOTONIC) */
 	uint64_t events_lost[MT_LOST_KIND_COUNT];
 	struct snap_unwind unwind; /* the DWARF walker's tables (present = 0 without) */
-	/* how the daemon keeps up: the loop's figures from view(), the worker's
-	 * and the symbolizer's added by serving (section 42) */
+	/* how the daemon keeps up: the loop's and ingest's figures from view(),
+	 * the symbolizer's added by serving (section 42) */
 	struct snap_daemon daemon;
 	/* whole-host mode (section 51): has_match, and match.what is the
 	 * daemon's string */
@@ -57,37 +77,46 @@ struct daemon_view {
 	uint64_t ring_consumed;
 };
 
+/* Target k of the view. */
+static inline struct view_target view_target(const struct daemon_view *v, int k)
+{
+	struct view_target t;
+
+	v->target(v->targets, k, &t);
+	return t;
+}
+
 /* The stack whose frames row id shows. */
 static inline uint32_t view_row_stack(const struct daemon_view *v, uint32_t id)
 {
 	return v->rows ? viewrows_stack(v->rows, id) : id;
 }
 
+/* What serving watches in the loop's epoll set; the loop hands each event back. */
+enum serve_watch {
+	WATCH_LISTEN,	      /* the socket: server_accept() */
+	WATCH_CLIENT,	      /* a client (index: its slot): server_client_event() */
+	WATCH_METRICS_LISTEN, /* the metrics endpoint: metrics_http_accept() */
+	WATCH_METRICS_CLIENT, /* its client (index: slot): metrics_http_client_event() */
+	WATCH_WORKER,	      /* the worker's eventfd: worker_event() */
+};
+
 struct service {
 	void *ctx;
-	/* Apply every event queued until now: a reply covers all that the
-	 * target did before the request. */
-	void (*drain)(void *ctx);
+	/* The ring buffer into the core: drained before a request is answered
+	 * (a reply covers all that the target did before it), frozen while a
+	 * lane reads the core (ingest.h). */
+	struct ingest *ingest;
 	/* The state now (call again after anything below: targets may move). */
 	void (*view)(void *ctx, struct daemon_view *v);
 	/* memtracectl attach/detach/reset-peak: 0, or -1 with a one-line reason. */
 	int (*attach)(void *ctx, int pid, char *err, size_t errlen);
 	int (*detach)(void *ctx, int pid, char *err, size_t errlen);
 	void (*reset_peak)(void *ctx);
-	/*
-	 * The worker (worker.h): while it reads the core, the loop defers ring
-	 * buffer records instead of applying them; ingest applies one, in
-	 * order, after the thaw; resume runs what waited for the core to move
-	 * again (target exits seen meanwhile).
-	 */
-	void (*ingest)(void *ctx, const void *data, size_t len);
-	void (*resume)(void *ctx);
-	/*
-	 * The ring buffer's producer position now, from any thread: a record
-	 * written before lies before it (compare with daemon_view.ring_consumed);
-	 * UINT64_MAX when it cannot be known.
-	 */
-	uint64_t (*ring_produced)(void *ctx);
+	/* Watch fd for events (EPOLLIN, EPOLLOUT, ...; again: change them), as
+	 * what, with index; 0 or -1 (errno). unwatch: no more. */
+	int (*watch)(void *ctx, int fd, uint32_t events, enum serve_watch what, uint32_t index);
+	void (*unwatch)(void *ctx, int fd);
 };
 
 #endif

@@ -3,10 +3,10 @@
  * The request worker (see worker.h). Two threads (lanes), each serving its
  * requests one at a time in the order they came. The handshake with the
  * loop goes through one mutex, one condition variable (loop -> lanes) and
- * one eventfd (lanes -> loop, TAG_WORKER in the loop's epoll set): a lane
+ * one eventfd (lanes -> loop, WATCH_WORKER in the loop's epoll set): a lane
  * asks to freeze and waits until the loop grants it; it asks to thaw and
- * goes on without waiting. The frozen count itself belongs to the loop, so
- * queued events are always applied before any newer one.
+ * goes on without waiting. The freeze itself is ingest's (ingest.h), on the
+ * loop thread, so queued events are always applied before any newer one.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -22,12 +22,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "daemon/watch.h"
 #include "daemon/serve/collect.h"
-#include "daemon/serve/evqueue.h"
 #include "daemon/serve/scan.h"
-#include "daemon/serve/server.h"
+#include "daemon/serve/service.h"
 #include "daemon/serve/worker.h"
+#include "daemon/ingest/ingest.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/util.h"
 
@@ -75,11 +74,12 @@ struct lane {
 
 struct worker {
 	/* what it serves, and for whom */
-	struct server *srv;
-	int epfd;
 	const struct service *svc;
+	struct ingest *in;	 /* the svc's: frozen while a lane reads the core */
 	struct stack_ends *ends; /* the server's: filled on the loop thread only */
-	int efd;		 /* worker -> loop */
+	worker_deliver_fn *deliver;
+	void *deliver_ctx;
+	int efd; /* worker -> loop */
 	pthread_mutex_t lock;
 	pthread_cond_t cond; /* loop -> worker: a job, a freeze granted, stop */
 	/* the symbolizer's caches fill as two lanes read them */
@@ -90,12 +90,8 @@ struct worker {
 	size_t ndone, done_cap;
 	int stopping;
 	struct worker_stats stats;
-	/* loop thread only (the queue's pool excepted) */
-	int frozen; /* lanes reading the core */
-	uint64_t frozen_at;
+	/* loop thread only */
 	struct daemon_view view; /* read when the freeze began */
-	struct evqueue deferred; /* drained while frozen or catching up, not applied yet */
-	uint64_t ndeferred;	 /* records queued since the freeze */
 	/*
 	 * The scan thread: made by the loop, so at its priority, not the lanes'
 	 * nice 10 (a target stands still while a scan runs: on a busy machine
@@ -115,18 +111,6 @@ struct lane_arg {
 	struct worker *w;
 	struct lane *lane;
 };
-
-/*
- * Chunks of touched memory ready for the deferred queue (1 MiB each). A
- * keeper thread keeps at least DEFERRED_POOL of them while a freeze fills
- * the queue (tens of MiB during a whole snapshot of a busy target's million
- * blocks: every allocation event carries its stack), and gives the extra
- * back once the loop caught up: a new page costs 30-60 us on a virtual
- * machine, a chunk tens of ms the loop would not drain meanwhile.
- */
-#define DEFERRED_POOL 8
-/* Time the loop spends applying deferred events per drain, at most. */
-#define CATCH_UP_BUDGET_NS (2 * 1000 * 1000)
 
 /* Stacks a request for the top N may ask for and still count as small. */
 #define SMALL_TOP 1000
@@ -169,7 +153,7 @@ static int freeze_until(struct worker *w, struct lane *l, uint64_t deadline_ns)
 
 	if (!l->asked) {
 		/* the queue the loop drains into meanwhile gets memory already touched */
-		evqueue_prepare(&w->deferred, DEFERRED_POOL);
+		ingest_freeze_prepare(w->in);
 		pthread_mutex_lock(&w->lock);
 		l->freeze_wanted = 1;
 		pthread_mutex_unlock(&w->lock);
@@ -297,7 +281,8 @@ static uint64_t scan_ring_produced(void *ctx)
 {
 	struct scan_lane *sl = ctx;
 
-	return sl->w->svc->ring_produced ? sl->w->svc->ring_produced(sl->w->svc->ctx) : UINT64_MAX;
+	(void)sl;
+	return ingest_ring_produced();
 }
 
 static void run_scan(struct worker *w, struct lane *l, struct job *job)
@@ -404,9 +389,8 @@ static void worker_free(struct worker *w)
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done[i].frame);
 	free(w->done);
-	loop_unwatch(w->epfd, w->efd);
+	w->svc->unwatch(w->svc->ctx, w->efd);
 	close(w->efd);
-	evqueue_free(&w->deferred);
 	pthread_mutex_destroy(&w->lock);
 	pthread_mutex_destroy(&w->sym_lock);
 	pthread_cond_destroy(&w->cond);
@@ -414,8 +398,8 @@ static void worker_free(struct worker *w)
 	free(w);
 }
 
-struct worker *worker_start(struct server *srv, int epfd, const struct service *svc,
-			    struct stack_ends *ends)
+struct worker *worker_start(const struct service *svc, struct stack_ends *ends,
+			    worker_deliver_fn *deliver, void *ctx)
 {
 	struct worker *w = xcalloc(1, sizeof(*w));
 	int ok = 1;
@@ -424,12 +408,13 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 	 * the system when freed: glibc would otherwise raise its mmap threshold
 	 * after the first and keep the next ones in its heap for good */
 	mallopt(M_MMAP_THRESHOLD, 1 << 20);
-	w->srv = srv;
-	w->epfd = epfd;
 	w->svc = svc;
+	w->in = svc->ingest;
 	w->ends = ends;
+	w->deliver = deliver;
+	w->deliver_ctx = ctx;
 	w->efd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-	if (w->efd < 0 || loop_watch(epfd, w->efd, EPOLLIN, TAG_WORKER, 0)) {
+	if (w->efd < 0 || svc->watch(svc->ctx, w->efd, EPOLLIN, WATCH_WORKER, 0)) {
 		log_msg("cannot start the request worker: %s", strerror(errno));
 		if (w->efd >= 0)
 			close(w->efd);
@@ -452,9 +437,7 @@ struct worker *worker_start(struct server *srv, int epfd, const struct service *
 		log_msg("worker: no scan thread: scans run at the lanes' priority");
 	else
 		w->scan_started = 1;
-	evqueue_init(&w->deferred);
-	if (evqueue_keeper_start(&w->deferred, DEFERRED_POOL))
-		log_msg("worker: no thread to prepare the deferred queue's memory");
+	ingest_freeze_start(w->in);
 	/* ordinary threads whatever the loop's policy (--realtime) */
 	for (int i = 0; i < NLANES && ok; i++) {
 		struct lane_arg *a = xmalloc(sizeof(*a));
@@ -500,25 +483,11 @@ int worker_submit(struct worker *w, int slot, uint64_t serial, const struct prot
 	return rc;
 }
 
-int worker_frozen(const struct worker *w)
-{
-	return w && (w->frozen || w->deferred.count);
-}
-
-void worker_defer_event(struct worker *w, const void *data, size_t len)
-{
-	if (!len)
-		return;
-	evqueue_push(&w->deferred, data, len);
-	w->ndeferred++;
-}
-
-/* Let lane l read the core, frozen as it is (w->lost read when it froze). */
+/* Let lane l read the core, frozen as it is (w->view taken when it froze). */
 static void grant_lane(struct worker *w, struct lane *l)
 {
 	l->holds = 1;
 	l->grant_pending = 0;
-	w->frozen++;
 	pthread_mutex_lock(&w->lock);
 	l->view = w->view;
 	l->view.sym_lock = &w->sym_lock;
@@ -528,65 +497,28 @@ static void grant_lane(struct worker *w, struct lane *l)
 	pthread_mutex_unlock(&w->lock);
 }
 
-/* Freeze the core for the lanes that wait: it is up to date with the ring buffer. */
+/* Freeze the core for the lanes that wait, once ingest can: it is then up
+ * to date with the ring buffer. */
 static void grant(struct worker *w)
 {
+	unsigned n = 0;
+
+	for (int i = 0; i < NLANES; i++)
+		n += (unsigned)w->lanes[i].grant_pending;
+	if (!n || ingest_frozen(w->in) || ingest_freeze(w->in, n))
+		return; /* frozen for another lane, or catching up: worker_resume */
 	w->svc->view(w->svc->ctx, &w->view);
 	/* where stacks end is learned here, where the symbolizer is the loop's */
 	stack_ends_check(&w->view, w->ends, UINT64_MAX);
-	w->frozen_at = time_monotonic_ns();
-	w->ndeferred = 0;
-	pthread_mutex_lock(&w->lock);
-	w->stats.freezes++;
-	pthread_mutex_unlock(&w->lock);
-	worker_daemon_figures(w, &w->view.daemon);
 	for (int i = 0; i < NLANES; i++)
 		if (w->lanes[i].grant_pending)
 			grant_lane(w, &w->lanes[i]);
 }
 
-static int any_pending(const struct worker *w)
+void worker_resume(struct worker *w)
 {
-	for (int i = 0; i < NLANES; i++)
-		if (w->lanes[i].grant_pending)
-			return 1;
-	return 0;
-}
-
-/* The core moves again: what waited for that goes on. */
-static void resume(struct worker *w)
-{
-	w->svc->resume(w->svc->ctx);
-	server_resume(w->srv);
-}
-
-void worker_catch_up(struct worker *w)
-{
-	uint64_t start;
-	const void *rec;
-	size_t len;
-	unsigned n = 0;
-
-	if (!w || w->frozen || !w->deferred.count)
-		return;
-	start = time_monotonic_ns();
-	while ((rec = evqueue_peek(&w->deferred, &len))) {
-		w->svc->ingest(w->svc->ctx, rec, len);
-		evqueue_pop(&w->deferred);
-		/* a slice at a time: the next drain comes soon */
-		if (!(++n & 255) && time_monotonic_ns() - start > CATCH_UP_BUDGET_NS)
-			break;
-	}
-	if (w->deferred.count)
-		return;
-	/* caught up: what waited for it goes on, then the next freeze */
-	evqueue_trim(&w->deferred);
-	resume(w);
-	if (any_pending(w) && !w->frozen && !w->deferred.count) {
-		w->svc->drain(w->svc->ctx);
-		if (!w->deferred.count && !w->frozen)
-			grant(w);
-	}
+	if (w)
+		grant(w);
 }
 
 /* Give the loop the answers the worker posted. */
@@ -602,13 +534,14 @@ static void deliver(struct worker *w)
 	w->ndone = w->done_cap = 0;
 	pthread_mutex_unlock(&w->lock);
 	for (size_t i = 0; i < n; i++)
-		server_deliver(w->srv, v[i].slot, v[i].frame, v[i].len, v[i].serial);
+		w->deliver(w->deliver_ctx, v[i].slot, v[i].frame, v[i].len, v[i].serial);
 	free(v);
 }
 
 void worker_event(struct worker *w)
 {
-	int thaw_now[NLANES], freeze_now[NLANES], was_frozen;
+	int thaw_now[NLANES];
+	struct lane *small;
 	uint64_t n;
 
 	if (!w)
@@ -622,49 +555,32 @@ void worker_event(struct worker *w)
 
 		thaw_now[i] = l->thaw_wanted && l->holds;
 		l->thaw_wanted = 0;
-		freeze_now[i] = l->freeze_wanted;
+		if (l->freeze_wanted)
+			l->grant_pending = 1;
 		l->freeze_wanted = 0;
 	}
 	pthread_mutex_unlock(&w->lock);
-	was_frozen = w->frozen;
 	for (int i = 0; i < NLANES; i++) {
 		if (thaw_now[i]) {
 			w->lanes[i].holds = 0;
-			w->frozen--;
+			ingest_thaw(w->in); /* the last one: worker_resume once caught up */
 		}
-		if (freeze_now[i])
-			w->lanes[i].grant_pending = 1;
-	}
-	if (was_frozen && !w->frozen) {
-		uint64_t took = time_monotonic_ns() - w->frozen_at;
-
-		pthread_mutex_lock(&w->lock);
-		if (took > w->stats.freeze_max_ns)
-			w->stats.freeze_max_ns = took;
-		w->stats.deferred_events += w->ndeferred;
-		if (w->ndeferred > w->stats.deferred_max)
-			w->stats.deferred_max = w->ndeferred;
-		pthread_mutex_unlock(&w->lock);
-		if (!w->deferred.count)
-			resume(w);
 	}
 	/* a small answer need not wait for a whole snapshot's freeze: it reads
 	 * the core as that froze (a whole snapshot never joins a freeze, so
 	 * none lasts longer than one of each) */
-	if (w->frozen && w->lanes[LANE_SMALL].grant_pending && !w->lanes[LANE_SMALL].holds) {
-		grant_lane(w, &w->lanes[LANE_SMALL]);
+	small = &w->lanes[LANE_SMALL];
+	if (w->in->readers && small->grant_pending && !small->holds && !ingest_freeze(w->in, 1)) {
+		grant_lane(w, small);
 		pthread_mutex_lock(&w->lock);
 		w->stats.joined++;
 		pthread_mutex_unlock(&w->lock);
 	}
-	/* apply what came meanwhile (a slice), and grant the freeze once caught up */
-	if (w->deferred.count)
-		worker_catch_up(w);
-	else if (any_pending(w) && !w->frozen) {
-		w->svc->drain(w->svc->ctx); /* everything before the request counts */
-		if (!w->deferred.count && !w->frozen)
-			grant(w);
-	}
+	/* catching up: apply a slice of what came meanwhile now; a freeze waits
+	 * for the rest (worker_resume) */
+	if (!w->in->readers && ingest_frozen(w->in))
+		ingest_drain_slice(w->in);
+	grant(w);
 }
 
 void worker_get_stats(const struct worker *w, struct worker_stats *out)
@@ -680,29 +596,6 @@ void worker_get_stats(const struct worker *w, struct worker_stats *out)
 pthread_mutex_t *worker_sym_lock(struct worker *w)
 {
 	return w ? &w->sym_lock : NULL;
-}
-
-void worker_daemon_figures(const struct worker *w, struct snap_daemon *out)
-{
-	struct worker_stats st;
-
-	worker_get_stats(w, &st);
-	out->frozen_requests = st.freezes;
-	out->freeze_max_ns = st.freeze_max_ns;
-	out->deferred_events = st.deferred_events;
-}
-
-int worker_loop_realtime(void)
-{
-	struct sched_param p = {.sched_priority = 1};
-
-	if (sched_setscheduler(0, SCHED_FIFO | SCHED_RESET_ON_FORK, &p)) {
-		log_msg("--realtime: cannot take SCHED_FIFO (%s); draining at normal priority",
-			strerror(errno));
-		return -1;
-	}
-	log_msg("draining the ring buffer at real-time priority (SCHED_FIFO 1)");
-	return 0;
 }
 
 void worker_stop(struct worker *w)

@@ -6,7 +6,7 @@
  * the event structs read from them. A length of 0 marks the end of the used
  * part of a chunk that is not the tail.
  */
-#include "daemon/serve/evqueue.h"
+#include "daemon/ingest/evqueue.h"
 #include "common/util.h"
 
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * A FIFO of ring buffer records, for events drained while the core is
- * frozen (worker.h) and applied afterwards in order. Records go into 1 MiB
+ * frozen (ingest.h) and applied afterwards in order. Records go into 1 MiB
  * chunks; chunks come from a pool another thread keeps filled with memory
  * already touched (evqueue_prepare), so that the thread that drains never
  * waits on page faults, which some virtual machines make very slow.
