@@ -3,7 +3,8 @@
 #   make            build memtraced and memtracectl into build/
 #   make demo       install what is missing, build, trace the bundled demo
 #   make check      install what is missing, build, check the layering, run unit +
-#                   end-to-end tests (also under ASan+UBSan)
+#                   end-to-end tests (also under ASan+UBSan, then the exec/fork/match
+#                   tests repeated under load)
 #   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -199,8 +200,12 @@ unit: $(UNIT_TESTS) $(O)/memtracectl
 check-layers: all
 	@python3 tests/check-layers.py --build $(O)
 
+# K=NAME: the tests whose name contains NAME (several: K="a b"); REPEAT=N runs them N times
+# and prints each check's pass count; STRESS=N runs them beside CPU, memory and fork load
+# (tests/e2e/stress.py: N busy loops per CPU)
 e2e: all $(E2E_PROGS)
-	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K))
+	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K)) \
+		$(if $(REPEAT),--repeat $(REPEAT)) $(if $(filter-out 0,$(STRESS)),--stress $(STRESS))
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
@@ -301,9 +306,18 @@ deps:
 deps-build:
 	@tests/install-deps.sh $(BUILD_PACKAGES)
 
+# The tests of what changes under the daemon (exec, fork, --comm match and its forks, ld.so
+# holds, dlopen):
+# in the sanitizer build, where the daemon is slowest, STRESS_REPEAT times over beside CPU,
+# memory and fork load (tests/e2e/stress.py)
+STRESS_TESTS := faults_target_exec follow_forks comm exec_daemon_killed family_ races_ \
+		interpose_exec_preload unit_capabilities cmd_mode dlopen dlreopen match_
+STRESS_REPEAT ?= 3
+
 check: deps
 	$(MAKE) all check-layers unit e2e
 	$(MAKE) O=build/san SAN=1 all unit e2e
+	$(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" REPEAT=$(STRESS_REPEAT) STRESS=1
 	$(MAKE) fuzz FUZZ_SECONDS=5
 	$(MAKE) format-check
 

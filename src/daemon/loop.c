@@ -180,6 +180,7 @@ void loop_wire(struct daemon *d, struct service *svc)
 				.unwatch = service_unwatch};
 	d->ingest.hooks = (struct ingest_hooks){
 	    .ctx = d, .control = on_control, .drained = on_drained, .resumed = on_resumed};
+	targets_guard_symbolizer(d); /* what it reads of a running process must be current */
 }
 
 int loop_realtime(void)
@@ -214,7 +215,7 @@ static void tick(struct daemon *d)
 	}
 	for (int k = 0; k < d->ntargets && !ingest_frozen(&d->ingest); k++) {
 		if (d->targets[k].resolve_pending && d->targets[k].state == SNAP_TARGET_ATTACHED)
-			target_resolve(d, k);
+			target_resolve(d, k, 0);
 	}
 	now = time_monotonic_ns();
 	targets_log_over_limit(d, now);

@@ -46,6 +46,11 @@
 
 /* How entry tg's probes reach its children: enum probe_inherit. */
 static int target_inherit(const struct daemon *d, const struct target *tg);
+/* Entry i's new program is stopped at its first instruction (an exec, a
+ * --comm/--exe match): stop it again in its ld.so once the libraries are
+ * mapped (MT_EV_LDSO), where its allocator is resolved; a static program's
+ * at once. */
+static void target_hold_in_ldso(struct daemon *d, int i);
 
 /* Its pid may be reused by a process that is not this CPython. */
 static void python_frames_off(struct daemon *d, int pid)
@@ -54,6 +59,39 @@ static void python_frames_off(struct daemon *d, int pid)
 
 	bpf_map__delete_elem(d->skel->maps.pyconf, &key, sizeof(key), 0);
 	probes_mmap_disable(d->skel, pid);
+}
+
+/*
+ * Tests only (tests/e2e/test_races.py): the daemon loses N ms where a busy
+ * host makes it lose the CPU to its targets. MEMTRACE_TEST_LAG_MS=N: right
+ * after it continues a process it stopped; MEMTRACE_TEST_RESOLVE_LAG_MS=N:
+ * between reading a new program's allocator and attaching to it. A process
+ * then runs ahead of the daemon, and what the daemon reads of it outside a
+ * hold is stale.
+ */
+enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE };
+
+static void test_lag(int where)
+{
+	static const char *const vars[] = {"MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS"};
+	static long ms[] = {-1, -1};
+
+	if (where < 0 || where > 1)
+		return;
+	if (ms[where] < 0) {
+		const char *e = getenv(vars[where]);
+
+		ms[where] = e ? atol(e) : 0;
+		if (ms[where] < 0 || ms[where] > 60000)
+			ms[where] = 0;
+	}
+	if (ms[where]) {
+		struct timespec ts = {.tv_sec = ms[where] / 1000,
+				      .tv_nsec = ms[where] % 1000 * 1000000};
+
+		while (nanosleep(&ts, &ts) && errno == EINTR)
+			;
+	}
 }
 
 /* Continue a process the BPF programs stopped (exec, ld.so, --comm match). */
@@ -65,6 +103,52 @@ static void continue_stopped(struct daemon *d, int pid)
 		log_msg("cannot continue pid %d: %s", pid, strerror(errno));
 	/* the keeper need not continue it */
 	bpf_map__delete_elem(d->skel->maps.stopped, &key, sizeof(key), 0);
+	test_lag(TEST_LAG_CONTINUE);
+}
+
+/*
+ * Is entry i's process still the program whose events are drained now:
+ * attached, alive (its pidfd not readable: its pid is still its own) and
+ * past no further exec (the exec tracepoint's count is the one the entry
+ * began with)? What the daemon reads of /proc/PID while the process runs
+ * describes that program only if this holds after the read.
+ */
+static int target_current(struct daemon *d, int i)
+{
+	const struct target *tg = &d->targets[i];
+	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
+
+	if (tg->state != SNAP_TARGET_ATTACHED || tg->pidfd < 0 || poll(&pfd, 1, 0) != 0)
+		return 0; /* it exited: its pid may be another process's by now */
+	return probes_exec_count(d->skel, tg->pid) == tg->execs_seen;
+}
+
+/* The symbolizer's guard (symbolizer_set_guard): pid's newest entry is current. */
+static int pid_current(void *arg, int pid)
+{
+	struct daemon *d = arg;
+
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		if (d->targets[i].pid == pid)
+			return target_current(d, i);
+	}
+	return 0;
+}
+
+void targets_guard_symbolizer(struct daemon *d)
+{
+	symbolizer_set_guard(d->sym, pid_current, d);
+}
+
+/* Entry i's command line, read now: "?" unless target_current() after the read. */
+static char *target_read_command(struct daemon *d, int i)
+{
+	char *cmd = process_read_command(d->targets[i].pid);
+
+	if (target_current(d, i))
+		return cmd;
+	free(cmd);
+	return xstrdup("?");
 }
 
 static void ldso_release(struct target *tg)
@@ -172,22 +256,36 @@ static void python_arenas(struct daemon *d, struct target *tg)
 	}
 }
 
-/* Attach to d->targets[i], which is alive (and stopped, when we started it). */
+/*
+ * Attach to d->targets[i], which is alive (and stopped, when we started it).
+ * What is read of it (command line, allocator) must be of the program it
+ * runs once the exec tracepoint watches it (from then on an exec is counted
+ * and arrives as an event): its image (/proc/PID/stat's start_code and
+ * start_stack, new at every exec) is taken before the reads and again after
+ * the watch, and an attach across an exec fails. The watch comes last, just
+ * before the probes: with --follow-forks or as a match, a child forked once
+ * it is watched is a target, and carries only the probes placed by then.
+ */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = &d->targets[i];
+	uint64_t image[2], again[2];
 	int rc, py = 0;
 
 	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
 	tg->state = SNAP_TARGET_ATTACHING;
-	tg->command = process_read_command(tg->pid);
 	tg->exit_status = -1;
 	tg->pidfd = pidfd_open(tg->pid);
 	if (tg->pidfd < 0) {
 		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(errno));
 		return -1;
 	}
+	if (process_image(tg->pid, image)) {
+		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(ESRCH));
+		return -1;
+	}
+	tg->command = process_read_command(tg->pid);
 	if (tg->at_exec) {
 		/* its libraries come later: target_resolve() finishes the job */
 		if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, errlen))
@@ -217,6 +315,11 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
+	if (process_image(tg->pid, again) || memcmp(image, again, sizeof(image))) {
+		snprintf(err, errlen, "pid %d executed a new program while being attached",
+			 tg->pid);
+		return -1;
+	}
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, target_inherit(d, tg), &tg->probes, err,
 			   errlen);
 	if (rc)
@@ -230,7 +333,14 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	tg->state = SNAP_TARGET_ATTACHED;
-	symbolizer_note_process(d->sym, tg->pid);
+	symbolizer_note_process(d->sym, tg->pid); /* only while it is that program */
+	if (probes_exec_count(d->skel, tg->pid)) {
+		/* what was read may be either program's: the new one's entry,
+		 * made at its exec event, reads its own */
+		free(tg->command);
+		tg->command = xstrdup("?");
+		log_msg("pid %d executed a new program while being attached", tg->pid);
+	}
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
 		probes_count(&tg->probes), tg->alloc.obj[ALLOC_OBJ_MALLOC].path,
 		tg->alloc.obj[ALLOC_OBJ_CXX].path ? " and " : "",
@@ -396,6 +506,12 @@ static void target_matched(struct daemon *d, int pid)
 		} else {
 			log_msg("pid %d (%s) matches: traced from its first instruction", pid,
 				d->targets[i].command);
+			/* stopped again in its ld.so once its libraries are mapped,
+			 * its allocator is resolved there, as a traced target's new
+			 * program's is: not on a timer while it runs (and maybe
+			 * exits), nor after an allocator it preloads ran */
+			if (d->targets[i].resolve_pending)
+				target_hold_in_ldso(d, i);
 		}
 	}
 	continue_stopped(d, pid);
@@ -497,6 +613,24 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 			log_msg("pid %d matches, but %s", pid, err);
 			unmatch(d, &d->targets[i]);
 			attach_failed(d, i);
+			continue;
+		}
+		/* the check above came before the exec tracepoint watched it: no
+		 * exec since the watch (the count is 0) and still matching means
+		 * the program attached to is a match */
+		if (!probes_exec_count(d->skel, pid) && !process_matches(pid, comm, &exe_st)) {
+			struct target_detach *h = target_detach_begin(d, pid, err, sizeof(err));
+
+			if (h) {
+				ingest_drain(&d->ingest); /* what it did until its probes went */
+				target_detach_end(d, h);
+			}
+			free(d->targets[i].note);
+			d->targets[i].note = xstrdup("executed another program while being "
+						     "attached: not a match");
+			log_msg("pid %d executed another program while being attached: not a "
+				"match, not traced",
+				pid);
 			continue;
 		}
 		attached++;
@@ -717,9 +851,10 @@ void targets_free(struct daemon *d)
  * the probes stay attached to the process, so calls into a library the new
  * program maps again (libc, nearly always) are counted at once; the
  * allocator is resolved again once the new program's libraries are mapped
- * (target_resolve), and only the probes that differ are changed.
+ * (target_resolve), and only the probes that differ are changed. held: the
+ * process is stopped at that exec.
  */
-static void target_execed(struct daemon *d, int i)
+static void target_execed(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i], *nt;
 	uint64_t now = time_monotonic_ns();
@@ -754,11 +889,14 @@ static void target_execed(struct daemon *d, int i)
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
 	}
-	nt->command = process_read_command(pid);
 	nt->attach_ns = now;
 	nt->space = (uint32_t)pid;
 	nt->resolve_pending = 1;
 	nt->execs_seen = tg->execs_seen + 1;
+	/* held at its exec, the process runs this program: its command line is
+	 * this program's; otherwise it may have executed another one or exited
+	 * since, and the command is read at the resolve */
+	nt->command = held ? process_read_command(pid) : target_read_command(d, j);
 	if (nt->pidfd >= 0)
 		loop_rewatch(d->epfd, nt->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j);
 	if (!tracker_add_target(&d->tracker, (uint32_t)pid, now))
@@ -768,15 +906,26 @@ static void target_execed(struct daemon *d, int i)
 		pid, nt->command);
 }
 
-/* The new program of target i is not traced: say why, keep its data. */
-static void target_give_up(struct daemon *d, int i, const char *why)
+/*
+ * The new program of target i is not traced: say why, keep its data. Held
+ * (stopped in its ld.so or at its exec), the process has made no event that
+ * is not applied yet; running, it may have: its probes go first, then the
+ * ring buffer is drained, and only then does its accounting end, so that
+ * nothing it did before is dropped (at its exec event, in a drain, what
+ * follows the event is the new program's, which is not traced).
+ */
+static void target_give_up(struct daemon *d, int i, const char *why, int held)
 {
 	struct target *tg = &d->targets[i];
 
 	probes_detach(&tg->probes);
 	ldso_release(tg);
 	tg->resolve_pending = 0;
-	tg->state = SNAP_TARGET_DETACHED;
+	tg->state = SNAP_TARGET_DETACHED; /* first: an exec event drained now is not its */
+	if (!held) {
+		ingest_drain(&d->ingest);
+		tg = &d->targets[i];
+	}
 	tg->end_ns = time_monotonic_ns();
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
 	free(tg->note);
@@ -852,8 +1001,10 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c->copies = 1;
 	c->matched = parent->matched;
 	/* the child runs the parent's program until it executes another (an exec
-	 * event follows then); /proc may be gone already if it exited at once */
-	c->command = parent->command ? xstrdup(parent->command) : process_read_command(child);
+	 * event follows then): its command line is the parent's as the daemon
+	 * knows it, not /proc's now (the child may have executed another
+	 * program or exited since) */
+	c->command = xstrdup(parent->command ? parent->command : "?");
 	c->alloc.obj[ALLOC_OBJ_MALLOC].path =
 	    parent->alloc.obj[ALLOC_OBJ_MALLOC].path
 		? xstrdup(parent->alloc.obj[ALLOC_OBJ_MALLOC].path)
@@ -883,6 +1034,8 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 				     BPF_ANY);
 		pystacks_fork(d->py, (int)ptgid, child);
 	}
+	/* the parent's maps as the daemon knows them at this point of its
+	 * events, not as /proc shows them now */
 	symbolizer_fork(d->sym, (int)ptgid, child);
 	unwind_fork(d->unwind, (int)ptgid, child);
 	log_msg("pid %d forked pid %d: traced from its first call", (int)ptgid, child);
@@ -890,10 +1043,12 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 
 /*
  * After an exec: once the dynamic linker has mapped the new program's
- * libraries (or at once for a program), find its allocator and
- * move the probes over. Called on every drain tick while pending.
+ * libraries (or at once for a program), find its allocator and move the
+ * probes over. held: the process is stopped (in its ld.so, or at its exec)
+ * and runs nothing meanwhile; else this is the drain tick's try, on a
+ * process that runs and may exit at any moment.
  */
-void target_resolve(struct daemon *d, int i)
+void target_resolve(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i];
 	struct target_probes np, inh;
@@ -909,22 +1064,29 @@ void target_resolve(struct daemon *d, int i)
 		return; /* ld.so is still mapping libraries */
 	if (allocator_resolve(tg->pid, &a, err, sizeof(err))) {
 		allocator_free(&a);
-		if (process_check_pid(tg->pid))
-			return; /* exited: its pidfd says so next */
+		if (process_exiting(tg->pid) && !late)
+			return; /* its maps are going: its pidfd says so next */
 		if (!late && linkmap_ldso_symbol(tg->pid, "_dl_debug_state"))
 			return; /* not all mapped yet */
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
-		target_give_up(d, i, why);
+		target_give_up(d, i, why, held);
 		return;
 	}
 	if (d->set.python_allocators)
 		allocator_resolve_python(tg->pid, &a);
+	test_lag(TEST_LAG_RESOLVE);
 	inherited_probes(d, i, &inh);
 	if (probes_attach_keeping(d->skel, tg->pid, &a, target_inherit(d, tg), &np, &tg->probes,
 				  &inh, err, sizeof(err))) {
 		allocator_free(&a);
+		/* a process that began to exit loses /proc/PID/root before its
+		 * pidfd fires: the probes of a program that is ending cannot be
+		 * placed, and nothing is missed by that (its at-exec probes
+		 * counted it until now) */
+		if (process_exiting(tg->pid) && !late)
+			return;
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
-		target_give_up(d, i, why);
+		target_give_up(d, i, why, held);
 		return;
 	}
 	/* the old program's that the new one does not map: they cannot fire
@@ -936,7 +1098,7 @@ void target_resolve(struct daemon *d, int i)
 	tg->resolve_pending = 0;
 	ldso_release(tg);
 	free(tg->command);
-	tg->command = process_read_command(tg->pid);
+	tg->command = held ? process_read_command(tg->pid) : target_read_command(d, i);
 	if ((note = allocator_python_note(tg->pid))) {
 		free(tg->note);
 		tg->note = note;
@@ -944,6 +1106,9 @@ void target_resolve(struct daemon *d, int i)
 	if (python_frames(d, tg->pid))
 		python_arenas(d, tg); /* after the probes: malloc's own mmaps are its own */
 	unwind_attach(d->unwind, tg->pid);
+	/* its maps and modules now, while it holds still: a program that runs
+	 * a moment and exits is gone before the daemon drains its stacks */
+	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
 		tg->alloc.obj[ALLOC_OBJ_MALLOC].path, probes_count(&tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
@@ -969,9 +1134,27 @@ static void resolve_held(struct daemon *d, int i)
 {
 	if (linkmap_state(d->targets[i].pid) > 0)
 		return; /* still adding objects: the next report will do */
-	target_resolve(d, i);
+	target_resolve(d, i, 1);
 	if (!d->targets[i].resolve_pending)
 		ldso_release(&d->targets[i]);
+}
+
+static void target_hold_in_ldso(struct daemon *d, int i)
+{
+	int pid = d->targets[i].pid;
+	char *path = NULL;
+	uint64_t off;
+
+	if (!linkmap_ldso_probe(pid, &path, &off)) {
+		d->targets[i].ldso_link = probes_attach_ldso(d->skel, pid, path, off);
+		if (!d->targets[i].ldso_link)
+			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
+				"once ld.so is done",
+				pid, strerror(errno));
+	} else {
+		resolve_held(d, i); /* a static program: all there is is mapped */
+	}
+	free(path);
 }
 
 /*
@@ -984,7 +1167,7 @@ static void resolve_held(struct daemon *d, int i)
  * before it runs, as for a new match (target_attach); target_resolve()
  * completes them once ld.so is done.
  */
-static void match_execed(struct daemon *d, int i)
+static void match_execed(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i];
 	char err[512], why[600];
@@ -1001,7 +1184,7 @@ static void match_execed(struct daemon *d, int i)
 	    probes_attach(d->skel, tg->pid, &tg->alloc, PROBES_INHERIT_MATCH, &tg->probes, err,
 			  sizeof(err))) {
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
-		target_give_up(d, i, why);
+		target_give_up(d, i, why, held);
 	}
 	/* it runs no copies now: its ancestors' probes may go */
 	targets_release_probes(d, tg->parent);
@@ -1061,8 +1244,6 @@ static void target_unmatched(struct daemon *d, int i)
 static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int unmatched)
 {
 	int n = d->ntargets, i; /* target_execed appends */
-	char *path = NULL;
-	uint64_t off;
 
 	for (i = 0; i < n; i++) {
 		if (d->targets[i].pid != (int)tgid)
@@ -1070,22 +1251,14 @@ static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int 
 		if (unmatched)
 			target_unmatched(d, i);
 		else
-			target_execed(d, i);
+			target_execed(d, i, stopped);
 	}
 	i = pending_entry(d, (int)tgid);
 	if (i >= 0 && target_inherit(d, &d->targets[i]) == PROBES_INHERIT_MATCH)
-		match_execed(d, i);
+		match_execed(d, i, stopped);
 	i = pending_entry(d, (int)tgid);
-	if (i >= 0 && stopped && !linkmap_ldso_probe((int)tgid, &path, &off)) {
-		d->targets[i].ldso_link = probes_attach_ldso(d->skel, (int)tgid, path, off);
-		if (!d->targets[i].ldso_link)
-			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
-				"once ld.so is done",
-				(int)tgid, strerror(errno));
-	} else if (i >= 0 && stopped) {
-		resolve_held(d, i); /* a static program: all there is is mapped */
-	}
-	free(path);
+	if (i >= 0 && stopped)
+		target_hold_in_ldso(d, i);
 	if (stopped)
 		continue_stopped(d, (int)tgid);
 }
@@ -1198,8 +1371,8 @@ void check_execs(struct daemon *d)
 			target_unmatched(d, i);
 			continue;
 		}
-		target_execed(d, i);
+		target_execed(d, i, 0);
 		if (target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
-			match_execed(d, d->ntargets - 1);
+			match_execed(d, d->ntargets - 1, 0);
 	}
 }

@@ -80,7 +80,9 @@ void target_pidfd_arm(struct daemon *d, int i, int on);
  * how many. main.c runs it twice, with a drain of the ring buffer between:
  * the second (last set) takes the processes started between the first
  * one's list and their parent's attach. A match refused at the limit is
- * counted once.
+ * counted once. One that executed another program between its check and
+ * the exec tracepoint's watch is checked again once watched, and detached
+ * ("not a match").
  */
 int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
 /* Matched targets traced now (the --max-targets cap counts them). */
@@ -104,8 +106,17 @@ void targets_control(struct daemon *d, const struct mt_event *ev);
  * ring buffer, then check_execs acts on those whose event was lost. */
 int execs_unseen(struct daemon *d);
 void check_execs(struct daemon *d);
-/* ... and new programs whose allocator is still to be resolved. */
-void target_resolve(struct daemon *d, int i);
+/* ... and new programs whose allocator is still to be resolved (held: the
+ * process is stopped for it; 0 on the drain tick). */
+void target_resolve(struct daemon *d, int i, int held);
+
+/*
+ * Make the symbolizer read a running process's maps only while it is still
+ * the program whose events are drained now (attached, alive, past no exec
+ * the daemon has not seen): what it reads after the process executed
+ * another program or exited is dropped.
+ */
+void targets_guard_symbolizer(struct daemon *d);
 
 /* Detach every probe and free the table (the daemon stops). */
 void targets_free(struct daemon *d);

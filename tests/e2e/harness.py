@@ -64,8 +64,11 @@ class Results:
     def __init__(self):
         self.passed = 0
         self.failed = 0
+        self.tally = {}  # name -> [passed, failed], in first-seen order
 
     def record(self, name, reason=None, logs=()):
+        t = self.tally.setdefault(name, [0, 0])
+        t[0 if reason is None else 1] += 1
         if reason is None:
             self.passed += 1
             print(f"PASS {name}", flush=True)

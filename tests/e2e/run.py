@@ -1,22 +1,32 @@
 #!/usr/bin/env python3
 """End-to-end tests of memtraced and memtracectl on real BPF (needs root).
 
-    python3 tests/e2e/run.py --build DIR [-k NAME]...
+    python3 tests/e2e/run.py --build DIR [-k NAME]... [--repeat N] [--stress]
 
 DIR holds memtraced, memtracectl and tests/pattern (`make e2e` builds them). Each test starts
 its own daemon on a socket in a fresh temporary directory, bounds every wait and kills what it
 started in a finally block. Prints "PASS name" or "FAIL name: reason" per check, then
 "e2e: N passed, N failed". Standard library only.
+
+--repeat N runs the selected tests N times over (all of them, then all again: a daemon's
+state never carries from one run to the next) and ends with each check's count, "name
+passed 19/20". --stress [N] runs them beside load (tests/e2e/stress.py: N busy loops per CPU,
+default 1, and a memory, syscall and fork churn), started before the first test and killed
+after the last: a race between a target and the daemon shows there, where an idle machine
+hides it (`make e2e K=NAME REPEAT=20 STRESS=1`).
 """
 
 import argparse
 import glob
 import importlib
 import os
+import signal
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from harness import Fail, Results, Run  # noqa: E402
+from stress import Load  # noqa: E402
 
 
 def load_tests():
@@ -35,7 +45,14 @@ def main():
                     help="directory holding memtraced, memtracectl and tests/pattern")
     ap.add_argument("-k", action="append", default=[], metavar="NAME",
                     help="run only tests whose name contains NAME (repeatable)")
+    ap.add_argument("--repeat", type=int, default=1, metavar="N",
+                    help="run the selected tests N times and print each check's pass count")
+    ap.add_argument("--stress", type=int, nargs="?", const=1, default=0, metavar="N",
+                    help="run them beside CPU, memory, syscall and fork load: N busy loops "
+                         "per CPU (default 1)")
     args = ap.parse_args()
+    if args.repeat < 1:
+        ap.error("--repeat must be at least 1")
 
     if os.geteuid() != 0:
         print("e2e: needs root", flush=True)
@@ -50,20 +67,47 @@ def main():
         return 1
 
     selected = [(n, f) for n, f in load_tests() if not args.k or any(k in n for k in args.k)]
-    for name, fn in selected:
-        r = Run(build, name, results)
-        try:
-            fn(r)
-            if not r.parts:
-                results.record(name)
-        except Fail as e:
-            results.record(name, str(e), r.log_tail())
-        except Exception as e:
-            results.record(name, f"{type(e).__name__}: {e}", r.log_tail())
-        finally:
-            r.cleanup()
+    if args.stress < 0:
+        ap.error("--stress takes a number of busy loops per CPU")
+    load = Load((os.cpu_count() or 1) * args.stress) if args.stress else None
+    # SIGTERM (a CI job cancelled) ends the run through the finally blocks: each test's
+    # processes and the load are killed, never left behind
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
+    started = time.monotonic()
+    try:
+        if load:
+            load.start()
+            print(f"e2e: under load: {load.describe()}", flush=True)
+        for round_ in range(args.repeat):
+            if args.repeat > 1:
+                print(f"e2e: round {round_ + 1} of {args.repeat}", flush=True)
+            for name, fn in selected:
+                run_one(build, name, fn, results)
+    finally:
+        if load:
+            load.stop()
     print(f"e2e: {results.passed} passed, {results.failed} failed", flush=True)
+    if args.repeat > 1 or args.stress:
+        under = " under load" if args.stress else ""
+        print(f"e2e: {args.repeat} round{'s' if args.repeat > 1 else ''}{under} in "
+              f"{time.monotonic() - started:.0f} s:", flush=True)
+        for name, (ok, bad) in results.tally.items():
+            print(f"    {name} passed {ok}/{ok + bad}", flush=True)
     return 1 if results.failed or not selected else 0
+
+
+def run_one(build, name, fn, results):
+    r = Run(build, name, results)
+    try:
+        fn(r)
+        if not r.parts:
+            results.record(name)
+    except Fail as e:
+        results.record(name, str(e), r.log_tail())
+    except Exception as e:
+        results.record(name, f"{type(e).__name__}: {e}", r.log_tail())
+    finally:
+        r.cleanup()
 
 
 if __name__ == "__main__":

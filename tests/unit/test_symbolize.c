@@ -7,6 +7,7 @@
  */
 #include "daemon/elf/elfmod.h"
 #include "daemon/proc/procmaps.h"
+#include "daemon/proc/process.h"
 #include "daemon/symbols/symbolize.h"
 #include "unit.h"
 #include "common/util.h"
@@ -15,6 +16,9 @@
 #include <elf.h>
 #include <endian.h>
 #include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
 #include <stdlib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
@@ -249,7 +253,9 @@ TEST(symbolize_return_address)
 }
 
 /* A forked child reaped before its maps were read resolves through the
- * parent's; a pid never forked resolves nothing. */
+ * parent's, as the symbolizer knew them at the fork (not re-read); a pid
+ * never forked resolves nothing, nor a child of a parent whose maps were
+ * never read. */
 TEST(symbolize_forked_child)
 {
 	struct symbolizer *s = symbolizer_new();
@@ -271,12 +277,133 @@ TEST(symbolize_forked_child)
 	frame_free(&f);
 	symbolizer_forget(s, child);
 
+	symbolizer_fork(s, getpid(), child); /* nothing known of the parent */
+	symbolizer_note(s, child, &addr, 1);
+	symbolizer_frame(s, child, addr, &f);
+	CHECK(f.function == NULL);
+	frame_free(&f);
+	symbolizer_forget(s, child);
+
+	symbolizer_note_process(s, getpid());
 	symbolizer_fork(s, getpid(), child);
 	symbolizer_note(s, child, &addr, 1);
 	symbolizer_frame(s, child, addr, &f);
 	CHECK_STR(f.function, "symbolize_test_callee");
 	CHECK_STR(f.module, exe_path);
 	frame_free(&f);
+	symbolizer_free(s);
+}
+
+static int guard_answer;
+static int guard_calls;
+
+static int test_guard(void *arg, int pid)
+{
+	(void)arg;
+	(void)pid;
+	guard_calls++;
+	return guard_answer;
+}
+
+/* A guard that says the pid is no longer the program its stacks came from:
+ * its maps are not read, the frame stays unnamed. */
+TEST(symbolize_guard_refuses)
+{
+	struct symbolizer *s = symbolizer_new();
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_callee + 1;
+	struct snap_frame f;
+
+	symbolizer_set_guard(s, test_guard, NULL);
+	guard_answer = 0;
+	guard_calls = 0;
+	symbolizer_note(s, getpid(), &addr, 1);
+	CHECK(guard_calls >= 1);
+	symbolizer_frame(s, getpid(), addr, &f);
+	CHECK(f.function == NULL && f.module == NULL);
+	frame_free(&f);
+
+	guard_answer = 1; /* asked before and after the read */
+	guard_calls = 0;
+	symbolizer_note(s, getpid(), &addr, 1);
+	CHECK_EQ_U64(guard_calls, 2);
+	symbolizer_frame(s, getpid(), addr, &f);
+	CHECK_STR(f.function, "symbolize_test_callee");
+	frame_free(&f);
+	symbolizer_free(s);
+}
+
+/*
+ * A child that executed another program (sleep) has other maps than the
+ * parent's it started with: read for an address outside them, they are not
+ * kept (the lowest executable mapping, the parent's program, is gone), so
+ * the address stays unnamed instead of being named from sleep's maps.
+ */
+TEST(symbolize_other_program_refused)
+{
+	struct symbolizer *s = symbolizer_new();
+	uint64_t addr = (uint64_t)(uintptr_t)&symbolize_test_callee + 1, outside;
+	uint64_t self_image[2], child_image[2];
+	struct proc_maps m = {0}, self = {0};
+	struct snap_frame f;
+	int fds[2];
+	pid_t child;
+	char c;
+
+	CHECK(pipe(fds) == 0);
+	child = fork();
+	if (child == 0) {
+		close(fds[0]);
+		dup2(fds[1], 1);
+		execl("/bin/sh", "sh", "-c", "echo x; exec sleep 30", (char *)NULL);
+		_exit(127);
+	}
+	close(fds[1]);
+	CHECK(child > 0);
+	if (child <= 0) {
+		symbolizer_free(s);
+		return;
+	}
+	CHECK(read(fds[0], &c, 1) == 1); /* sh runs: its exec of sleep follows */
+	for (int i = 0; i < 500; i++) {	 /* until /proc shows sleep's maps */
+		char exe[64], target[256] = "";
+		ssize_t n;
+
+		snprintf(exe, sizeof(exe), "/proc/%d/exe", child);
+		n = readlink(exe, target, sizeof(target) - 1);
+		if (n > 0 && strstr(target, "sleep"))
+			break;
+		usleep(10000);
+	}
+	/* another program, another image (what an attach checks across its reads) */
+	CHECK(process_image(getpid(), self_image) == 0);
+	CHECK(process_image(child, child_image) == 0);
+	CHECK(self_image[0] && self_image[1] && child_image[0] && child_image[1]);
+	CHECK(memcmp(self_image, child_image, sizeof(self_image)) != 0);
+	symbolizer_note_process(s, getpid());
+	symbolizer_fork(s, getpid(), child);
+	/* an address in the child's maps now (sleep's) but in none of ours */
+	CHECK(procmaps_read(child, &m) == 0);
+	CHECK(procmaps_read(getpid(), &self) == 0);
+	outside = 0;
+	for (size_t i = 0; i < m.n && !outside; i++) {
+		if (strchr(m.v[i].perms, 'x') && procmaps_is_file(&m.v[i]) &&
+		    !procmaps_find(&self, m.v[i].start))
+			outside = m.v[i].start + 1;
+	}
+	procmaps_free(&m);
+	procmaps_free(&self);
+	CHECK(outside != 0);
+	symbolizer_note(s, child, &outside, 1);
+	symbolizer_frame(s, child, outside, &f);
+	CHECK(f.module == NULL && f.function == NULL);
+	frame_free(&f);
+	symbolizer_note(s, child, &addr, 1); /* the parent's program's frames still resolve */
+	symbolizer_frame(s, child, addr, &f);
+	CHECK_STR(f.function, "symbolize_test_callee");
+	frame_free(&f);
+	kill(child, SIGKILL);
+	waitpid(child, NULL, 0);
+	close(fds[0]);
 	symbolizer_free(s);
 }
 
@@ -796,6 +923,8 @@ int main(void)
 	RUN(symbolize_not_elf);
 	RUN(symbolize_deleted_copy);
 	RUN(symbolize_forked_child);
+	RUN(symbolize_guard_refuses);
+	RUN(symbolize_other_program_refused);
 	RUN(elf_refuses_bad_files);
 	RUN(elf_mutations);
 	rmdir(tmpdir);

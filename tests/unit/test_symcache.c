@@ -15,6 +15,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -127,8 +128,10 @@ static char tmpdir[4096];
 /*
  * A child process that maps a private copy of libz (its own inode: a module
  * no other mapping shares), sends the address of zlibVersion, and on each
- * byte read unmaps it (dlclose) or maps it again, answering with the new
- * address (0 when unmapped). The test traces it as the daemon traces others.
+ * byte read unmaps it (dlclose, 'c') or maps it again ('o'), answering with
+ * the new address (0 when unmapped), or maps an anonymous page where
+ * zlibVersion was ('f', answering its address). The test traces it as the
+ * daemon traces others.
  */
 struct mapper {
 	pid_t pid;
@@ -156,6 +159,7 @@ static int mapper_start(struct mapper *m, const char *path)
 		return -1;
 	if (!m->pid) {
 		void *h = NULL;
+		uint64_t last = 0;
 
 		close(down[1]);
 		close(up[0]);
@@ -165,6 +169,13 @@ static int mapper_start(struct mapper *m, const char *path)
 			if (cmd == 'o') {
 				h = dlopen(path, RTLD_NOW | RTLD_LOCAL);
 				addr = h ? (uint64_t)(uintptr_t)dlsym(h, "zlibVersion") : 0;
+				last = addr;
+			} else if (cmd == 'f' && !h && last) {
+				void *pg =
+				    mmap((void *)(uintptr_t)(last & ~4095ull), 4096, PROT_READ,
+					 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+
+				addr = pg == MAP_FAILED ? 0 : (uint64_t)(uintptr_t)pg;
 			} else if (h) {
 				dlclose(h);
 				h = NULL;
@@ -224,12 +235,24 @@ TEST(module_goes_with_its_cache)
 	CHECK_EQ_U64(st.hits - st0.hits, 1);
 
 	/* unmapped, then an address outside the cached maps makes them re-read:
-	 * the copy is mapped nowhere, its module and cache go */
+	 * the copy stays where it was until something else is mapped there, so
+	 * the stacks taken while it was mapped still name it */
 	CHECK_EQ_U64(mapper_ask(&m, 'c'), 0);
+	symbolizer_note(s, m.pid, &nowhere, 1);
+	symbolizer_get_stats(s, &st);
+	CHECK_EQ_U64(st.modules_dropped, st0.modules_dropped);
+	symbolizer_frames_interned(s, m.pid, addr, f, ARRAY_SIZE(f));
+	CHECK_STR(f[0].function, "zlibVersion");
+
+	/* another mapping where it was: the copy is mapped nowhere, its module
+	 * and cache go, and the address names nothing */
+	CHECK(mapper_ask(&m, 'f') != 0);
 	symbolizer_note(s, m.pid, &nowhere, 1);
 	symbolizer_get_stats(s, &st);
 	CHECK_EQ_U64(st.modules_dropped - st0.modules_dropped, 1);
 	CHECK_EQ_U64(st.modules, st0.modules - 1);
+	symbolizer_frames_interned(s, m.pid, addr, f, ARRAY_SIZE(f));
+	CHECK(f[0].function == NULL);
 
 	/* mapped again: looked up again, in a new module */
 	fn = mapper_ask(&m, 'o');

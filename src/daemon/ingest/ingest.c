@@ -4,8 +4,11 @@
  * core), in the order the BPF programs wrote them; the control records
  * among them (exec, ld.so, fork, match) then go to the hooks, which move
  * the targets on. A new stack is noted while its process is alive, so that
- * its modules and Python code objects can be read later. While a request
- * reads the core, records queue instead (the freeze, ingest.h).
+ * its modules and Python code objects can be read later; what the
+ * symbolizer reads of a process then is kept only while the process is
+ * still the program the stack came from (the guard the targets give it,
+ * symbolizer_set_guard). While a request reads the core, records queue
+ * instead (the freeze, ingest.h).
  */
 #include <errno.h>
 #include <limits.h>
@@ -75,13 +78,23 @@ void ingest_record(struct ingest *in, const void *data, size_t len)
 			ev->kind, mt_func_name(ev->func) ? mt_func_name(ev->func) : "?", ev->tid,
 			(unsigned long long)ev->addr, (unsigned long long)ev->old_addr,
 			(unsigned long long)ev->size, ev->nframes);
+	in->applying++; /* a drain asked for meanwhile does nothing (drain) */
 	tracker_event(in->tracker, data, len);
 	if (len < sizeof(*ev) || ev->kind < MT_EV_EXEC)
-		return;
-	if (ev->kind == MT_EV_LDSO && ev->addr == 1 && in->unwind)
-		unwind_linker_event(in->unwind, (int)ev->tgid); /* before it is continued */
+		goto out;
+	if (ev->kind == MT_EV_LDSO && ev->addr == 1) {
+		/* a dlopen or dlclose done, the process stopped: read what it maps
+		 * now, before it is continued (it may close or exit before the
+		 * daemon drains a stack in the new library) */
+		if (in->unwind)
+			unwind_linker_event(in->unwind, (int)ev->tgid);
+		if (in->sym)
+			symbolizer_note_process(in->sym, (int)ev->tgid);
+	}
 	if (in->hooks.control)
 		in->hooks.control(in->hooks.ctx, ev);
+out:
+	in->applying--;
 }
 
 void ingest_take(struct ingest *in, const void *data, size_t len)
@@ -145,6 +158,13 @@ static void catch_up(struct ingest *in)
 static void drain(struct ingest *in, unsigned most)
 {
 	uint64_t now = time_monotonic_ns();
+
+	/* asked for while a record is applied (a hook gave up a target at its
+	 * exec event): the records before it are applied, those after it come
+	 * in order once it returns; a nested consume, or a nested catch-up,
+	 * would apply this one again */
+	if (in->applying)
+		return;
 
 	/* the ingest figure: the longest the ring buffer waited for a drain */
 	if (in->last_drain_ns && now - in->last_drain_ns > in->drain_gap_max_ns)

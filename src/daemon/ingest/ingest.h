@@ -65,6 +65,7 @@ struct ingest {
 	struct ingest_hooks hooks;
 	struct ring_buffer *rb;
 	unsigned left; /* records the drain in progress may still take */
+	int applying;  /* a record is being applied (ingest_record) */
 	/* how ingest keeps up (section 42), since start or ingest_reset_figures */
 	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
 	uint64_t drain_gap_max_ns; /* longest time between two drains */
@@ -86,7 +87,8 @@ int ingest_epoll_fd(const struct ingest *in);
 void ingest_close(struct ingest *in);
 
 /* Take every record queued in the ring buffer now (applied, or queued while
- * frozen), then a slice of the queue if thawed. */
+ * frozen), then a slice of the queue if thawed. Nothing, when called while a
+ * record is applied (from a hook): those queued come after it, in order. */
 void ingest_drain(struct ingest *in);
 /* The same, DRAIN_SLICE records at most: the loop's routine drains. */
 void ingest_drain_slice(struct ingest *in);

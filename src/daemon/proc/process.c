@@ -55,7 +55,8 @@ char *process_read_command(int pid)
 	return xstrdup(buf);
 }
 
-int process_check_pid(int pid)
+/* The state letter and the flags word of /proc/PID/stat (its main thread's); -ESRCH if gone. */
+static int read_stat(int pid, char *state, unsigned long *flags)
 {
 	char path[64], buf[512], *p;
 	int fd;
@@ -73,11 +74,63 @@ int process_check_pid(int pid)
 		return -ESRCH;
 	buf[n] = 0;
 	p = strrchr(buf, ')');
-	if (!p || p[1] != ' ')
+	if (!p || p[1] != ' ' || !p[2])
 		return -ESRCH;
-	if (p[2] == 'Z' || p[2] == 'X')
+	*state = p[2];
+	/* state ppid pgrp session tty_nr tpgid flags */
+	if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %lu", flags) != 1)
+		*flags = 0;
+	return 0;
+}
+
+int process_image(int pid, uint64_t id[2])
+{
+	char path[64], buf[1024], *p;
+	unsigned long long start_code, start_stack;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return -1;
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	/* fields 3 to 25 after the command, then startcode, endcode, startstack */
+	if (!p || sscanf(p + 1,
+			 " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s"
+			 " %*s %*s %*s %*s %*s %llu %*s %llu",
+			 &start_code, &start_stack) != 2)
+		return -1;
+	id[0] = start_code;
+	id[1] = start_stack;
+	return 0;
+}
+
+int process_check_pid(int pid)
+{
+	unsigned long flags;
+	char state;
+
+	if (read_stat(pid, &state, &flags))
+		return -ESRCH;
+	if (state == 'Z' || state == 'X')
 		return -ESRCH; /* exited, waiting to be reaped */
 	return 0;
+}
+
+int process_exiting(int pid)
+{
+	unsigned long flags;
+	char state;
+
+	if (read_stat(pid, &state, &flags) || state == 'Z' || state == 'X')
+		return 1;
+	return (flags & 0x4) != 0; /* PF_EXITING: do_exit has begun */
 }
 
 static int wait_stop(int pid, int *status)

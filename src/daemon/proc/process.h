@@ -18,6 +18,21 @@ char *process_read_command(int pid);
 int process_check_pid(int pid);
 
 /*
+ * What identifies the program a process runs now: its start_code and
+ * start_stack (/proc/PID/stat), set anew at every exec (randomized, as a
+ * rule). 0, or -1 if it cannot be read.
+ */
+int process_image(int pid, uint64_t id[2]);
+
+/*
+ * Is the process gone, a zombie, or on its way out (its main thread in
+ * do_exit: PF_EXITING)? From the moment it begins to exit, what /proc shows
+ * of it vanishes piece by piece (its maps, then its root) before its pidfd
+ * says it exited: a read that failed then says nothing about the program.
+ */
+int process_exiting(int pid);
+
+/*
  * Start argv[0] (searched in PATH) as a child stopped under ptrace after its
  * dynamic linker has mapped every library and before any of its code ran.
  * Returns the pid, or -1 with a reason in err. Release it with

@@ -54,11 +54,18 @@ struct module {
 	uint32_t refs;		   /* entries of pid maps that resolved to it */
 };
 
+/* A mapping that identifies one program of a pid (see symbolizer_note). */
+struct anchor {
+	uint32_t dev_major, dev_minor;
+	uint64_t inode, start; /* inode 0: none yet */
+};
+
 struct pid_maps {
 	int pid;
 	struct proc_maps maps;
 	struct module **modules; /* per entry of maps; NULL until looked up */
 	const char **paths;	 /* per entry: its path, interned; NULL until asked */
+	struct anchor anchor;	 /* from the first read of this program */
 };
 
 struct symbolizer {
@@ -74,6 +81,8 @@ struct symbolizer {
 	unsigned holds;
 	struct module **graveyard;
 	size_t ngraveyard;
+	int (*current)(void *arg, int pid); /* symbolizer_set_guard */
+	void *current_arg;
 };
 
 struct symbolizer *symbolizer_new(void)
@@ -179,6 +188,12 @@ void symbolizer_free(struct symbolizer *s)
 	free(s);
 }
 
+void symbolizer_set_guard(struct symbolizer *s, int (*current)(void *arg, int pid), void *arg)
+{
+	s->current = current;
+	s->current_arg = arg;
+}
+
 void symbolizer_get_stats(const struct symbolizer *s, struct symbolizer_stats *out)
 {
 	*out = s->stats;
@@ -222,41 +237,139 @@ static struct pid_maps *pid_get(struct symbolizer *s, int pid, int create)
 	return &s->pids[i];
 }
 
+/* The lowest executable file mapping of m: the program's own, as a rule. */
+static struct anchor anchor_of(const struct proc_maps *m)
+{
+	struct anchor a = {0};
+
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map_entry *e = &m->v[i];
+
+		if (procmaps_is_file(e) && e->inode && strchr(e->perms, 'x')) {
+			a = (struct anchor){e->dev_major, e->dev_minor, e->inode, e->start};
+			break;
+		}
+	}
+	return a;
+}
+
+static int maps_hold(const struct proc_maps *m, const struct anchor *a)
+{
+	for (size_t i = 0; i < m->n; i++) {
+		const struct map_entry *e = &m->v[i];
+
+		if (e->start == a->start && e->inode == a->inode && e->dev_major == a->dev_major &&
+		    e->dev_minor == a->dev_minor)
+			return 1;
+	}
+	return 0;
+}
+
+/* Does /proc/PID still show the program p's events come from? */
+static int pid_current(const struct symbolizer *s, const struct pid_maps *p)
+{
+	return !s->current || s->current(s->current_arg, p->pid);
+}
+
+/* Does any entry of m (sorted, non-overlapping) overlap [start, end)? */
+static int maps_overlap(const struct proc_maps *m, uint64_t start, uint64_t end)
+{
+	size_t lo = 0, hi = m->n;
+
+	while (lo < hi) { /* the first entry ending past start */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->v[mid].end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < m->n && m->v[lo].start < end;
+}
+
+/* One entry of a pid's maps with what hangs off it, for sorting. */
+struct pid_entry {
+	struct map_entry e;
+	struct module *mod;
+	const char *path;
+};
+
+static int compare_entry(const void *a, const void *b)
+{
+	const struct pid_entry *x = a, *y = b;
+
+	return x->e.start < y->e.start ? -1 : x->e.start > y->e.start;
+}
+
 /*
- * Replace the cached maps with fresh ones, unless the process is gone. A
- * file still mapped keeps its module (and what its addresses symbolized to);
- * one no longer mapped anywhere goes.
+ * Replace the cached maps with fresh ones, unless the process is gone or is
+ * no longer the program they are for (symbolizer_note). A file still mapped
+ * keeps its module (and what its addresses symbolized to). An executable
+ * file no longer mapped (a library closed) stays in the maps until another
+ * mapping takes its addresses: the stacks taken while it was mapped still
+ * name it; its module goes with its last entry.
  */
 static void pid_refresh(struct symbolizer *s, struct pid_maps *p)
 {
 	struct proc_maps fresh;
-	struct module **mods;
+	struct pid_entry *v;
+	size_t n = 0;
 
 	if (p->pid <= 0)
 		return; /* a retired generation's key: its process image is gone */
-	if (procmaps_read(p->pid, &fresh) || !fresh.n) {
+	if (!pid_current(s, p))
+		return;
+	if (procmaps_read(p->pid, &fresh) || !fresh.n || !pid_current(s, p) ||
+	    (p->anchor.inode && !maps_hold(&fresh, &p->anchor))) {
 		procmaps_free(&fresh);
 		return;
 	}
-	mods = xcalloc(fresh.n, sizeof(*mods));
+	if (!p->anchor.inode)
+		p->anchor = anchor_of(&fresh);
+	v = xcalloc(fresh.n + p->maps.n, sizeof(*v));
 	for (size_t i = 0; i < fresh.n; i++) {
 		const struct map_entry *e = &fresh.v[i];
 
+		v[n].e = *e;
 		for (size_t k = 0; p->modules && k < p->maps.n; k++) {
 			struct module *m = p->modules[k];
 
 			if (m && m->dev_major == e->dev_major && m->dev_minor == e->dev_minor &&
 			    m->inode == e->inode && procmaps_is_file(e)) {
-				mods[i] = m;
+				v[n].mod = m;
 				m->refs++;
 				break;
 			}
 		}
+		n++;
 	}
+	for (size_t k = 0; k < p->maps.n; k++) {
+		struct map_entry *e = &p->maps.v[k];
+
+		if (!procmaps_is_file(e) || !strchr(e->perms, 'x') ||
+		    maps_overlap(&fresh, e->start, e->end))
+			continue;
+		v[n].e = *e;
+		e->path = NULL; /* moved */
+		v[n].mod = p->modules ? p->modules[k] : NULL;
+		if (v[n].mod)
+			v[n].mod->refs++;
+		v[n].path = p->paths ? p->paths[k] : NULL;
+		n++;
+	}
+	free(fresh.v); /* its paths moved to v */
+	qsort(v, n, sizeof(*v), compare_entry);
 	pid_maps_free(s, p);
-	p->maps = fresh;
-	p->modules = mods;
-	p->paths = xcalloc(fresh.n, sizeof(*p->paths));
+	p->maps.v = xcalloc(n ? n : 1, sizeof(*p->maps.v));
+	p->maps.n = n;
+	p->modules = xcalloc(n ? n : 1, sizeof(*p->modules));
+	p->paths = xcalloc(n ? n : 1, sizeof(*p->paths));
+	for (size_t i = 0; i < n; i++) {
+		p->maps.v[i] = v[i].e;
+		p->modules[i] = v[i].mod;
+		p->paths[i] = v[i].path;
+	}
+	free(v);
 }
 
 static int compare_key(uint32_t major, uint32_t minor, uint64_t inode, const struct module *mod)
@@ -621,10 +734,10 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	struct proc_maps copy = {0};
 	struct module **mods;
 	const char **paths;
+	struct anchor anchor;
 
-	pid_refresh(s, pid_get(s, parent, 1));
 	p = pid_get(s, parent, 0);
-	if (!p->maps.n || child == parent)
+	if (!p || !p->maps.n || child == parent)
 		return;
 	copy.v = xcalloc(p->maps.n, sizeof(*copy.v));
 	for (size_t i = 0; i < p->maps.n; i++) {
@@ -636,6 +749,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	memcpy(mods, p->modules, copy.n * sizeof(*mods));
 	paths = xcalloc(copy.n, sizeof(*paths));
 	memcpy(paths, p->paths, copy.n * sizeof(*paths));
+	anchor = p->anchor; /* the same program, at the same addresses */
 	for (size_t i = 0; i < copy.n; i++) {
 		if (mods[i])
 			mods[i]->refs++;
@@ -645,6 +759,7 @@ void symbolizer_fork(struct symbolizer *s, int parent, int child)
 	c->maps = copy;
 	c->modules = mods;
 	c->paths = paths;
+	c->anchor = anchor;
 }
 
 void symbolizer_rename(struct symbolizer *s, int pid, int key)

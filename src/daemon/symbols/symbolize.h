@@ -33,15 +33,31 @@ void symbolizer_free(struct symbolizer *s);
  * any address is outside them (a failed or empty read keeps the old cache),
  * and open the module of every file those addresses are in while the process
  * is alive. Makes no system call when every address is already known.
+ *
+ * The addresses are of the program the process ran when its stack was
+ * taken, and /proc shows what it runs now: a read is kept only if the guard
+ * (symbolizer_set_guard) says, after it, that pid is still that program,
+ * and only if it still maps, at the same address, the file the first read
+ * of that program had as its lowest executable mapping (an exec under way,
+ * which the guard cannot see yet, has replaced it). A read not kept leaves
+ * the frames unnamed, never named from another program.
  */
 void symbolizer_note(struct symbolizer *s, int pid, const uint64_t *addrs, size_t n);
 
 /*
  * Read pid's maps now and open the module of every executable mapping, so
  * frames stay nameable even if the process exits before its first stack is
- * noted (a short command started under the tracer).
+ * noted: at attach, and while the process holds still for the daemon (a new
+ * program stopped in its ld.so, a dlopen stopped for the unwinder).
  */
 void symbolizer_note_process(struct symbolizer *s, int pid);
+
+/*
+ * current(arg, pid): is pid still the program whose events are being
+ * drained (alive, not past another exec)? Asked before and after every
+ * read of /proc/PID/maps; without a guard every read is kept.
+ */
+void symbolizer_set_guard(struct symbolizer *s, int (*current)(void *arg, int pid), void *arg);
 
 /*
  * Fill *out for a return address of pid from the cached maps; never reads
@@ -73,10 +89,11 @@ size_t symbolizer_frames(struct symbolizer *s, int pid, uint64_t addr, struct sn
 void symbolizer_rename(struct symbolizer *s, int pid, int key);
 
 /*
- * child was forked by parent: it starts with the parent's maps (read now if
- * the parent is alive), so that its stacks resolve even when it has exited
- * before the daemon could read /proc/CHILD/maps. A later address outside
- * them re-reads the child's own.
+ * child was forked by parent: it starts with the parent's maps as cached
+ * now, at the fork's place in the parent's events (not re-read: the parent
+ * may have mapped, executed or exited since), so that its stacks resolve
+ * even when it has exited before the daemon could read /proc/CHILD/maps. A
+ * later address outside them re-reads the child's own.
  */
 void symbolizer_fork(struct symbolizer *s, int parent, int child);
 

@@ -1,0 +1,155 @@
+#!/usr/bin/env python3
+"""End-to-end tests of what the daemon reads of a process that keeps changing (docs/design.md,
+"What is read of a process, and when"): a new program after an exec, a --comm match, a
+forked child. Each makes the race a busy host makes, every time, instead of hoping for it:
+
+- MEMTRACE_TEST_LAG_MS in the daemon's environment makes it lose that long after it
+  continues a process it stopped (the process runs ahead, here to its end, before the
+  daemon drains a single stack of it); MEMTRACE_TEST_RESOLVE_LAG_MS, between reading a new
+  program's allocator and attaching to it (the process exits meanwhile).
+- A daemon frozen with SIGSTOP drains a fork only after the child has exited and the parent
+  has executed another program.
+
+Before the fixes these failed every time: the new program's frames unnamed (frames[0] None),
+the match "not traced" after 0 allocations, the child's frames named from nothing."""
+
+from harness import *  # noqa: F401,F403
+from test_faults import stop_daemon_clean
+
+LAG = {"MEMTRACE_TEST_LAG_MS": "300"}
+RESOLVE_LAG = {"MEMTRACE_TEST_RESOLVE_LAG_MS": "1500"}
+
+
+def proc_state(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return None
+
+
+def lagging_daemon(r, lag, *args):
+    daemon = r.spawn([r.memtraced, "--socket", r.sock, *args], "daemon", "memtraced.out",
+                     env=dict(os.environ, **lag))
+    r.wait_daemon(daemon, r.sock)
+    return daemon
+
+
+def generations(r, pid):
+    return [t for t in r.ctl_json("stats", "--json")["targets"] if t["pid"] == pid]
+
+
+def wait_generations(r, pid, states):
+    end = deadline_after()
+    while True:
+        gens = generations(r, pid)
+        if [t["state"] for t in gens] == states:
+            return gens
+        if time.monotonic() > end:
+            raise Fail(f"states of pid {pid}: {[t['state'] for t in gens]}, expected {states}")
+        time.sleep(POLL)
+
+
+def check_program(r, t, expect):
+    """Entry t traced all of pattern's run: no note, nothing unknown, every site of its phase
+    exact and named (its totals add its start-up's allocations to the phase's)."""
+    c = t["counters"]
+    bad = []
+    if c["allocations"] < expect["allocations"]:
+        bad.append(f"allocations={c['allocations']}, the phase alone made "
+                   f"{expect['allocations']}")
+    if c["unknown_frees"]:
+        bad.append(f"unknown_frees={c['unknown_frees']}")
+    if t.get("note"):
+        bad.append(f"note {t['note']!r}")
+    if bad:
+        raise Fail(", ".join(bad))
+    check_sites(r.report("--pid", str(t["pid"]), "--top", "400", "--sort", "allocated"),
+                expect)
+
+
+def test_exec_lag(r):
+    """A traced shell executes pattern, which runs to its end while the daemon lags after
+    letting it go from its ld.so: its maps were read while it was held there, so every
+    stack of it is named, every site exact."""
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    script = f'trap "exec {r.pattern} --no-wait --expect-file {expect_file}" USR1; ' \
+             'echo ready $$; while :; do sleep 0.05; done'
+    sh_proc = r.spawn(["sh", "-c", script], "target", "sh.out")
+    r.wait_line(os.path.join(r.tmp, "sh.out"), "ready ", sh_proc)
+    daemon = lagging_daemon(r, LAG, "--pid", str(sh_proc.pid))
+    r.wait_state("attached", sh_proc.pid, daemon)
+    sh_proc.send_signal(signal.SIGUSR1)
+    with r.part("new_program"):
+        rc = r.wait_exit(sh_proc, "the executed pattern")
+        if rc != 0:
+            raise Fail(f"pattern exited with status {rc}")
+        expect = r.read_expect(expect_file)
+        gens = wait_generations(r, sh_proc.pid, ["execed", "exited"])
+        if "pattern" not in gens[1].get("command", ""):
+            raise Fail(f"the new program's command is {gens[1].get('command')!r}")
+        check_program(r, gens[1], expect)
+    stop_daemon_clean(r, daemon)
+
+
+def test_comm_lag(r):
+    """--comm: a match runs to its end while the daemon lags between reading its program
+    and attaching to it. Its allocator is resolved while it is held in its ld.so, so the
+    lag costs nothing: traced from its first call to its last, exactly."""
+    name = f"mr{os.getpid() % 100000}x{int(time.time()) % 10000}"
+    prog = os.path.join(r.tmp, name)
+    shutil.copy(r.pattern, prog)
+    expect_file = os.path.join(r.tmp, "expect.txt")
+    # fp: no unwinder's stop in ld.so, which would hold the match for the daemon anyway
+    daemon = lagging_daemon(r, RESOLVE_LAG, "--comm", name, "--stack-walker", "fp")
+    # long enough to outlive the daemon's reading of it, not its lag
+    p = r.spawn([prog, "--no-wait", "--loops", "10", "--expect-file", expect_file], "target",
+                "pattern.out")
+    with r.part("match"):
+        rc = r.wait_exit(p, "the match")
+        if rc != 0:
+            raise Fail(f"the match exited with status {rc}")
+        expect = r.read_expect(expect_file)
+        gens = wait_generations(r, p.pid, ["exited"])
+        check_program(r, gens[0], expect)
+    stop_daemon_clean(r, daemon)
+
+
+def test_fork_then_exec(r):
+    """--follow-forks: the parent forks a child that allocates and exits, reaps it and
+    executes sleep, all while the daemon is frozen; the daemon then drains the fork. The
+    child's stacks are named from the parent's program as the daemon knew it at the fork,
+    not from what /proc shows now (sleep's maps, and no child)."""
+    prog = os.path.join(r.build, "tests", "forkexec")
+    out = os.path.join(r.tmp, "forkexec.out")
+    parent = r.spawn([prog, "sleep", "30"], "target", "forkexec.out")
+    r.wait_line(out, "ready ", parent)
+    daemon = r.start_daemon("--follow-forks", "--pid", str(parent.pid))
+    r.wait_state("attached", parent.pid, daemon)
+    daemon.send_signal(signal.SIGSTOP)
+    try:
+        parent.send_signal(signal.SIGUSR1)
+        line = r.wait_line(out, "expect ", parent)
+        child = int(line.split(" ", 1)[0])
+        expect = json.loads(line.split(" ", 1)[1])
+        end = deadline_after()
+        while proc_state(parent.pid) != "T":  # held at its exec: sleep's maps are in place
+            if time.monotonic() > end or parent.poll() is not None:
+                raise Fail(f"the parent was not held at its exec "
+                           f"(state {proc_state(parent.pid)})")
+            time.sleep(POLL)
+    finally:
+        daemon.send_signal(signal.SIGCONT)
+    with r.part("child_named"):
+        wait_generations(r, child, ["exited"])
+        check_sites(r.report("--pid", str(child), "--top", "400", "--sort", "allocated"),
+                    expect)
+    with r.part("parent_execed"):
+        gens = wait_generations(r, parent.pid, ["execed", "attached"])
+        if "sleep" not in gens[1].get("command", ""):
+            raise Fail(f"the parent's new program's command is {gens[1].get('command')!r}")
+    stop_daemon_clean(r, daemon)
+
+
+TESTS = [("races_exec_lag", test_exec_lag), ("races_comm_lag", test_comm_lag),
+         ("races_fork_then_exec", test_fork_then_exec)]
