@@ -38,6 +38,7 @@
 #include "daemon/attach/detacher.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/process.h"
+#include "daemon/proc/ptstop.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
@@ -65,18 +66,20 @@ static void python_frames_off(struct daemon *d, int pid)
  * Tests only (tests/e2e/test_races.py): the daemon loses N ms where a busy
  * host makes it lose the CPU to its targets. MEMTRACE_TEST_LAG_MS=N: right
  * after it continues a process it stopped; MEMTRACE_TEST_RESOLVE_LAG_MS=N:
- * between reading a new program's allocator and attaching to it. A process
- * then runs ahead of the daemon, and what the daemon reads of it outside a
- * hold is stale.
+ * between reading a new program's allocator and attaching to it;
+ * MEMTRACE_TEST_ATTACH_LAG_MS=N: between watching a running process and
+ * placing its probes. A process then runs ahead of the daemon, and what the
+ * daemon reads of it outside a hold is stale.
  */
-enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE };
+enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE, TEST_LAG_ATTACH, TEST_LAGS };
 
 static void test_lag(int where)
 {
-	static const char *const vars[] = {"MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS"};
-	static long ms[] = {-1, -1};
+	static const char *const vars[TEST_LAGS] = {
+	    "MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS", "MEMTRACE_TEST_ATTACH_LAG_MS"};
+	static long ms[TEST_LAGS] = {-1, -1, -1};
 
-	if (where < 0 || where > 1)
+	if (where < 0 || where >= TEST_LAGS)
 		return;
 	if (ms[where] < 0) {
 		const char *e = getenv(vars[where]);
@@ -256,6 +259,53 @@ static void python_arenas(struct daemon *d, struct target *tg)
 	}
 }
 
+/* How long a running process may stand still while its probes are placed. */
+#define ATTACH_HOLD_MAX_NS (1ull * 1000000000)
+
+/*
+ * Hold entry tg's process still while its probes are placed, when its
+ * children will be traced and it runs (not held at an exec by the BPF
+ * programs). 1 if held (attach_release() resumes it), 0 if not needed or
+ * not possible: a process another tracer has (gdb, strace), or one a thread
+ * of which does not stop in time (a vfork waiting on its child). Then a
+ * child it forks during the attach carries only some of the probes, and the
+ * log says so.
+ */
+static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
+{
+	char why[256];
+	int rc;
+
+	if (tg->at_exec || target_inherit(d, tg) == PROBES_OWN)
+		return 0;
+	rc = ptstop_stop(st, tg->pid, time_monotonic_ns() + ATTACH_HOLD_MAX_NS, why, sizeof(why));
+	if (!rc)
+		return 1;
+	if (rc == -ETIMEDOUT)
+		snprintf(why, sizeof(why), "thread %d did not stop", st->late_tid);
+	log_msg("pid %d: not held while its probes are placed (%s): a child it forks "
+		"meanwhile may carry only some of them",
+		tg->pid, why);
+	return 0;
+}
+
+/* Resume what attach_hold() held; says so if the bound resumed it first. */
+static void attach_release(const struct target *tg, struct ptstop *st, int *held)
+{
+	if (*held <= 0)
+		return;
+	*held = -1; /* released */
+	if (ptstop_resume(st)) {
+		log_msg("pid %d: its probes took longer than %llu s to place and it ran "
+			"before the last: a child it forked meanwhile may carry only some of "
+			"them",
+			tg->pid, ATTACH_HOLD_MAX_NS / 1000000000);
+		return;
+	}
+	log_msg("pid %d stood still for %.1f ms while its probes were placed", tg->pid,
+		(double)(st->resumed_ns - st->begin_ns) / 1e6);
+}
+
 /*
  * Attach to d->targets[i], which is alive (and stopped, when we started it).
  * What is read of it (command line, allocator) must be of the program it
@@ -264,13 +314,18 @@ static void python_arenas(struct daemon *d, struct target *tg)
  * start_stack, new at every exec) is taken before the reads and again after
  * the watch, and an attach across an exec fails. The watch comes last, just
  * before the probes: with --follow-forks or as a match, a child forked once
- * it is watched is a target, and carries only the probes placed by then.
+ * it is watched is a target, and carries only the probes placed by then. So
+ * a running process whose children are traced stands still from before the
+ * watch until its last probe is placed (attach_hold): a fork completes
+ * before it (the child is not a target) or after (the child has every
+ * probe), never in between.
  */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = &d->targets[i];
 	uint64_t image[2], again[2];
-	int rc, py = 0;
+	struct ptstop st;
+	int rc, held, py = 0;
 
 	retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
@@ -310,18 +365,23 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
+	held = attach_hold(d, tg, &st);
 	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
 	if (rc) {
+		attach_release(tg, &st, &held);
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
 	if (process_image(tg->pid, again) || memcmp(image, again, sizeof(image))) {
+		attach_release(tg, &st, &held);
 		snprintf(err, errlen, "pid %d executed a new program while being attached",
 			 tg->pid);
 		return -1;
 	}
+	test_lag(TEST_LAG_ATTACH);
 	rc = probes_attach(d->skel, tg->pid, &tg->alloc, target_inherit(d, tg), &tg->probes, err,
 			   errlen);
+	attach_release(tg, &st, &held);
 	if (rc)
 		return -1;
 	unwind_attach(d->unwind, tg->pid);

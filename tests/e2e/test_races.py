@@ -9,15 +9,21 @@ forked child. Each makes the race a busy host makes, every time, instead of hopi
   program's allocator and attaching to it (the process exits meanwhile).
 - A daemon frozen with SIGSTOP drains a fork only after the child has exited and the parent
   has executed another program.
+- MEMTRACE_TEST_ATTACH_LAG_MS makes it lose that long between watching a running process
+  and placing its probes, while the process forks a child every millisecond.
 
 Before the fixes these failed every time: the new program's frames unnamed (frames[0] None),
 the match "not traced" after 0 allocations, the child's frames named from nothing."""
+
+import threading
 
 from harness import *  # noqa: F401,F403
 from test_faults import stop_daemon_clean
 
 LAG = {"MEMTRACE_TEST_LAG_MS": "300"}
 RESOLVE_LAG = {"MEMTRACE_TEST_RESOLVE_LAG_MS": "1500"}
+ATTACH_LAG = {"MEMTRACE_TEST_ATTACH_LAG_MS": "400"}
+FORKLOOP_PAIRS = 50  # tests/e2e/forkloop.c's PAIRS
 
 
 def proc_state(pid):
@@ -151,5 +157,78 @@ def test_fork_then_exec(r):
     stop_daemon_clean(r, daemon)
 
 
+def fork_during_attach(r, how, *args):
+    """A running process that forks a child every millisecond, attached with its children
+    traced (--follow-forks, or as a --comm match) by a daemon that lags between the watch
+    (from which a child is a target) and the probes. The process stands still over that
+    window, so every child the daemon traces has every probe: exactly its 50 mallocs and
+    50 frees. Before the hold, the children forked in the window were targets with none or
+    some of the probes (0 allocations counted)."""
+    prog = os.path.join(r.build, "tests", "forkloop")
+    if how == "comm":  # a name of its own, so that nothing else on the machine matches
+        name = f"fl{os.getpid() % 100000}x{int(time.time()) % 10000}"
+        shutil.copy(prog, os.path.join(r.tmp, name))
+        prog = os.path.join(r.tmp, name)
+    out = os.path.join(r.tmp, "forkloop.out")
+    parent = r.spawn([prog], "target", "forkloop.out")
+    r.wait_line(out, "ready ", parent)
+    extra = ("--comm", os.path.basename(prog)) if how == "comm" else ("--pid", str(parent.pid))
+    daemon = r.spawn([r.memtraced, "--socket", r.sock, *extra, *args], "daemon",
+                     "memtraced.out", env=dict(os.environ, **ATTACH_LAG))
+    states, done = set(), threading.Event()
+
+    def watch_parent():  # its states until it is attached (the socket may answer before)
+        while not done.is_set():
+            states.add(proc_state(parent.pid))
+            time.sleep(0.002)
+
+    watcher = threading.Thread(target=watch_parent)
+    watcher.start()
+    try:
+        r.wait_daemon(daemon, r.sock)
+        r.wait_state("attached", parent.pid, daemon)
+    finally:
+        done.set()
+        watcher.join()
+    with r.part("held"):
+        if "t" not in states:
+            raise Fail(f"the parent was never seen held while the daemon attached "
+                       f"(states seen: {sorted(s for s in states if s)})")
+    end = deadline_after()
+    while len(generations_all(r)) < 30:
+        if time.monotonic() > end:
+            raise Fail(f"{len(generations_all(r))} targets after {TIMEOUT:.0f} s")
+        time.sleep(POLL)
+    parent.send_signal(signal.SIGUSR1)
+    if r.wait_exit(parent, "forkloop") != 0:
+        raise Fail("forkloop failed")
+    with r.part("children_exact"):
+        time.sleep(0.3)  # the last children's events drained
+        children = [t for t in generations_all(r) if t["pid"] != parent.pid]
+        bad = [(t["pid"], t["counters"]["allocations"], t["counters"]["frees"])
+               for t in children
+               if (t["counters"]["allocations"], t["counters"]["frees"],
+                   t["counters"]["unknown_frees"]) != (FORKLOOP_PAIRS, FORKLOOP_PAIRS, 0)]
+        if len(children) < 20 or bad:
+            raise Fail(f"{len(children)} children traced; {len(bad)} not exactly "
+                       f"{FORKLOOP_PAIRS} mallocs and frees (pid, allocations, frees): "
+                       f"{bad[:5]}")
+    stop_daemon_clean(r, daemon)
+
+
+def generations_all(r):
+    return r.ctl_json("stats", "--json")["targets"]
+
+
+def test_fork_during_attach(r):
+    fork_during_attach(r, "pid", "--follow-forks")
+
+
+def test_match_forks_during_attach(r):
+    fork_during_attach(r, "comm")
+
+
 TESTS = [("races_exec_lag", test_exec_lag), ("races_comm_lag", test_comm_lag),
-         ("races_fork_then_exec", test_fork_then_exec)]
+         ("races_fork_then_exec", test_fork_then_exec),
+         ("races_fork_during_attach", test_fork_during_attach),
+         ("races_match_forks_during_attach", test_match_forks_during_attach)]
