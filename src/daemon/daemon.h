@@ -46,7 +46,7 @@ struct daemon {
 	struct rss_sampler *sampler;
 	/* the targets (targets.c) */
 	struct target *targets;
-	int ntargets;
+	int ntargets, targets_cap; /* grown by half: a pre-fork server makes thousands */
 	uint64_t exec_events_lost; /* lost exec events already acted on */
 	/* matches not traced because --max-targets were traced, counted here
 	 * (the BPF side counts its own: matches_over_limit in docs/metrics.md

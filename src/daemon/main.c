@@ -152,6 +152,7 @@ static int first_target(struct daemon *d, const struct options *o, int *child, c
 			size_t errlen)
 {
 	d->targets = xcalloc(1, sizeof(*d->targets));
+	d->targets_cap = 1;
 	if (!o->command && !o->pid) {
 		log_msg("no target yet: add them with memtracectl attach PID");
 		return 0;

@@ -185,7 +185,10 @@ int target_new(struct daemon *d, int pid)
 {
 	struct target *tg;
 
-	d->targets = xrealloc(d->targets, (size_t)(d->ntargets + 1) * sizeof(*d->targets));
+	if (d->ntargets == d->targets_cap) {
+		d->targets_cap = d->targets_cap < 8 ? 8 : d->targets_cap + d->targets_cap / 2;
+		d->targets = xrealloc(d->targets, (size_t)d->targets_cap * sizeof(*d->targets));
+	}
 	tg = &d->targets[d->ntargets];
 	memset(tg, 0, sizeof(*tg));
 	tg->pid = pid;
@@ -896,6 +899,7 @@ void targets_free(struct daemon *d)
 	}
 	free(d->targets);
 	d->targets = NULL;
+	d->targets_cap = 0;
 	d->ntargets = 0;
 }
 

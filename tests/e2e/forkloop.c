@@ -3,9 +3,10 @@
  * A parent that forks without pause, for tests/e2e/test_races.py (a process
  * that forks while the daemon attaches to it):
  *
- *   forkloop
+ *   forkloop [MS]
  *
- * It prints "ready PID", then forks a child about every millisecond until
+ * It prints "ready PID", then forks a child about every MS milliseconds
+ * (default 4) until
  * SIGUSR1, reaping as it goes. Each child makes exactly PAIRS malloc+free
  * pairs at site_child and ends with _exit (nothing else of it calls the
  * allocator). The parent allocates nothing in the loop; at SIGUSR1 it reaps
@@ -45,9 +46,10 @@ SITE static void site_child(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
-	struct timespec pause = {.tv_nsec = 1000000};
+	long ms = argc > 1 ? atol(argv[1]) : 4;
+	struct timespec pause = {.tv_sec = ms / 1000, .tv_nsec = ms % 1000 * 1000000};
 	char line[64];
 	long forked = 0;
 	int n;

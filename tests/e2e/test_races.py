@@ -10,7 +10,7 @@ forked child. Each makes the race a busy host makes, every time, instead of hopi
 - A daemon frozen with SIGSTOP drains a fork only after the child has exited and the parent
   has executed another program.
 - MEMTRACE_TEST_ATTACH_LAG_MS makes it lose that long between watching a running process
-  and placing its probes, while the process forks a child every millisecond.
+  and placing its probes, while the process forks a child every 4 ms.
 
 Before the fixes these failed every time: the new program's frames unnamed (frames[0] None),
 the match "not traced" after 0 allocations, the child's frames named from nothing."""
@@ -158,7 +158,7 @@ def test_fork_then_exec(r):
 
 
 def fork_during_attach(r, how, *args):
-    """A running process that forks a child every millisecond, attached with its children
+    """A running process that forks a child every 4 ms, attached with its children
     traced (--follow-forks, or as a --comm match) by a daemon that lags between the watch
     (from which a child is a target) and the probes. The process stands still over that
     window, so every child the daemon traces has every probe: exactly its 50 mallocs and
