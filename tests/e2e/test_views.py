@@ -418,7 +418,9 @@ def watch_tty(r):
     """On a terminal (tmux): the screen is redrawn, and q quits with the terminal restored."""
     session = f"memtrace-{os.getpid()}-{int(time.monotonic() * 1000)}"
     done = os.path.join(r.tmp, "watch.rc")
-    cmd = f"{r.memtracectl} --socket {r.sock} watch --interval 300ms; echo $? > {done}"
+    # the shell creates the file before it writes the status: write it aside, then rename
+    cmd = (f"{r.memtracectl} --socket {r.sock} watch --interval 300ms; echo $? > {done}.tmp; "
+           f"mv {done}.tmp {done}")
     subprocess.run(["tmux", "new-session", "-d", "-s", session, "-x", "120", "-y", "40", cmd],
                    check=True, timeout=10)
     try:
