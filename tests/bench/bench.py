@@ -138,6 +138,8 @@ FLOOR_CONFIGS = [
 NAIVE = FLOOR_CONFIGS[1][0]
 FLOOR = FLOOR_CONFIGS[2][0]
 MINIMAL_TRACER = FLOOR_CONFIGS[3][0]
+# the reference programs measured in the depth table's rounds
+REF_EMPTY, REF_MINIMAL = "empty programs", "minimal tracer"
 # call depths of the walker table: 2 is a 5-frame stack (allocbench's frames, then
 # start_thread and clone3)
 DEPTHS = (2, 10, 40)
@@ -238,41 +240,48 @@ def floor_lines(args, rows, load):
 
 
 def bpf_lines(args, frows, bpf_rows):
-    """The BPF time per pair and per further frame, beside the floor's and the
-    minimal tracer's (1 thread), with the targets of issue 21."""
+    """The BPF time per pair and per further frame, beside the empty programs' and
+    the minimal tracer's measured in the same rounds, with the targets of issue 21."""
     floor_bpf = {name: bpf for threads, name, *_, bpf in frows if threads == 1}
+    empty = bpf_rows.get((DEPTHS[0], REF_EMPTY), (0,))[0]
+    minimal = bpf_rows.get((DEPTHS[0], REF_MINIMAL), (0,))[0]
     lines = [
         "## BPF time per event",
         "",
         "The kernel's accounting of the programs on the allocator's probes "
         "(kernel.bpf_stats_enabled), per `malloc(64)`+`free` pair: the run time of every "
         "program that ran (entry, return, free) over the pairs, median of "
-        f"{args.repeat} runs of {args.pairs} pairs at each call depth (tests/bench/allocbench, "
+        f"{args.repeat} rounds of {args.pairs} pairs at each call depth (tests/bench/allocbench, "
         "one thread; its stack is the call depth, then `worker`, `start_thread` and, for "
-        "the DWARF walker, `clone3`: frames as the daemon received them). Per further frame "
-        "is the difference to the 5-frame stack over the frames added. It is robust to the "
-        "machine's other load, as wall times are not: a program's run time does not include "
-        "waiting for a CPU. Targets (issue 21): at most "
+        "the DWARF walker, `clone3`: frames as the daemon received them). Each round runs "
+        "every depth and walker once, in turn, with the empty programs and the minimal "
+        "tracer on the same probes and stack; per further frame is the median over rounds "
+        "of the difference to the 5-frame stack within a round, over the frames added, so "
+        "that a host whose speed drifts during the run weighs on all alike. A program's run "
+        "time does not include waiting for a CPU, but it does include the host's other "
+        "load (cache, memory bandwidth, the clock reads the accounting itself makes): "
+        "compare with the reference programs of the same run. Targets (issue 21): at most "
         f"{BPF_PAIR_TARGET} ns per pair with the default walker on a 5-frame stack, at "
         f"most {BPF_FRAME_TARGET} ns per further frame at depths 10 and 40.",
         "",
-        f"Beside them, on the same probes (call depth 1, from the floor table): empty "
-        f"programs {floor_bpf.get(FLOOR) or 0:.0f} ns per pair (the programs' entry and the "
-        f"accounting itself), the minimal tracer {floor_bpf.get(MINIMAL_TRACER) or 0:.0f} ns.",
+        f"The reference programs in the same rounds, 5-frame stack: empty programs "
+        f"{empty:.0f} ns per pair (the programs' entry and the accounting itself), the "
+        f"minimal tracer (a record per call, no stack) {minimal:.0f} ns. In the floor table "
+        f"(call depth 1, measured earlier in the run): {floor_bpf.get(FLOOR) or 0:.0f} and "
+        f"{floor_bpf.get(MINIMAL_TRACER) or 0:.0f} ns.",
         "",
-        "| call depth | walker | frames | BPF ns per pair | ns per further frame |",
-        "| ---: | --- | ---: | ---: | ---: |",
+        "| call depth | walker | frames | BPF ns per pair | ratio to the minimal tracer "
+        "| ns per further frame |",
+        "| ---: | --- | ---: | ---: | ---: | ---: |",
     ]
     for walker in ("dwarf walker", "dwarf walker, no frame pointers", "fp walker"):
-        base = bpf_rows.get((DEPTHS[0], walker))
         for depth in DEPTHS:
             got = bpf_rows.get((depth, walker))
             if not got:
                 continue
-            ns, frames = got
+            ns, frames, per_frame = got
             per = ""
-            if depth != DEPTHS[0] and base and frames and base[1] and frames > base[1]:
-                per_frame = (ns - base[0]) / (frames - base[1])
+            if per_frame is not None:
                 per = f"{per_frame:.1f}"
                 if walker == "dwarf walker" and per_frame > BPF_FRAME_TARGET:
                     per = f"**{per}**"
@@ -282,8 +291,10 @@ def bpf_lines(args, frows, bpf_rows):
             if walker == "dwarf walker" and depth == DEPTHS[0] and ns > BPF_PAIR_TARGET:
                 pair = f"**{pair}**"
                 MISSED.append(f"{walker}: {ns:.0f} ns of BPF per pair on a {frames:.0f}-frame "
-                              f"stack (target {BPF_PAIR_TARGET})")
-            lines.append(f"| {depth} | {walker} | {frames:.0f} | {pair} | {per} |")
+                              f"stack (target {BPF_PAIR_TARGET}; the minimal tracer "
+                              f"{minimal:.0f} in the same rounds)")
+            ratio = f"{ns / minimal:.2f}" if minimal else ""
+            lines.append(f"| {depth} | {walker} | {frames:.0f} | {pair} | {ratio} | {per} |")
     lines += [
         "",
         "Figures over a target are in bold. What each change to the programs saved, and why, "
@@ -335,6 +346,8 @@ def main():
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--only-floor", action="store_true",
                     help="measure the floor table only and print it")
+    ap.add_argument("--only-depth", action="store_true",
+                    help="measure the call depth rounds only and print the BPF table")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("bench: needs root", file=sys.stderr)
@@ -357,36 +370,61 @@ def main():
         print("\n".join(problems) if problems else "all counts exact, nothing lost")
         return 1 if problems else 0
     with tempfile.TemporaryDirectory(prefix="memtrace-bench-") as tmp:
-        frows = floor_rows(args, tmp, problems)
-        for depth in DEPTHS:
-            for name, targs, prog_name in configs:
-                samples = []
-                progs = {}
-                pair_bpf, frames = [], []
-                for _ in range(args.repeat):
-                    ns, stats, p = run_bench(args.build, args.pairs, depth, targs, tmp,
-                                             prog_name=prog_name)
-                    samples.append(ns)
-                    for k, (cnt, t) in p.items():
-                        progs.setdefault(k, []).append(t / cnt)
-                    if p:
-                        pair_bpf.append(bpf_per_pair(p, args.pairs))
-                    if stats is not None:
-                        frames.append(stats["stack_frames"])
-                        # libc's stdio buffer adds one allocation before the loop
-                        if stats["frees"] < args.pairs or stats["events_lost"]:
-                            problems.append(f"{name} depth {depth}: frees={stats['frees']} "
-                                            f"events_lost={stats['events_lost']}")
-                med = statistics.median(samples)
-                ret = progs.get("alloc_return")
-                ret = statistics.median(ret) if ret else None
-                if pair_bpf:
-                    bpf_rows[(depth, name)] = (statistics.median(pair_bpf),
-                                               statistics.median(frames))
-                rows.append((depth, name, med, min(samples), max(samples), ret))
-                print(f"depth {depth:3d}  {name:14s} {med:9.0f} ns/pair "
-                      f"(min {min(samples):.0f}, max {max(samples):.0f})"
-                      + (f", return probe program {ret:.0f} ns" if ret else ""), flush=True)
+        frows = [] if args.only_depth else floor_rows(args, tmp, problems)
+        # every depth and configuration once in each round, in turn, so that a
+        # machine whose speed drifts during the run (a shared host) weighs on all
+        # alike, and the cost of a further frame is taken within a round
+        runs = [(depth, name, targs, prog_name, None)
+                for depth in DEPTHS for name, targs, prog_name in configs]
+        # the empty and minimal programs on the same probes and stack, in the
+        # same rounds: what the BPF figures of this run compare with
+        runs += [(DEPTHS[0], REF_EMPTY, [], "allocbench", EMPTY),
+                 (DEPTHS[0], REF_MINIMAL, [], "allocbench", MINIMAL)]
+        got = {}  # (depth, name): [(ns, BPF ns per pair or None, frames or None, ret)]
+        for _ in range(args.repeat):
+            for depth, name, targs, prog_name, denv in runs:
+                ns, stats, p = run_bench(args.build, args.pairs, depth, targs, tmp,
+                                         prog_name=prog_name, daemon_env=denv)
+                ret = p.get("alloc_return")
+                got.setdefault((depth, name), []).append(
+                    (ns, bpf_per_pair(p, args.pairs) if p else None,
+                     stats["stack_frames"] if stats is not None and denv is None else None,
+                     ret[1] / ret[0] if ret and ret[0] else None))
+                # libc's stdio buffer adds one allocation before the loop
+                if stats is not None and denv is None and (stats["frees"] < args.pairs or
+                                                           stats["events_lost"]):
+                    problems.append(f"{name} depth {depth}: frees={stats['frees']} "
+                                    f"events_lost={stats['events_lost']}")
+        for depth, name, targs, prog_name, denv in runs:
+            rs = got[(depth, name)]
+            samples = [r[0] for r in rs]
+            med = statistics.median(samples)
+            rets = [r[3] for r in rs if r[3] is not None]
+            ret = statistics.median(rets) if rets else None
+            pair_bpf = [r[1] for r in rs if r[1] is not None]
+            frames = [r[2] for r in rs if r[2] is not None]
+            if pair_bpf:
+                per_frame = None
+                base = got.get((DEPTHS[0], name))
+                if depth != DEPTHS[0] and frames and base:
+                    # within each round: this depth's BPF time less the 5-frame one's
+                    diffs = [(r[1] - b[1]) / (r[2] - b[2]) for r, b in zip(rs, base)
+                             if r[1] is not None and b[1] is not None and r[2] and b[2]
+                             and r[2] > b[2]]
+                    per_frame = statistics.median(diffs) if diffs else None
+                bpf_rows[(depth, name)] = (statistics.median(pair_bpf),
+                                           statistics.median(frames) if frames else None,
+                                           per_frame)
+            if denv is not None:
+                continue
+            rows.append((depth, name, med, min(samples), max(samples), ret))
+            print(f"depth {depth:3d}  {name:14s} {med:9.0f} ns/pair "
+                  f"(min {min(samples):.0f}, max {max(samples):.0f})"
+                  + (f", return probe program {ret:.0f} ns" if ret else ""), flush=True)
+        if args.only_depth:
+            print("\n".join(bpf_lines(args, frows, bpf_rows)))
+            print("\n".join(problems) if problems else "all counts exact, nothing lost")
+            return 1 if problems else 0
         arows = allocator_rows(args, tmp, problems)
     base = {d: m for d, n, m, _, _, _ in rows if n == "untraced"}
     lines = [
