@@ -22,6 +22,7 @@
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
 #include "daemon/symbols/symbolize.h"
+#include "common/invariant.h"
 #include "common/util.h"
 
 /*
@@ -396,7 +397,8 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	tracker_check_state(v->tracker); /* the sanitizer build: every invariant, per request */
+	if (MT_CHECKING) /* the sanitizer build: every invariant, per request */
+		tracker_check_state(v->tracker);
 	/* a forked child's inherited rows, for the pid asked about */
 	if (has_stacks(r) && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
 		snprintf(err, errlen, "out of memory");
