@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Building a snapshot from the daemon's state for one request: counters and
- * targets always, then the stacks the request selects (one pid or all, sorted
- * by one key, the top N), symbolized only for what is sent: each distinct
- * word once per snapshot, each distinct address once for good (the
- * symbolizer's cache). A report of the top 10 on a heap of millions of
- * blocks symbolizes ten stacks; a grouped view sends only its rows.
+ * Building a snapshot from the daemon's state for one request: counters,
+ * targets and their resident memory always, then the stacks the request selects (one pid or all,
+ * sorted by one key, the top N), symbolized only for what is sent: each distinct word once per
+ * snapshot, each distinct address once for good (the symbolizer's cache). A report of the top 10 on
+ * a heap of millions of blocks symbolizes ten stacks; a grouped view sends only its rows.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,11 +15,14 @@
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
 #include "daemon/serve/leaks.h"
-#include "daemon/serve/memory.h"
 #include "daemon/attach/allocator.h"
+#include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
+#include "daemon/proc/memmap.h"
+#include "daemon/proc/rss.h"
+#include "daemon/proc/smaps.h"
 #include "daemon/symbols/symbolize.h"
 #include "common/invariant.h"
 #include "common/util.h"
@@ -166,6 +168,121 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 	free(index_of);
 }
 
+/*
+ * Resident memory: each target's sampled figures, read anew when a request
+ * lane builds the snapshot (v->off_loop: a lane may read /proc at length),
+ * the timeline's, and for a memory request (stats --memory) and a whole
+ * snapshot the breakdown of each traced target's mappings by kind with the
+ * live heap in each: its smaps read then, and one walk of the live heap.
+ */
+
+/* Now, in the timeline's terms: since tracing began. */
+static uint64_t since_start(const struct tracker *t)
+{
+	uint64_t now = time_monotonic_ns();
+
+	return now > t->start_ns ? now - t->start_ns : 0;
+}
+
+static void fill_resident(const struct daemon_view *v, int k, struct snap_resident *out)
+{
+	const struct resident_target *rt = resident_get(v->resident, (uint32_t)k);
+	const struct view_target tg = view_target(v, k);
+	struct mt_resident now;
+	char why[200];
+
+	if (rt)
+		*out = (struct snap_resident){.sampled = 1,
+					      .time_ns = rt->time_ns,
+					      .r = rt->last,
+					      .peak_bytes = rt->peak_bytes,
+					      .peak_time_ns = rt->peak_time_ns};
+	/* a lane may wait for the walk: the snapshot's figures are of its moment */
+	if (!v->off_loop || tg.state != SNAP_TARGET_ATTACHED ||
+	    rss_read(tg.pid, &now, why, sizeof(why)))
+		return;
+	out->sampled = 1;
+	out->time_ns = since_start(v->tracker);
+	out->r = now;
+	if (!rt || now.resident_bytes > out->peak_bytes) {
+		out->peak_bytes = now.resident_bytes;
+		out->peak_time_ns = out->time_ns;
+	}
+}
+
+/* s->targets[i] is v->targets[view_index[i]]: their resident figures. */
+static void fill_residents(const struct daemon_view *v, const int *view_index, struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		fill_resident(v, view_index[i], &s->targets[i].resident);
+		s->has_resident |= s->targets[i].resident.sampled;
+	}
+	/* the timeline's points came with theirs (fill_timeline) */
+	for (uint32_t i = 0; i < s->ntimeline; i++)
+		s->has_resident |= s->timeline[i].total.has_resident;
+}
+
+/* One breakdown being made: its target's space (the key of its blocks) and mappings. */
+struct making {
+	uint32_t space;
+	struct smaps maps;
+	struct memmap mm;
+	int ok;
+};
+
+/* The breakdowns of the snapshot's targets that are traced now (section 46). */
+static void fill_breakdowns(const struct daemon_view *v, const int *view_index, struct snapshot *s)
+{
+	struct making *mk = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*mk));
+	struct heap_block b;
+	uint64_t pos = 0;
+	uint32_t n = 0, last = 0, nok = 0;
+
+	s->has_memory = 1;
+	s->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*s->memory));
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		const struct view_target tg = view_target(v, view_index[i]);
+		struct snap_memory *m = &s->memory[n];
+		char why[256];
+
+		if (tg.state != SNAP_TARGET_ATTACHED)
+			continue; /* it has no memory now, or it is not this program's */
+		m->target = i;
+		m->time_ns = since_start(v->tracker);
+		mk[n].space = tg.space;
+		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
+			m->error = xstrdup(why);
+		} else {
+			memmap_init(&mk[n].mm, &mk[n].maps);
+			mk[n].ok = 1;
+			nok++;
+		}
+		n++;
+	}
+	s->nmemory = n;
+	/* one walk of the live heap for them all: each block in the mapping holding it */
+	while (nok && heap_next(&v->tracker->heap, &pos, &b)) {
+		if (mk[last].space != b.tgid || !mk[last].ok) {
+			uint32_t k;
+
+			for (k = 0; k < n && !(mk[k].ok && mk[k].space == b.tgid); k++)
+				;
+			if (k == n)
+				continue; /* another target's, or an older generation's */
+			last = k;
+		}
+		memmap_add_block(&mk[last].mm, b.addr, b.size);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (!mk[k].ok)
+			continue;
+		memmap_sum(&mk[k].mm, &s->memory[k].m);
+		memmap_free(&mk[k].mm);
+		smaps_free(&mk[k].maps);
+	}
+	free(mk);
+}
+
 struct block_pick {
 	int blocks; /* the block list too, not only the ages */
 	struct snapshot *s;
@@ -275,9 +392,9 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 	}
 	if (v->timeline->npoints)
 		fill_timeline(v->timeline, v->ntargets, view_index, s);
-	memory_fill_resident(v, view_index, s);
+	fill_residents(v, view_index, s);
 	if (memory)
-		memory_fill_breakdowns(v, view_index, s);
+		fill_breakdowns(v, view_index, s);
 	free(view_index);
 
 	fill_daemon(v, s);

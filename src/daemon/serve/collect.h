@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Building the snapshot a request asks for from the daemon's state
- * (collect.c): counters and targets always, the stacks it selects (one pid
+ * (collect.c): counters, targets and their resident memory always, the
+ * stacks it selects (one pid
  * or all, ordered by one key, the top N) symbolized, and the live blocks or
  * ages when asked; grouped views and leaks are counted and only the rows
  * shown go (grouping.c, leaks.c). It only reads the state, so a worker lane
