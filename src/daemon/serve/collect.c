@@ -511,19 +511,22 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	/* the rows' blocks, for a heap walk: the block list, ages or leaks */
 	int walk = r->kind == PROTO_SNAPSHOT || r->kind == PROTO_LEAKS ||
 		   (r->kind == PROTO_REPORT && r->report.ages);
+	/* a forked child's inherited rows, for the pid asked about; until a
+	 * first fork there are none, and every row is a stack (lv.rows NULL) */
+	int with_rows = has_stacks(r) && v->tracker->forks;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
 	if (MT_CHECKING) /* the sanitizer build: every invariant, per request */
 		tracker_check_state(v->tracker);
-	/* a forked child's inherited rows, for the pid asked about */
-	if (has_stacks(r) && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
+	if (with_rows && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	lv.rows = has_stacks(r) ? &rows : NULL;
+	lv.rows = with_rows ? &rows : NULL;
 	rc = collect_kind(&lv, ends, r, s, err, errlen);
-	viewrows_free(&rows);
+	if (with_rows)
+		viewrows_free(&rows);
 	for (uint32_t i = 0; !rc && i < s->nstacks; i++)
 		if (s->stacks[i].t.inherited_allocations || s->stacks[i].t.inherited_bytes)
 			s->has_inherited = 1;
