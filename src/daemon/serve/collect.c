@@ -51,7 +51,7 @@ static void fill_truncations(const struct daemon_view *v, const struct stack_end
 		if (k == n) {
 			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
 			memset(&rows[n], 0, sizeof(rows[n]));
-			rows[n++].module = xstrdup(module);
+			rows[n++].module = snapshot_strdup(out, module);
 		}
 		rows[k].stacks++;
 		rows[k].allocations += e->t.allocations;
@@ -86,7 +86,7 @@ static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 	if (v->has_match) {
 		s->has_match = 1;
 		s->match = v->match;
-		s->match.what = xstrdup(v->match.what);
+		s->match.what = snapshot_strdup(s, v->match.what);
 	}
 }
 
@@ -104,7 +104,7 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 }
 
 static void fill_target(const struct daemon_view *v, const struct view_target *tg,
-			struct snap_target *out)
+			struct snapshot *s, struct snap_target *out)
 {
 	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
 	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
@@ -113,11 +113,9 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 	out->state = (uint32_t)tg->state;
 	out->exit_status = tg->exit_status;
 	out->probes = (uint32_t)tg->probes;
-	out->command = xstrdup(tg->command);
-	out->allocator = tg->alloc->obj[ALLOC_OBJ_MALLOC].path
-			     ? xstrdup(tg->alloc->obj[ALLOC_OBJ_MALLOC].path)
-			     : NULL;
-	out->note = tg->note ? xstrdup(tg->note) : NULL;
+	out->command = snapshot_strdup(s, tg->command);
+	out->allocator = snapshot_strdup(s, tg->alloc->obj[ALLOC_OBJ_MALLOC].path);
+	out->note = snapshot_strdup(s, tg->note);
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
@@ -125,7 +123,7 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	if (tt && tt->start_ns > v->tracker->start_ns)
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
-	allocator_probe_sites(tg->alloc, out); /* where each function is probed */
+	allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
 }
 
 /*
@@ -251,7 +249,7 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 		m->time_ns = since_start(v->tracker);
 		mk[n].space = tg.space;
 		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
-			m->error = xstrdup(why);
+			m->error = snapshot_strdup(s, why);
 		} else {
 			memmap_init(&mk[n].mm, &mk[n].maps);
 			mk[n].ok = 1;
@@ -360,7 +358,7 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 		}
 	}
 	s->version = SNAPSHOT_VERSION;
-	s->tracer_version = xstrdup(MEMTRACE_VERSION);
+	s->tracer_version = snapshot_strdup(s, MEMTRACE_VERSION);
 	s->created_unix_ns = time_realtime_ns();
 	s->uptime_ns = time_monotonic_ns() - v->start_ns;
 	s->events_received = t->events_received;
@@ -381,7 +379,7 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 		if (pid && (uint32_t)tg.pid != pid)
 			continue;
 		view_index[s->ntargets] = k;
-		fill_target(v, &tg, &s->targets[s->ntargets++]);
+		fill_target(v, &tg, s, &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {

@@ -25,9 +25,9 @@
  * answer (as status, of the process attached or detached); for a scan, what
  * its answer has beside the scan (scan.c). ends must be up to date with the
  * stack table (stack_ends_check) for the truncations to count every stack;
- * stacks past it show what the walk said. The frames' strings are the
- * symbolizer's (the builder's): hold it
- * (symbolizer_hold) until s is encoded if the core may change meanwhile.
+ * stacks past it show what the walk said. Every string of s is its own
+ * (the frames' copied from the symbolizer's, framebuild.h): s may be encoded
+ * after the core and the symbolizer moved on.
  */
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen);
