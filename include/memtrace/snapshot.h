@@ -320,6 +320,8 @@ enum snap_kind {
 	SNAP_KIND_COUNT
 };
 
+struct snap_string_block; /* snapshot.c */
+
 struct snapshot {
 	uint32_t version;	  /* SNAPSHOT_VERSION of the encoder */
 	char *tracer_version;	  /* memtraced version string */
@@ -384,12 +386,13 @@ struct snapshot {
 	uint32_t nframe_table;
 	struct snap_frame **frame_refs;
 	/*
-	 * Strings, two ways. Set by snapshot_decode(): one block holding every
-	 * string above, which then point into it. NULL in a built snapshot,
-	 * whose strings are each its own allocation, but for the frames': those
-	 * are the builder's (the daemon's interned symbols), never freed here.
+	 * Strings, one way: every string above (the snapshot's, its frames',
+	 * its kind's) lies in the snapshot's own string blocks, and
+	 * snapshot_free() frees the blocks, never a string alone. The decoder
+	 * puts the string table in one block; a builder copies each string in
+	 * with snapshot_strdup(), a frame's once however many stacks name it.
 	 */
-	char *string_pool;
+	struct snap_string_block *strings;
 };
 
 /*
@@ -425,6 +428,9 @@ int snapshot_scan(const uint8_t *buf, size_t len, struct snapshot_counts *out, c
 
 /* Free everything a decoded (or built) snapshot owns, and zero it. */
 void snapshot_free(struct snapshot *s);
+
+/* A copy of str (NULL for NULL) in s's string blocks: s owns it (aborts when memory runs out). */
+char *snapshot_strdup(struct snapshot *s, const char *str);
 
 /* Sum of events_lost over kinds. */
 uint64_t snapshot_events_lost(const struct snapshot *s);

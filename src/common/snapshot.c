@@ -9,6 +9,7 @@
 #include "common/snapshot_wire.h"
 #include "common/util.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -101,14 +102,64 @@ const char *snap_kind_name(uint32_t kind)
 	return kind < SNAP_KIND_COUNT ? kind_names[kind] : "unknown";
 }
 
+/*
+ * A snapshot's strings lie in blocks of its own: the first block in the list
+ * is the one being filled; a string too long for a fresh block gets one of
+ * its own, put behind it.
+ */
+struct snap_string_block {
+	struct snap_string_block *next;
+	size_t used, size;
+	char bytes[];
+};
+
+#define STRING_BLOCK_BYTES (16 * 1024 - sizeof(struct snap_string_block))
+
+char *snapshot_strings_alloc(struct snapshot *s, size_t n)
+{
+	struct snap_string_block *b = s->strings;
+	size_t size = n > STRING_BLOCK_BYTES ? n : STRING_BLOCK_BYTES;
+
+	if (b && b->size - b->used >= n) {
+		b->used += n;
+		return b->bytes + b->used - n;
+	}
+	if (n > SIZE_MAX - sizeof(*b) || !(b = malloc(sizeof(*b) + size)))
+		return NULL;
+	b->used = n;
+	b->size = size;
+	if (s->strings && size == n) {
+		/* a block of its own: the one being filled stays first */
+		b->next = s->strings->next;
+		s->strings->next = b;
+	} else {
+		b->next = s->strings;
+		s->strings = b;
+	}
+	return b->bytes;
+}
+
+char *snapshot_strdup(struct snapshot *s, const char *str)
+{
+	size_t n;
+	char *p;
+
+	if (!str)
+		return NULL;
+	n = strlen(str) + 1;
+	p = snapshot_strings_alloc(s, n);
+	if (!p) {
+		log_msg("out of memory");
+		abort();
+	}
+	return memcpy(p, str, n);
+}
+
 /* What the stacks stand for (rows, leaks, a scan's entries): freed, and they are stacks again. */
 static void free_kind(struct snapshot *s)
 {
 	switch (s->kind) {
 	case SNAP_ROWS:
-		for (uint32_t i = 0; s->groups.rows && i < s->nstacks; i++)
-			if (!s->string_pool)
-				free(s->groups.rows[i].key);
 		free(s->groups.rows);
 		memset(&s->groups, 0, sizeof(s->groups));
 		break;
@@ -117,8 +168,6 @@ static void free_kind(struct snapshot *s)
 		memset(&s->leaks, 0, sizeof(s->leaks));
 		break;
 	case SNAP_SCAN:
-		for (uint32_t i = 0; !s->string_pool && i < s->scan.nsuppressions; i++)
-			free(s->scan.suppressions[i].pattern);
 		free(s->scan.suppressions);
 		free(s->scan.entries);
 		free(s->scan.pids);
@@ -130,31 +179,17 @@ static void free_kind(struct snapshot *s)
 
 void snapshot_free(struct snapshot *s)
 {
-	if (!s->string_pool) {
-		free(s->tracer_version);
-		for (uint32_t i = 0; s->targets && i < s->ntargets; i++) {
-			free(s->targets[i].command);
-			free(s->targets[i].allocator);
-			free(s->targets[i].note);
-			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
-				free(s->targets[i].sites[j].function);
-				free(s->targets[i].sites[j].object);
-				free(s->targets[i].sites[j].instruction);
-				free(s->targets[i].sites[j].why);
-				free(s->targets[i].sites[j].via);
-			}
-		}
-		for (uint32_t i = 0; s->truncations && i < s->ntruncations; i++)
-			free(s->truncations[i].module);
-		for (uint32_t i = 0; s->memory && i < s->nmemory; i++)
-			free(s->memory[i].error);
-		free(s->match.what);
+	struct snap_string_block *b = s->strings, *next;
+
+	for (; b; b = next) {
+		next = b->next;
+		free(b);
 	}
 	free(s->memory);
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
 		free(s->targets[i].sites);
 	free(s->truncations);
-	free(s->frame_table); /* their strings are the pool's or the builder's */
+	free(s->frame_table);
 	free(s->frame_refs);
 	free_kind(s);
 	free(s->targets);
@@ -162,7 +197,6 @@ void snapshot_free(struct snapshot *s)
 	free(s->timeline);
 	free(s->timeline_targets);
 	free(s->blocks);
-	free(s->string_pool);
 	memset(s, 0, sizeof(*s));
 }
 

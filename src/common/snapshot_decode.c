@@ -27,7 +27,7 @@ static int dec_strings(struct reader *r)
 	if (rd_count(r, 1, SNAPSHOT_MAX_STRINGS, &n))
 		return -1;
 	/* Each string gives its length byte to its NUL: the pool fits in the section. */
-	pool = d->s->string_pool = malloc(rd_left(r) + 1);
+	pool = snapshot_strings_alloc(d->s, rd_left(r) + 1);
 	d->strings = calloc(n ? n : 1, sizeof(*d->strings));
 	if (!pool || !d->strings)
 		return dec_fail(d, "out of memory");

@@ -8,6 +8,7 @@
  */
 #include "memtrace/snapshot.h"
 #include "common/hashindex.h"
+#include "common/snapshot_encode_parts.h"
 #include "common/snapshot_wire.h"
 #include "common/varint.h"
 #include "common/zsink.h"
@@ -18,54 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <zlib.h>
-
-/*
- * The encoder's growable buffers and tables remember the first allocation
- * failure instead of aborting: a snapshot of a huge heap must not take the
- * daemon down. snapshot_encode() reports it as -ENOMEM at the end.
- */
-struct wbuf {
-	uint8_t *data;
-	size_t len, cap;
-	int *nomem;
-	struct zsink *sink; /* the payload: what is put here goes on to the sink */
-};
-
-static int grow(void **p, size_t *cap, size_t need, size_t elem, int *nomem)
-{
-	size_t ncap = *cap ? *cap : 64;
-	void *np;
-
-	if (*nomem)
-		return -1;
-	if (need <= *cap)
-		return 0;
-	while (ncap < need)
-		ncap *= 2;
-	np = ncap <= SIZE_MAX / elem ? realloc(*p, ncap * elem) : NULL;
-	if (!np) {
-		*nomem = 1;
-		return -1;
-	}
-	*p = np;
-	*cap = ncap;
-	return 0;
-}
-
-static void wbuf_put(struct wbuf *w, const void *p, size_t n)
-{
-	if (!n || grow((void **)&w->data, &w->cap, w->len + n, 1, w->nomem))
-		return;
-	memcpy(w->data + w->len, p, n);
-	w->len += n;
-}
-
-static void put_varint(struct wbuf *w, uint64_t v)
-{
-	uint8_t tmp[VARINT_MAX_BYTES];
-
-	wbuf_put(w, tmp, varint_encode(tmp, v));
-}
 
 struct enc_frame {
 	uint64_t address, offset;
@@ -129,9 +82,9 @@ static uint32_t intern_string(struct encoder *e, const char *s)
 		return 0;
 	}
 	/* room for a new one first: an entry added is stored at once */
-	if (grow((void **)&e->strs, &e->strs_cap, d->count + 1, sizeof(*e->strs), &e->nomem) ||
-	    grow((void **)&e->str_lens, &e->lens_cap, d->count + 1, sizeof(*e->str_lens),
-		 &e->nomem))
+	if (enc_grow((void **)&e->strs, &e->strs_cap, d->count + 1, sizeof(*e->strs), &e->nomem) ||
+	    enc_grow((void **)&e->str_lens, &e->lens_cap, d->count + 1, sizeof(*e->str_lens),
+		     &e->nomem))
 		return 0;
 	i = hash_index_try_find(d, hash_bytes(s, key.len, HASH_SEED), str_eq, &key, &is_new);
 	if (i == SIZE_MAX) {
@@ -188,7 +141,8 @@ static uint32_t intern_frame(struct encoder *e, const struct snap_frame *f)
 	hash = hash_mix(hash, ef.offset);
 	hash = hash_mix(hash, ((uint64_t)ef.function << 32) | ef.module);
 	hash = hash_mix(hash, ((uint64_t)ef.file << 32) | (uint64_t)ef.line);
-	if (grow((void **)&e->frames, &e->frames_cap, d->count + 1, sizeof(*e->frames), &e->nomem))
+	if (enc_grow((void **)&e->frames, &e->frames_cap, d->count + 1, sizeof(*e->frames),
+		     &e->nomem))
 		return 0;
 	i = hash_index_try_find(d, hash, frame_eq, &key, &is_new);
 	if (i == SIZE_MAX) {
@@ -217,8 +171,8 @@ static void intern_build_id(struct encoder *e, const struct snap_frame *f)
 		if (e->build_ids[2 * i] == module)
 			return;
 	id = intern_string(e, f->build_id);
-	if (grow((void **)&e->build_ids, &e->build_ids_cap, 2 * (e->nbuild_ids + 1),
-		 sizeof(*e->build_ids), &e->nomem))
+	if (enc_grow((void **)&e->build_ids, &e->build_ids_cap, 2 * (e->nbuild_ids + 1),
+		     sizeof(*e->build_ids), &e->nomem))
 		return;
 	e->build_ids[2 * e->nbuild_ids] = module;
 	e->build_ids[2 * e->nbuild_ids + 1] = id;
@@ -245,7 +199,7 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 	size_t i;
 	int is_new;
 
-	if (grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
+	if (enc_grow((void **)&e->ptrs, &e->ptrs_cap, d->count + 1, sizeof(*e->ptrs), &e->nomem))
 		return 0;
 	i = hash_index_try_find(d, hash_mix(0, (uint64_t)(uintptr_t)f), ptr_eq, &key, &is_new);
 	if (i == SIZE_MAX) {
@@ -259,294 +213,6 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 	e->ptrs[i].frame = intern_frame(e, f);
 	intern_build_id(e, f);
 	return e->ptrs[i].frame;
-}
-
-static void put_counters(struct wbuf *w, const struct mt_counters *c)
-{
-	put_varint(w, MT_NCOUNTERS);
-	for (size_t i = 0; i < MT_NCOUNTERS; i++)
-		put_varint(w, mt_counter_get(c, i));
-}
-
-/* What out holds goes on to its sink, if it has one. */
-static void sink_flush(struct wbuf *out)
-{
-	if (!out->sink || !out->len || *out->nomem)
-		return;
-	zsink_put(out->sink, out->data, out->len, Z_NO_FLUSH);
-	out->len = 0;
-}
-
-/* Section bodies are built in body, then framed as tag, length, body. */
-static void put_section(struct wbuf *out, struct wbuf *body, enum section tag)
-{
-	put_varint(out, tag);
-	put_varint(out, body->len);
-	if (out->sink && !*body->nomem) {
-		sink_flush(out);
-		zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
-	} else {
-		wbuf_put(out, body->data, body->len);
-	}
-	body->len = 0;
-}
-
-static void put_block(struct wbuf *body, const struct snap_block *b)
-{
-	put_varint(body, b->stack);
-	put_varint(body, b->address);
-	put_varint(body, b->size);
-	put_varint(body, b->age_ns);
-}
-
-/*
- * Section 9: the live block list. Into a sink, its length is counted first
- * and the body goes in pieces of BLOCK_PIECE bytes.
- */
-#define BLOCK_PIECE (256 * 1024)
-
-static void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
-{
-	uint64_t len = varint_len(s->blocks_older_than_ns) + varint_len(s->nblocks), sent = 0;
-
-	if (!out->sink) {
-		put_varint(body, s->blocks_older_than_ns);
-		put_varint(body, s->nblocks);
-		for (uint32_t i = 0; i < s->nblocks; i++)
-			put_block(body, &s->blocks[i]);
-		put_section(out, body, SEC_BLOCKS);
-		return;
-	}
-	for (uint32_t i = 0; i < s->nblocks; i++) {
-		const struct snap_block *b = &s->blocks[i];
-
-		len += varint_len(b->stack) + varint_len(b->address) + varint_len(b->size) +
-		       varint_len(b->age_ns);
-	}
-	put_varint(out, SEC_BLOCKS);
-	put_varint(out, len);
-	sink_flush(out);
-	put_varint(body, s->blocks_older_than_ns);
-	put_varint(body, s->nblocks);
-	for (uint32_t i = 0; i < s->nblocks && !*body->nomem; i++) {
-		put_block(body, &s->blocks[i]);
-		if (body->len >= BLOCK_PIECE) {
-			sent += body->len;
-			zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
-			body->len = 0;
-		}
-	}
-	sent += body->len;
-	if (!*body->nomem)
-		zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
-	body->len = 0;
-	if (sent != len && !*body->nomem && !out->sink->err)
-		out->sink->err = -EIO; /* the count and the bytes disagree: never sent */
-}
-
-/* A list of figures: their count, then each. */
-static void put_figures(struct wbuf *body, const uint64_t *v, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		put_varint(body, v[i]);
-}
-
-/* A timeline point's live heap and counters (sections 8 and 52), in wire order. */
-static void put_live_figures(struct wbuf *body, const struct snap_figures *f)
-{
-	put_varint(body, f->live_bytes);
-	put_varint(body, f->live_allocations);
-	put_varint(body, f->allocations);
-	put_varint(body, f->bytes_allocated);
-}
-
-/*
- * Sections 45 and 46: the targets' resident memory and the timeline's, and
- * the breakdowns by kind of mapping (error_refs: their errors' strings).
- */
-static void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs,
-				   struct wbuf *body, struct wbuf *out)
-{
-	if (s->has_resident) {
-		put_varint(body, MT_NRESIDENT);
-		put_varint(body, s->ntargets);
-		for (uint32_t i = 0; i < s->ntargets; i++) {
-			const struct snap_resident *r = &s->targets[i].resident;
-
-			put_varint(body, r->sampled != 0);
-			if (!r->sampled)
-				continue;
-			put_varint(body, r->time_ns);
-			put_figures(body, (const uint64_t *)&r->r, MT_NRESIDENT);
-			put_varint(body, r->peak_bytes);
-			put_varint(body, r->peak_time_ns);
-		}
-		put_varint(body, s->ntimeline);
-		for (uint32_t i = 0; i < s->ntimeline; i++) {
-			const struct snap_figures *f = &s->timeline[i].total;
-
-			put_varint(body, f->has_resident != 0);
-			if (f->has_resident)
-				put_figures(body, (const uint64_t *)&f->resident, MT_NRESIDENT);
-		}
-		put_section(out, body, SEC_RESIDENT);
-	}
-	if (s->has_memory) {
-		put_varint(body, s->nmemory);
-		for (uint32_t i = 0; i < s->nmemory; i++) {
-			const struct snap_memory *m = &s->memory[i];
-
-			put_varint(body, m->target);
-			put_varint(body, error_refs[i]);
-			put_varint(body, m->time_ns);
-			put_varint(body, MT_MEM_KIND_COUNT);
-			put_varint(body, MT_NMEM_FIELDS);
-			for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
-				put_figures(body, (const uint64_t *)&m->m.kinds[k], MT_NMEM_FIELDS);
-			put_varint(body, m->m.unmapped_allocations);
-			put_varint(body, m->m.unmapped_bytes);
-		}
-		put_section(out, body, SEC_MEMORY);
-	}
-}
-
-/* Sections 47 and 48: a leak scan's figures and suppressions, its entries. */
-static void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs,
-				 struct wbuf *body, struct wbuf *out)
-{
-	const struct snap_scan *sc = &s->scan;
-
-	if (s->kind != SNAP_SCAN)
-		return;
-	/* a count of figures, then the figures: later ones can be added */
-	put_varint(body, SNAP_NSCAN);
-	for (size_t i = 0; i < SNAP_NSCAN; i++)
-		put_varint(body, *(const uint64_t *)((const char *)&sc->f + snap_scan_offsets[i]));
-	put_varint(body, sc->nsuppressions);
-	for (uint32_t i = 0; i < sc->nsuppressions; i++) {
-		put_varint(body, supp_refs[i]);
-		put_varint(body, sc->suppressions[i].blocks);
-		put_varint(body, sc->suppressions[i].bytes);
-	}
-	put_varint(body, sc->npids);
-	for (uint32_t i = 0; i < sc->npids; i++)
-		put_varint(body, sc->pids[i]);
-	put_section(out, body, SEC_SCAN);
-	put_varint(body, sc->nentries);
-	for (uint32_t i = 0; i < sc->nentries; i++) {
-		put_varint(body, sc->entries[i].stack);
-		put_varint(body, sc->entries[i].kind);
-		put_varint(body, sc->entries[i].blocks);
-		put_varint(body, sc->entries[i].bytes);
-	}
-	put_section(out, body, SEC_SCAN_ENTRIES);
-}
-
-/* Sections 42-44: the daemon's own figures, a grouped snapshot's rows, leaks. */
-static void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs,
-				  struct wbuf *body, struct wbuf *out)
-{
-	if (s->has_daemon) {
-		put_varint(body, SNAP_NDAEMON);
-		for (size_t i = 0; i < SNAP_NDAEMON; i++)
-			put_varint(body, *(const uint64_t *)((const char *)&s->daemon +
-							     snap_daemon_offsets[i]));
-		put_section(out, body, SEC_DAEMON);
-	}
-	if (s->kind == SNAP_ROWS) {
-		const struct snap_groups *g = &s->groups;
-
-		put_varint(body, g->by);
-		put_varint(body, g->cumulative);
-		put_varint(body, g->order);
-		put_varint(body, s->nstacks);
-		for (uint32_t i = 0; i < s->nstacks; i++) {
-			put_varint(body, row_refs[i]);
-			put_varint(body, g->rows[i].stacks);
-		}
-		/* a count of figures, then the figures: later ones can be added */
-		put_varint(body, 4 + SNAP_STACK_COUNTERS_ALL);
-		put_varint(body, g->rest_rows);
-		put_varint(body, g->rest_rows_live);
-		put_varint(body, g->rest_rows_allocated);
-		put_varint(body, g->rest_rows_peak);
-#define PUT_REST(field, name, section) put_varint(body, g->rest.field);
-		MT_STACK_COUNTERS(PUT_REST)
-#undef PUT_REST
-		put_section(out, body, SEC_GROUPS);
-	}
-	if (s->kind == SNAP_LEAKS) {
-		const struct snap_leaks *l = &s->leaks;
-
-		put_varint(body, l->older_than_ns);
-		put_varint(body, l->blocks);
-		put_varint(body, l->bytes);
-		put_varint(body, l->stacks_total);
-		put_varint(body, s->nstacks);
-		for (uint32_t i = 0; i < s->nstacks; i++) {
-			put_varint(body, l->stacks[i].blocks);
-			put_varint(body, l->stacks[i].bytes);
-			put_varint(body, l->stacks[i].oldest_ns);
-			put_varint(body, l->stacks[i].youngest_ns);
-		}
-		put_section(out, body, SEC_LEAKS);
-	}
-}
-
-/* Section 52: each timeline point's targets, with the figures of each. */
-static void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
-{
-	if (!s->has_timeline_targets || !s->ntimeline)
-		return;
-	put_varint(body, SNAP_NLIVE_FIGURES);
-	put_varint(body, MT_NRESIDENT);
-	put_varint(body, s->ntargets);
-	for (uint32_t i = 0; i < s->ntargets; i++)
-		put_varint(body, s->targets[i].started_ns);
-	put_varint(body, s->ntimeline);
-	for (uint32_t i = 0; i < s->ntimeline; i++) {
-		const struct snap_timeline_point *p = &s->timeline[i];
-
-		put_varint(body, p->ntargets);
-		for (uint32_t k = 0; k < p->ntargets; k++) {
-			const struct snap_timeline_target *t = &s->timeline_targets[p->first + k];
-
-			put_varint(body, t->target);
-			put_live_figures(body, &t->f);
-			put_varint(body, t->f.has_resident != 0);
-			if (t->f.has_resident)
-				put_figures(body, (const uint64_t *)&t->f.resident, MT_NRESIDENT);
-		}
-	}
-	put_section(out, body, SEC_TIMELINE_TARGETS);
-}
-
-/* Sections 49-50: what a forked child's rows inherited, and whom each target was forked from. */
-static void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
-{
-	if (s->has_inherited) {
-		put_varint(body, s->nstacks);
-#define INHERITED_ONE(field, name, section) +(section == 2)
-		put_varint(body, 0 MT_STACK_COUNTERS(INHERITED_ONE));
-#undef INHERITED_ONE
-		for (uint32_t i = 0; i < s->nstacks; i++) {
-#define PUT_INHERITED(field, name, section)                                                        \
-	if (section == 2)                                                                          \
-		put_varint(body, s->stacks[i].t.field);
-			MT_STACK_COUNTERS(PUT_INHERITED)
-#undef PUT_INHERITED
-		}
-		put_section(out, body, SEC_INHERITED);
-	}
-	for (uint32_t i = 0; i < s->ntargets; i++) {
-		if (!s->targets[i].parent_pid)
-			continue;
-		put_varint(body, s->ntargets);
-		for (uint32_t k = 0; k < s->ntargets; k++)
-			put_varint(body, s->targets[k].parent_pid);
-		put_section(out, body, SEC_FAMILY);
-		break;
-	}
 }
 
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
@@ -634,8 +300,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	for (uint32_t i = 0; i < s->nstacks && !e->nomem; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		if (grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes, sizeof(*frame_refs),
-			 &e->nomem))
+		if (enc_grow((void **)&frame_refs, &refs_cap, nrefs + st->nframes,
+			     sizeof(*frame_refs), &e->nomem))
 			break;
 		for (uint32_t j = 0; j < st->nframes; j++)
 			frame_refs[nrefs++] = intern_frame_fast(e, st->frames[j]);
@@ -643,207 +309,207 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	if (e->nomem || e->too_big)
 		goto out;
 
-	put_varint(&body, e->str_index.count);
+	enc_varint(&body, e->str_index.count);
 	for (size_t i = 0; i < e->str_index.count; i++) {
-		put_varint(&body, e->str_lens[i]);
+		enc_varint(&body, e->str_lens[i]);
 		wbuf_put(&body, e->strs[i], e->str_lens[i]);
 	}
-	put_section(out, &body, SEC_STRINGS);
+	enc_section(out, &body, SEC_STRINGS);
 
-	put_varint(&body, version_ref);
-	put_varint(&body, s->created_unix_ns);
-	put_varint(&body, s->uptime_ns);
-	put_varint(&body, s->events_received);
-	put_varint(&body, s->stacks_total);
-	put_section(out, &body, SEC_META);
+	enc_varint(&body, version_ref);
+	enc_varint(&body, s->created_unix_ns);
+	enc_varint(&body, s->uptime_ns);
+	enc_varint(&body, s->events_received);
+	enc_varint(&body, s->stacks_total);
+	enc_section(out, &body, SEC_META);
 
-	put_counters(&body, &s->totals);
-	put_section(out, &body, SEC_TOTALS);
+	enc_counters(&body, &s->totals);
+	enc_section(out, &body, SEC_TOTALS);
 
-	put_varint(&body, ARRAY_SIZE(s->events_lost));
+	enc_varint(&body, ARRAY_SIZE(s->events_lost));
 	for (size_t i = 0; i < ARRAY_SIZE(s->events_lost); i++)
-		put_varint(&body, s->events_lost[i]);
-	put_section(out, &body, SEC_EVENTS_LOST);
+		enc_varint(&body, s->events_lost[i]);
+	enc_section(out, &body, SEC_EVENTS_LOST);
 
-	put_varint(&body, s->ntargets);
+	enc_varint(&body, s->ntargets);
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		const struct snap_target *t = &s->targets[i];
 
-		put_varint(&body, t->pid);
-		put_varint(&body, t->state);
-		put_varint(&body, zigzag(t->exit_status));
-		put_varint(&body, t->probes);
-		put_varint(&body, target_refs[2 * i]);
-		put_varint(&body, target_refs[2 * i + 1]);
-		put_varint(&body, t->traced_ns);
-		put_counters(&body, &t->counters);
+		enc_varint(&body, t->pid);
+		enc_varint(&body, t->state);
+		enc_varint(&body, zigzag(t->exit_status));
+		enc_varint(&body, t->probes);
+		enc_varint(&body, target_refs[2 * i]);
+		enc_varint(&body, target_refs[2 * i + 1]);
+		enc_varint(&body, t->traced_ns);
+		enc_counters(&body, &t->counters);
 	}
-	put_section(out, &body, SEC_TARGETS);
+	enc_section(out, &body, SEC_TARGETS);
 
-	put_varint(&body, e->frame_index.count);
+	enc_varint(&body, e->frame_index.count);
 	for (size_t i = 0; i < e->frame_index.count; i++) {
 		const struct enc_frame *f = &e->frames[i];
 
-		put_varint(&body, f->address);
-		put_varint(&body, f->offset);
-		put_varint(&body, f->function);
-		put_varint(&body, f->module);
-		put_varint(&body, f->file);
-		put_varint(&body, zigzag(f->line));
+		enc_varint(&body, f->address);
+		enc_varint(&body, f->offset);
+		enc_varint(&body, f->function);
+		enc_varint(&body, f->module);
+		enc_varint(&body, f->file);
+		enc_varint(&body, zigzag(f->line));
 	}
-	put_section(out, &body, SEC_FRAMES);
+	enc_section(out, &body, SEC_FRAMES);
 
 	nrefs = 0;
-	put_varint(&body, s->nstacks);
+	enc_varint(&body, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 
-		put_varint(&body, st->pid);
-		put_varint(&body, st->nframes);
+		enc_varint(&body, st->pid);
+		enc_varint(&body, st->nframes);
 		for (uint32_t j = 0; j < st->nframes; j++)
-			put_varint(&body, frame_refs[nrefs++]);
+			enc_varint(&body, frame_refs[nrefs++]);
 #define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 0)                                                                          \
-		put_varint(&body, st->t.field);
+		enc_varint(&body, st->t.field);
 		MT_STACK_COUNTERS(PUT_STACK_COUNTER)
 #undef PUT_STACK_COUNTER
 	}
-	put_section(out, &body, SEC_STACKS);
+	enc_section(out, &body, SEC_STACKS);
 
 	if (s->ntimeline) {
-		put_varint(&body, s->timeline_interval_ns);
-		put_varint(&body, s->ntimeline);
+		enc_varint(&body, s->timeline_interval_ns);
+		enc_varint(&body, s->ntimeline);
 		for (uint32_t i = 0; i < s->ntimeline; i++) {
 			const struct snap_timeline_point *p = &s->timeline[i];
 
-			put_varint(&body, p->time_ns);
-			put_live_figures(&body, &p->total);
+			enc_varint(&body, p->time_ns);
+			enc_live_figures(&body, &p->total);
 		}
-		put_section(out, &body, SEC_TIMELINE);
+		enc_section(out, &body, SEC_TIMELINE);
 	}
 
 	if (s->has_blocks)
 		encode_blocks(s, &body, out);
 	if (s->nstacks) {
-		put_varint(&body, s->nstacks);
+		enc_varint(&body, s->nstacks);
 		for (uint32_t i = 0; i < s->nstacks; i++) {
 #define PUT_STACK_COUNTER(field, name, section)                                                    \
 	if (section == 1)                                                                          \
-		put_varint(&body, s->stacks[i].t.field);
+		enc_varint(&body, s->stacks[i].t.field);
 			MT_STACK_COUNTERS(PUT_STACK_COUNTER)
 #undef PUT_STACK_COUNTER
 		}
-		put_section(out, &body, SEC_TEMPORARY);
+		enc_section(out, &body, SEC_TEMPORARY);
 	}
 	if (s->started_unix_ns) {
-		put_varint(&body, s->started_unix_ns);
-		put_varint(&body, SNAP_NOPTIONS);
+		enc_varint(&body, s->started_unix_ns);
+		enc_varint(&body, SNAP_NOPTIONS);
 		for (size_t i = 0; i < SNAP_NOPTIONS; i++)
-			put_varint(&body, *(const uint64_t *)((const char *)&s->options +
+			enc_varint(&body, *(const uint64_t *)((const char *)&s->options +
 							      snap_option_offsets[i]));
-		put_section(out, &body, SEC_TRACE);
+		enc_section(out, &body, SEC_TRACE);
 	}
 	if (s->has_ages) {
-		put_varint(&body, s->nstacks);
+		enc_varint(&body, s->nstacks);
 		for (uint32_t i = 0; i < s->nstacks; i++)
-			put_varint(&body, s->stacks[i].oldest_live_age_ns);
-		put_section(out, &body, SEC_AGES);
+			enc_varint(&body, s->stacks[i].oldest_live_age_ns);
+		enc_section(out, &body, SEC_AGES);
 	}
 
-	put_varint(&body, SNAP_HISTOGRAM_BINS);
+	enc_varint(&body, SNAP_HISTOGRAM_BINS);
 	for (size_t i = 0; i < SNAP_HISTOGRAM_BINS; i++)
-		put_varint(&body, s->size_histogram[i]);
-	put_section(out, &body, (enum section)SEC_HISTOGRAM);
+		enc_varint(&body, s->size_histogram[i]);
+	enc_section(out, &body, (enum section)SEC_HISTOGRAM);
 
-	put_varint(&body, SNAP_FUNCS_SECTION1);
+	enc_varint(&body, SNAP_FUNCS_SECTION1);
 	for (size_t i = 0; i < SNAP_FUNCS_SECTION1; i++) {
-		put_varint(&body, s->allocations_by_func[i]);
-		put_varint(&body, s->bytes_by_func[i]);
+		enc_varint(&body, s->allocations_by_func[i]);
+		enc_varint(&body, s->bytes_by_func[i]);
 	}
-	put_section(out, &body, (enum section)SEC_FUNCS);
+	enc_section(out, &body, (enum section)SEC_FUNCS);
 
-	put_varint(&body, e->nbuild_ids);
+	enc_varint(&body, e->nbuild_ids);
 	for (size_t i = 0; i < 2 * e->nbuild_ids; i++)
-		put_varint(&body, e->build_ids[i]);
-	put_section(out, &body, (enum section)SEC_BUILD_IDS);
+		enc_varint(&body, e->build_ids[i]);
+	enc_section(out, &body, (enum section)SEC_BUILD_IDS);
 
-	put_varint(&body, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1);
+	enc_varint(&body, SNAP_MAX_FUNCS - SNAP_FUNCS_SECTION1);
 	for (size_t i = SNAP_FUNCS_SECTION1; i < SNAP_MAX_FUNCS; i++) {
-		put_varint(&body, s->allocations_by_func[i]);
-		put_varint(&body, s->bytes_by_func[i]);
+		enc_varint(&body, s->allocations_by_func[i]);
+		enc_varint(&body, s->bytes_by_func[i]);
 	}
-	put_section(out, &body, (enum section)SEC_FUNCS_EXT);
+	enc_section(out, &body, (enum section)SEC_FUNCS_EXT);
 
-	put_varint(&body, s->nstacks);
+	enc_varint(&body, s->nstacks);
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		const struct snap_stack *st = &s->stacks[i];
 		uint32_t k = 0;
 
-		put_varint(&body, st->stack_end);
+		enc_varint(&body, st->stack_end);
 		for (uint32_t j = 0; j < st->nframes; j++)
 			k += st->frames[j]->inlined != 0;
-		put_varint(&body, k);
+		enc_varint(&body, k);
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			if (st->frames[j]->inlined)
-				put_varint(&body, j);
+				enc_varint(&body, j);
 		}
 	}
-	put_varint(&body, s->ntruncations);
+	enc_varint(&body, s->ntruncations);
 	for (uint32_t i = 0; i < s->ntruncations; i++) {
-		put_varint(&body, trunc_refs[i]);
-		put_varint(&body, s->truncations[i].stacks);
-		put_varint(&body, s->truncations[i].allocations);
+		enc_varint(&body, trunc_refs[i]);
+		enc_varint(&body, s->truncations[i].stacks);
+		enc_varint(&body, s->truncations[i].allocations);
 	}
-	put_section(out, &body, SEC_STACK_INFO);
+	enc_section(out, &body, SEC_STACK_INFO);
 
 	if (any_note) {
-		put_varint(&body, s->ntargets);
+		enc_varint(&body, s->ntargets);
 		for (uint32_t i = 0; i < s->ntargets; i++)
-			put_varint(&body, note_refs[i]);
-		put_section(out, &body, SEC_TARGET_NOTES);
+			enc_varint(&body, note_refs[i]);
+		enc_section(out, &body, SEC_TARGET_NOTES);
 	}
 	if (s->unwind.present) {
 		/* a count of fields, then the fields: later ones can be added */
-		put_varint(&body, 6);
-		put_varint(&body, s->unwind.memory_limit);
-		put_varint(&body, s->unwind.memory_used);
-		put_varint(&body, s->unwind.table_bytes);
-		put_varint(&body, s->unwind.tables);
-		put_varint(&body, s->unwind.modules_without);
-		put_varint(&body, s->unwind.modules_refused);
-		put_section(out, &body, SEC_UNWIND);
+		enc_varint(&body, 6);
+		enc_varint(&body, s->unwind.memory_limit);
+		enc_varint(&body, s->unwind.memory_used);
+		enc_varint(&body, s->unwind.table_bytes);
+		enc_varint(&body, s->unwind.tables);
+		enc_varint(&body, s->unwind.modules_without);
+		enc_varint(&body, s->unwind.modules_refused);
+		enc_section(out, &body, SEC_UNWIND);
 	}
 	if (nsites) {
 		nsites = 0;
-		put_varint(&body, s->ntargets);
+		enc_varint(&body, s->ntargets);
 		for (uint32_t i = 0; i < s->ntargets; i++) {
-			put_varint(&body, s->targets[i].nsites);
+			enc_varint(&body, s->targets[i].nsites);
 			for (uint32_t j = 0; j < s->targets[i].nsites; j++) {
 				const struct snap_probe_site *ps = &s->targets[i].sites[j];
 
-				put_varint(&body, site_refs[nsites]);
-				put_varint(&body, site_refs[nsites + 1]);
-				put_varint(&body, ps->offset);
-				put_varint(&body, ps->at);
-				put_varint(&body, site_refs[nsites + 2]);
-				put_varint(&body, site_refs[nsites + 3]);
-				put_varint(&body, site_refs[nsites + 4]);
+				enc_varint(&body, site_refs[nsites]);
+				enc_varint(&body, site_refs[nsites + 1]);
+				enc_varint(&body, ps->offset);
+				enc_varint(&body, ps->at);
+				enc_varint(&body, site_refs[nsites + 2]);
+				enc_varint(&body, site_refs[nsites + 3]);
+				enc_varint(&body, site_refs[nsites + 4]);
 				nsites += 5;
 			}
 		}
-		put_section(out, &body, SEC_PROBE_SITES);
+		enc_section(out, &body, SEC_PROBE_SITES);
 	}
 	encode_scale_sections(s, row_refs, &body, out);
 	encode_memory_sections(s, error_refs, &body, out);
 	encode_scan_sections(s, supp_refs, &body, out);
 	encode_family_sections(s, &body, out);
 	if (s->has_match) {
-		put_varint(&body, match_ref);
-		put_varint(&body, SNAP_NMATCH);
+		enc_varint(&body, match_ref);
+		enc_varint(&body, SNAP_NMATCH);
 		for (size_t i = 0; i < SNAP_NMATCH; i++)
-			put_varint(&body, *(const uint64_t *)((const char *)&s->match +
+			enc_varint(&body, *(const uint64_t *)((const char *)&s->match +
 							      snap_match_offsets[i]));
-		put_section(out, &body, SEC_MATCH);
+		enc_section(out, &body, SEC_MATCH);
 	}
 	encode_timeline_targets(s, &body, out);
 out:
@@ -939,7 +605,7 @@ int snapshot_encode_after(const struct snapshot *s, size_t room, uint8_t **out, 
 		goto out;
 	}
 	encode_sections(&e, s, &payload);
-	sink_flush(&payload);
+	enc_flush(&payload);
 	if (!e.nomem && !e.too_big)
 		zsink_put(&sink, NULL, 0, Z_FINISH);
 	if (e.nomem || sink.err == -ENOMEM) {

@@ -17,7 +17,7 @@ struct decoder {
 	char *err;
 	size_t errlen;
 	struct snapshot *s;
-	char **strings; /* the string table, pointing into s->string_pool */
+	char **strings; /* the string table, pointing into s's string block */
 	uint32_t nstrings;
 	uint8_t *inl_state; /* stack_info: per frame, 0 unseen, 1 not inlined, 2 inlined */
 	uint32_t *twin_of;  /* per frame: its twin's index in s->frame_table + 1, or 0 */

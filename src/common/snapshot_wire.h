@@ -120,6 +120,12 @@ enum {
 #undef SNAP_STACK_ONE
 };
 
+/*
+ * n bytes in s's string blocks (snapshot.c; snapshot_strdup() is this with a
+ * copy), or NULL when memory runs out: the decoder's string table.
+ */
+char *snapshot_strings_alloc(struct snapshot *s, size_t n);
+
 static inline void put_le32(uint8_t *p, uint32_t v)
 {
 	for (int i = 0; i < 4; i++)

@@ -24,6 +24,8 @@
 #include "daemon/sample.h"
 #include "daemon/watch.h"
 #include "daemon/targets.h"
+#include "daemon/events.h"
+#include "daemon/matches.h"
 #include "daemon/attach/probes.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"

@@ -28,6 +28,7 @@
 #include "daemon/options.h"
 #include "daemon/sample.h"
 #include "daemon/targets.h"
+#include "daemon/matches.h"
 #include "daemon/attach/detacher.h"
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"

@@ -74,49 +74,49 @@ void targets_release_pending(struct daemon *d);
 void target_pidfd_arm(struct daemon *d, int i, int on);
 
 /*
- * Whole-host mode at start: attach to the matching processes running now
- * that are not targets yet, nor in the "targets" map (a match stopped at
- * its exec, a traced parent's child: their events are in the ring buffer);
- * how many. main.c runs it twice, with a drain of the ring buffer between:
- * the second (last set) takes the processes started between the first
- * one's list and their parent's attach. A match refused at the limit is
- * counted once. One that executed another program between its check and
- * the exec tracepoint's watch is checked again once watched, and detached
- * ("not a match").
- */
-int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
-/* Matched targets traced now (the --max-targets cap counts them). */
-int targets_matched_now(const struct daemon *d);
-/* matches_over_limit: the daemon's count and the BPF side's. */
-uint64_t targets_over_limit(const struct daemon *d);
-/* On the drain timer: log the matches over the limit not logged yet (a line
- * a second at most). */
-void targets_log_over_limit(struct daemon *d, uint64_t now);
-
-/*
- * A control record of the ring buffer, after the tracker applied it
- * (ingest's control hook): a target executed a new program (held for us),
- * reached its ld.so's _dl_debug_state or is about to install a CPython
- * allocator (stopped there), a followed target or a match forked, or (whole-host
- * mode) a matching program was executed and is stopped at its exec.
- */
-void targets_control(struct daemon *d, const struct mt_event *ev);
-
-/* On the drain timer: is some target's exec not seen yet? If so, drain the
- * ring buffer, then check_execs acts on those whose event was lost. */
-int execs_unseen(struct daemon *d);
-void check_execs(struct daemon *d);
-/* ... and new programs whose allocator is still to be resolved (held: the
- * process is stopped for it; 0 on the drain tick). */
-void target_resolve(struct daemon *d, int i, int held);
-
-/*
  * Make the symbolizer read a running process's maps only while it is still
  * the program whose events are drained now (attached, alive, past no exec
  * the daemon has not seen): what it reads after the process executed
  * another program or exited is dropped.
  */
 void targets_guard_symbolizer(struct daemon *d);
+
+/*
+ * For events.c and matches.c, which carry a target through its exec, fork
+ * and match, on the entries this file makes.
+ */
+
+/* How entry tg's probes reach its children: enum probe_inherit. */
+int target_inherit(const struct daemon *d, const struct target *tg);
+/* target_attach() failed for entry i (the last): undo what it did. */
+void target_attach_failed(struct daemon *d, int i);
+/* A matched target is gone (exited, detached, no longer a match): it leaves
+ * the --max-targets cap. */
+void target_unmatch(struct daemon *d, struct target *tg);
+/* Is entry i's process still the program whose events are drained now
+ * (attached, alive, past no exec the daemon has not seen)? */
+int target_current(struct daemon *d, int i);
+/* Entry i's command line, read now: "?" unless target_current() after the read. */
+char *target_read_command(struct daemon *d, int i);
+/* pid starts a new generation: what is kept under pid moves to a retired key. */
+void targets_retire_pid(struct daemon *d, int pid);
+/* Continue a process the BPF programs stopped (exec, ld.so, --comm match). */
+void targets_continue(struct daemon *d, int pid);
+/* Close the probe that holds entry tg in its ld.so, if any. */
+void target_ldso_release(struct target *tg);
+int target_pidfd_open(int pid);
+/* Python frames for pid on (1) if it is a CPython the walker can read, or off;
+ * pymalloc's arenas traced (default mode). */
+int target_python_frames(struct daemon *d, int pid);
+void target_python_off(struct daemon *d, int pid);
+void target_python_arenas(struct daemon *d, struct target *tg);
+/* Close the probes of entry i and its ancestors that no traced process runs
+ * any more (off the loop). */
+void targets_release_probes(struct daemon *d, int i);
+
+/* Tests only: where the daemon loses MEMTRACE_TEST_*LAG_MS ms (targets.c). */
+enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE, TEST_LAG_ATTACH, TEST_LAGS };
+void targets_test_lag(int where);
 
 /* Detach every probe and free the table (the daemon stops). */
 void targets_free(struct daemon *d);

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * How the daemon's top parts (main.c, targets.c) put their file descriptors
+ * How the daemon's top parts (main.c, targets.c, events.c) put their file descriptors
  * into the one epoll set the event loop (loop.c) waits on: the data of each
  * is tag << 32 | index, and the loop dispatches on the tag. Serving's parts
  * watch theirs through the service (serve/service.h), which the loop makes

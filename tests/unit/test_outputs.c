@@ -37,7 +37,7 @@ static void build(struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
-	s->tracer_version = xstrdup("0.1.0");
+	s->tracer_version = snapshot_strdup(s, "0.1.0");
 	s->nstacks = 2;
 	s->stacks = xcalloc(2, sizeof(*s->stacks));
 	s->stacks[0].pid = 7;

@@ -9,7 +9,6 @@
 
 #include "memtrace/event.h"
 #include "memtrace/snapshot.h"
-#include "common/strtab.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -30,11 +29,6 @@ static uint64_t rng(void)
 	return rng_state;
 }
 
-static char *maybe_dup(const char *s)
-{
-	return s ? xstrdup(s) : NULL;
-}
-
 static char *long_string(size_t len, char fill)
 {
 	char *s = xmalloc(len + 1);
@@ -44,21 +38,13 @@ static char *long_string(size_t len, char fill)
 	return s;
 }
 
-/*
- * A built snapshot's frame strings are the builder's, never freed with it
- * (include/memtrace/snapshot.h): the tests keep theirs here, to the end.
- */
-static struct strtab kept;
-
-static char *keep(char *s)
+/* A malloc'd string (or NULL) as s's own, as every string of a snapshot is. */
+static char *own(struct snapshot *s, char *str)
 {
-	size_t i;
+	char *copy = snapshot_strdup(s, str);
 
-	if (!s)
-		return NULL;
-	i = strtab_intern(&kept, s, strlen(s));
-	free(s);
-	return kept.strs[i];
+	free(str);
+	return copy;
 }
 
 static void counters_fill(struct mt_counters *c, uint64_t base)
@@ -117,7 +103,7 @@ static void build_known(struct snapshot *s)
 
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
-	s->tracer_version = xstrdup("0.1.0");
+	s->tracer_version = snapshot_strdup(s, "0.1.0");
 	s->created_unix_ns = 1700000000123456789ull;
 	s->uptime_ns = 3723000000000ull;
 	s->events_received = 123456;
@@ -138,29 +124,32 @@ static void build_known(struct snapshot *s)
 		t->state = i;
 		t->exit_status = i == 2 ? 256 : -1;
 		t->probes = 10 + i;
-		t->command = i == 1 ? NULL : xstrdup(i ? "./b --flag 'x y'" : "./a");
-		t->allocator = i == 2 ? NULL : xstrdup("/lib/x86_64-linux-gnu/libc.so.6");
-		t->note = i == 1 ? xstrdup("pymalloc is inlined at 189 call sites") : NULL;
+		t->command = i == 1 ? NULL : snapshot_strdup(s, i ? "./b --flag 'x y'" : "./a");
+		t->allocator =
+		    i == 2 ? NULL : snapshot_strdup(s, "/lib/x86_64-linux-gnu/libc.so.6");
+		t->note =
+		    i == 1 ? snapshot_strdup(s, "pymalloc is inlined at 189 call sites") : NULL;
 		t->traced_ns = 5000000000ull * (i + 1);
 		counters_fill(&t->counters, i);
 		if (i == 0) { /* where its functions are probed */
 			t->nsites = 2;
 			t->sites = xcalloc(2, sizeof(*t->sites));
-			t->sites[0] =
-			    (struct snap_probe_site){xstrdup("free"),
-						     xstrdup("/lib/x86_64-linux-gnu/libc.so.6"),
-						     0x98ef0,
-						     3,
-						     xstrdup("je 0x98fb8"),
-						     NULL,
-						     NULL};
-			t->sites[1] = (struct snap_probe_site){xstrdup("_PyObject_Free"),
-							       xstrdup("/usr/lib/libpython3.12.so"),
-							       0x1cef80,
-							       0,
-							       xstrdup("test rsi, rsi"),
-							       xstrdup("a branch reaches +1..+3"),
-							       xstrdup("PyObject_Free")};
+			t->sites[0] = (struct snap_probe_site){
+			    snapshot_strdup(s, "free"),
+			    snapshot_strdup(s, "/lib/x86_64-linux-gnu/libc.so.6"),
+			    0x98ef0,
+			    3,
+			    snapshot_strdup(s, "je 0x98fb8"),
+			    NULL,
+			    NULL};
+			t->sites[1] = (struct snap_probe_site){
+			    snapshot_strdup(s, "_PyObject_Free"),
+			    snapshot_strdup(s, "/usr/lib/libpython3.12.so"),
+			    0x1cef80,
+			    0,
+			    snapshot_strdup(s, "test rsi, rsi"),
+			    snapshot_strdup(s, "a branch reaches +1..+3"),
+			    snapshot_strdup(s, "PyObject_Free")};
 		}
 	}
 
@@ -183,9 +172,9 @@ static void build_known(struct snapshot *s)
 		for (uint32_t j = 0; j < st->nframes; j++) {
 			st->frames[j]->address = frames[j + i].address;
 			st->frames[j]->offset = frames[j + i].offset;
-			st->frames[j]->function = keep(maybe_dup(frames[j + i].function));
-			st->frames[j]->module = keep(maybe_dup(frames[j + i].module));
-			st->frames[j]->file = keep(maybe_dup(frames[j + i].file));
+			st->frames[j]->function = snapshot_strdup(s, frames[j + i].function);
+			st->frames[j]->module = snapshot_strdup(s, frames[j + i].module);
+			st->frames[j]->file = snapshot_strdup(s, frames[j + i].file);
 			st->frames[j]->line = frames[j + i].line;
 		}
 		st->t.allocations = 32 + i;
@@ -200,15 +189,16 @@ static void build_known(struct snapshot *s)
 
 static const char *const names[] = {"malloc", "operator new", "main", "", "é ü", "x"};
 
-static char *random_name(void)
+/* A string of s's, or NULL. */
+static char *random_name(struct snapshot *s)
 {
 	uint64_t r = rng() % 10;
 
 	if (r == 0)
 		return NULL;
 	if (r == 1)
-		return long_string(rng() % 5000, 'a' + (char)(rng() % 26));
-	return xstrdup(names[rng() % ARRAY_SIZE(names)]);
+		return own(s, long_string(rng() % 5000, 'a' + (char)(rng() % 26)));
+	return snapshot_strdup(s, names[rng() % ARRAY_SIZE(names)]);
 }
 
 static uint64_t random_u64(void)
@@ -229,7 +219,7 @@ static void build_random(struct snapshot *s)
 {
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
-	s->tracer_version = random_name();
+	s->tracer_version = random_name(s);
 	s->created_unix_ns = random_u64();
 	s->uptime_ns = random_u64();
 	s->events_received = random_u64();
@@ -248,20 +238,20 @@ static void build_random(struct snapshot *s)
 		t->state = (uint32_t)(rng() % 5);
 		t->exit_status = (int32_t)(uint32_t)rng();
 		t->probes = (uint32_t)rng();
-		t->command = random_name();
-		t->allocator = random_name();
-		t->note = rng() % 2 ? random_name() : NULL;
+		t->command = random_name(s);
+		t->allocator = random_name(s);
+		t->note = rng() % 2 ? random_name(s) : NULL;
 		t->traced_ns = random_u64();
 		t->nsites = (uint32_t)(rng() % 3);
 		t->sites = t->nsites ? xcalloc(t->nsites, sizeof(*t->sites)) : NULL;
 		for (uint32_t k = 0; k < t->nsites; k++)
-			t->sites[k] = (struct snap_probe_site){random_name(),
-							       rng() % 2 ? random_name() : NULL,
+			t->sites[k] = (struct snap_probe_site){random_name(s),
+							       rng() % 2 ? random_name(s) : NULL,
 							       random_u64(),
 							       random_u64(),
-							       random_name(),
-							       rng() % 2 ? random_name() : NULL,
-							       rng() % 2 ? random_name() : NULL};
+							       random_name(s),
+							       rng() % 2 ? random_name(s) : NULL,
+							       rng() % 2 ? random_name(s) : NULL};
 		for (size_t k = 0; k < sizeof(t->counters) / sizeof(uint64_t); k++)
 			((uint64_t *)&t->counters)[k] = random_u64();
 	}
@@ -282,9 +272,9 @@ static void build_random(struct snapshot *s)
 			/* Few distinct frames, so that the frame table dedupes. */
 			f->address = rng() % 8;
 			f->offset = f->address * 16;
-			f->function = keep(random_name());
-			f->module = rng() % 2 ? keep(xstrdup("/usr/lib/libfoo.so")) : NULL;
-			f->file = rng() % 3 ? NULL : keep(random_name());
+			f->function = random_name(s);
+			f->module = rng() % 2 ? snapshot_strdup(s, "/usr/lib/libfoo.so") : NULL;
+			f->file = rng() % 3 ? NULL : random_name(s);
 			f->line = (int64_t)(rng() % 3) - 1;
 			if (rng() % 10 == 0)
 				f->line = INT64_MIN;
@@ -661,7 +651,7 @@ TEST(test_roundtrip_match)
 
 	build_known(&s);
 	s.has_match = 1;
-	s.match = (struct snap_match){.what = xstrdup("--exe /usr/sbin/nginx"),
+	s.match = (struct snap_match){.what = snapshot_strdup(&s, "--exe /usr/sbin/nginx"),
 				      .max_targets = 64,
 				      .traced = 12,
 				      .over_limit = UINT64_MAX - 5};
@@ -704,7 +694,7 @@ TEST(test_roundtrip_daemon_sections)
 	s.groups.order = MT_SORT_PEAK;
 	s.groups.rows = xcalloc(s.nstacks, sizeof(*s.groups.rows));
 	for (uint32_t i = 0; i < s.nstacks; i++) {
-		s.groups.rows[i].key = i == 2 ? xstrdup("") : xstrdup(i ? "demo.c:42" : "é ü");
+		s.groups.rows[i].key = snapshot_strdup(&s, i == 2 ? "" : i ? "demo.c:42" : "é ü");
 		s.groups.rows[i].stacks = 7 * i + 1;
 	}
 	s.groups.rest_rows = 9;
@@ -814,7 +804,8 @@ TEST(test_roundtrip_resident_sections)
 	s.memory[0].m.unmapped_allocations = 3;
 	s.memory[0].m.unmapped_bytes = 300;
 	s.memory[1] = (struct snap_memory){
-	    .target = 2, .error = xstrdup("cannot read /proc/1002/smaps: No such process")};
+	    .target = 2,
+	    .error = snapshot_strdup(&s, "cannot read /proc/1002/smaps: No such process")};
 
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
@@ -1089,8 +1080,10 @@ TEST(test_roundtrip_scan)
 		((uint64_t *)&s.scan.f)[i] = 77777ull * (i + 1) << (i * 2);
 	s.scan.nsuppressions = 2;
 	s.scan.suppressions = xcalloc(2, sizeof(*s.scan.suppressions));
-	s.scan.suppressions[0] = (struct snap_scan_suppression){xstrdup("^lib*.so$"), 3, 96};
-	s.scan.suppressions[1] = (struct snap_scan_suppression){xstrdup("make_ring"), 0, 0};
+	s.scan.suppressions[0] =
+	    (struct snap_scan_suppression){snapshot_strdup(&s, "^lib*.so$"), 3, 96};
+	s.scan.suppressions[1] =
+	    (struct snap_scan_suppression){snapshot_strdup(&s, "make_ring"), 0, 0};
 	s.scan.npids = 2;
 	s.scan.pids = xcalloc(2, sizeof(*s.scan.pids));
 	s.scan.pids[0] = 1234;
@@ -1172,14 +1165,12 @@ TEST(test_roundtrip_long_strings)
 	struct snapshot s;
 
 	build_known(&s);
-	free(s.targets[0].command);
-	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING, 'c');
-	s.stacks[0].frames[0]->function = keep(long_string(300000, 'f'));
+	s.targets[0].command = own(&s, long_string(SNAPSHOT_MAX_STRING, 'c'));
+	s.stacks[0].frames[0]->function = own(&s, long_string(300000, 'f'));
 	roundtrip(&s);
 
 	/* One byte more than a string may have: refused, not truncated. */
-	free(s.targets[0].command);
-	s.targets[0].command = long_string(SNAPSHOT_MAX_STRING + 1, 'c');
+	s.targets[0].command = own(&s, long_string(SNAPSHOT_MAX_STRING + 1, 'c'));
 	{
 		uint8_t *bytes = (uint8_t *)"x";
 		size_t len = 1;
@@ -1219,9 +1210,10 @@ TEST(test_dedup)
 	for (uint32_t i = 0; i < s.nstacks; i++) {
 		for (uint32_t j = 0; j < 20; j++) {
 			s.stacks[i].frames[j]->address = j;
-			s.stacks[i].frames[j]->function = keep(long_string(100, (char)('a' + j)));
+			s.stacks[i].frames[j]->function =
+			    own(&s, long_string(100, (char)('a' + j)));
 			s.stacks[i].frames[j]->module =
-			    keep(xstrdup("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+			    snapshot_strdup(&s, "/usr/lib/x86_64-linux-gnu/libc.so.6");
 		}
 	}
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
@@ -1832,6 +1824,5 @@ int main(void)
 	RUN(test_select);
 	RUN(test_names);
 	RUN(test_funcs_compat);
-	strtab_free(&kept);
 	return UNIT_DONE();
 }

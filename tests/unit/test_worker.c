@@ -344,12 +344,11 @@ static volatile int scan_phase; /* 1 waiting with a deadline, 2 timed out, 3 don
 static int scan_timed_out, scan_granted, scan_body_ok;
 
 int scan_serve(const struct scan_core *core, const struct proto_request *r, const char *body,
-	       size_t len, struct snapshot *out, struct symbolizer **held, char *err, size_t errlen)
+	       size_t len, struct snapshot *out, char *err, size_t errlen)
 {
 	const struct daemon_view *v = NULL;
 
 	memset(out, 0, sizeof(*out));
-	*held = NULL;
 	scan_body_ok = r->kind == PROTO_SCAN && len == 7 && !memcmp(body, "leak:x\n", 7);
 	__atomic_store_n(&scan_phase, 1, __ATOMIC_RELEASE);
 	/* the loop does not answer in time: the freeze stays asked for */

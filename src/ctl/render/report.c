@@ -9,6 +9,7 @@
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/render/parts.h"
+#include "ctl/view/resident.h"
 #include "memtrace/event.h"
 
 #include <inttypes.h>
@@ -87,6 +88,19 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	json_end_object(w);
 }
 
+/* ", resident 104 MiB" beside the totals (pid 0: all targets); nothing without. */
+static void text_resident(struct buf *b, const struct snapshot *s, uint32_t pid)
+{
+	struct resident_view v;
+	char human[32];
+
+	resident_view_totals(&v, s, pid);
+	if (!v.present || !v.targets)
+		return;
+	format_bytes(human, sizeof(human), v.total.resident_bytes);
+	buf_printf(b, ", resident %s", human);
+}
+
 static void text_report(struct buf *b, const struct snapshot *s, const struct render_opts *o)
 {
 	const struct mt_counters *c = report_counters(s, o->pid);
@@ -101,7 +115,7 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 	else
 		buf_printf(b, "total: ");
 	buf_printf(b, "live %s in %" PRIu64 " blocks", live, c->live_allocations);
-	render_text_resident_brief(b, s, o->pid); /* beside it, when the snapshot has it */
+	text_resident(b, s, o->pid); /* beside it, when the snapshot has it */
 	buf_printf(b, ", peak %s, allocated %s in %" PRIu64 " calls, freed %s in %" PRIu64 "; ",
 		   peak, allocated, c->allocations, freed, c->frees);
 	if (o->pid)

@@ -73,18 +73,6 @@ void render_text_target_resident(struct buf *b, const struct snap_target *t)
 		   ns_to_seconds(r->peak_time_ns));
 }
 
-void render_text_resident_brief(struct buf *b, const struct snapshot *s, uint32_t pid)
-{
-	struct resident_view v;
-	char human[32];
-
-	resident_view_of_pid(&v, s, pid);
-	if (!v.present || !v.targets)
-		return;
-	format_bytes(human, sizeof(human), v.total.resident_bytes);
-	buf_printf(b, ", resident %s", human);
-}
-
 static void text_memory(struct buf *b, const struct snapshot *s, const struct snap_memory *m)
 {
 	const struct snap_target *t = &s->targets[m->target];

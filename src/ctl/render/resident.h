@@ -23,9 +23,6 @@ void render_text_memory(struct buf *b, const struct snapshot *s);
 void render_json_resident_totals(struct json_writer *w, const struct snapshot *s, uint32_t pid);
 void render_json_target_resident(struct json_writer *w, const struct snapshot *s, uint32_t i);
 
-/* ", resident 104 MiB" for a report's first line (pid 0: all targets); nothing without. */
-void render_text_resident_brief(struct buf *b, const struct snapshot *s, uint32_t pid);
-
 /* "-1.5 MiB" as well as "1.5 MiB". */
 void format_bytes_signed(char *dst, size_t len, int64_t bytes);
 

@@ -20,11 +20,8 @@ void resident_view_build(struct resident_view *v, const struct snapshot *s)
 	resident_view_of_pid(v, s, 0);
 }
 
-void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid)
+void resident_view_totals(struct resident_view *v, const struct snapshot *s, uint32_t pid)
 {
-	struct series sv;
-	const char *why;
-
 	memset(v, 0, sizeof(*v));
 	v->present = (int)s->has_resident;
 	if (!v->present)
@@ -42,6 +39,16 @@ void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uin
 		mt_resident_add(&v->total, &s->targets[i].resident.r);
 		v->targets++;
 	}
+}
+
+void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid)
+{
+	struct series sv;
+	const char *why;
+
+	resident_view_totals(v, s, pid);
+	if (!v->present)
+		return;
 	/* the pid's own series when the snapshot has it, else the timeline's of all */
 	if (!pid || series_build(&sv, s, pid, &why))
 		series_build(&sv, s, 0, &why);

@@ -26,6 +26,8 @@ void resident_view_build(struct resident_view *v, const struct snapshot *s);
 /* The same over the targets of one pid (0: all); the peak is that pid's series' (the
  * timeline's of all in a snapshot that has no series per target). */
 void resident_view_of_pid(struct resident_view *v, const struct snapshot *s, uint32_t pid);
+/* Only its totals (present, targets, unread, total; no peak: the series is not read). */
+void resident_view_totals(struct resident_view *v, const struct snapshot *s, uint32_t pid);
 
 /* Whether target t's figures count as now: it was traced when the snapshot was taken. */
 int resident_target_current(const struct snap_target *t);

@@ -595,7 +595,7 @@ const char *allocator_probe_path(const struct allocator *a, const struct alloc_p
 	return a->obj[p->object].path;
 }
 
-void allocator_probe_sites(const struct allocator *a, struct snap_target *out)
+void allocator_probe_sites(const struct allocator *a, struct snapshot *s, struct snap_target *out)
 {
 	int n = a->nprobes < SNAPSHOT_MAX_SITES ? a->nprobes : SNAPSHOT_MAX_SITES;
 
@@ -605,15 +605,15 @@ void allocator_probe_sites(const struct allocator *a, struct snap_target *out)
 		struct snap_probe_site *ps = &out->sites[out->nsites++];
 		const char *obj = allocator_probe_path(a, p);
 
-		ps->function = xstrdup(p->dispatched ? p->via_target
-				       : p->symbol   ? p->symbol
-						     : allocator_func_name(p->func));
-		ps->via = p->dispatched && p->symbol ? xstrdup(p->symbol) : NULL;
-		ps->object = obj ? xstrdup(obj) : NULL;
+		ps->function = snapshot_strdup(s, p->dispatched ? p->via_target
+						  : p->symbol	? p->symbol
+								: allocator_func_name(p->func));
+		ps->via = p->dispatched && p->symbol ? snapshot_strdup(s, p->symbol) : NULL;
+		ps->object = snapshot_strdup(s, obj);
 		ps->offset = p->offset;
 		ps->at = p->place.offset;
-		ps->instruction = p->place.insn[0] ? xstrdup(p->place.insn) : NULL;
-		ps->why = p->place.why[0] ? xstrdup(p->place.why) : NULL;
+		ps->instruction = p->place.insn[0] ? snapshot_strdup(s, p->place.insn) : NULL;
+		ps->why = p->place.why[0] ? snapshot_strdup(s, p->place.why) : NULL;
 	}
 }
 

@@ -126,9 +126,11 @@ const char *allocator_probe_path(const struct allocator *a, const struct alloc_p
 
 /*
  * Where each probed function is probed, as status shows it (at most
- * SNAPSHOT_MAX_SITES): out->sites and out->nsites.
+ * SNAPSHOT_MAX_SITES): out->sites and out->nsites, a target of s (whose
+ * strings they are).
  */
+struct snapshot;
 struct snap_target;
-void allocator_probe_sites(const struct allocator *a, struct snap_target *out);
+void allocator_probe_sites(const struct allocator *a, struct snapshot *s, struct snap_target *out);
 
 #endif

@@ -4,7 +4,8 @@
  * the sanitizer build only): the equations of docs/metrics.md after every
  * event, and at every request the whole state: every target's counters and
  * their sums, the heap table's own invariants, the blocks and stacks each
- * target's counters stand for. Nothing here runs in other builds.
+ * target's counters stand for. Nothing here runs in other builds: the
+ * callers test MT_CHECKING, so the product's daemon never calls in.
  */
 #ifndef MEMTRACE_CORE_CHECK_H
 #define MEMTRACE_CORE_CHECK_H

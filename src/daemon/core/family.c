@@ -272,8 +272,7 @@ void family_stack_save(struct tracker *t, const struct tracker_target *tg, uint3
 void family_stack_new(struct tracker *t, const struct tracker_target *tg, uint32_t s)
 {
 	/* it did not exist at the forks so far: nothing live there */
-	if (tg->last_fork)
-		hist_push(t, tg, s, 0, 0);
+	hist_push(t, tg, s, 0, 0);
 }
 
 void family_release(struct tracker *t, struct tracker_target *tg,
@@ -303,8 +302,6 @@ void family_release(struct tracker *t, struct tracker_target *tg,
 
 void family_peak_moved(struct tracker *t)
 {
-	if (!t->peak_holders)
-		return;
 	for (uint32_t i = 0; i < t->ntargets; i++) {
 		struct tracker_target *tg = &t->targets[i];
 

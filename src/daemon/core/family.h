@@ -95,6 +95,11 @@ int family_inherited(const struct tracker *t, const struct tracker_target *tg, u
 void family_took(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t stack,
 		 uint64_t size);
 
+/*
+ * The next two only for a tg that forked (tg->last_fork), and family_peak_moved
+ * only while a released child holds the peak (t->peak_holders): the tracker
+ * tests that itself, so a process that never forked never comes here.
+ */
 /* Before stack s of tg changes its live values: keep them for tg's forks. */
 void family_stack_save(struct tracker *t, const struct tracker_target *tg, uint32_t s);
 /* Stack s of tg was just made. */
@@ -110,7 +115,7 @@ void family_release(struct tracker *t, struct tracker_target *tg,
 		    void (*undo)(void *arg, uint32_t stack, uint64_t count, uint64_t bytes),
 		    void *arg);
 /* The global peak moved (a new peak, or reset-peak): released children no
- * longer count in it. */
+ * longer count in it (t->peak_holders, above). */
 void family_peak_moved(struct tracker *t);
 
 /* Bytes of side tables, for the figures. */

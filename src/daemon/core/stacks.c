@@ -4,6 +4,7 @@
  * index handed out is never invalidated or reused. A known stack is found
  * with one hash of its words and one comparison along its nodes; only a new
  * one numbers its words and finds (or adds) its nodes, from the outermost.
+ * The ids the BPF side registered map to those indices.
  */
 #include "daemon/core/stacks.h"
 #include "daemon/core/pages.h"
@@ -277,4 +278,67 @@ uint32_t stack_intern(struct stack_table *t, uint32_t tgid, const uint64_t *fram
 	e->leaf = leaf;
 	*is_new = 1;
 	return idx;
+}
+
+/* ---- the registered stack ids -------------------------------------------- */
+
+/* Grown to twice its size past half full, so that a lookup meets an empty
+ * slot within a few probes. */
+
+void stackids_init(struct stack_ids *m)
+{
+	memset(m, 0, sizeof(*m));
+}
+
+void stackids_destroy(struct stack_ids *m)
+{
+	if (m->slots)
+		pages_free(m->slots, (m->mask + 1) * sizeof(*m->slots));
+	memset(m, 0, sizeof(*m));
+}
+
+size_t stackids_bytes(const struct stack_ids *m)
+{
+	return m->slots ? (m->mask + 1) * sizeof(*m->slots) : 0;
+}
+
+static int stackids_grow(struct stack_ids *m)
+{
+	size_t cap = m->slots ? 2 * (m->mask + 1) : 1024, i, j;
+	struct stack_id_slot *v = pages_alloc(cap * sizeof(*v));
+
+	if (!v)
+		return -1;
+	for (i = 0; m->slots && i <= m->mask; i++) {
+		if (!m->slots[i].id)
+			continue;
+		for (j = m->slots[i].id & (cap - 1); v[j].id; j = (j + 1) & (cap - 1))
+			;
+		v[j] = m->slots[i];
+	}
+	if (m->slots)
+		pages_free(m->slots, (m->mask + 1) * sizeof(*m->slots));
+	m->slots = v;
+	m->mask = cap - 1;
+	return 0;
+}
+
+int stackids_put(struct stack_ids *m, uint64_t id, uint32_t stack)
+{
+	size_t i;
+
+	if (!id)
+		return -1;
+	if ((!m->slots || (m->count + 1) * 2 > m->mask + 1) && stackids_grow(m))
+		return -1;
+	for (i = id & m->mask; m->slots[i].id; i = (i + 1) & m->mask) {
+		if (m->slots[i].id == id) {
+			m->slots[i].stack = stack;
+			return 0;
+		}
+	}
+	m->slots[i].id = id;
+	m->slots[i].stack = stack;
+	m->count++;
+	return 0;
 }

@@ -14,7 +14,8 @@
  * frames rather than one frame a node keeps a stack a few nodes (a walk of
  * its frames a few cache lines). The index is an open-addressing table of entry numbers
  * keyed by a hash of the whole stack, compared in full (no collision ever
- * merges two stacks).
+ * merges two stacks). The stack ids the BPF side registered are a second
+ * index of the same entries (struct stack_ids, below).
  */
 #ifndef MEMTRACE_STACKS_H
 #define MEMTRACE_STACKS_H
@@ -189,5 +190,50 @@ static inline struct mt_stack_counters stack_counters(const struct stack_entry *
 
 /* Bytes the table holds (entries, nodes, words, indices), for the figures. */
 size_t stacks_bytes(const struct stack_table *t);
+
+/*
+ * The stack ids the BPF side registered (include/memtrace/event.h, MT_SF_ID):
+ * each id, as the event that registered it carried it, mapped to the index
+ * of its frames in this table (or STACK_NONE, a registration whose stack
+ * could not be kept). An id is registered once for the programs' life, so
+ * the map only grows; a lookup of an id never registered is the caller's
+ * to count, never a guess. Open addressing, linear probing, keys never 0.
+ */
+struct stack_id_slot {
+	uint64_t id; /* 0: empty */
+	uint32_t stack;
+};
+
+struct stack_ids {
+	struct stack_id_slot *slots;
+	size_t mask; /* slots - 1, a power of two minus one; 0 before the first put */
+	size_t count;
+};
+
+void stackids_init(struct stack_ids *m);
+void stackids_destroy(struct stack_ids *m);
+
+/* Map id (not 0) to stack, replacing what it mapped to. 0, or -1 out of memory. */
+int stackids_put(struct stack_ids *m, uint64_t id, uint32_t stack);
+
+/* 1 and *stack when id is registered, else 0. */
+static inline int stackids_get(const struct stack_ids *m, uint64_t id, uint32_t *stack)
+{
+	size_t i;
+
+	if (!m->count)
+		return 0;
+	/* ids are hashes already: their low bits place them */
+	for (i = id & m->mask; m->slots[i].id; i = (i + 1) & m->mask) {
+		if (m->slots[i].id == id) {
+			*stack = m->slots[i].stack;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+/* Bytes it holds, for the figures. */
+size_t stackids_bytes(const struct stack_ids *m);
 
 #endif

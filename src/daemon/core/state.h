@@ -13,7 +13,6 @@
 
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
-#include "daemon/core/stackids.h"
 #include "daemon/core/recent.h"
 #include "memtrace/counters.h"
 #include "memtrace/snapshot.h"

@@ -7,6 +7,7 @@
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
 #include "daemon/core/family.h"
+#include "common/invariant.h"
 #include "common/search.h"
 
 #include <stdlib.h>
@@ -185,7 +186,8 @@ static void peak_moved(struct tracker *t)
 			t->stacks.v[i].peak_epoch = 0;
 		t->peak_epoch++;
 	}
-	family_peak_moved(t);
+	if (t->peak_holders) /* a released child holds the peak (family.h) */
+		family_peak_moved(t);
 }
 
 static uint64_t since(uint64_t now, uint64_t start)
@@ -281,7 +283,8 @@ static void account_inherited(struct tracker *t, struct tracker_target *tg,
 		idx = tg->empty_stack;
 	} else if (is_new) {
 		stack_get(&t->stacks, idx)->stack_end = stack_get(&t->stacks, b->stack)->stack_end;
-		family_stack_new(t, tg, idx);
+		if (tg->last_fork)
+			family_stack_new(t, tg, idx);
 		if (t->on_new_stack)
 			t->on_new_stack(t->on_new_stack_arg, tg->space, words, n);
 	}
@@ -320,7 +323,8 @@ static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struc
 
 	if (stack != STACK_NONE && is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
-		family_stack_new(t, tg, stack);
+		if (tg->last_fork) /* its forks hold no blocks of it */
+			family_stack_new(t, tg, stack);
 		if (t->on_new_stack)
 			t->on_new_stack(t->on_new_stack_arg, tg->space, frames, n);
 	}
@@ -831,5 +835,6 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		t->events_malformed++;
 		break;
 	}
-	tracker_check_event(t, tg);
+	if (MT_CHECKING) /* the sanitizer build (check.h) */
+		tracker_check_event(t, tg);
 }

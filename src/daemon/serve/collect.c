@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Building a snapshot from the daemon's state for one request: counters and
- * targets always, then the stacks the request selects (one pid or all, sorted
- * by one key, the top N), symbolized only for what is sent: each distinct
- * word once per snapshot, each distinct address once for good (the
- * symbolizer's cache). A report of the top 10 on a heap of millions of
- * blocks symbolizes ten stacks; a grouped view sends only its rows.
+ * Building a snapshot from the daemon's state for one request: counters,
+ * targets and their resident memory always, then the stacks the request selects (one pid or all,
+ * sorted by one key, the top N), symbolized only for what is sent: each distinct word once per
+ * snapshot, each distinct address once for good (the symbolizer's cache). A report of the top 10 on
+ * a heap of millions of blocks symbolizes ten stacks; a grouped view sends only its rows.
  */
 #include <pthread.h>
 #include <stdio.h>
@@ -16,12 +15,16 @@
 #include "daemon/serve/framebuild.h"
 #include "daemon/serve/grouping.h"
 #include "daemon/serve/leaks.h"
-#include "daemon/serve/memory.h"
 #include "daemon/attach/allocator.h"
+#include "daemon/core/resident.h"
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
+#include "daemon/proc/memmap.h"
+#include "daemon/proc/rss.h"
+#include "daemon/proc/smaps.h"
 #include "daemon/symbols/symbolize.h"
+#include "common/invariant.h"
 #include "common/util.h"
 
 /*
@@ -48,7 +51,7 @@ static void fill_truncations(const struct daemon_view *v, const struct stack_end
 		if (k == n) {
 			rows = xrealloc(rows, (n + 1) * sizeof(*rows));
 			memset(&rows[n], 0, sizeof(rows[n]));
-			rows[n++].module = xstrdup(module);
+			rows[n++].module = snapshot_strdup(out, module);
 		}
 		rows[k].stacks++;
 		rows[k].allocations += e->t.allocations;
@@ -83,7 +86,7 @@ static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 	if (v->has_match) {
 		s->has_match = 1;
 		s->match = v->match;
-		s->match.what = xstrdup(v->match.what);
+		s->match.what = snapshot_strdup(s, v->match.what);
 	}
 }
 
@@ -101,7 +104,7 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 }
 
 static void fill_target(const struct daemon_view *v, const struct view_target *tg,
-			struct snap_target *out)
+			struct snapshot *s, struct snap_target *out)
 {
 	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
 	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
@@ -110,11 +113,9 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 	out->state = (uint32_t)tg->state;
 	out->exit_status = tg->exit_status;
 	out->probes = (uint32_t)tg->probes;
-	out->command = xstrdup(tg->command);
-	out->allocator = tg->alloc->obj[ALLOC_OBJ_MALLOC].path
-			     ? xstrdup(tg->alloc->obj[ALLOC_OBJ_MALLOC].path)
-			     : NULL;
-	out->note = tg->note ? xstrdup(tg->note) : NULL;
+	out->command = snapshot_strdup(s, tg->command);
+	out->allocator = snapshot_strdup(s, tg->alloc->obj[ALLOC_OBJ_MALLOC].path);
+	out->note = snapshot_strdup(s, tg->note);
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
@@ -122,7 +123,7 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	if (tt && tt->start_ns > v->tracker->start_ns)
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
-	allocator_probe_sites(tg->alloc, out); /* where each function is probed */
+	allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
 }
 
 /*
@@ -163,6 +164,121 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 		}
 	}
 	free(index_of);
+}
+
+/*
+ * Resident memory: each target's sampled figures, read anew when a request
+ * lane builds the snapshot (v->off_loop: a lane may read /proc at length),
+ * the timeline's, and for a memory request (stats --memory) and a whole
+ * snapshot the breakdown of each traced target's mappings by kind with the
+ * live heap in each: its smaps read then, and one walk of the live heap.
+ */
+
+/* Now, in the timeline's terms: since tracing began. */
+static uint64_t since_start(const struct tracker *t)
+{
+	uint64_t now = time_monotonic_ns();
+
+	return now > t->start_ns ? now - t->start_ns : 0;
+}
+
+static void fill_resident(const struct daemon_view *v, int k, struct snap_resident *out)
+{
+	const struct resident_target *rt = resident_get(v->resident, (uint32_t)k);
+	const struct view_target tg = view_target(v, k);
+	struct mt_resident now;
+	char why[200];
+
+	if (rt)
+		*out = (struct snap_resident){.sampled = 1,
+					      .time_ns = rt->time_ns,
+					      .r = rt->last,
+					      .peak_bytes = rt->peak_bytes,
+					      .peak_time_ns = rt->peak_time_ns};
+	/* a lane may wait for the walk: the snapshot's figures are of its moment */
+	if (!v->off_loop || tg.state != SNAP_TARGET_ATTACHED ||
+	    rss_read(tg.pid, &now, why, sizeof(why)))
+		return;
+	out->sampled = 1;
+	out->time_ns = since_start(v->tracker);
+	out->r = now;
+	if (!rt || now.resident_bytes > out->peak_bytes) {
+		out->peak_bytes = now.resident_bytes;
+		out->peak_time_ns = out->time_ns;
+	}
+}
+
+/* s->targets[i] is v->targets[view_index[i]]: their resident figures. */
+static void fill_residents(const struct daemon_view *v, const int *view_index, struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		fill_resident(v, view_index[i], &s->targets[i].resident);
+		s->has_resident |= s->targets[i].resident.sampled;
+	}
+	/* the timeline's points came with theirs (fill_timeline) */
+	for (uint32_t i = 0; i < s->ntimeline; i++)
+		s->has_resident |= s->timeline[i].total.has_resident;
+}
+
+/* One breakdown being made: its target's space (the key of its blocks) and mappings. */
+struct making {
+	uint32_t space;
+	struct smaps maps;
+	struct memmap mm;
+	int ok;
+};
+
+/* The breakdowns of the snapshot's targets that are traced now (section 46). */
+static void fill_breakdowns(const struct daemon_view *v, const int *view_index, struct snapshot *s)
+{
+	struct making *mk = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*mk));
+	struct heap_block b;
+	uint64_t pos = 0;
+	uint32_t n = 0, last = 0, nok = 0;
+
+	s->has_memory = 1;
+	s->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*s->memory));
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		const struct view_target tg = view_target(v, view_index[i]);
+		struct snap_memory *m = &s->memory[n];
+		char why[256];
+
+		if (tg.state != SNAP_TARGET_ATTACHED)
+			continue; /* it has no memory now, or it is not this program's */
+		m->target = i;
+		m->time_ns = since_start(v->tracker);
+		mk[n].space = tg.space;
+		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
+			m->error = snapshot_strdup(s, why);
+		} else {
+			memmap_init(&mk[n].mm, &mk[n].maps);
+			mk[n].ok = 1;
+			nok++;
+		}
+		n++;
+	}
+	s->nmemory = n;
+	/* one walk of the live heap for them all: each block in the mapping holding it */
+	while (nok && heap_next(&v->tracker->heap, &pos, &b)) {
+		if (mk[last].space != b.tgid || !mk[last].ok) {
+			uint32_t k;
+
+			for (k = 0; k < n && !(mk[k].ok && mk[k].space == b.tgid); k++)
+				;
+			if (k == n)
+				continue; /* another target's, or an older generation's */
+			last = k;
+		}
+		memmap_add_block(&mk[last].mm, b.addr, b.size);
+	}
+	for (uint32_t k = 0; k < n; k++) {
+		if (!mk[k].ok)
+			continue;
+		memmap_sum(&mk[k].mm, &s->memory[k].m);
+		memmap_free(&mk[k].mm);
+		smaps_free(&mk[k].maps);
+	}
+	free(mk);
 }
 
 struct block_pick {
@@ -242,7 +358,7 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 		}
 	}
 	s->version = SNAPSHOT_VERSION;
-	s->tracer_version = xstrdup(MEMTRACE_VERSION);
+	s->tracer_version = snapshot_strdup(s, MEMTRACE_VERSION);
 	s->created_unix_ns = time_realtime_ns();
 	s->uptime_ns = time_monotonic_ns() - v->start_ns;
 	s->events_received = t->events_received;
@@ -263,7 +379,7 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 		if (pid && (uint32_t)tg.pid != pid)
 			continue;
 		view_index[s->ntargets] = k;
-		fill_target(v, &tg, &s->targets[s->ntargets++]);
+		fill_target(v, &tg, s, &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
@@ -274,9 +390,9 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 	}
 	if (v->timeline->npoints)
 		fill_timeline(v->timeline, v->ntargets, view_index, s);
-	memory_fill_resident(v, view_index, s);
+	fill_residents(v, view_index, s);
 	if (memory)
-		memory_fill_breakdowns(v, view_index, s);
+		fill_breakdowns(v, view_index, s);
 	free(view_index);
 
 	fill_daemon(v, s);
@@ -393,18 +509,22 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	/* the rows' blocks, for a heap walk: the block list, ages or leaks */
 	int walk = r->kind == PROTO_SNAPSHOT || r->kind == PROTO_LEAKS ||
 		   (r->kind == PROTO_REPORT && r->report.ages);
+	/* a forked child's inherited rows, for the pid asked about; until a
+	 * first fork there are none, and every row is a stack (lv.rows NULL) */
+	int with_rows = has_stacks(r) && v->tracker->forks;
 	int rc;
 
 	memset(s, 0, sizeof(*s));
-	tracker_check_state(v->tracker); /* the sanitizer build: every invariant, per request */
-	/* a forked child's inherited rows, for the pid asked about */
-	if (has_stacks(r) && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
+	if (MT_CHECKING) /* the sanitizer build: every invariant, per request */
+		tracker_check_state(v->tracker);
+	if (with_rows && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
 		snprintf(err, errlen, "out of memory");
 		return -1;
 	}
-	lv.rows = has_stacks(r) ? &rows : NULL;
+	lv.rows = with_rows ? &rows : NULL;
 	rc = collect_kind(&lv, ends, r, s, err, errlen);
-	viewrows_free(&rows);
+	if (with_rows)
+		viewrows_free(&rows);
 	for (uint32_t i = 0; !rc && i < s->nstacks; i++)
 		if (s->stacks[i].t.inherited_allocations || s->stacks[i].t.inherited_bytes)
 			s->has_inherited = 1;

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * Building the snapshot a request asks for from the daemon's state
- * (collect.c): counters and targets always, the stacks it selects (one pid
+ * (collect.c): counters, targets and their resident memory always, the
+ * stacks it selects (one pid
  * or all, ordered by one key, the top N) symbolized, and the live blocks or
  * ages when asked; grouped views and leaks are counted and only the rows
  * shown go (grouping.c, leaks.c). It only reads the state, so a worker lane
@@ -24,9 +25,9 @@
  * answer (as status, of the process attached or detached); for a scan, what
  * its answer has beside the scan (scan.c). ends must be up to date with the
  * stack table (stack_ends_check) for the truncations to count every stack;
- * stacks past it show what the walk said. The frames' strings are the
- * symbolizer's (the builder's): hold it
- * (symbolizer_hold) until s is encoded if the core may change meanwhile.
+ * stacks past it show what the walk said. Every string of s is its own
+ * (the frames' copied from the symbolizer's, framebuild.h): s may be encoded
+ * after the core and the symbolizer moved on.
  */
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen);

@@ -11,6 +11,7 @@
 #include "daemon/core/tracker.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
+#include "common/hashindex.h"
 #include "common/util.h"
 
 #include <pthread.h>
@@ -253,8 +254,49 @@ const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i
 	return &b->table[i];
 }
 
+/*
+ * The frames' strings, the symbolizer's, as s's own: each distinct string
+ * once (the symbolizer's are interned, so one pointer is one string), by a
+ * map of the pointers seen to their copies. The table holds the distinct
+ * frames of the snapshot, a few thousand for a heap of millions of blocks:
+ * this copies those few strings, never one per stack or block.
+ */
+static void own_strings(struct framebuild *b, struct snapshot *s)
+{
+	size_t mask = 63; /* more than twice the strings there can be */
+	struct {
+		const char *from;
+		char *to;
+	} * map;
+
+	while (mask + 1 < 8 * (size_t)b->ntable)
+		mask = 2 * mask + 1;
+	map = xcalloc(mask + 1, sizeof(*map));
+	for (uint32_t i = 0; i < b->ntable; i++) {
+		char **field[] = {&b->table[i].function, &b->table[i].module, &b->table[i].file,
+				  &b->table[i].build_id};
+
+		for (size_t k = 0; k < ARRAY_SIZE(field); k++) {
+			const char *from = *field[k];
+			size_t pos = (size_t)(hash_mix(0, (uintptr_t)from) & mask);
+
+			if (!from)
+				continue;
+			while (map[pos].from && map[pos].from != from)
+				pos = (pos + 1) & mask;
+			if (!map[pos].from) {
+				map[pos].from = from;
+				map[pos].to = snapshot_strdup(s, from);
+			}
+			*field[k] = map[pos].to;
+		}
+	}
+	free(map);
+}
+
 void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets)
 {
+	own_strings(b, s);
 	s->frame_table = b->table;
 	s->nframe_table = b->ntable;
 	s->frame_refs = xmalloc((b->nrefs ? b->nrefs : 1) * sizeof(*s->frame_refs));

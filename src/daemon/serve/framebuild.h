@@ -5,10 +5,10 @@
  * frames. Each distinct word of a stack (a return address of a space, or a
  * Python frame word) is symbolized once per snapshot into frames of a
  * shared table, and a stack is a list of references to them (struct
- * snapshot's frame_table and frame_refs). Native frames carry the
- * symbolizer's interned strings (a built snapshot's frame strings are the
- * builder's); a run of the interpreter loop becomes the Python frames it
- * ran.
+ * snapshot's frame_table and frame_refs). Frames carry the symbolizer's
+ * interned strings while the stacks are built, and the snapshot's own
+ * copies once framebuild_finish() hands them over; a run of the interpreter
+ * loop becomes the Python frames it ran.
  */
 #ifndef MEMTRACE_FRAMEBUILD_H
 #define MEMTRACE_FRAMEBUILD_H
@@ -86,9 +86,11 @@ void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_
 const struct snap_frame *framebuild_frame(const struct framebuild *b, uint32_t i);
 
 /*
- * Hand the frames to s: s->frame_table, s->frame_refs, and
- * each s->stacks[i].frames from offsets[i] (what framebuild_stack returned;
- * nframes already set). Frees b.
+ * Hand the frames to s: s->frame_table (its strings copied into s, each
+ * once), s->frame_refs, and each s->stacks[i].frames from offsets[i] (what
+ * framebuild_stack returned; nframes already set). Frees b. Call it while
+ * the symbolizer's strings are valid (symbolizer_frames_interned); s
+ * depends on the symbolizer no more.
  */
 void framebuild_finish(struct framebuild *b, struct snapshot *s, const uint64_t *offsets);
 

@@ -664,7 +664,7 @@ static void rank_locations(struct grouping *g)
 
 /* ---- the reply ----------------------------------------------------------- */
 
-/* Stack rows: the key group.c makes, the locations joined by ';'. */
+/* Stack rows: the key group.c makes, the locations joined by ';' (malloc'd). */
 static char *stack_row_key(struct grouping *g, const struct row *r)
 {
 	struct buf b = {0};
@@ -762,8 +762,14 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		/* the row's sums, on its first stack */
 		row_totals(&g, row, &st->t, &nstacks);
 		s->groups.rows[i].stacks = nstacks;
-		s->groups.rows[i].key =
-		    g.by == GROUP_STACK ? stack_row_key(&g, row) : xstrdup(g.keys.strs[row->key]);
+		if (g.by == GROUP_STACK) {
+			char *key = stack_row_key(&g, row);
+
+			s->groups.rows[i].key = snapshot_strdup(s, key);
+			free(key);
+		} else {
+			s->groups.rows[i].key = snapshot_strdup(s, g.keys.strs[row->key]);
+		}
 	}
 	framebuild_finish(g.fb, s, frames_at);
 	free(frames_at);

@@ -597,7 +597,7 @@ static void add_figures(struct snap_scan_figures *f, const struct scan_target *t
 
 static int build_reply(const struct scan_core *core, const struct proto_request *r,
 		       struct scan_target *t, uint32_t nt, struct suppressions *sup, uint64_t start,
-		       struct snapshot *s, struct symbolizer **held, char *err, size_t errlen)
+		       struct snapshot *s, char *err, size_t errlen)
 {
 	const struct daemon_view *v;
 	struct framebuild *fb;
@@ -665,11 +665,8 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	}
 	s->nstacks = nids;
 	s->stacks_total = nids;
-	framebuild_finish(fb, s, frames_at);
+	framebuild_finish(fb, s, frames_at); /* the frames' strings copied while frozen */
 	free(frames_at);
-	/* the frames' strings are the symbolizer's until the answer is encoded */
-	symbolizer_hold(v->sym);
-	*held = v->sym;
 	core->thaw(core->ctx);
 
 	s->kind = SNAP_SCAN;
@@ -684,7 +681,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 	s->scan.suppressions = xcalloc(sup->n ? sup->n : 1, sizeof(*s->scan.suppressions));
 	for (uint32_t i = 0; i < sup->n; i++)
 		s->scan.suppressions[i] =
-		    (struct snap_scan_suppression){.pattern = xstrdup(sup->v[i].pattern),
+		    (struct snap_scan_suppression){.pattern = snapshot_strdup(s, sup->v[i].pattern),
 						   .blocks = sup->v[i].blocks,
 						   .bytes = sup->v[i].bytes};
 	free(ids);
@@ -693,7 +690,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 }
 
 int scan_serve(const struct scan_core *core, const struct proto_request *r, const char *body,
-	       size_t len, struct snapshot *out, struct symbolizer **held, char *err, size_t errlen)
+	       size_t len, struct snapshot *out, char *err, size_t errlen)
 {
 	uint64_t start = time_monotonic_ns();
 	struct suppressions sup;
@@ -703,7 +700,6 @@ int scan_serve(const struct scan_core *core, const struct proto_request *r, cons
 	int rc = -1;
 
 	memset(out, 0, sizeof(*out));
-	*held = NULL;
 	if (!core->ring_produced || core->ring_produced(core->ctx) == UINT64_MAX) {
 		snprintf(err, errlen,
 			 "scans need the ring buffer's positions, which this daemon "
@@ -721,7 +717,7 @@ int scan_serve(const struct scan_core *core, const struct proto_request *r, cons
 	for (uint32_t i = 0; i < nt; i++)
 		if (scan_one(core, &r->scan, &t[i], err, errlen))
 			goto out;
-	rc = build_reply(core, r, t, nt, &sup, start, out, held, err, errlen);
+	rc = build_reply(core, r, t, nt, &sup, start, out, err, errlen);
 out:
 	for (uint32_t i = 0; i < nt; i++)
 		if (t[i].marked)

@@ -43,11 +43,9 @@ struct scan_core {
 
 /*
  * Scan what r->scan asks for; body[0..len) are its suppressions. Fills out
- * (frames borrowed from the symbolizer, which is held: release *held once
- * out is encoded) and returns 0, or -1 with a one-line reason in err.
+ * (every string its own) and returns 0, or -1 with a one-line reason in err.
  */
 int scan_serve(const struct scan_core *core, const struct proto_request *r, const char *body,
-	       size_t len, struct snapshot *out, struct symbolizer **held, char *err,
-	       size_t errlen);
+	       size_t len, struct snapshot *out, char *err, size_t errlen);
 
 #endif

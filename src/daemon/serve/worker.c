@@ -208,12 +208,9 @@ static void post(struct worker *w, const struct job *job, uint8_t *frame, size_t
 	wake_loop(w);
 }
 
-/*
- * Encode snap (when built; else the reply is err), release the symbolizer
- * it borrowed strings from, and hand the frame to the loop.
- */
+/* Encode snap (when built; else the reply is err) and hand the frame to the loop. */
 static void reply(struct worker *w, const struct job *job, struct snapshot *snap, int built,
-		  struct symbolizer *held, char *err, size_t errlen)
+		  char *err, size_t errlen)
 {
 	uint8_t *frame = NULL;
 	size_t len = 0;
@@ -225,8 +222,6 @@ static void reply(struct worker *w, const struct job *job, struct snapshot *snap
 			snprintf(err, errlen, "cannot encode the snapshot");
 		snapshot_free(snap);
 	}
-	if (held)
-		symbolizer_release(held);
 	if (frame) {
 		proto_reply_header(frame, 0, (uint32_t)len);
 	} else {
@@ -246,11 +241,12 @@ static void serve(struct worker *w, struct lane *l, struct job *job)
 
 	if (freeze(w, l))
 		return;
-	/* strings of symbols dropped after the thaw stay until the reply is encoded */
+	/* the symbols' strings stay while the snapshot copies those it names */
 	symbolizer_hold(l->view.sym);
 	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
+	symbolizer_release(l->view.sym);
 	thaw(w, l);
-	reply(w, job, &snap, built, l->view.sym, err, sizeof(err));
+	reply(w, job, &snap, built, err, sizeof(err));
 }
 
 /* ---- scans: the freezes a scan asks for, from its lane (scan.h) ----------- */
@@ -293,14 +289,12 @@ static void run_scan(struct worker *w, struct lane *l, struct job *job)
 				 .thaw = scan_thaw,
 				 .ring_produced = scan_ring_produced,
 				 .ends = w->ends};
-	struct symbolizer *held = NULL;
 	struct snapshot snap;
 	char err[512];
 	int built;
 
-	built =
-	    !scan_serve(&core, &job->req, job->body, job->body_len, &snap, &held, err, sizeof(err));
-	reply(w, job, &snap, built, held, err, sizeof(err));
+	built = !scan_serve(&core, &job->req, job->body, job->body_len, &snap, err, sizeof(err));
+	reply(w, job, &snap, built, err, sizeof(err));
 }
 
 static void *scan_main(void *arg)

@@ -28,9 +28,9 @@
  *
  * Invariants: only the loop thread mutates the core, and only while not
  * frozen; the lanes read the core only while frozen, and after a thaw use
- * only their own snapshot and strings the symbolizer keeps
- * (symbolizer_hold). What a lookup fills in the symbolizer's caches, the
- * lanes fill under the worker's lock (the view's sym_lock).
+ * only their own snapshot (whose strings are its own). What a lookup fills
+ * in the symbolizer's caches, the lanes fill under the worker's lock (the
+ * view's sym_lock).
  *
  * The worker belongs to the server (server.c starts it on the first request
  * that sends stacks, and calls worker_resume once ingest caught up); the
