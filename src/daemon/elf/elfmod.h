@@ -100,6 +100,8 @@ const char *elfmod_build_id(const struct elf_module *m);
 /* len bytes of the file at offset off (as pread: the count read, or -1). */
 ssize_t elfmod_pread(struct elf_module *m, void *buf, size_t len, uint64_t off);
 
+/* ---- read on first use, from the file kept open (elfcode.c) ---------- */
+
 /*
  * The code: the executable sections (SHT_PROGBITS with SHF_EXECINSTR, at
  * most 256 MiB in all), read on first use. elfmod_code gives the bytes from
