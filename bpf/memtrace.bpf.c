@@ -286,7 +286,7 @@ static __always_inline __u64 wakeup_flag(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* A stack-less event (free, realloc entry): fixed size, reserved in place. */
+/* A stack-less event (free, realloc entry, control): fixed size, reserved in place. */
 static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
@@ -305,7 +305,8 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->stack_end = MT_STACK_NONE;
 	ev->npyframes = 0;
 	ev->stack_flags = ev->pad = 0;
-	ev->time_ns = bpf_ktime_get_ns();
+	/* a free's time is not used: one clock read per pair saved */
+	ev->time_ns = kind >= MT_EV_EXEC ? bpf_ktime_get_ns() : 0;
 	ev->addr = addr;
 	ev->old_addr = old_addr;
 	ev->size = size;

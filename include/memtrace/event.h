@@ -104,7 +104,10 @@ struct mt_event {
 	__u8 npyframes;	  /* Python frame words after the native frames (MT_PY_WORD) */
 	__u8 stack_flags; /* MT_SF_* */
 	__u8 pad;
-	__u64 time_ns; /* CLOCK_MONOTONIC (bpf_ktime_get_ns) */
+	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of an allocation and of a control
+	 * event; 0 in a free and a realloc's entry, whose time nothing uses
+	 * (a clock read per free saved) */
+	__u64 time_ns;
 	__u64 addr;
 	__u64 old_addr;
 	__u64 size;

@@ -251,13 +251,15 @@ def bpf_lines(args, frows, bpf_rows):
         "The kernel's accounting of the programs on the allocator's probes "
         "(kernel.bpf_stats_enabled), per `malloc(64)`+`free` pair: the run time of every "
         "program that ran (entry, return, free) over the pairs, median of "
-        f"{args.repeat} rounds of {args.pairs} pairs at each call depth (tests/bench/allocbench, "
+        f"{args.depth_rounds} rounds of {args.pairs} pairs at each call depth (tests/bench/allocbench, "
         "one thread; its stack is the call depth, then `worker`, `start_thread` and, for "
         "the DWARF walker, `clone3`: frames as the daemon received them). Each round runs "
         "every depth and walker once, in turn, with the empty programs and the minimal "
         "tracer on the same probes and stack; per further frame is the median over rounds "
-        "of the difference to the 5-frame stack within a round, over the frames added, so "
-        "that a host whose speed drifts during the run weighs on all alike. A program's run "
+        "of the difference to the 5-frame stack within a round of the return probe's program "
+        "(where the walk runs: the entry and free programs do not depend on the depth), over "
+        "the frames added, so that a host whose speed drifts during the run weighs on all "
+        "alike. A program's run "
         "time does not include waiting for a CPU, but it does include the host's other "
         "load (cache, memory bandwidth, the clock reads the accounting itself makes): "
         "compare with the reference programs of the same run. Targets (issue 21): at most "
@@ -266,9 +268,10 @@ def bpf_lines(args, frows, bpf_rows):
         "",
         f"The reference programs in the same rounds, 5-frame stack: empty programs "
         f"{empty:.0f} ns per pair (the programs' entry and the accounting itself), the "
-        f"minimal tracer (a record per call, no stack) {minimal:.0f} ns. In the floor table "
-        f"(call depth 1, measured earlier in the run): {floor_bpf.get(FLOOR) or 0:.0f} and "
-        f"{floor_bpf.get(MINIMAL_TRACER) or 0:.0f} ns.",
+        f"minimal tracer (a record per call, no stack) {minimal:.0f} ns."
+        + (f" In the floor table (call depth 1, measured earlier in the run): "
+           f"{floor_bpf.get(FLOOR) or 0:.0f} and {floor_bpf.get(MINIMAL_TRACER) or 0:.0f} ns."
+           if floor_bpf else ""),
         "",
         "| call depth | walker | frames | BPF ns per pair | ratio to the minimal tracer "
         "| ns per further frame |",
@@ -343,6 +346,8 @@ def main():
     ap.add_argument("--py-n", type=int, default=20000,
                     help="iterations of the Python workload")
     ap.add_argument("--floor-repeat", type=int, default=5)
+    ap.add_argument("--depth-rounds", type=int, default=5,
+                    help="rounds of the call depth table (every depth and walker in each)")
     ap.add_argument("--out", default="docs/performance.md")
     ap.add_argument("--only-floor", action="store_true",
                     help="measure the floor table only and print it")
@@ -381,7 +386,7 @@ def main():
         runs += [(DEPTHS[0], REF_EMPTY, [], "allocbench", EMPTY),
                  (DEPTHS[0], REF_MINIMAL, [], "allocbench", MINIMAL)]
         got = {}  # (depth, name): [(ns, BPF ns per pair or None, frames or None, ret)]
-        for _ in range(args.repeat):
+        for _ in range(args.depth_rounds):
             for depth, name, targs, prog_name, denv in runs:
                 ns, stats, p = run_bench(args.build, args.pairs, depth, targs, tmp,
                                          prog_name=prog_name, daemon_env=denv)
@@ -407,9 +412,11 @@ def main():
                 per_frame = None
                 base = got.get((DEPTHS[0], name))
                 if depth != DEPTHS[0] and frames and base:
-                    # within each round: this depth's BPF time less the 5-frame one's
-                    diffs = [(r[1] - b[1]) / (r[2] - b[2]) for r, b in zip(rs, base)
-                             if r[1] is not None and b[1] is not None and r[2] and b[2]
+                    # within each round: the return program's time (where the walk
+                    # runs; the entry and free programs' does not depend on the
+                    # depth, only adds its noise) less the 5-frame stack's
+                    diffs = [(r[3] - b[3]) / (r[2] - b[2]) for r, b in zip(rs, base)
+                             if r[3] is not None and b[3] is not None and r[2] and b[2]
                              and r[2] > b[2]]
                     per_frame = statistics.median(diffs) if diffs else None
                 bpf_rows[(depth, name)] = (statistics.median(pair_bpf),
@@ -434,7 +441,7 @@ def main():
         "",
         f"Machine: {platform.machine()}, kernel {platform.release()}, {os.cpu_count()} CPUs "
         f"(shared with other work, load average {load:.1f} when the run began). "
-        f"Each figure is the median of {args.repeat} runs of {args.pairs} `malloc(64)`+`free` "
+        f"Each figure is the median of {args.depth_rounds} rounds of {args.pairs} `malloc(64)`+`free` "
         "pairs made at the given call depth (frames above the allocation).",
         "",
         "| call depth | configuration | ns per pair | added by tracing | min | max "
