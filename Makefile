@@ -275,13 +275,14 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
-FUZZ_SRCS_elf      := $(addprefix src/daemon/,elf/elfmod.c symbols/dwarfline.c \
-			attach/elfjump.c) $(COMMON_SRCS)
+ELF_SRCS := $(wildcard src/daemon/elf/*.c)
+FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/dwarfline.c attach/elfjump.c) \
+		       $(ELF_SRCS) $(COMMON_SRCS)
 FUZZ_SRCS_pyoffsets := src/daemon/symbols/pyoffsets.c src/daemon/symbols/dwarfline.c \
-		       src/daemon/elf/elfmod.c $(COMMON_SRCS)
+		       $(ELF_SRCS) $(COMMON_SRCS)
 FUZZ_SRCS_unwind   := src/daemon/unwind/unwind_table.c $(COMMON_SRCS)
-FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c \
-		       elf/elfmod.c) $(COMMON_SRCS)
+FUZZ_SRCS_placement := $(addprefix src/daemon/,attach/placement.c attach/probesite.c) \
+		       $(ELF_SRCS) $(COMMON_SRCS)
 
 .SECONDEXPANSION:
 $(O)/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $$(FUZZ_SRCS_$$*) $(SRC_HDRS)
