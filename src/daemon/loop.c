@@ -72,11 +72,12 @@ static void view_target_of(const void *targets, int k, struct view_target *out)
 				    .space = tg->space,
 				    .state = tg->state,
 				    .exit_status = tg->exit_status,
-				    .probes = tg->probes.nlinks,
+				    .probes = target_nlinks(tg),
 				    .settling = tg->resolve_pending || tg->at_exec,
 				    .command = tg->command,
 				    .note = tg->note,
-				    .alloc = &tg->alloc,
+				    .alloc = tg->alloc,
+				    .alloc_path = target_alloc_path(tg),
 				    .attach_ns = tg->attach_ns,
 				    .end_ns = tg->end_ns};
 }

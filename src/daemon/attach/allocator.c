@@ -619,6 +619,8 @@ void allocator_probe_sites(const struct allocator *a, struct snapshot *s, struct
 
 void allocator_free(struct allocator *a)
 {
+	if (!a)
+		return;
 	for (int k = 0; k < ALLOC_NOBJECTS; k++) {
 		free(a->obj[k].path);
 		free(a->obj[k].open_path);
