@@ -27,6 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/matches.h"
 #include "daemon/attach/probes.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
@@ -224,6 +225,8 @@ static void tick(struct daemon *d)
 	targets_log_over_limit(d, now);
 	server_expire(d->server, now);
 	metrics_http_tick(d->metrics, now);
+	/* the ELF files this step's attaches and resolves shared: closed */
+	elfmod_trim_shared();
 }
 
 int run_loop(struct daemon *d, int sigfd, int timerfd)
