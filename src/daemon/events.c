@@ -127,7 +127,7 @@ static void target_execed(struct daemon *d, int i, int held)
 	nt->pidfd = tg->pidfd;
 	tg->pidfd = -1;
 	nt->probes = tg->probes;
-	memset(&tg->probes, 0, sizeof(tg->probes));
+	tg->probes = NULL;
 	nt->parent = tg->parent;
 	nt->matched = tg->matched;
 	tg->matched = 0;
@@ -168,7 +168,7 @@ static void target_give_up(struct daemon *d, int i, const char *why, int held)
 {
 	struct target *tg = &d->targets[i];
 
-	probes_detach(&tg->probes);
+	probes_detach(tg->probes);
 	target_ldso_release(tg);
 	tg->resolve_pending = 0;
 	tg->state = SNAP_TARGET_DETACHED; /* first: an exec event drained now is not its */
@@ -194,9 +194,10 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 	for (int x = i, p = d->targets[i].parent, hops = 0;
 	     p >= 0 && d->targets[x].copies && hops < 1024;
 	     x = p, p = d->targets[p].parent, hops++) {
-		const struct target_probes *tp = &d->targets[p].probes;
+		const struct target_probes *tp = d->targets[p].probes;
 
-		for (int k = 0; k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links); k++) {
+		for (int k = 0; tp && k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links);
+		     k++) {
 			if (!tp->links[k])
 				continue;
 			out->keys[out->nlinks] = tp->keys[k];
@@ -255,10 +256,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	 * knows it, not /proc's now (the child may have executed another
 	 * program or exited since) */
 	c->command = xstrdup(parent->command ? parent->command : "?");
-	c->alloc.obj[ALLOC_OBJ_MALLOC].path =
-	    parent->alloc.obj[ALLOC_OBJ_MALLOC].path
-		? xstrdup(parent->alloc.obj[ALLOC_OBJ_MALLOC].path)
-		: NULL;
+	c->alloc_path = target_alloc_path(parent) ? xstrdup(target_alloc_path(parent)) : NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
 	c->state = SNAP_TARGET_ATTACHED;
@@ -326,8 +324,8 @@ void target_resolve(struct daemon *d, int i, int held)
 		allocator_resolve_python(tg->pid, &a);
 	targets_test_lag(TEST_LAG_RESOLVE);
 	inherited_probes(d, i, &inh);
-	if (probes_attach_keeping(d->skel, tg->pid, &a, target_inherit(d, tg), &np, &tg->probes,
-				  &inh, err, sizeof(err))) {
+	if (probes_attach_keeping(d->skel, tg->pid, &a, target_inherit(d, tg), &np,
+				  target_probes(tg), &inh, err, sizeof(err))) {
 		allocator_free(&a);
 		/* a process that began to exit loses /proc/PID/root before its
 		 * pidfd fires: the probes of a program that is ending cannot be
@@ -341,10 +339,10 @@ void target_resolve(struct daemon *d, int i, int held)
 	}
 	/* the old program's that the new one does not map: they cannot fire
 	 * again, closed off the loop */
-	detacher_detach(&tg->probes);
-	tg->probes = np;
-	allocator_free(&tg->alloc);
-	tg->alloc = a;
+	detacher_detach(tg->probes);
+	*tg->probes = np;
+	allocator_free(target_alloc(tg));
+	*tg->alloc = a;
 	tg->resolve_pending = 0;
 	target_ldso_release(tg);
 	free(tg->command);
@@ -360,7 +358,7 @@ void target_resolve(struct daemon *d, int i, int held)
 	 * a moment and exits is gone before the daemon drains its stacks */
 	symbolizer_note_process(d->sym, tg->pid);
 	log_msg("pid %d: the new program's allocator is %s: %d probes, after %llu us", tg->pid,
-		tg->alloc.obj[ALLOC_OBJ_MALLOC].path, probes_count(&tg->probes),
+		tg->alloc->obj[ALLOC_OBJ_MALLOC].path, probes_count(tg->probes),
 		(unsigned long long)(now - tg->attach_ns) / 1000);
 }
 
@@ -423,15 +421,15 @@ static void match_execed(struct daemon *d, int i, int held)
 	char err[512], why[600];
 	int rc;
 
-	if (tg->probes.nlinks) {
-		rc = probes_reinherit(&tg->probes, tg->pid);
+	if (target_nlinks(tg)) {
+		rc = probes_reinherit(tg->probes, tg->pid);
 		if (rc)
 			log_msg("pid %d: children it forks from now on may miss some probes: %s",
 				tg->pid, strerror(-rc));
 		return;
 	}
-	if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, sizeof(err)) ||
-	    probes_attach(d->skel, tg->pid, &tg->alloc, PROBES_INHERIT_MATCH, &tg->probes, err,
+	if (allocator_resolve_at_exec(tg->pid, target_alloc(tg), err, sizeof(err)) ||
+	    probes_attach(d->skel, tg->pid, tg->alloc, PROBES_INHERIT_MATCH, target_probes(tg), err,
 			  sizeof(err))) {
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why, held);
@@ -478,7 +476,7 @@ static void target_unmatched(struct daemon *d, int i)
 	}
 	log_msg("pid %d %s", pid, tg->note);
 	free(cmd);
-	if (tg->probes.nlinks)
+	if (target_nlinks(tg))
 		tg->holds_untraced = 1; /* left in the map until they go */
 	else
 		probes_unwatch(d->skel, pid);
@@ -538,15 +536,15 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 
 		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
 			continue;
-		if (allocator_undo_python_dispatch(&tg->alloc)) {
+		if (tg->alloc && allocator_undo_python_dispatch(tg->alloc)) {
 			inherited_probes(d, i, &inh);
-			if (probes_attach_keeping(d->skel, tg->pid, &tg->alloc,
-						  target_inherit(d, tg), &np, &tg->probes, &inh,
-						  err, sizeof(err))) {
+			if (probes_attach_keeping(d->skel, tg->pid, tg->alloc,
+						  target_inherit(d, tg), &np, target_probes(tg),
+						  &inh, err, sizeof(err))) {
 				log_msg("pid %d: %s: its frees may go untraced", tg->pid, err);
 			} else {
-				probes_detach(&tg->probes);
-				tg->probes = np;
+				probes_detach(tg->probes);
+				*tg->probes = np;
 				log_msg(
 				    "pid %d installs an allocator: PyObject_Free and PyMem_Free "
 				    "probed themselves",

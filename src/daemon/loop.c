@@ -27,6 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/matches.h"
 #include "daemon/attach/probes.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
@@ -72,11 +73,12 @@ static void view_target_of(const void *targets, int k, struct view_target *out)
 				    .space = tg->space,
 				    .state = tg->state,
 				    .exit_status = tg->exit_status,
-				    .probes = tg->probes.nlinks,
+				    .probes = target_nlinks(tg),
 				    .settling = tg->resolve_pending || tg->at_exec,
 				    .command = tg->command,
 				    .note = tg->note,
-				    .alloc = &tg->alloc,
+				    .alloc = tg->alloc,
+				    .alloc_path = target_alloc_path(tg),
 				    .attach_ns = tg->attach_ns,
 				    .end_ns = tg->end_ns};
 }
@@ -223,6 +225,8 @@ static void tick(struct daemon *d)
 	targets_log_over_limit(d, now);
 	server_expire(d->server, now);
 	metrics_http_tick(d->metrics, now);
+	/* the ELF files this step's attaches and resolves shared: closed */
+	elfmod_trim_shared();
 }
 
 int run_loop(struct daemon *d, int sigfd, int timerfd)

@@ -33,6 +33,7 @@
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"
 #include "daemon/attach/pydispatch.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/sampler.h"
 #include "daemon/serve/metrics_http.h"
@@ -130,6 +131,7 @@ static void daemon_cleanup(struct daemon *d)
 	server_close(d->server); /* first: its worker may be reading the core */
 	detacher_stop();
 	targets_free(d);
+	elfmod_trim_shared();
 	metrics_http_close(d->metrics);
 	ingest_close(&d->ingest);
 	unwind_free(d->unwind);

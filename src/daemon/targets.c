@@ -165,6 +165,43 @@ void targets_retire_pid(struct daemon *d, int pid)
 	}
 }
 
+struct allocator *target_alloc(struct target *tg)
+{
+	if (!tg->alloc)
+		tg->alloc = xcalloc(1, sizeof(*tg->alloc));
+	return tg->alloc;
+}
+
+struct target_probes *target_probes(struct target *tg)
+{
+	if (!tg->probes)
+		tg->probes = xcalloc(1, sizeof(*tg->probes));
+	return tg->probes;
+}
+
+int target_nlinks(const struct target *tg)
+{
+	return tg->probes ? tg->probes->nlinks : 0;
+}
+
+const char *target_alloc_path(const struct target *tg)
+{
+	return tg->alloc ? tg->alloc->obj[ALLOC_OBJ_MALLOC].path : tg->alloc_path;
+}
+
+/* Entry tg's allocator and probe table go (its probes are detached already). */
+static void target_free_parts(struct target *tg)
+{
+	if (tg->alloc)
+		allocator_free(tg->alloc);
+	free(tg->alloc);
+	free(tg->alloc_path);
+	free(tg->probes);
+	tg->alloc = NULL;
+	tg->alloc_path = NULL;
+	tg->probes = NULL;
+}
+
 /* A new slot in d->targets (which may move). */
 int target_new(struct daemon *d, int pid)
 {
@@ -331,13 +368,13 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tg->command = process_read_command(tg->pid);
 	if (tg->at_exec) {
 		/* its libraries come later: target_resolve() finishes the job */
-		if (allocator_resolve_at_exec(tg->pid, &tg->alloc, err, errlen))
+		if (allocator_resolve_at_exec(tg->pid, target_alloc(tg), err, errlen))
 			return -1;
 		tg->resolve_pending = 1;
 	} else {
-		if (allocator_resolve(tg->pid, &tg->alloc, err, errlen))
+		if (allocator_resolve(tg->pid, target_alloc(tg), err, errlen))
 			return -1;
-		if (d->set.python_allocators && !allocator_resolve_python(tg->pid, &tg->alloc))
+		if (d->set.python_allocators && !allocator_resolve_python(tg->pid, tg->alloc))
 			log_msg("pid %d: --python-allocators: no loaded object exports "
 				"PyObject_Malloc",
 				tg->pid);
@@ -367,8 +404,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	targets_test_lag(TEST_LAG_ATTACH);
-	rc = probes_attach(d->skel, tg->pid, &tg->alloc, target_inherit(d, tg), &tg->probes, err,
-			   errlen);
+	rc = probes_attach(d->skel, tg->pid, target_alloc(tg), target_inherit(d, tg),
+			   target_probes(tg), err, errlen);
 	attach_release(tg, &st, &held);
 	if (rc)
 		return -1;
@@ -390,11 +427,11 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		log_msg("pid %d executed a new program while being attached", tg->pid);
 	}
 	log_msg("attached to pid %d (%s): %d probes on %s%s%s%s%s", tg->pid, tg->command,
-		probes_count(&tg->probes), tg->alloc.obj[ALLOC_OBJ_MALLOC].path,
-		tg->alloc.obj[ALLOC_OBJ_CXX].path ? " and " : "",
-		tg->alloc.obj[ALLOC_OBJ_CXX].path ? tg->alloc.obj[ALLOC_OBJ_CXX].path : "",
-		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? " and " : "",
-		tg->alloc.obj[ALLOC_OBJ_PYTHON].path ? tg->alloc.obj[ALLOC_OBJ_PYTHON].path : "");
+		probes_count(tg->probes), tg->alloc->obj[ALLOC_OBJ_MALLOC].path,
+		tg->alloc->obj[ALLOC_OBJ_CXX].path ? " and " : "",
+		tg->alloc->obj[ALLOC_OBJ_CXX].path ? tg->alloc->obj[ALLOC_OBJ_CXX].path : "",
+		tg->alloc->obj[ALLOC_OBJ_PYTHON].path ? " and " : "",
+		tg->alloc->obj[ALLOC_OBJ_PYTHON].path ? tg->alloc->obj[ALLOC_OBJ_PYTHON].path : "");
 	return 0;
 }
 
@@ -419,7 +456,7 @@ void target_attach_failed(struct daemon *d, int i)
 		tg->state = SNAP_TARGET_DETACHED;
 		tg->end_ns = time_monotonic_ns();
 	} else {
-		allocator_free(&tg->alloc);
+		target_free_parts(tg);
 		free(tg->command);
 		free(tg->note);
 		d->ntargets--;
@@ -469,7 +506,7 @@ void targets_release_probes(struct daemon *d, int i)
 		struct target *tg = &d->targets[p];
 		int used = 0;
 
-		if (tg->state == SNAP_TARGET_ATTACHED || !tg->probes.nlinks)
+		if (tg->state == SNAP_TARGET_ATTACHED || !target_nlinks(tg))
 			continue;
 		for (int k = 0; k < d->ntargets && !used; k++)
 			used =
@@ -478,7 +515,7 @@ void targets_release_probes(struct daemon *d, int i)
 			continue;
 		/* no traced process runs them: off the loop (they may still fire in
 		 * one that runs them untraced, which BPF drops, until they are gone) */
-		detacher_detach(&tg->probes);
+		detacher_detach(tg->probes);
 		if (tg->holds_untraced)
 			unwatch_untraced(d, tg->pid);
 		tg->holds_untraced = 0;
@@ -516,7 +553,7 @@ static void detach_probes(struct daemon *d, int i)
 	struct target *tg = &d->targets[i];
 
 	target_python_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
-	probes_detach(&tg->probes);
+	probes_detach(tg->probes);
 	target_ldso_release(tg);
 	/* it may run on with copies of a parent's probes that stay: those count
 	 * nothing from now on */
@@ -667,11 +704,11 @@ void targets_free(struct daemon *d)
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
 
-		probes_detach(&tg->probes);
+		probes_detach(tg->probes);
 		target_ldso_release(tg);
 		if (tg->pidfd >= 0)
 			close(tg->pidfd);
-		allocator_free(&tg->alloc);
+		target_free_parts(tg);
 		free(tg->command);
 		free(tg->note);
 	}

@@ -26,8 +26,12 @@ struct target {
 	int exit_status;  /* wait status, or -1 */
 	char *command;
 	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
-	struct allocator alloc;
-	struct target_probes probes;
+	/* its allocator and its own probes, allocated when first needed
+	 * (target_alloc, target_probes): NULL in a forked child, which runs
+	 * copies of its parent's (the entry is 136 bytes, not 25 KiB) */
+	struct allocator *alloc;
+	char *alloc_path; /* a forked child: its parent's allocator, for showing */
+	struct target_probes *probes;
 	uint64_t attach_ns;	    /* CLOCK_MONOTONIC when tracing began */
 	uint64_t end_ns;	    /* when it exited, or 0 */
 	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
@@ -48,6 +52,13 @@ struct target {
 
 /* A new entry for pid in d->targets (which may move); returns its index. */
 int target_new(struct daemon *d, int pid);
+/* Entry tg's allocator and probe table, made empty on first use. */
+struct allocator *target_alloc(struct target *tg);
+struct target_probes *target_probes(struct target *tg);
+/* Probes entry tg holds itself (0 without a table). */
+int target_nlinks(const struct target *tg);
+/* Which allocator it runs, for showing, or NULL. */
+const char *target_alloc_path(const struct target *tg);
 
 /* Attach to a running process (memtracectl attach, --pid, a match found at
  * start). 0, or -1 with a one-line reason in err. */

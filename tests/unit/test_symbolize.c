@@ -898,6 +898,73 @@ TEST(elf_mutations)
 	free(data);
 }
 
+/* Copy the file at from to a new file at to (0, or -1). */
+static int copy_file(const char *from, const char *to)
+{
+	char buf[65536];
+	ssize_t n;
+	int in = open(from, O_RDONLY | O_CLOEXEC), out = -1, rc = -1;
+
+	if (in < 0)
+		return -1;
+	out = open(to, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+	while (out >= 0 && (n = read(in, buf, sizeof(buf))) > 0) {
+		if (write(out, buf, (size_t)n) != n)
+			goto out;
+	}
+	rc = out >= 0 && n == 0 ? 0 : -1;
+out:
+	if (out >= 0)
+		close(out);
+	close(in);
+	return rc;
+}
+
+/* elfmod_open_shared: one module per file while held or until trimmed; a
+ * file replaced at the same path is opened anew; trim closes the unheld. */
+TEST(elf_open_shared)
+{
+	char dir[] = "/tmp/memtrace-elfshared-XXXXXX", path[64], err[256];
+	struct elf_module *a, *b, *c, *other;
+	struct stat st;
+
+	elfmod_trim_shared();
+	CHECK(elfmod_shared_count() == 0);
+	CHECK(mkdtemp(dir) != NULL);
+	snprintf(path, sizeof(path), "%s/copy", dir);
+	CHECK(copy_file("/proc/self/exe", path) == 0);
+	a = elfmod_open_shared(path, err, sizeof(err));
+	b = elfmod_open_shared(path, err, sizeof(err));
+	CHECK(a != NULL && a == b);
+	other = elfmod_open_shared("/proc/self/exe", err, sizeof(err));
+	CHECK(other != NULL && other != a);
+	CHECK(elfmod_shared_count() == 2);
+	elfmod_close(a);
+	elfmod_trim_shared(); /* b still holds it */
+	CHECK(elfmod_shared_count() == 2);
+	CHECK(elfmod_path(b) != NULL && !strcmp(elfmod_path(b), path));
+	elfmod_close(b);
+	/* replaced on disk (a new inode at the same path): not the old module */
+	CHECK(stat(path, &st) == 0);
+	CHECK(unlink(path) == 0);
+	CHECK(copy_file("/proc/self/exe", path) == 0);
+	c = elfmod_open_shared(path, err, sizeof(err));
+	CHECK(c != NULL && c != a);
+	CHECK(elfmod_shared_count() == 3);
+	elfmod_close(c);
+	elfmod_close(other);
+	elfmod_trim_shared();
+	CHECK(elfmod_shared_count() == 0);
+	/* a file that cannot be opened: NULL and a reason, nothing kept */
+	snprintf(path, sizeof(path), "%s/missing", dir);
+	err[0] = 0;
+	CHECK(elfmod_open_shared(path, err, sizeof(err)) == NULL && err[0]);
+	CHECK(elfmod_shared_count() == 0);
+	snprintf(path, sizeof(path), "%s/copy", dir);
+	unlink(path);
+	rmdir(dir);
+}
+
 int main(void)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
@@ -915,6 +982,7 @@ int main(void)
 	}
 	RUN(elf_self);
 	RUN(elf_libc_malloc);
+	RUN(elf_open_shared);
 	RUN(elf_lookup_rules);
 	RUN(elf_synthetic_mutations);
 	RUN(symbolize_return_address);

@@ -156,7 +156,7 @@ static struct elf_module *file_at(struct files *f, int i)
 
 	if (!f->tried[i]) {
 		f->tried[i] = 1;
-		f->mods[i] = elfmod_open(f->paths[i], why, sizeof(why));
+		f->mods[i] = elfmod_open_shared(f->paths[i], why, sizeof(why));
 	}
 	return f->mods[i];
 }
@@ -175,7 +175,7 @@ static struct elf_module *file_of(struct files *f, const struct allocator *a, en
 	}
 	if (!f->own_tried[k]) {
 		f->own_tried[k] = 1;
-		f->own[k] = elfmod_open(path, why, sizeof(why));
+		f->own[k] = elfmod_open_shared(path, why, sizeof(why));
 	}
 	return f->own[k];
 }
@@ -619,6 +619,8 @@ void allocator_probe_sites(const struct allocator *a, struct snapshot *s, struct
 
 void allocator_free(struct allocator *a)
 {
+	if (!a)
+		return;
 	for (int k = 0; k < ALLOC_NOBJECTS; k++) {
 		free(a->obj[k].path);
 		free(a->obj[k].open_path);

@@ -80,7 +80,7 @@ const char *allocator_func_name(int func);
  * ...").
  */
 int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen);
-void allocator_free(struct allocator *a);
+void allocator_free(struct allocator *a); /* NULL: nothing */
 
 /*
  * For a process stopped right after exec, before its dynamic linker ran:

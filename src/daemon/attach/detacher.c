@@ -63,7 +63,7 @@ void detacher_detach(struct target_probes *tp)
 {
 	struct job *j;
 
-	if (!tp->nlinks)
+	if (!tp || !tp->nlinks)
 		return;
 	if (!dt.started && start()) {
 		probes_detach(tp);

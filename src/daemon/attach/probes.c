@@ -511,7 +511,7 @@ int probes_count(const struct target_probes *tp)
 {
 	int n = 0;
 
-	for (int i = 0; i < tp->nlinks; i++)
+	for (int i = 0; tp && i < tp->nlinks; i++)
 		n += tp->links[i] != NULL;
 	return n;
 }
@@ -566,6 +566,8 @@ void probes_detach(struct target_probes *tp)
 {
 	int i;
 
+	if (!tp)
+		return;
 	/* entry probes first (attached last), so no entry outlives its return */
 	for (i = tp->nlinks - 1; i >= 0; i--) {
 		bpf_link__destroy(tp->links[i]); /* NULL: moved, nothing to do */

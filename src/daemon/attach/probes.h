@@ -82,7 +82,7 @@ struct target_probes {
  */
 int probes_attach(struct memtrace_bpf *skel, int pid, const struct allocator *a, int follow,
 		  struct target_probes *tp, char *err, size_t errlen);
-void probes_detach(struct target_probes *tp);
+void probes_detach(struct target_probes *tp); /* NULL: nothing */
 
 /*
  * Probes for a new program in pid (after an exec): like probes_attach(),

@@ -17,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <gelf.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -519,10 +520,115 @@ int elfmod_fd(const struct elf_module *m)
 	return m->fd;
 }
 
+/*
+ * Modules opened by path and shared while the event loop's step lasts
+ * (elfmod_open_shared): the allocator's search, CPython's note and frames
+ * and ld.so's symbols read the same few files of one process in one
+ * attach; each is opened once. A slot is reused only for the same path and
+ * the same file (device, inode, size and modification time as stat gives
+ * them now), so a library replaced on disk is opened again.
+ */
+#define SHARED_SLOTS 32
+
+static struct shared_slot {
+	struct elf_module *m;
+	dev_t dev;
+	ino_t ino;
+	off_t size;
+	struct timespec mtime;
+	int refs;
+} shared[SHARED_SLOTS];
+static int nshared;
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static int same_file(const struct shared_slot *s, const char *path, const struct stat *st)
+{
+	return !strcmp(s->m->path, path) && s->dev == st->st_dev && s->ino == st->st_ino &&
+	       s->size == st->st_size && s->mtime.tv_sec == st->st_mtim.tv_sec &&
+	       s->mtime.tv_nsec == st->st_mtim.tv_nsec;
+}
+
+struct elf_module *elfmod_open_shared(const char *path, char *err, size_t errlen)
+{
+	struct elf_module *m;
+	struct stat st;
+
+	if (stat(path, &st))
+		return elfmod_open(path, err, errlen); /* its own error */
+	pthread_mutex_lock(&shared_lock);
+	for (int i = 0; i < nshared; i++) {
+		if (same_file(&shared[i], path, &st)) {
+			shared[i].refs++;
+			pthread_mutex_unlock(&shared_lock);
+			return shared[i].m;
+		}
+	}
+	pthread_mutex_unlock(&shared_lock);
+	m = elfmod_open(path, err, errlen);
+	if (!m)
+		return NULL;
+	pthread_mutex_lock(&shared_lock);
+	if (nshared < SHARED_SLOTS) {
+		shared[nshared++] = (struct shared_slot){.m = m,
+							 .dev = st.st_dev,
+							 .ino = st.st_ino,
+							 .size = st.st_size,
+							 .mtime = st.st_mtim,
+							 .refs = 1};
+		m->shared = 1;
+	}
+	pthread_mutex_unlock(&shared_lock);
+	return m; /* a full table: the caller's alone */
+}
+
+static void close_module(struct elf_module *m);
+
+void elfmod_trim_shared(void)
+{
+	int k = 0;
+
+	pthread_mutex_lock(&shared_lock);
+	for (int i = 0; i < nshared; i++) {
+		if (shared[i].refs) {
+			shared[k++] = shared[i];
+			continue;
+		}
+		close_module(shared[i].m);
+	}
+	nshared = k;
+	pthread_mutex_unlock(&shared_lock);
+}
+
+size_t elfmod_shared_count(void)
+{
+	size_t n;
+
+	pthread_mutex_lock(&shared_lock);
+	n = (size_t)nshared;
+	pthread_mutex_unlock(&shared_lock);
+	return n;
+}
+
 void elfmod_close(struct elf_module *m)
 {
 	if (!m)
 		return;
+	if (m->shared) {
+		pthread_mutex_lock(&shared_lock);
+		for (int i = 0; i < nshared; i++) {
+			if (shared[i].m == m && shared[i].refs > 0) {
+				shared[i].refs--;
+				break;
+			}
+		}
+		pthread_mutex_unlock(&shared_lock);
+		return; /* closed by elfmod_trim_shared once no one holds it */
+	}
+	close_module(m);
+}
+
+static void close_module(struct elf_module *m)
+{
 	elfmod_release_file(m);
 	free(m->path);
 	free(m->build_id);

@@ -31,6 +31,19 @@ struct elf_module *elfmod_open_mem(const void *data, size_t len, const char *pat
 void elfmod_close(struct elf_module *m);
 
 /*
+ * elfmod_open, shared: a file opened this way is opened once while the
+ * event loop's step lasts, however many callers read it (the allocator's
+ * search, CPython's note and frame layout, ld.so's symbols, all in one
+ * attach). elfmod_close lets go of it; elfmod_trim_shared, on the loop,
+ * closes those no one holds. Only for modules used and closed within the
+ * step, and never released (elfmod_release_file).
+ */
+struct elf_module *elfmod_open_shared(const char *path, char *err, size_t errlen);
+void elfmod_trim_shared(void);
+/* Modules in the shared table now (for tests). */
+size_t elfmod_shared_count(void);
+
+/*
  * Let go of the file (descriptor, libelf handle, code read): what open read
  * stays (segments, function symbols, build-id). For a module kept long
  * (the symbolizer's); code, dynamic symbols, relocations and bytes of the

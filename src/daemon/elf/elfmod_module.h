@@ -46,6 +46,7 @@ struct elf_start {
 
 struct elf_module {
 	char *path;
+	int shared; /* in the table of elfmod_open_shared: closed by elfmod_trim_shared */
 	char *build_id;
 	int is_dyn;
 	int has_interp;

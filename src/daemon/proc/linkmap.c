@@ -221,7 +221,7 @@ uint64_t linkmap_ldso_symbol(int pid, const char *name)
 
 	if (find_ldso(pid, &base, &path))
 		return 0;
-	mod = elfmod_open(path, err, sizeof(err));
+	mod = elfmod_open_shared(path, err, sizeof(err));
 	free(path);
 	if (!mod)
 		return 0;
@@ -240,7 +240,7 @@ int linkmap_ldso_probe(int pid, char **open_path, uint64_t *offset)
 
 	if (find_ldso(pid, &base, &path))
 		return -1;
-	mod = elfmod_open(path, err, sizeof(err));
+	mod = elfmod_open_shared(path, err, sizeof(err));
 	if (mod && !elfmod_find_function(mod, "_dl_debug_state", 1, &vaddr, NULL) &&
 	    !elfmod_vaddr_to_offset(mod, vaddr, offset)) {
 		*open_path = path;

@@ -114,7 +114,7 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 	out->exit_status = tg->exit_status;
 	out->probes = (uint32_t)tg->probes;
 	out->command = snapshot_strdup(s, tg->command);
-	out->allocator = snapshot_strdup(s, tg->alloc->obj[ALLOC_OBJ_MALLOC].path);
+	out->allocator = snapshot_strdup(s, tg->alloc_path);
 	out->note = snapshot_strdup(s, tg->note);
 	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
 	if (tt)
@@ -123,7 +123,8 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	if (tt && tt->start_ns > v->tracker->start_ns)
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
-	allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
+	if (tg->alloc)
+		allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
 }
 
 /*

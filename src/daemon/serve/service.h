@@ -36,7 +36,8 @@ struct view_target {
 	int settling;	 /* a new program: its allocator is not probed yet */
 	const char *command;
 	const char *note;	       /* what tracing misses, or NULL */
-	const struct allocator *alloc; /* which allocator, where each function is probed */
+	const struct allocator *alloc; /* where each function is probed, or NULL */
+	const char *alloc_path;	       /* which allocator, or NULL */
 	uint64_t attach_ns;	       /* CLOCK_MONOTONIC when tracing began */
 	uint64_t end_ns;	       /* when it exited, or 0 */
 };

@@ -217,7 +217,7 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 		why[0] = 0;
 	n = linkmap_search_order(pid, &paths);
 	for (i = 0; i < n && !runtime; i++) {
-		m = elfmod_open(paths[i], err, sizeof(err));
+		m = elfmod_open_shared(paths[i], err, sizeof(err));
 		if (!m || elfmod_dynamic_value(m, "_PyRuntime", &runtime) || !runtime) {
 			elfmod_close(m);
 			m = NULL;
