@@ -364,19 +364,25 @@ TEST(symbolize_other_program_refused)
 		return;
 	}
 	CHECK(read(fds[0], &c, 1) == 1); /* sh runs: its exec of sleep follows */
-	for (int i = 0; i < 500; i++) {	 /* until /proc shows sleep's maps */
+	/*
+	 * Until /proc shows sleep loaded: the exe link changes when the exec
+	 * begins, the image (start of code) only once the ELF loader has
+	 * mapped the program, so wait for both.
+	 */
+	memset(child_image, 0, sizeof(child_image));
+	for (int i = 0; i < 500; i++) {
 		char exe[64], target[256] = "";
 		ssize_t n;
 
 		snprintf(exe, sizeof(exe), "/proc/%d/exe", child);
 		n = readlink(exe, target, sizeof(target) - 1);
-		if (n > 0 && strstr(target, "sleep"))
+		if (n > 0 && strstr(target, "sleep") && process_image(child, child_image) == 0 &&
+		    child_image[0] && child_image[1])
 			break;
 		usleep(10000);
 	}
 	/* another program, another image (what an attach checks across its reads) */
 	CHECK(process_image(getpid(), self_image) == 0);
-	CHECK(process_image(child, child_image) == 0);
 	CHECK(self_image[0] && self_image[1] && child_image[0] && child_image[1]);
 	CHECK(memcmp(self_image, child_image, sizeof(self_image)) != 0);
 	symbolizer_note_process(s, getpid());
