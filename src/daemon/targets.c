@@ -192,8 +192,7 @@ const char *target_alloc_path(const struct target *tg)
 /* Entry tg's allocator and probe table go (its probes are detached already). */
 static void target_free_parts(struct target *tg)
 {
-	if (tg->alloc)
-		allocator_free(tg->alloc);
+	allocator_free(tg->alloc); /* NULL: never attached */
 	free(tg->alloc);
 	free(tg->alloc_path);
 	free(tg->probes);
