@@ -71,10 +71,16 @@ struct snap_resident {
 
 /* A target's mappings by kind, on request (section 46; stats --memory). */
 struct snap_memory {
-	uint32_t target;  /* index into struct snapshot.targets */
-	char *error;	  /* why there is no breakdown (its smaps could not be read), or NULL */
-	uint64_t time_ns; /* when its smaps were read, since tracing began */
-	struct mt_memory m;
+	uint32_t target;    /* index into struct snapshot.targets */
+	char *error;	    /* why there is no breakdown (its smaps could not be read), or NULL */
+	uint64_t time_ns;   /* when its smaps were read, since tracing began */
+	struct mt_memory m; /* the breakdown; all zero with an error */
+};
+
+/* The targets' breakdowns (section 46: memory and snapshot requests). */
+struct snap_breakdowns {
+	uint32_t nmemory;
+	struct snap_memory *memory; /* by target index, increasing: the targets traced now */
 };
 
 struct snap_target {
@@ -125,7 +131,6 @@ struct snap_truncation {
 
 /* The DWARF stack walker's unwind tables (section 40; memtraced --unwind-memory). */
 struct snap_unwind {
-	uint32_t present;	  /* the daemon runs the DWARF walker */
 	uint64_t memory_limit;	  /* bytes the tables may take (--unwind-memory) */
 	uint64_t memory_used;	  /* bytes of BPF map memory holding them now */
 	uint64_t table_bytes;	  /* bytes of rows and page entries in use */
@@ -159,9 +164,16 @@ struct snap_timeline_target {
 struct snap_timeline_point {
 	uint64_t time_ns;	   /* since tracing began */
 	struct snap_figures total; /* live: every target's (an exited one's blocks stay live) */
-	uint32_t first;		   /* its targets': timeline_targets[first, first + ntargets) */
-	uint32_t ntargets;	   /* the targets traced then, by increasing index; 0 without
-				    * section 52 */
+	uint32_t first;		   /* its targets': figures[first, first + ntargets) of the
+				    * snapshot's timeline_targets */
+	uint32_t ntargets;	   /* the targets traced then, by increasing index (0: none, or
+				    * a snapshot without timeline_targets) */
+};
+
+/* Each timeline point's targets' figures (section 52). */
+struct snap_timeline_targets {
+	uint32_t nfigures;
+	struct snap_timeline_target *figures; /* point by point, oldest first */
 };
 
 /* One live block of the optional block list (memtracectl leaks). */
@@ -170,6 +182,13 @@ struct snap_block {
 	uint64_t size;
 	uint64_t age_ns; /* how long it had been live when the snapshot was taken */
 	uint32_t stack;	 /* index into struct snapshot.stacks */
+};
+
+/* The live block list (section 9; memtracectl leaks, and a whole snapshot's). */
+struct snap_block_list {
+	uint64_t older_than_ns; /* the list holds only blocks at least this old */
+	uint32_t nblocks;
+	struct snap_block *blocks;
 };
 
 /* memtraced's options, as the trace section carries them (0 = not known or no limit). */
@@ -345,35 +364,36 @@ struct snapshot {
 	uint32_t ntimeline;
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
-	uint32_t has_timeline_targets;	      /* section 52: points carry their targets' figures */
-	uint32_t ntimeline_targets;
-	struct snap_timeline_target *timeline_targets; /* point by point, oldest first */
-	uint32_t has_blocks;			       /* the request asked for the block list */
-	uint32_t nblocks;
-	struct snap_block *blocks;
-	uint64_t blocks_older_than_ns; /* the list holds only blocks at least this old */
-	uint64_t started_unix_ns;      /* wall clock when tracing began; 0 = unknown */
-	uint32_t has_ages;	       /* stacks carry oldest_live_age_ns (section 12) */
-	struct snap_options options;   /* how memtraced was started (section 11) */
+	uint64_t started_unix_ns;	      /* wall clock when tracing began; 0 = unknown */
+	struct snap_options options;	      /* how memtraced was started (section 11) */
 	uint32_t kind; /* enum snap_kind: what the stacks are; its member of the union holds */
 	union {
 		struct snap_groups groups; /* SNAP_ROWS */
 		struct snap_leaks leaks;   /* SNAP_LEAKS */
 		struct snap_scan scan;	   /* SNAP_SCAN */
 	};
-	uint32_t has_inherited; /* inherited (section 49): some stack holds inherited blocks */
-	uint32_t has_daemon;	/* daemon holds the daemon's figures (section 42) */
-	struct snap_daemon daemon;
-	uint32_t has_match; /* whole-host mode (section 51) */
-	struct snap_match match;
-	uint32_t has_resident; /* section 45: targets and timeline points carry resident memory */
-	uint32_t has_memory;   /* section 46: breakdowns (memory and snapshot requests) */
-	uint32_t nmemory;
-	struct snap_memory *memory; /* by target index, increasing */
 	uint64_t size_histogram[SNAP_HISTOGRAM_BINS];
 	uint64_t allocations_by_func[SNAP_MAX_FUNCS]; /* indexed by enum mt_func */
 	uint64_t bytes_by_func[SNAP_MAX_FUNCS];
-	struct snap_unwind unwind; /* section 40 (present = 0 without it) */
+	/*
+	 * What the stacks, targets and timeline points carry besides their own
+	 * numbers: each says that a section was there, so that a field it
+	 * names holds a figure and not the zero of a snapshot without it.
+	 */
+	uint32_t has_ages;	/* stacks carry oldest_live_age_ns (section 12) */
+	uint32_t has_inherited; /* stacks carry inherited blocks (section 49) */
+	uint32_t has_resident;	/* targets and timeline points carry resident memory (45) */
+	/*
+	 * Sections a snapshot may have or not, each of its own type and owned
+	 * by the snapshot (snapshot_free): NULL when it has none (its request
+	 * did not ask, the daemon had nothing to say, or it was older).
+	 */
+	struct snap_block_list *block_list;		/* section 9 */
+	struct snap_unwind *unwind;			/* section 40: the DWARF walker runs */
+	struct snap_daemon *daemon;			/* section 42 */
+	struct snap_breakdowns *breakdowns;		/* section 46 */
+	struct snap_match *match;			/* section 51: whole-host mode */
+	struct snap_timeline_targets *timeline_targets; /* section 52 */
 	/*
 	 * Frames, one way: every frame a stack names is in frame_table, and
 	 * every stack's frames array lies in the one block frame_refs, pointers

@@ -185,7 +185,9 @@ void snapshot_free(struct snapshot *s)
 		next = b->next;
 		free(b);
 	}
-	free(s->memory);
+	if (s->breakdowns)
+		free(s->breakdowns->memory);
+	free(s->breakdowns);
 	for (uint32_t i = 0; s->targets && i < s->ntargets; i++)
 		free(s->targets[i].sites);
 	free(s->truncations);
@@ -195,8 +197,15 @@ void snapshot_free(struct snapshot *s)
 	free(s->targets);
 	free(s->stacks);
 	free(s->timeline);
+	if (s->timeline_targets)
+		free(s->timeline_targets->figures);
 	free(s->timeline_targets);
-	free(s->blocks);
+	if (s->block_list)
+		free(s->block_list->blocks);
+	free(s->block_list);
+	free(s->unwind);
+	free(s->daemon);
+	free(s->match); /* its string is in the string blocks */
 	memset(s, 0, sizeof(*s));
 }
 
@@ -233,15 +242,17 @@ void snapshot_select(struct snapshot *s, int sort, uint32_t top, uint32_t pid)
 		remap[order[i].index] = i;
 	}
 	/* the dropped stacks' references stay in frame_refs until snapshot_free */
-	for (uint32_t i = 0; i < s->nblocks; i++) {
-		uint32_t to = remap[s->blocks[i].stack];
+	for (uint32_t i = 0; s->block_list && i < s->block_list->nblocks; i++) {
+		struct snap_block *b = s->block_list->blocks;
+		uint32_t to = remap[b[i].stack];
 
 		if (to != UINT32_MAX) {
-			s->blocks[nblocks] = s->blocks[i];
-			s->blocks[nblocks++].stack = to;
+			b[nblocks] = b[i];
+			b[nblocks++].stack = to;
 		}
 	}
-	s->nblocks = nblocks;
+	if (s->block_list)
+		s->block_list->nblocks = nblocks;
 	free(remap);
 	free(s->stacks);
 	free(order);

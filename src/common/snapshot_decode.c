@@ -207,17 +207,19 @@ static int dec_blocks(struct reader *r)
 {
 	struct decoder *d = r->d;
 	struct snapshot *s = d->s;
+	struct snap_block_list *l;
 	uint32_t n;
 
-	if (rd_varint(r, &s->blocks_older_than_ns) || rd_count(r, 4, SNAPSHOT_MAX_BLOCKS, &n))
+	if (!(l = s->block_list = dec_part(d, sizeof(*l))))
 		return -1;
-	s->blocks = calloc(n ? n : 1, sizeof(*s->blocks));
-	if (!s->blocks)
+	if (rd_varint(r, &l->older_than_ns) || rd_count(r, 4, SNAPSHOT_MAX_BLOCKS, &n))
+		return -1;
+	l->blocks = calloc(n ? n : 1, sizeof(*l->blocks));
+	if (!l->blocks)
 		return dec_fail(d, "out of memory");
-	s->has_blocks = 1;
-	s->nblocks = n;
+	l->nblocks = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_block *b = &s->blocks[i];
+		struct snap_block *b = &l->blocks[i];
 
 		if (rd_u32(r, &b->stack) || rd_varint(r, &b->address) || rd_varint(r, &b->size) ||
 		    rd_varint(r, &b->age_ns))

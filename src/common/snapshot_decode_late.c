@@ -42,12 +42,9 @@ int dec_unwind(struct reader *r)
 					 offsetof(struct snap_unwind, tables),
 					 offsetof(struct snap_unwind, modules_without),
 					 offsetof(struct snap_unwind, modules_refused)};
-	struct snap_unwind *u = &r->d->s->unwind;
+	struct snap_unwind *u = r->d->s->unwind = dec_part(r->d, sizeof(*u));
 
-	if (rd_fields(r, u, offsets, ARRAY_SIZE(offsets)))
-		return -1;
-	u->present = 1;
-	return 0;
+	return u ? rd_fields(r, u, offsets, ARRAY_SIZE(offsets)) : -1;
 }
 
 int dec_probe_sites(struct reader *r)
@@ -85,12 +82,9 @@ int dec_probe_sites(struct reader *r)
 /* Section 42: a counted list of the daemon's figures (more may follow). */
 int dec_daemon(struct reader *r)
 {
-	struct snapshot *s = r->d->s;
+	struct snap_daemon *dm = r->d->s->daemon = dec_part(r->d, sizeof(*dm));
 
-	if (rd_fields(r, &s->daemon, snap_daemon_offsets, SNAP_NDAEMON))
-		return -1;
-	s->has_daemon = 1;
-	return 0;
+	return dm ? rd_fields(r, dm, snap_daemon_offsets, SNAP_NDAEMON) : -1;
 }
 
 /*
@@ -195,12 +189,10 @@ int dec_family(struct reader *r)
 /* Section 51: whole-host mode, what matches, then a counted list of figures. */
 int dec_match(struct reader *r)
 {
-	struct snapshot *s = r->d->s;
+	struct snap_match *m = r->d->s->match = dec_part(r->d, sizeof(*m));
 
-	if (rd_string(r, &s->match.what) ||
-	    rd_fields(r, &s->match, snap_match_offsets, SNAP_NMATCH))
+	if (!m || rd_string(r, &m->what) || rd_fields(r, m, snap_match_offsets, SNAP_NMATCH))
 		return -1;
-	s->has_match = 1;
 	return 0;
 }
 
@@ -331,8 +323,11 @@ static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, 
 int dec_timeline_targets(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
+	struct snap_timeline_targets *tt;
 	uint32_t nlive = 0, nresident = 0, n, cap = 0;
 
+	if (!(tt = s->timeline_targets = dec_part(r->d, sizeof(*tt))))
+		return -1;
 	if (rd_nfigures(r, &nlive) || rd_nfigures(r, &nresident) ||
 	    rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n))
 		return -1;
@@ -354,27 +349,27 @@ int dec_timeline_targets(struct reader *r)
 		/* each at least its index, its figures and its sampled flag */
 		if (rd_count(r, 2 + nlive, SNAPSHOT_MAX_TARGETS, &k))
 			return -1;
-		if ((uint64_t)s->ntimeline_targets + k > SNAPSHOT_MAX_TIMELINE_TARGETS)
+		if ((uint64_t)tt->nfigures + k > SNAPSHOT_MAX_TIMELINE_TARGETS)
 			return dec_fail(r->d, "timeline_targets section: more than %u figures",
 					SNAPSHOT_MAX_TIMELINE_TARGETS);
-		if (s->ntimeline_targets + k > cap) {
+		if (tt->nfigures + k > cap) {
 			struct snap_timeline_target *v;
 
-			cap = (s->ntimeline_targets + k) * 2;
-			v = realloc(s->timeline_targets, (size_t)cap * sizeof(*v));
+			cap = (tt->nfigures + k) * 2;
+			v = realloc(tt->figures, (size_t)cap * sizeof(*v));
 			if (!v)
 				return dec_fail(r->d, "out of memory");
-			s->timeline_targets = v;
+			tt->figures = v;
 		}
-		p->first = s->ntimeline_targets;
+		p->first = tt->nfigures;
 		p->ntargets = k;
 		for (uint32_t j = 0; j < k; j++) {
-			struct snap_timeline_target *t = &s->timeline_targets[p->first + j];
+			struct snap_timeline_target *t = &tt->figures[p->first + j];
 
 			memset(t, 0, sizeof(*t));
 			if (rd_timeline_target(r, t, nlive, nresident))
 				return -1;
-			s->ntimeline_targets++;
+			tt->nfigures++;
 			if (t->target >= s->ntargets)
 				return dec_fail(r->d, "timeline_targets section: target %u of %u",
 						t->target, s->ntargets);
@@ -383,7 +378,6 @@ int dec_timeline_targets(struct reader *r)
 						"timeline_targets section: targets out of order");
 		}
 	}
-	s->has_timeline_targets = 1;
 	return 0;
 }
 
@@ -391,25 +385,28 @@ int dec_timeline_targets(struct reader *r)
 int dec_memory(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
+	struct snap_breakdowns *bd;
 	uint32_t n;
 
+	if (!(bd = s->breakdowns = dec_part(r->d, sizeof(*bd))))
+		return -1;
 	if (rd_count(r, 8, SNAPSHOT_MAX_TARGETS, &n))
 		return -1;
 	if (n > s->ntargets)
 		return dec_fail(r->d, "memory section: %u breakdowns for %u targets", n,
 				s->ntargets);
-	s->memory = calloc(n ? n : 1, sizeof(*s->memory));
-	if (!s->memory)
+	bd->memory = calloc(n ? n : 1, sizeof(*bd->memory));
+	if (!bd->memory)
 		return dec_fail(r->d, "out of memory");
-	s->nmemory = n;
+	bd->nmemory = n;
 	for (uint32_t i = 0; i < n; i++) {
-		struct snap_memory *m = &s->memory[i];
+		struct snap_memory *m = &bd->memory[i];
 		uint32_t nkinds = 0, nfields = 0;
 
 		if (rd_u32(r, &m->target) || rd_string(r, &m->error) || rd_varint(r, &m->time_ns) ||
 		    rd_nfigures(r, &nkinds) || rd_nfigures(r, &nfields))
 			return -1;
-		if (m->target >= s->ntargets || (i && m->target <= s->memory[i - 1].target))
+		if (m->target >= s->ntargets || (i && m->target <= bd->memory[i - 1].target))
 			return dec_fail(r->d, "memory section: target index out of order or range");
 		if ((uint64_t)nkinds * nfields > rd_left(r))
 			return dec_fail(r->d, "memory section: truncated");
@@ -424,7 +421,6 @@ int dec_memory(struct reader *r)
 		if (rd_varint(r, &m->m.unmapped_allocations) || rd_varint(r, &m->m.unmapped_bytes))
 			return -1;
 	}
-	s->has_memory = 1;
 	return 0;
 }
 /* Section 47: a leak scan's figures (a counted list), then its suppressions. */

@@ -228,7 +228,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 
 	/* Intern first: the string and frame tables precede their users. */
 	version_ref = intern_string(e, s->tracer_version);
-	match_ref = s->has_match ? intern_string(e, s->match.what) : 0;
+	match_ref = s->match ? intern_string(e, s->match->what) : 0;
 	target_refs = calloc(s->ntargets ? 2 * (size_t)s->ntargets : 1, sizeof(*target_refs));
 	if (!target_refs) {
 		e->nomem = 1;
@@ -282,12 +282,14 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		for (uint32_t i = 0; row_refs && i < s->nstacks; i++)
 			row_refs[i] = intern_string(e, s->groups.rows[i].key);
 	}
-	if (s->has_memory) {
-		error_refs = calloc(s->nmemory ? s->nmemory : 1, sizeof(*error_refs));
+	if (s->breakdowns) {
+		const struct snap_breakdowns *bd = s->breakdowns;
+
+		error_refs = calloc(bd->nmemory ? bd->nmemory : 1, sizeof(*error_refs));
 		if (!error_refs)
 			e->nomem = 1;
-		for (uint32_t i = 0; error_refs && i < s->nmemory; i++)
-			error_refs[i] = intern_string(e, s->memory[i].error);
+		for (uint32_t i = 0; error_refs && i < bd->nmemory; i++)
+			error_refs[i] = intern_string(e, bd->memory[i].error);
 	}
 	if (s->kind == SNAP_SCAN) {
 		supp_refs =
@@ -388,8 +390,8 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		enc_section(out, &body, SEC_TIMELINE);
 	}
 
-	if (s->has_blocks)
-		encode_blocks(s, &body, out);
+	if (s->block_list)
+		encode_blocks(s->block_list, &body, out);
 	if (s->nstacks) {
 		enc_varint(&body, s->nstacks);
 		for (uint32_t i = 0; i < s->nstacks; i++) {
@@ -468,15 +470,17 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			enc_varint(&body, note_refs[i]);
 		enc_section(out, &body, SEC_TARGET_NOTES);
 	}
-	if (s->unwind.present) {
+	if (s->unwind) {
+		const struct snap_unwind *u = s->unwind;
+
 		/* a count of fields, then the fields: later ones can be added */
 		enc_varint(&body, 6);
-		enc_varint(&body, s->unwind.memory_limit);
-		enc_varint(&body, s->unwind.memory_used);
-		enc_varint(&body, s->unwind.table_bytes);
-		enc_varint(&body, s->unwind.tables);
-		enc_varint(&body, s->unwind.modules_without);
-		enc_varint(&body, s->unwind.modules_refused);
+		enc_varint(&body, u->memory_limit);
+		enc_varint(&body, u->memory_used);
+		enc_varint(&body, u->table_bytes);
+		enc_varint(&body, u->tables);
+		enc_varint(&body, u->modules_without);
+		enc_varint(&body, u->modules_refused);
 		enc_section(out, &body, SEC_UNWIND);
 	}
 	if (nsites) {
@@ -503,11 +507,11 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	encode_memory_sections(s, error_refs, &body, out);
 	encode_scan_sections(s, supp_refs, &body, out);
 	encode_family_sections(s, &body, out);
-	if (s->has_match) {
+	if (s->match) {
 		enc_varint(&body, match_ref);
 		enc_varint(&body, SNAP_NMATCH);
 		for (size_t i = 0; i < SNAP_NMATCH; i++)
-			enc_varint(&body, *(const uint64_t *)((const char *)&s->match +
+			enc_varint(&body, *(const uint64_t *)((const char *)s->match +
 							      snap_match_offsets[i]));
 		enc_section(out, &body, SEC_MATCH);
 	}
@@ -527,19 +531,19 @@ out:
 /* Section 52 as the decoder wants it: each point's targets, by increasing index. */
 static int check_timeline_targets(const struct snapshot *s)
 {
+	const struct snap_timeline_target *f = s->timeline_targets->figures;
 	uint64_t total = 0;
 
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		const struct snap_timeline_point *p = &s->timeline[i];
 
-		if ((uint64_t)p->first + p->ntargets > s->ntimeline_targets)
+		if ((uint64_t)p->first + p->ntargets > s->timeline_targets->nfigures)
 			return -1;
 		total += p->ntargets;
 		for (uint32_t k = 0; k < p->ntargets; k++) {
-			uint32_t t = s->timeline_targets[p->first + k].target;
+			uint32_t t = f[p->first + k].target;
 
-			if (t >= s->ntargets ||
-			    (k && t <= s->timeline_targets[p->first + k - 1].target))
+			if (t >= s->ntargets || (k && t <= f[p->first + k - 1].target))
 				return -1;
 		}
 	}
@@ -549,13 +553,15 @@ static int check_timeline_targets(const struct snapshot *s)
 /* Limits the decoder enforces, checked here so that what we write reads back. */
 static int check_limits(const struct snapshot *s)
 {
+	const struct snap_block_list *l = s->block_list;
+	const struct snap_breakdowns *bd = s->breakdowns;
 	uint64_t refs = 0;
 
 	if (s->ntargets > SNAPSHOT_MAX_TARGETS || s->nstacks > SNAPSHOT_MAX_STACKS ||
-	    s->ntimeline > SNAPSHOT_MAX_TIMELINE || s->nblocks > SNAPSHOT_MAX_BLOCKS)
+	    s->ntimeline > SNAPSHOT_MAX_TIMELINE || (l && l->nblocks > SNAPSHOT_MAX_BLOCKS))
 		return -1;
-	for (uint32_t i = 0; i < s->nblocks; i++)
-		if (s->blocks[i].stack >= s->nstacks)
+	for (uint32_t i = 0; l && i < l->nblocks; i++)
+		if (l->blocks[i].stack >= s->nstacks)
 			return -1;
 	if (s->kind >= SNAP_KIND_COUNT)
 		return -1;
@@ -568,11 +574,11 @@ static int check_limits(const struct snapshot *s)
 		if (s->scan.entries[i].stack >= s->nstacks ||
 		    s->scan.entries[i].kind >= SNAP_LEAK_KINDS)
 			return -1;
-	if (s->has_timeline_targets && check_timeline_targets(s))
+	if (s->timeline_targets && check_timeline_targets(s))
 		return -1;
-	for (uint32_t i = 0; i < s->nmemory; i++)
-		if (s->memory[i].target >= s->ntargets ||
-		    (i && s->memory[i].target <= s->memory[i - 1].target))
+	for (uint32_t i = 0; bd && i < bd->nmemory; i++)
+		if (bd->memory[i].target >= s->ntargets ||
+		    (i && bd->memory[i].target <= bd->memory[i - 1].target))
 			return -1;
 	for (uint32_t i = 0; i < s->nstacks; i++) {
 		if (s->stacks[i].nframes > SNAPSHOT_MAX_DEPTH)

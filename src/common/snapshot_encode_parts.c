@@ -32,20 +32,20 @@ static void put_block(struct wbuf *body, const struct snap_block *b)
  */
 #define BLOCK_PIECE (256 * 1024)
 
-void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+void encode_blocks(const struct snap_block_list *l, struct wbuf *body, struct wbuf *out)
 {
-	uint64_t len = varint_len(s->blocks_older_than_ns) + varint_len(s->nblocks), sent = 0;
+	uint64_t len = varint_len(l->older_than_ns) + varint_len(l->nblocks), sent = 0;
 
 	if (!out->sink) {
-		enc_varint(body, s->blocks_older_than_ns);
-		enc_varint(body, s->nblocks);
-		for (uint32_t i = 0; i < s->nblocks; i++)
-			put_block(body, &s->blocks[i]);
+		enc_varint(body, l->older_than_ns);
+		enc_varint(body, l->nblocks);
+		for (uint32_t i = 0; i < l->nblocks; i++)
+			put_block(body, &l->blocks[i]);
 		enc_section(out, body, SEC_BLOCKS);
 		return;
 	}
-	for (uint32_t i = 0; i < s->nblocks; i++) {
-		const struct snap_block *b = &s->blocks[i];
+	for (uint32_t i = 0; i < l->nblocks; i++) {
+		const struct snap_block *b = &l->blocks[i];
 
 		len += varint_len(b->stack) + varint_len(b->address) + varint_len(b->size) +
 		       varint_len(b->age_ns);
@@ -53,10 +53,10 @@ void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out
 	enc_varint(out, SEC_BLOCKS);
 	enc_varint(out, len);
 	enc_flush(out);
-	enc_varint(body, s->blocks_older_than_ns);
-	enc_varint(body, s->nblocks);
-	for (uint32_t i = 0; i < s->nblocks && !*body->nomem; i++) {
-		put_block(body, &s->blocks[i]);
+	enc_varint(body, l->older_than_ns);
+	enc_varint(body, l->nblocks);
+	for (uint32_t i = 0; i < l->nblocks && !*body->nomem; i++) {
+		put_block(body, &l->blocks[i]);
 		if (body->len >= BLOCK_PIECE) {
 			sent += body->len;
 			zsink_put(out->sink, body->data, body->len, Z_NO_FLUSH);
@@ -102,10 +102,10 @@ void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs
 		}
 		enc_section(out, body, SEC_RESIDENT);
 	}
-	if (s->has_memory) {
-		enc_varint(body, s->nmemory);
-		for (uint32_t i = 0; i < s->nmemory; i++) {
-			const struct snap_memory *m = &s->memory[i];
+	if (s->breakdowns) {
+		enc_varint(body, s->breakdowns->nmemory);
+		for (uint32_t i = 0; i < s->breakdowns->nmemory; i++) {
+			const struct snap_memory *m = &s->breakdowns->memory[i];
 
 			enc_varint(body, m->target);
 			enc_varint(body, error_refs[i]);
@@ -157,10 +157,10 @@ void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs, s
 void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, struct wbuf *body,
 			   struct wbuf *out)
 {
-	if (s->has_daemon) {
+	if (s->daemon) {
 		enc_varint(body, SNAP_NDAEMON);
 		for (size_t i = 0; i < SNAP_NDAEMON; i++)
-			enc_varint(body, *(const uint64_t *)((const char *)&s->daemon +
+			enc_varint(body, *(const uint64_t *)((const char *)s->daemon +
 							     snap_daemon_offsets[i]));
 		enc_section(out, body, SEC_DAEMON);
 	}
@@ -207,7 +207,7 @@ void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, s
 /* Section 52: each timeline point's targets, with the figures of each. */
 void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
-	if (!s->has_timeline_targets || !s->ntimeline)
+	if (!s->timeline_targets || !s->ntimeline)
 		return;
 	enc_varint(body, SNAP_NLIVE_FIGURES);
 	enc_varint(body, MT_NRESIDENT);
@@ -220,7 +220,8 @@ void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct
 
 		enc_varint(body, p->ntargets);
 		for (uint32_t k = 0; k < p->ntargets; k++) {
-			const struct snap_timeline_target *t = &s->timeline_targets[p->first + k];
+			const struct snap_timeline_target *t =
+			    &s->timeline_targets->figures[p->first + k];
 
 			enc_varint(body, t->target);
 			enc_live_figures(body, &t->f);

@@ -115,7 +115,7 @@ static inline void enc_live_figures(struct wbuf *body, const struct snap_figures
 }
 
 /* Section 9: the live block list. */
-void encode_blocks(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
+void encode_blocks(const struct snap_block_list *l, struct wbuf *body, struct wbuf *out);
 /* Sections 45 and 46: resident memory, and its breakdowns (error_refs: their
  * errors' string references). */
 void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs, struct wbuf *body,

@@ -32,6 +32,15 @@ int dec_fail(struct decoder *d, const char *fmt, ...)
 	return -1;
 }
 
+void *dec_part(struct decoder *d, size_t size)
+{
+	void *p = calloc(1, size);
+
+	if (!p)
+		dec_fail(d, "out of memory");
+	return p;
+}
+
 size_t rd_left(const struct reader *r)
 {
 	return (size_t)(r->end - r->p);

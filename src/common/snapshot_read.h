@@ -35,6 +35,8 @@ struct reader {
 /* Sets err to "snapshot: " and the message; returns -1. */
 int dec_fail(struct decoder *d, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 size_t rd_left(const struct reader *r);
+/* A section's part of the snapshot, zeroed: NULL (and err set) out of memory. */
+void *dec_part(struct decoder *d, size_t size);
 int rd_varint(struct reader *r, uint64_t *v);
 int rd_u32(struct reader *r, uint32_t *v);
 int rd_i64(struct reader *r, int64_t *v);

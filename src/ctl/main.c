@@ -64,7 +64,7 @@ static int print_stats(struct buf *out, const struct snapshot *s, const struct a
 			return -1;
 		m = &breakdowns;
 	}
-	if (a->memory.kind && !m->has_memory) {
+	if (a->memory.kind && !m->breakdowns) {
 		log_msg("%s: this snapshot has no breakdown by kind of mapping (save one with "
 			"memtracectl snapshot -o FILE)",
 			a->from ? a->from : "memtraced");
@@ -117,7 +117,7 @@ static int print_leaks(struct buf *out, const struct snapshot *s, const struct a
 {
 	struct leaks_view v;
 
-	if (!s->has_blocks && s->kind != SNAP_LEAKS) {
+	if (!s->block_list && s->kind != SNAP_LEAKS) {
 		log_msg("%s: this snapshot has no live block list (save one with memtracectl "
 			"snapshot -o FILE)",
 			a->from);

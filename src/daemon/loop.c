@@ -115,8 +115,8 @@ static void service_view(void *ctx, struct daemon_view *v)
 		struct unwind_status us;
 
 		unwind_get_status(d->unwind, &us);
-		v->unwind = (struct snap_unwind){.present = 1,
-						 .memory_limit = us.memory_limit,
+		v->has_unwind = 1;
+		v->unwind = (struct snap_unwind){.memory_limit = us.memory_limit,
 						 .memory_used = us.memory_used,
 						 .table_bytes = us.table_bytes,
 						 .tables = us.tables,

@@ -43,7 +43,7 @@ static void decode_check(const uint8_t *data, size_t size)
 	}
 	/* what decodes, scans, to the same counts (the scan checks less) */
 	if (scanned || counts.stacks != s.nstacks || counts.timeline_points != s.ntimeline ||
-	    counts.blocks != (s.has_blocks ? s.nblocks : 0))
+	    counts.blocks != (s.block_list ? s.block_list->nblocks : 0))
 		abort();
 	snapshot_events_lost(&s);
 	for (uint32_t i = 0; i < s.ntargets; i++)

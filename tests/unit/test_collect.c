@@ -200,15 +200,15 @@ TEST(test_totals)
 	CHECK_EQ_U64(s.ntimeline, 1);
 	CHECK_EQ_U64(s.timeline[0].total.live_bytes, s.totals.live_bytes);
 	/* the point's targets, by their index in the snapshot */
-	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2);
+	CHECK(s.timeline_targets && s.timeline_targets->nfigures == 2);
 	CHECK(s.timeline[0].first == 0 && s.timeline[0].ntargets == 2);
-	CHECK_EQ_U64(s.timeline_targets[0].target, 1);
-	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 600);
-	CHECK_EQ_U64(s.timeline_targets[0].f.allocations, 9);
-	CHECK_EQ_U64(s.timeline_targets[1].target, 2);
-	CHECK_EQ_U64(s.timeline_targets[1].f.live_bytes, 7);
-	CHECK_EQ_U64(s.timeline_targets[1].f.live_allocations, 1);
-	CHECK(!s.timeline_targets[1].f.has_resident);
+	CHECK_EQ_U64(s.timeline_targets->figures[0].target, 1);
+	CHECK_EQ_U64(s.timeline_targets->figures[0].f.live_bytes, 600);
+	CHECK_EQ_U64(s.timeline_targets->figures[0].f.allocations, 9);
+	CHECK_EQ_U64(s.timeline_targets->figures[1].target, 2);
+	CHECK_EQ_U64(s.timeline_targets->figures[1].f.live_bytes, 7);
+	CHECK_EQ_U64(s.timeline_targets->figures[1].f.live_allocations, 1);
+	CHECK(!s.timeline_targets->figures[1].f.has_resident);
 	CHECK_EQ_U64(s.options.stack_depth, 64);
 	snapshot_free(&s);
 	teardown(&f);
@@ -232,14 +232,15 @@ TEST(test_pid_totals)
 	/* the timeline keeps the whole of its totals, and of its targets A's only */
 	CHECK(s.ntimeline == 1 && s.timeline[0].ntargets == 1);
 	CHECK_EQ_U64(s.timeline[0].total.live_bytes, 907);
-	CHECK_EQ_U64(s.timeline_targets[0].target, 1); /* the daemon's 1 is the snapshot's 1 */
-	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 600);
+	CHECK_EQ_U64(s.timeline_targets->figures[0].target,
+		     1); /* the daemon's 1 is the snapshot's 1 */
+	CHECK_EQ_U64(s.timeline_targets->figures[0].f.live_bytes, 600);
 	snapshot_free(&s);
 	snprintf(line, sizeof(line), "status v=2 pid=%u", PID_B);
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK(s.ntargets == 1 && s.timeline[0].ntargets == 1);
-	CHECK_EQ_U64(s.timeline_targets[0].target, 0); /* the daemon's 2 */
-	CHECK_EQ_U64(s.timeline_targets[0].f.live_bytes, 7);
+	CHECK_EQ_U64(s.timeline_targets->figures[0].target, 0); /* the daemon's 2 */
+	CHECK_EQ_U64(s.timeline_targets->figures[0].f.live_bytes, 7);
 	snapshot_free(&s);
 
 	CHECK(collect(&f, "report v=2 pid=4242", &s) == -1);
@@ -316,19 +317,20 @@ TEST(test_blocks)
 	CHECK(collect(&f, "snapshot v=2", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 5);
 	CHECK_EQ_U64(site_of(&s.stacks[0]), 0x4444); /* by allocations */
-	CHECK(s.has_blocks && s.has_ages && s.has_memory);
-	CHECK_EQ_U64(s.nblocks, 3 + 3 + 6 + 1);
-	for (uint32_t i = 0; i < s.nblocks; i++) {
-		const struct snap_stack *st = &s.stacks[s.blocks[i].stack];
+	CHECK(s.block_list && s.has_ages && s.breakdowns);
+	CHECK_EQ_U64(s.block_list->nblocks, 3 + 3 + 6 + 1);
+	for (uint32_t i = 0; i < s.block_list->nblocks; i++) {
+		const struct snap_stack *st = &s.stacks[s.block_list->blocks[i].stack];
 
-		CHECK(s.blocks[i].stack < s.nstacks);
-		CHECK_EQ_U64(s.blocks[i].size, st->t.live_bytes / st->t.live_allocations);
+		CHECK(s.block_list->blocks[i].stack < s.nstacks);
+		CHECK_EQ_U64(s.block_list->blocks[i].size,
+			     st->t.live_bytes / st->t.live_allocations);
 	}
 	snapshot_free(&s);
 
 	CHECK(collect(&f, "report v=2 top=2 ages=1", &s) == 0);
 	CHECK_EQ_U64(s.nstacks, 2);
-	CHECK(s.has_ages && !s.has_blocks && !s.nblocks && !s.has_memory);
+	CHECK(s.has_ages && !s.block_list && !s.breakdowns);
 	CHECK(s.stacks[0].oldest_live_age_ns > 0);
 	snapshot_free(&s);
 	teardown(&f);
@@ -366,7 +368,7 @@ TEST(test_kinds)
 	snapshot_free(&s);
 
 	CHECK(collect(&f, "leaks v=2 older_than=0 top=2", &s) == 0);
-	CHECK(s.kind == SNAP_LEAKS && !s.has_blocks);
+	CHECK(s.kind == SNAP_LEAKS && !s.block_list);
 	CHECK_EQ_U64(s.nstacks, 2);
 	CHECK_EQ_U64(s.leaks.stacks_total, 4); /* every stack holding live blocks */
 	CHECK_EQ_U64(s.leaks.blocks, 3 + 3 + 6 + 1);
@@ -470,9 +472,10 @@ TEST(test_metrics)
 		struct snapshot s;
 
 		CHECK(collect(&f, "status v=2", &s) == 0);
-		CHECK(s.has_match && s.match.what != f.v.match.what);
-		CHECK_STR(s.match.what, "--comm b");
-		CHECK(s.match.max_targets == 2 && s.match.traced == 1 && s.match.over_limit == 5);
+		CHECK(s.match && s.match->what != f.v.match.what);
+		CHECK_STR(s.match->what, "--comm b");
+		CHECK(s.match->max_targets == 2 && s.match->traced == 1 &&
+		      s.match->over_limit == 5);
 		snapshot_free(&s);
 	}
 	teardown(&f);
@@ -510,9 +513,10 @@ TEST(test_resident)
 	CHECK_EQ_U64(s.targets[2].resident.r.pss_bytes, 1002);
 	CHECK(s.ntimeline == 1 && s.timeline[0].total.has_resident);
 	CHECK_EQ_U64(s.timeline[0].total.resident.resident_bytes, 3 * 4096);
-	CHECK(!s.timeline_targets[0].f.has_resident); /* target 1: its reading is still to come */
-	CHECK(s.timeline_targets[1].f.has_resident);
-	CHECK_EQ_U64(s.timeline_targets[1].f.resident.pss_bytes, 1002);
+	CHECK(!s.timeline_targets->figures[0]
+		   .f.has_resident); /* target 1: its reading is still to come */
+	CHECK(s.timeline_targets->figures[1].f.has_resident);
+	CHECK_EQ_U64(s.timeline_targets->figures[1].f.resident.pss_bytes, 1002);
 	snapshot_free(&s);
 	/* one pid: its figures stay its own */
 	snprintf(line, sizeof(line), "status v=2 pid=%u", PID_B);
@@ -521,12 +525,12 @@ TEST(test_resident)
 	snapshot_free(&s);
 	/* a breakdown is of the targets traced now; /proc says there is no such process */
 	CHECK(collect(&f, "memory v=2", &s) == 0);
-	CHECK(s.has_memory && s.nmemory == 1 && s.memory[0].target == 1);
+	CHECK(s.breakdowns && s.breakdowns->nmemory == 1 && s.breakdowns->memory[0].target == 1);
 	snprintf(line, sizeof(line), "cannot read /proc/%u/smaps: No such file or directory",
 		 PID_A);
-	CHECK_STR(s.memory[0].error, line);
+	CHECK_STR(s.breakdowns->memory[0].error, line);
 	for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
-		CHECK(s.memory[0].m.kinds[k].mappings == 0);
+		CHECK(s.breakdowns->memory[0].m.kinds[k].mappings == 0);
 	snapshot_free(&s);
 	/* Prometheus: the traced target's, not the older generation's nor the exited one's */
 	metrics_render(&f.v, &b);

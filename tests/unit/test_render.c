@@ -403,13 +403,13 @@ TEST(test_status_text)
 TEST(test_match_render)
 {
 	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};
+	struct snap_match m = {
+	    .what = "--comm postgres", .max_targets = 8, .traced = 7, .over_limit = 3};
 	struct snapshot s;
 	char *out;
 
 	build_known(&s, 0);
-	s.has_match = 1;
-	s.match = (struct snap_match){
-	    .what = "--comm postgres", .max_targets = 8, .traced = 7, .over_limit = 3};
+	s.match = &m;
 	out = render_str(render_status, &s, &text);
 	CHECK(has_line(out, "whole-host mode: --comm postgres, a match's forks included; 7 traced "
 			    "now, at most 8 at once (--max-targets)"));
@@ -427,7 +427,7 @@ TEST(test_match_render)
 	CHECK(strstr(out, "\"matches_over_limit\":3}") != NULL);
 	free(out);
 	/* none over the limit: no warning, the figure still there */
-	s.match.over_limit = 0;
+	m.over_limit = 0;
 	out = render_str(render_status, &s, &text);
 	CHECK(!strstr(out, "warning"));
 	free(out);
@@ -435,7 +435,7 @@ TEST(test_match_render)
 	CHECK(has_line(out, "matches_over_limit     0"));
 	free(out);
 	/* not whole-host: nothing of it */
-	s.has_match = 0;
+	s.match = NULL;
 	out = render_str(render_stats_one, &s, &text);
 	CHECK(!strstr(out, "matches_over_limit"));
 	free(out);

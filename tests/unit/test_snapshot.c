@@ -153,13 +153,13 @@ static void build_known(struct snapshot *s)
 		}
 	}
 
-	s->unwind = (struct snap_unwind){.present = 1,
-					 .memory_limit = 256u << 20,
-					 .memory_used = 2u << 20,
-					 .table_bytes = 1234567,
-					 .tables = 5,
-					 .modules_without = 2,
-					 .modules_refused = 1};
+	s->unwind = xmalloc(sizeof(*s->unwind));
+	*s->unwind = (struct snap_unwind){.memory_limit = 256u << 20,
+					  .memory_used = 2u << 20,
+					  .table_bytes = 1234567,
+					  .tables = 5,
+					  .modules_without = 2,
+					  .modules_refused = 1};
 	s->nstacks = 4;
 	s->stacks = xcalloc(4, sizeof(*s->stacks));
 	for (uint32_t i = 0; i < 4; i++)
@@ -217,6 +217,9 @@ static uint64_t random_u64(void)
 
 static void build_random(struct snapshot *s)
 {
+	struct snap_timeline_targets *tt = NULL;
+	struct snap_block_list *l = NULL;
+
 	memset(s, 0, sizeof(*s));
 	s->version = SNAPSHOT_VERSION;
 	s->tracer_version = random_name(s);
@@ -304,23 +307,23 @@ static void build_random(struct snapshot *s)
 		s->timeline[i].total.bytes_allocated = random_u64();
 	}
 	/* the points' targets (section 52): some of the targets at each, in order */
-	s->has_timeline_targets = s->ntimeline && rng() % 2;
-	s->timeline_targets = s->has_timeline_targets
-				  ? xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
-					    sizeof(*s->timeline_targets))
-				  : NULL;
-	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntargets; i++)
+	if (s->ntimeline && rng() % 2) {
+		tt = s->timeline_targets = xcalloc(1, sizeof(*tt));
+		tt->figures = xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
+				      sizeof(*tt->figures));
+	}
+	for (uint32_t i = 0; tt && i < s->ntargets; i++)
 		s->targets[i].started_ns = random_u64();
-	for (uint32_t i = 0; s->has_timeline_targets && i < s->ntimeline; i++) {
+	for (uint32_t i = 0; tt && i < s->ntimeline; i++) {
 		struct snap_timeline_point *p = &s->timeline[i];
 
-		p->first = s->ntimeline_targets;
+		p->first = tt->nfigures;
 		for (uint32_t k = 0; k < s->ntargets; k++) {
 			struct snap_timeline_target *t;
 
 			if (rng() % 3 == 0)
 				continue;
-			t = &s->timeline_targets[s->ntimeline_targets++];
+			t = &tt->figures[tt->nfigures++];
 			t->target = k;
 			t->f.live_bytes = random_u64();
 			t->f.live_allocations = random_u64();
@@ -332,18 +335,20 @@ static void build_random(struct snapshot *s)
 			p->ntargets++;
 		}
 	}
-	s->has_blocks = s->nstacks && rng() % 2;
-	s->nblocks = s->has_blocks ? (uint32_t)(rng() % 60) : 0;
-	s->blocks = s->nblocks ? xcalloc(s->nblocks, sizeof(*s->blocks)) : NULL;
-	s->blocks_older_than_ns = s->has_blocks ? random_u64() : 0;
+	if (s->nstacks && rng() % 2) {
+		l = s->block_list = xcalloc(1, sizeof(*l));
+		l->nblocks = (uint32_t)(rng() % 60);
+		l->blocks = l->nblocks ? xcalloc(l->nblocks, sizeof(*l->blocks)) : NULL;
+		l->older_than_ns = random_u64();
+	}
 	s->started_unix_ns = rng() % 2 ? random_u64() | 1 : 0;
 	for (size_t k = 0; s->started_unix_ns && k < sizeof(s->options) / sizeof(uint64_t); k++)
 		((uint64_t *)&s->options)[k] = random_u64();
-	for (uint32_t i = 0; i < s->nblocks; i++) {
-		s->blocks[i].stack = (uint32_t)(rng() % s->nstacks);
-		s->blocks[i].address = random_u64();
-		s->blocks[i].size = random_u64();
-		s->blocks[i].age_ns = random_u64();
+	for (uint32_t i = 0; l && i < l->nblocks; i++) {
+		l->blocks[i].stack = (uint32_t)(rng() % s->nstacks);
+		l->blocks[i].address = random_u64();
+		l->blocks[i].size = random_u64();
+		l->blocks[i].age_ns = random_u64();
 	}
 }
 
@@ -377,7 +382,8 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!memcmp(a->events_lost, b->events_lost, sizeof(a->events_lost)));
 	SAME(a->stacks_total == b->stacks_total);
 	SAME(counters_eq(&a->totals, &b->totals));
-	SAME(!memcmp(&a->unwind, &b->unwind, sizeof(a->unwind)));
+	SAME(!a->unwind == !b->unwind);
+	SAME(!a->unwind || !memcmp(a->unwind, b->unwind, sizeof(*a->unwind)));
 	SAME(a->ntargets == b->ntargets);
 	for (uint32_t i = 0; i < a->ntargets; i++) {
 		const struct snap_target *x = &a->targets[i], *y = &b->targets[i];
@@ -433,22 +439,28 @@ static int snapshot_eq(const struct snapshot *a, const struct snapshot *b)
 	SAME(!a->ntimeline || a->timeline_interval_ns == b->timeline_interval_ns);
 	for (uint32_t i = 0; i < a->ntimeline; i++)
 		SAME(!memcmp(&a->timeline[i], &b->timeline[i], sizeof(a->timeline[i])));
-	SAME(a->has_timeline_targets == b->has_timeline_targets);
-	SAME(a->ntimeline_targets == b->ntimeline_targets);
-	for (uint32_t i = 0; i < a->ntimeline_targets; i++)
-		SAME(!memcmp(&a->timeline_targets[i], &b->timeline_targets[i],
-			     sizeof(a->timeline_targets[i])));
+	SAME(!a->timeline_targets == !b->timeline_targets);
+	SAME(!a->timeline_targets ||
+	     a->timeline_targets->nfigures == b->timeline_targets->nfigures);
+	for (uint32_t i = 0; a->timeline_targets && i < a->timeline_targets->nfigures; i++)
+		SAME(!memcmp(&a->timeline_targets->figures[i], &b->timeline_targets->figures[i],
+			     sizeof(a->timeline_targets->figures[i])));
 	SAME(a->started_unix_ns == b->started_unix_ns);
 	SAME(!memcmp(&a->options, &b->options, sizeof(a->options)));
 	SAME(a->has_ages == b->has_ages);
-	SAME(a->has_blocks == b->has_blocks);
-	SAME(a->nblocks == b->nblocks);
-	SAME(a->blocks_older_than_ns == b->blocks_older_than_ns);
-	for (uint32_t i = 0; i < a->nblocks; i++) {
-		SAME(a->blocks[i].stack == b->blocks[i].stack);
-		SAME(a->blocks[i].address == b->blocks[i].address);
-		SAME(a->blocks[i].size == b->blocks[i].size);
-		SAME(a->blocks[i].age_ns == b->blocks[i].age_ns);
+	SAME(!a->block_list == !b->block_list);
+	if (!a->block_list)
+		return 1;
+	SAME(a->block_list->nblocks == b->block_list->nblocks);
+	SAME(a->block_list->older_than_ns == b->block_list->older_than_ns);
+	for (uint32_t i = 0; i < a->block_list->nblocks; i++) {
+		const struct snap_block *x = &a->block_list->blocks[i],
+					*y = &b->block_list->blocks[i];
+
+		SAME(x->stack == y->stack);
+		SAME(x->address == y->address);
+		SAME(x->size == y->size);
+		SAME(x->age_ns == y->age_ns);
 	}
 	return 1;
 #undef SAME
@@ -486,7 +498,7 @@ static void roundtrip(const struct snapshot *s)
 
 		CHECK(snapshot_scan(bytes, len, &c, err, sizeof(err)) == 0);
 		CHECK_EQ_U64(c.stacks, s->nstacks);
-		CHECK_EQ_U64(c.blocks, s->has_blocks ? s->nblocks : 0);
+		CHECK_EQ_U64(c.blocks, s->block_list ? s->block_list->nblocks : 0);
 		CHECK_EQ_U64(c.timeline_points, s->ntimeline);
 		CHECK(snapshot_scan(bytes, len - 1, &c, err, sizeof(err)) == -1);
 		bytes[len - 1] ^= 1;
@@ -650,19 +662,19 @@ TEST(test_roundtrip_match)
 	char err[256];
 
 	build_known(&s);
-	s.has_match = 1;
-	s.match = (struct snap_match){.what = snapshot_strdup(&s, "--exe /usr/sbin/nginx"),
-				      .max_targets = 64,
-				      .traced = 12,
-				      .over_limit = UINT64_MAX - 5};
+	s.match = xmalloc(sizeof(*s.match));
+	*s.match = (struct snap_match){.what = snapshot_strdup(&s, "--exe /usr/sbin/nginx"),
+				       .max_targets = 64,
+				       .traced = 12,
+				       .over_limit = UINT64_MAX - 5};
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.has_match);
-	CHECK_STR(d.match.what, "--exe /usr/sbin/nginx");
-	CHECK_EQ_U64(d.match.max_targets, 64);
-	CHECK_EQ_U64(d.match.traced, 12);
-	CHECK_EQ_U64(d.match.over_limit, UINT64_MAX - 5);
+	CHECK(d.match);
+	CHECK_STR(d.match->what, "--exe /usr/sbin/nginx");
+	CHECK_EQ_U64(d.match->max_targets, 64);
+	CHECK_EQ_U64(d.match->traced, 12);
+	CHECK_EQ_U64(d.match->over_limit, UINT64_MAX - 5);
 	snapshot_free(&d);
 	free(bytes);
 	snapshot_free(&s);
@@ -670,7 +682,7 @@ TEST(test_roundtrip_match)
 	build_known(&s);
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
-	CHECK(!d.has_match && !d.match.what);
+	CHECK(!d.match);
 	snapshot_free(&d);
 	free(bytes);
 	snapshot_free(&s);
@@ -685,9 +697,9 @@ TEST(test_roundtrip_daemon_sections)
 	char err[256];
 
 	build_known(&s);
-	s.has_daemon = 1;
-	for (size_t i = 0; i < sizeof(s.daemon) / sizeof(uint64_t); i++)
-		((uint64_t *)&s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
+	s.daemon = xcalloc(1, sizeof(*s.daemon));
+	for (size_t i = 0; i < sizeof(*s.daemon) / sizeof(uint64_t); i++)
+		((uint64_t *)s.daemon)[i] = 1000003ull * (i + 1) << (i * 5);
 	s.kind = SNAP_ROWS;
 	s.groups.by = 4;
 	s.groups.cumulative = 1;
@@ -707,8 +719,7 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.has_daemon);
-	CHECK(!memcmp(&d.daemon, &s.daemon, sizeof(s.daemon)));
+	CHECK(d.daemon && !memcmp(d.daemon, s.daemon, sizeof(*s.daemon)));
 	CHECK_EQ_U64(d.kind, SNAP_ROWS);
 	CHECK_EQ_U64(d.groups.by, 4);
 	CHECK_EQ_U64(d.groups.cumulative, 1);
@@ -794,38 +805,39 @@ TEST(test_roundtrip_resident_sections)
 	for (size_t k = 0; k < MT_NRESIDENT; k++)
 		mt_resident_set(&s.targets[0].resident.r, k, UINT64_MAX - k);
 	s.targets[2].resident = (struct snap_resident){.sampled = 1, .time_ns = 5};
-	s.has_memory = 1;
-	s.nmemory = 2;
-	s.memory = xcalloc(2, sizeof(*s.memory));
-	s.memory[0] = (struct snap_memory){.target = 0, .time_ns = 2000000001ull};
+	s.breakdowns = xcalloc(1, sizeof(*s.breakdowns));
+	s.breakdowns->nmemory = 2;
+	s.breakdowns->memory = xcalloc(2, sizeof(*s.breakdowns->memory));
+	s.breakdowns->memory[0] = (struct snap_memory){.target = 0, .time_ns = 2000000001ull};
 	for (size_t k = 0; k < MT_MEM_KIND_COUNT; k++)
 		for (size_t f = 0; f < MT_NMEM_FIELDS; f++)
-			*mt_mem_field(&s.memory[0].m.kinds[k], f) = 1000 * k + f;
-	s.memory[0].m.unmapped_allocations = 3;
-	s.memory[0].m.unmapped_bytes = 300;
-	s.memory[1] = (struct snap_memory){
+			*mt_mem_field(&s.breakdowns->memory[0].m.kinds[k], f) = 1000 * k + f;
+	s.breakdowns->memory[0].m.unmapped_allocations = 3;
+	s.breakdowns->memory[0].m.unmapped_bytes = 300;
+	s.breakdowns->memory[1] = (struct snap_memory){
 	    .target = 2,
 	    .error = snapshot_strdup(&s, "cannot read /proc/1002/smaps: No such process")};
 
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d)); /* the timeline's points, resident figures with them */
-	CHECK(d.has_resident && d.has_memory && d.nmemory == 2);
+	CHECK(d.has_resident && d.breakdowns && d.breakdowns->nmemory == 2);
 	for (uint32_t i = 0; i < 3; i++)
 		CHECK(!memcmp(&d.targets[i].resident, &s.targets[i].resident,
 			      sizeof(s.targets[i].resident)));
 	CHECK(!d.targets[1].resident.sampled);
-	CHECK_EQ_U64(d.memory[0].target, 0);
-	CHECK(d.memory[0].error == NULL);
-	CHECK(!memcmp(&d.memory[0].m, &s.memory[0].m, sizeof(s.memory[0].m)));
-	CHECK_EQ_U64(d.memory[1].target, 2);
-	CHECK_STR(d.memory[1].error, s.memory[1].error);
+	CHECK_EQ_U64(d.breakdowns->memory[0].target, 0);
+	CHECK(d.breakdowns->memory[0].error == NULL);
+	CHECK(!memcmp(&d.breakdowns->memory[0].m, &s.breakdowns->memory[0].m,
+		      sizeof(s.breakdowns->memory[0].m)));
+	CHECK_EQ_U64(d.breakdowns->memory[1].target, 2);
+	CHECK_STR(d.breakdowns->memory[1].error, s.breakdowns->memory[1].error);
 	snapshot_free(&d);
 	free(bytes);
 	/* a breakdown of a target the snapshot has not, or out of order: never written */
-	s.memory[1].target = 3;
+	s.breakdowns->memory[1].target = 3;
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
-	s.memory[1].target = 0;
+	s.breakdowns->memory[1].target = 0;
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
 	snapshot_free(&s);
 	CHECK(is_zeroed(&s));
@@ -854,7 +866,7 @@ TEST(test_resident_sections_checked)
 	put_varint(&b, 7);
 	put_varint(&b, 0);
 	put_varint(&b, 0);
-	CHECK(decode_with(45, &b, &s, err) == 0 && s.has_resident && !s.has_memory);
+	CHECK(decode_with(45, &b, &s, err) == 0 && s.has_resident && !s.breakdowns);
 	snapshot_free(&s);
 	b.len = 0;
 	put_varint(&b, 7);
@@ -873,7 +885,7 @@ TEST(test_resident_sections_checked)
 	CHECK_STR(err, "snapshot: resident section: 2 points, not 0");
 	b.len = 0;
 	put_varint(&b, 0); /* no breakdown: asked for, no target traced */
-	CHECK(decode_with(46, &b, &s, err) == 0 && s.has_memory && s.nmemory == 0);
+	CHECK(decode_with(46, &b, &s, err) == 0 && s.breakdowns && s.breakdowns->nmemory == 0);
 	snapshot_free(&s);
 	b.len = 0;
 	put_varint(&b, 1); /* a breakdown of target 0, of none */
@@ -890,6 +902,7 @@ TEST(test_resident_sections_checked)
  */
 TEST(test_roundtrip_timeline_targets)
 {
+	struct snap_timeline_targets *tt;
 	struct snapshot s, d;
 	uint8_t *bytes;
 	size_t len;
@@ -899,18 +912,19 @@ TEST(test_roundtrip_timeline_targets)
 	s.ntimeline = 3;
 	s.timeline_interval_ns = 1000000000ull;
 	s.timeline = xcalloc(3, sizeof(*s.timeline));
-	s.timeline_targets = xcalloc(5, sizeof(*s.timeline_targets));
+	tt = xcalloc(1, sizeof(*tt));
+	tt->figures = xcalloc(5, sizeof(*tt->figures));
 	for (uint32_t i = 0; i < 3; i++) {
 		s.timeline[i].time_ns = 1000000000ull * i;
 		s.timeline[i].total.live_bytes = 100 * i;
-		s.timeline[i].first = s.ntimeline_targets;
+		s.timeline[i].first = tt->nfigures;
 		/* target 0 at every point, target 2 from the second on */
 		for (uint32_t k = 0; k < 3; k += 2) {
 			struct snap_timeline_target *t;
 
 			if (k == 2 && !i)
 				continue;
-			t = &s.timeline_targets[s.ntimeline_targets++];
+			t = &tt->figures[tt->nfigures++];
 			t->target = k;
 			t->f.live_bytes = 10 * i + k;
 			t->f.bytes_allocated = UINT64_MAX - i;
@@ -924,28 +938,30 @@ TEST(test_roundtrip_timeline_targets)
 	/* without the section: the points have no targets, nor the targets a start */
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
-	CHECK(!d.has_timeline_targets && !d.ntimeline_targets && d.timeline_targets == NULL);
+	CHECK(d.timeline_targets == NULL);
 	CHECK(!d.targets[2].started_ns);
 	d.targets[2].started_ns = s.targets[2].started_ns; /* for snapshot_eq below */
 	for (uint32_t i = 0; i < 3; i++)
 		CHECK(d.timeline[i].ntargets == 0 && d.timeline[i].total.live_bytes == 100 * i);
 	snapshot_free(&d);
 	free(bytes);
-	s.has_timeline_targets = 1;
+	s.timeline_targets = tt;
 	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
 	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
 	CHECK(snapshot_eq(&s, &d));
-	CHECK(d.ntimeline_targets == 5 && d.timeline[1].first == 1 && d.timeline[1].ntargets == 2);
-	CHECK(!d.timeline_targets[1].f.has_resident && d.timeline_targets[2].f.has_resident);
-	CHECK_EQ_U64(d.timeline_targets[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
+	CHECK(d.timeline_targets && d.timeline_targets->nfigures == 5 && d.timeline[1].first == 1 &&
+	      d.timeline[1].ntargets == 2);
+	CHECK(!d.timeline_targets->figures[1].f.has_resident &&
+	      d.timeline_targets->figures[2].f.has_resident);
+	CHECK_EQ_U64(d.timeline_targets->figures[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
 	snapshot_free(&d);
 	free(bytes);
 	/* what the decoder would refuse is never written */
-	s.timeline_targets[2].target = 0; /* the second point's targets out of order */
+	s.timeline_targets->figures[2].target = 0; /* the second point's targets out of order */
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
-	s.timeline_targets[2].target = 3; /* no such target */
+	s.timeline_targets->figures[2].target = 3; /* no such target */
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
-	s.timeline_targets[2].target = 2;
+	s.timeline_targets->figures[2].target = 2;
 	s.timeline[2].ntargets = 3; /* past the figures */
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
 	snapshot_free(&s);
@@ -1007,14 +1023,17 @@ TEST(test_timeline_targets_checked)
 		put_varint(&b, 21 + (uint64_t)i);
 	put_varint(&b, 0);
 	CHECK(decode_timeline_targets(&b, &s, err) == 0);
-	CHECK(s.has_timeline_targets && s.ntimeline_targets == 2 && s.timeline[0].ntargets == 2);
+	CHECK(s.timeline_targets && s.timeline_targets->nfigures == 2 &&
+	      s.timeline[0].ntargets == 2);
 	CHECK(s.targets[0].started_ns == 0 && s.targets[1].started_ns == 3000);
-	CHECK(s.timeline_targets[0].target == 0 && s.timeline_targets[0].f.live_bytes == 11 &&
-	      s.timeline_targets[0].f.bytes_allocated == 14);
-	CHECK(s.timeline_targets[0].f.has_resident &&
-	      s.timeline_targets[0].f.resident.lazyfree_bytes == 7 * 4096);
-	CHECK(s.timeline_targets[1].target == 1 && !s.timeline_targets[1].f.has_resident &&
-	      s.timeline_targets[1].f.live_allocations == 22);
+	CHECK(s.timeline_targets->figures[0].target == 0 &&
+	      s.timeline_targets->figures[0].f.live_bytes == 11 &&
+	      s.timeline_targets->figures[0].f.bytes_allocated == 14);
+	CHECK(s.timeline_targets->figures[0].f.has_resident &&
+	      s.timeline_targets->figures[0].f.resident.lazyfree_bytes == 7 * 4096);
+	CHECK(s.timeline_targets->figures[1].target == 1 &&
+	      !s.timeline_targets->figures[1].f.has_resident &&
+	      s.timeline_targets->figures[1].f.live_allocations == 22);
 	snapshot_free(&s);
 
 	/* malformed: a clear one-line error, nothing kept */
@@ -1128,15 +1147,16 @@ TEST(test_roundtrip_many_blocks)
 	struct snapshot s;
 
 	build_known(&s);
-	s.has_blocks = 1;
-	s.blocks_older_than_ns = 12345;
-	s.nblocks = 100000;
-	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
-	for (uint32_t i = 0; i < s.nblocks; i++)
-		s.blocks[i] = (struct snap_block){.stack = i % s.nstacks,
-						  .address = 0x7f0000000000ull + 48ull * i,
-						  .size = rng() % 100000,
-						  .age_ns = rng() >> (i % 64)};
+	s.block_list = xcalloc(1, sizeof(*s.block_list));
+	s.block_list->older_than_ns = 12345;
+	s.block_list->nblocks = 100000;
+	s.block_list->blocks = xcalloc(s.block_list->nblocks, sizeof(*s.block_list->blocks));
+	for (uint32_t i = 0; i < s.block_list->nblocks; i++)
+		s.block_list->blocks[i] =
+		    (struct snap_block){.stack = i % s.nstacks,
+					.address = 0x7f0000000000ull + 48ull * i,
+					.size = rng() % 100000,
+					.age_ns = rng() >> (i % 64)};
 	roundtrip(&s);
 	snapshot_free(&s);
 	CHECK(is_zeroed(&s));
@@ -1366,8 +1386,9 @@ TEST(test_minimal_payload)
 	put_varint(&p, 6);
 	buf_put(&p, "\x05\x01\x00\x07\x08\x09", 6);
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
-	CHECK(s.has_blocks && s.nblocks == 1 && s.blocks_older_than_ns == 5);
-	CHECK(s.blocks[0].stack == 0 && s.blocks[0].address == 7 && s.blocks[0].age_ns == 9);
+	CHECK(s.block_list && s.block_list->nblocks == 1 && s.block_list->older_than_ns == 5);
+	CHECK(s.block_list->blocks[0].stack == 0 && s.block_list->blocks[0].address == 7 &&
+	      s.block_list->blocks[0].age_ns == 9);
 	snapshot_free(&s);
 	p.data[p.len - 4] = 1; /* stack 1 of 1 */
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
@@ -1388,8 +1409,8 @@ TEST(test_minimal_payload)
 		buf_free(&m);
 	}
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == 0);
-	CHECK(s.has_match && s.match.what && !strcmp(s.match.what, "bc"));
-	CHECK(s.match.max_targets == 64 && s.match.traced == 5 && s.match.over_limit == 9);
+	CHECK(s.match && s.match->what && !strcmp(s.match->what, "bc"));
+	CHECK(s.match->max_targets == 64 && s.match->traced == 5 && s.match->over_limit == 9);
 	snapshot_free(&s);
 
 	/* A section from a later version is skipped. */
@@ -1654,18 +1675,18 @@ TEST(test_select)
 	snapshot_free(&s);
 	/* The block list follows its stacks: dropped with them, renumbered. */
 	build_known(&s);
-	s.has_blocks = 1;
-	s.nblocks = s.nstacks;
-	s.blocks = xcalloc(s.nblocks, sizeof(*s.blocks));
-	for (uint32_t i = 0; i < s.nblocks; i++) {
-		s.blocks[i].stack = i;
-		s.blocks[i].size = 100 + i;
+	s.block_list = xcalloc(1, sizeof(*s.block_list));
+	s.block_list->nblocks = s.nstacks;
+	s.block_list->blocks = xcalloc(s.nstacks, sizeof(*s.block_list->blocks));
+	for (uint32_t i = 0; i < s.block_list->nblocks; i++) {
+		s.block_list->blocks[i].stack = i;
+		s.block_list->blocks[i].size = 100 + i;
 	}
 	snapshot_select(&s, MT_SORT_PEAK, 2, 0); /* the last two, largest first */
-	CHECK_EQ_U64(s.nblocks, 2);
-	for (uint32_t i = 0; i < s.nblocks; i++)
-		CHECK_EQ_U64(s.stacks[s.blocks[i].stack].t.peak_live_bytes,
-			     4000000 + s.blocks[i].size - 100);
+	CHECK_EQ_U64(s.block_list->nblocks, 2);
+	for (uint32_t i = 0; i < s.block_list->nblocks; i++)
+		CHECK_EQ_U64(s.stacks[s.block_list->blocks[i].stack].t.peak_live_bytes,
+			     4000000 + s.block_list->blocks[i].size - 100);
 	snapshot_free(&s);
 }
 

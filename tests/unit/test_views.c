@@ -72,6 +72,8 @@ static struct snap_block new_blocks[] = {
     {.address = 0x40, .size = 40, .age_ns = 9000000000ull, .stack = 1},
 };
 
+static struct snap_block_list new_block_list = {.nblocks = 4, .blocks = new_blocks};
+
 static struct snap_timeline_point points[] = {
     {.time_ns = 0, .total = {.live_bytes = 0, .allocations = 0}},
     {.time_ns = 1000000000ull, .total = {.live_bytes = 150, .allocations = 3}},
@@ -94,9 +96,7 @@ static void snaps(struct snapshot *old, struct snapshot *new)
 	new->totals.peak_live_bytes = 5200;
 	new->totals.allocations = 6;
 	new->created_unix_ns = 3000000000ull;
-	new->has_blocks = 1;
-	new->nblocks = 4;
-	new->blocks = new_blocks;
+	new->block_list = &new_block_list;
 	new->ntimeline = 3;
 	new->timeline = points;
 	new->timeline_interval_ns = 1000000000ull;
@@ -383,14 +383,13 @@ TEST(timeline_of_pid)
 	      .has_resident = 1,
 	      .resident = {.resident_bytes = 4096}}},
 	};
+	static struct snap_timeline_targets tt = {.nfigures = 6, .figures = figs};
 	struct snapshot s = {.targets = targets,
 			     .ntargets = 3,
 			     .timeline = pts,
 			     .ntimeline = 3,
 			     .timeline_interval_ns = 1000000000ull,
-			     .has_timeline_targets = 1,
-			     .timeline_targets = figs,
-			     .ntimeline_targets = 6,
+			     .timeline_targets = &tt,
 			     .has_resident = 1};
 	struct render_opts o = {.format = RENDER_JSON};
 	struct series v;

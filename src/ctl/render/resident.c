@@ -123,12 +123,14 @@ static void text_memory(struct buf *b, const struct snapshot *s, const struct sn
 
 void render_text_memory(struct buf *b, const struct snapshot *s)
 {
-	if (!s->has_memory)
+	const struct snap_breakdowns *bd = s->breakdowns;
+
+	if (!bd)
 		return;
-	if (!s->nmemory)
+	if (!bd->nmemory)
 		buf_printf(b, "\nmemory by kind of mapping: no target is traced now\n");
-	for (uint32_t i = 0; i < s->nmemory; i++)
-		text_memory(b, s, &s->memory[i]);
+	for (uint32_t i = 0; i < bd->nmemory; i++)
+		text_memory(b, s, &bd->memory[i]);
 }
 
 static void json_figures(struct json_writer *w, const struct mt_resident *r)
@@ -212,12 +214,12 @@ void render_json_target_resident(struct json_writer *w, const struct snapshot *s
 			json_end_object(w);
 		}
 	}
-	if (!s->has_memory)
+	if (!s->breakdowns)
 		return;
 	json_key(w, "memory");
-	for (uint32_t k = 0; k < s->nmemory; k++) {
-		if (s->memory[k].target == i) {
-			json_memory(w, &s->memory[k]);
+	for (uint32_t k = 0; k < s->breakdowns->nmemory; k++) {
+		if (s->breakdowns->memory[k].target == i) {
+			json_memory(w, &s->breakdowns->memory[k]);
 			return;
 		}
 	}

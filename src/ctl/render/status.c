@@ -267,10 +267,10 @@ static void json_trace(struct json_writer *w, const struct snapshot *s)
 /* "unwind": the DWARF walker's tables, or null under another walker. */
 static void json_unwind(struct json_writer *w, const struct snapshot *s)
 {
-	const struct snap_unwind *u = &s->unwind;
+	const struct snap_unwind *u = s->unwind;
 
 	json_key(w, "unwind");
-	if (!u->present) {
+	if (!u) {
 		json_null(w);
 		return;
 	}
@@ -286,10 +286,10 @@ static void json_unwind(struct json_writer *w, const struct snapshot *s)
 
 static void text_unwind(struct buf *b, const struct snapshot *s)
 {
-	const struct snap_unwind *u = &s->unwind;
+	const struct snap_unwind *u = s->unwind;
 	char used[32], limit[32], rows[32];
 
-	if (!u->present)
+	if (!u)
 		return;
 	format_bytes(used, sizeof(used), u->memory_used);
 	format_bytes(limit, sizeof(limit), u->memory_limit);
@@ -306,9 +306,9 @@ static void text_unwind(struct buf *b, const struct snapshot *s)
 /* How the daemon kept up (snapshots that carry it, section 42). */
 static void json_daemon(struct json_writer *w, const struct snapshot *s)
 {
-	const struct snap_daemon *dm = &s->daemon;
+	const struct snap_daemon *dm = s->daemon;
 
-	if (!s->has_daemon)
+	if (!dm)
 		return;
 	json_key(w, "daemon");
 	json_begin_object(w);
@@ -327,14 +327,16 @@ static void json_daemon(struct json_writer *w, const struct snapshot *s)
 /* Whole-host mode (section 51): what matches, and the matches not traced. */
 static void json_match(struct json_writer *w, const struct snapshot *s)
 {
-	if (!s->has_match)
+	const struct snap_match *m = s->match;
+
+	if (!m)
 		return;
 	json_key(w, "match");
 	json_begin_object(w);
-	json_kv_string(w, "what", s->match.what);
-	json_kv_u64(w, "max_targets", s->match.max_targets);
-	json_kv_u64(w, "traced", s->match.traced);
-	json_kv_u64(w, "matches_over_limit", s->match.over_limit);
+	json_kv_string(w, "what", m->what);
+	json_kv_u64(w, "max_targets", m->max_targets);
+	json_kv_u64(w, "traced", m->traced);
+	json_kv_u64(w, "matches_over_limit", m->over_limit);
 	json_end_object(w);
 }
 
@@ -403,9 +405,9 @@ static void status_cells(const struct snap_target *t, char cells[NCOLS][256])
 
 static void text_match(struct buf *b, const struct snapshot *s)
 {
-	const struct snap_match *m = &s->match;
+	const struct snap_match *m = s->match;
 
-	if (!s->has_match)
+	if (!m)
 		return;
 	buf_printf(b, "whole-host mode: ");
 	format_text(b, m->what ? m->what : "-");
@@ -527,9 +529,9 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct sna
 		first = 0;
 	}
 	buf_printf(b, "%s\n", lost ? ")" : "");
-	if (s->has_match)
+	if (s->match)
 		buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "matches_over_limit",
-			   s->match.over_limit);
+			   s->match->over_limit);
 	render_text_lost_warning(b, s);
 	render_text_resident_totals(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {

@@ -143,8 +143,9 @@ void leaks_view_build(struct leaks_view *v, const struct snapshot *s, const stru
 		v->blocks = s->leaks.blocks;
 		v->bytes = s->leaks.bytes;
 	}
-	for (uint32_t i = 0; s->kind != SNAP_LEAKS && i < s->nblocks; i++) {
-		const struct snap_block *b = &s->blocks[i];
+	for (uint32_t i = 0; s->kind != SNAP_LEAKS && s->block_list && i < s->block_list->nblocks;
+	     i++) {
+		const struct snap_block *b = &s->block_list->blocks[i];
 		struct snap_leak *r = &v->rows[b->stack].l;
 
 		if (b->age_ns < o->older_than)

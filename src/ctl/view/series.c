@@ -46,7 +46,8 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 		memset(q, 0, sizeof(*q));
 		q->time_ns = p->time_ns;
 		for (uint32_t k = 0; k < p->ntargets; k++) {
-			const struct snap_timeline_target *t = &s->timeline_targets[p->first + k];
+			const struct snap_timeline_target *t =
+			    &s->timeline_targets->figures[p->first + k];
 
 			if (s->targets[t->target].pid != pid)
 				continue;
@@ -67,7 +68,7 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 		q->total.bytes_allocated += ended_bytes;
 		nwas = 0;
 		for (uint32_t k = 0; k < p->ntargets; k++) {
-			uint32_t t = s->timeline_targets[p->first + k].target;
+			uint32_t t = s->timeline_targets->figures[p->first + k].target;
 
 			if (s->targets[t].pid == pid)
 				was[nwas++] = t;
@@ -111,7 +112,7 @@ int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const
 			*why = "is not traced";
 			return -1;
 		}
-		if (s->ntimeline && !s->has_timeline_targets) {
+		if (s->ntimeline && !s->timeline_targets) {
 			*why = "has no memory over time of its own in this snapshot (memtraced "
 			       "older than timeline --pid)";
 			return -1;

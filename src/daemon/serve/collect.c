@@ -79,14 +79,14 @@ static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 	symbolizer_get_stats(v->sym, &sym);
 	if (v->sym_lock)
 		pthread_mutex_unlock(v->sym_lock);
-	s->has_daemon = 1;
-	s->daemon = v->daemon;
-	s->daemon.symbol_lookups = sym.lookups;
-	s->daemon.symbol_cache_hits = sym.hits;
+	s->daemon = xmalloc(sizeof(*s->daemon));
+	*s->daemon = v->daemon;
+	s->daemon->symbol_lookups = sym.lookups;
+	s->daemon->symbol_cache_hits = sym.hits;
 	if (v->has_match) {
-		s->has_match = 1;
-		s->match = v->match;
-		s->match.what = snapshot_strdup(s, v->match.what);
+		s->match = xmalloc(sizeof(*s->match));
+		*s->match = v->match;
+		s->match->what = snapshot_strdup(s, v->match.what);
 	}
 }
 
@@ -135,6 +135,7 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 			  struct snapshot *s)
 {
 	uint32_t *index_of = xmalloc((size_t)(ntargets ? ntargets : 1) * sizeof(*index_of));
+	struct snap_timeline_targets *tt;
 
 	memset(index_of, 0xff, (size_t)(ntargets ? ntargets : 1) * sizeof(*index_of));
 	for (uint32_t i = 0; i < s->ntargets; i++)
@@ -143,15 +144,14 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 	s->timeline = xmalloc(tl->npoints * sizeof(*s->timeline));
 	memcpy(s->timeline, tl->points, tl->npoints * sizeof(*s->timeline));
 	s->timeline_interval_ns = tl->interval_ns;
-	s->has_timeline_targets = 1;
-	s->timeline_targets =
-	    xmalloc((size_t)(tl->ntargets ? tl->ntargets : 1) * sizeof(*s->timeline_targets));
+	tt = s->timeline_targets = xcalloc(1, sizeof(*s->timeline_targets));
+	tt->figures = xmalloc((size_t)(tl->ntargets ? tl->ntargets : 1) * sizeof(*tt->figures));
 	for (uint32_t i = 0; i < s->ntimeline; i++) {
 		struct snap_timeline_point *p = &s->timeline[i];
 		const struct snap_timeline_target *from = &tl->targets[p->first];
 		uint32_t n = p->ntargets;
 
-		p->first = s->ntimeline_targets;
+		p->first = tt->nfigures;
 		p->ntargets = 0;
 		for (uint32_t k = 0; k < n; k++) {
 			uint32_t to = from[k].target < (uint32_t)ntargets ? index_of[from[k].target]
@@ -159,8 +159,8 @@ static void fill_timeline(const struct timeline *tl, int ntargets, const int *vi
 
 			if (to == UINT32_MAX)
 				continue; /* another pid's, left out of this snapshot */
-			s->timeline_targets[s->ntimeline_targets] = from[k];
-			s->timeline_targets[s->ntimeline_targets++].target = to;
+			tt->figures[tt->nfigures] = from[k];
+			tt->figures[tt->nfigures++].target = to;
 			p->ntargets++;
 		}
 	}
@@ -236,12 +236,12 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 	struct heap_block b;
 	uint64_t pos = 0;
 	uint32_t n = 0, last = 0, nok = 0;
+	struct snap_breakdowns *bd = s->breakdowns = xcalloc(1, sizeof(*s->breakdowns));
 
-	s->has_memory = 1;
-	s->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*s->memory));
+	bd->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*bd->memory));
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		const struct view_target tg = view_target(v, view_index[i]);
-		struct snap_memory *m = &s->memory[n];
+		struct snap_memory *m = &bd->memory[n];
 		char why[256];
 
 		if (tg.state != SNAP_TARGET_ATTACHED)
@@ -258,7 +258,7 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 		}
 		n++;
 	}
-	s->nmemory = n;
+	bd->nmemory = n;
 	/* one walk of the live heap for them all: each block in the mapping holding it */
 	while (nok && heap_next(&v->tracker->heap, &pos, &b)) {
 		if (mk[last].space != b.tgid || !mk[last].ok) {
@@ -275,7 +275,7 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 	for (uint32_t k = 0; k < n; k++) {
 		if (!mk[k].ok)
 			continue;
-		memmap_sum(&mk[k].mm, &s->memory[k].m);
+		memmap_sum(&mk[k].mm, &bd->memory[k].m);
 		memmap_free(&mk[k].mm);
 		smaps_free(&mk[k].maps);
 	}
@@ -283,8 +283,7 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 }
 
 struct block_pick {
-	int blocks; /* the block list too, not only the ages */
-	struct snapshot *s;
+	struct snapshot *s; /* its block_list, if it has one, takes every block */
 	const uint32_t *where;
 	uint64_t now;
 	size_t cap;
@@ -294,21 +293,21 @@ static int pick_block(void *arg, uint32_t id, const struct heap_block *b)
 {
 	struct block_pick *p = arg;
 	uint64_t age = p->now > b->time_ns ? p->now - b->time_ns : 0;
-	struct snapshot *s = p->s;
+	struct snap_block_list *l = p->s->block_list;
 	struct snap_stack *st;
 
 	if (p->where[id] == UINT32_MAX)
 		return 0;
-	st = &s->stacks[p->where[id]];
+	st = &p->s->stacks[p->where[id]];
 	if (age > st->oldest_live_age_ns)
 		st->oldest_live_age_ns = age;
-	if (!p->blocks || s->nblocks == SNAPSHOT_MAX_BLOCKS)
+	if (!l || l->nblocks == SNAPSHOT_MAX_BLOCKS)
 		return 0;
-	if (s->nblocks == p->cap) {
+	if (l->nblocks == p->cap) {
 		p->cap = p->cap ? p->cap * 2 : 1024;
-		s->blocks = xrealloc(s->blocks, p->cap * sizeof(*s->blocks));
+		l->blocks = xrealloc(l->blocks, p->cap * sizeof(*l->blocks));
 	}
-	s->blocks[s->nblocks++] = (struct snap_block){
+	l->blocks[l->nblocks++] = (struct snap_block){
 	    .address = b->addr, .size = b->size, .age_ns = age, .stack = p->where[id]};
 	return 0;
 }
@@ -323,9 +322,10 @@ static void collect_blocks(const struct daemon_view *v, int blocks, const uint32
 			   struct snapshot *s)
 {
 	uint32_t nrows = framebuild_nrows(v), *where;
-	struct block_pick p = {.blocks = blocks, .s = s, .now = time_monotonic_ns()};
+	struct block_pick p = {.s = s, .now = time_monotonic_ns()};
 
-	s->has_blocks = (uint32_t)blocks;
+	if (blocks)
+		s->block_list = xcalloc(1, sizeof(*s->block_list));
 	s->has_ages = 1;
 	if (!nrows)
 		return;
@@ -398,7 +398,10 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 
 	fill_daemon(v, s);
 	fill_truncations(v, ends, pid, s);
-	s->unwind = v->unwind;
+	if (v->has_unwind) {
+		s->unwind = xmalloc(sizeof(*s->unwind));
+		*s->unwind = v->unwind;
+	}
 	return 0;
 }
 

@@ -56,7 +56,8 @@ struct daemon_view {
 	struct pystacks *py;
 	uint64_t start_ns; /* when the daemon started (CLOCK_MONOTONIC) */
 	uint64_t events_lost[MT_LOST_KIND_COUNT];
-	struct snap_unwind unwind; /* the DWARF walker's tables (present = 0 without) */
+	int has_unwind; /* the DWARF walker runs: its tables are these */
+	struct snap_unwind unwind;
 	/* how the daemon keeps up: the loop's and ingest's figures from view(),
 	 * the symbolizer's added by serving (section 42) */
 	struct snap_daemon daemon;
