@@ -77,6 +77,22 @@ static void forget_child_side(struct tracker_target *tg)
 	f->nifree = f->ifree_cap = 0;
 }
 
+void family_free(struct tracker_target *tg)
+{
+	struct family *f = tg->fam;
+
+	if (!f)
+		return;
+	addrmap_free(&f->births);
+	addrmap_free(&f->ghost_at);
+	free(f->ghosts);
+	free(f->hist);
+	free(f->hist_stacks);
+	forget_child_side(tg);
+	free(f);
+	tg->fam = NULL;
+}
+
 /*
  * Does tg still need its parent's view? While its inherited blocks are in
  * its heap, while the current peak counts them, and while a child of its

@@ -37,21 +37,9 @@ void tracker_destroy(struct tracker *t)
 	uint32_t i;
 
 	for (i = 0; i < t->ntargets; i++) {
-		struct family *f = t->targets[i].fam;
-
 		free(t->targets[i].parked);
 		free(t->targets[i].maps);
-		if (f) {
-			addrmap_free(&f->births);
-			addrmap_free(&f->ghost_at);
-			addrmap_free(&f->tombs);
-			addrmap_free(&f->ifree_at);
-			free(f->ghosts);
-			free(f->hist);
-			free(f->hist_stacks);
-			free(f->ifree);
-			free(f);
-		}
+		family_free(&t->targets[i]);
 	}
 	free(t->targets);
 	recent_destroy(&t->recent);
