@@ -77,19 +77,11 @@ static void forget_child_side(struct tracker_target *tg)
 	f->nifree = f->ifree_cap = 0;
 }
 
-void family_free(struct tracker_target *tg)
+void family_free(struct tracker *t, struct tracker_target *tg)
 {
-	struct family *f = tg->fam;
-
-	if (!f)
-		return;
-	addrmap_free(&f->births);
-	addrmap_free(&f->ghost_at);
-	free(f->ghosts);
-	free(f->hist);
-	free(f->hist_stacks);
+	forget_parent_side(t, tg);
 	forget_child_side(tg);
-	free(f);
+	free(tg->fam);
 	tg->fam = NULL;
 }
 

@@ -118,8 +118,8 @@ void family_release(struct tracker *t, struct tracker_target *tg,
  * longer count in it (t->peak_holders, above). */
 void family_peak_moved(struct tracker *t);
 
-/* Free tg's side tables, with the tracker (the stacks are not touched). */
-void family_free(struct tracker_target *tg);
+/* Free tg's side tables, with the tracker (before its stacks). */
+void family_free(struct tracker *t, struct tracker_target *tg);
 
 /* Bytes of side tables, for the figures. */
 size_t family_bytes(const struct tracker *t);

@@ -39,7 +39,7 @@ void tracker_destroy(struct tracker *t)
 	for (i = 0; i < t->ntargets; i++) {
 		free(t->targets[i].parked);
 		free(t->targets[i].maps);
-		family_free(&t->targets[i]);
+		family_free(t, &t->targets[i]);
 	}
 	free(t->targets);
 	recent_destroy(&t->recent);
