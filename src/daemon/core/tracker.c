@@ -49,98 +49,6 @@ void tracker_destroy(struct tracker *t)
 	memset(t, 0, sizeof(*t));
 }
 
-struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
-{
-	uint32_t i = t->last_found;
-
-	/* events come in runs from one process: try the last one found first */
-	if (i < t->ntargets && t->targets[i].tgid == tgid && !t->targets[i].ended)
-		return &t->targets[i];
-	for (i = t->ntargets; i-- > 0;) {
-		if (t->targets[i].tgid == tgid && !t->targets[i].ended) {
-			t->last_found = i;
-			return &t->targets[i];
-		}
-	}
-	return NULL;
-}
-
-static struct tracker_target *space_target(struct tracker *t, uint32_t space)
-{
-	uint32_t i;
-
-	for (i = 0; i < t->ntargets; i++) {
-		if (t->targets[i].space == space)
-			return &t->targets[i];
-	}
-	return NULL;
-}
-
-const struct tracker_target *tracker_find_space(const struct tracker *t, uint32_t space)
-{
-	return space_target((struct tracker *)t, space);
-}
-
-uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
-{
-	uint32_t i;
-
-	if (!(space & TRACKER_RETIRED))
-		return space;
-	for (i = 0; i < t->ntargets; i++) {
-		if (t->targets[i].space == space)
-			return t->targets[i].tgid;
-	}
-	return 0;
-}
-
-uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
-{
-	struct tracker_target *tg = space_target(t, tgid);
-	uint32_t key, i;
-
-	if (!tg)
-		return 0;
-	key = TRACKER_RETIRED | ++t->retired;
-	tg->space = key;
-	/* Stacks keep their index slot: a lookup compares the whole key, so
-	 * the old key's slot position is never matched again. A block's key
-	 * is its stack's: the blocks follow. */
-	for (i = 0; i < t->stacks.count; i++) {
-		if (t->stacks.v[i].tgid == tgid)
-			t->stacks.v[i].tgid = key;
-	}
-	return key;
-}
-
-struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns)
-{
-	struct tracker_target *tg, *v;
-	int is_new;
-	uint32_t empty;
-
-	if (tracker_find_target(t, tgid))
-		return NULL;
-	tracker_retire(t, tgid);
-	/* The empty stack is interned first so it always exists. */
-	empty = stack_intern(&t->stacks, tgid, NULL, 0, &is_new);
-	if (empty == STACK_NONE)
-		return NULL;
-	v = realloc(t->targets, (t->ntargets + 1) * sizeof(*v));
-	if (!v)
-		return NULL;
-	t->targets = v;
-	tg = &t->targets[t->ntargets++];
-	memset(tg, 0, sizeof(*tg));
-	tg->tgid = tgid;
-	tg->space = tgid;
-	tg->start_ns = start_ns;
-	tg->empty_stack = empty;
-	if (t->ntargets == 1)
-		t->start_ns = start_ns;
-	return tg;
-}
-
 uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_entry *s)
 {
 	return s->peak_epoch == (uint32_t)t->peak_epoch ? s->t.peak_live_bytes : s->t.live_bytes;
@@ -733,7 +641,7 @@ int tracker_target_exec(struct tracker *t, uint32_t tgid)
 
 int tracker_target_exited(struct tracker *t, uint32_t space)
 {
-	struct tracker_target *tg = space_target(t, space);
+	struct tracker_target *tg = tracker_space_target(t, space);
 
 	if (!tg)
 		return -1;

@@ -18,25 +18,13 @@
 #include <stdint.h>
 
 #include "daemon/core/state.h"
+#include "daemon/core/spaces.h"
 #include "memtrace/event.h"
 #include "memtrace/counters.h"
 
 /* temporary_threshold is 1 (heaptrack's definition); set it after init to change it. */
 int tracker_init(struct tracker *t, size_t max_live_blocks, uint32_t max_stacks);
 void tracker_destroy(struct tracker *t);
-
-/*
- * Start accounting for a new generation of tgid (space = tgid). An older
- * generation of the same tgid is retired first (tracker_retire). Returns
- * NULL if tgid has a generation that has not ended, or out of memory.
- */
-struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns);
-/* The generation of tgid whose events count now; NULL if none. */
-struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid);
-/* The generation keyed by space; NULL if none. */
-const struct tracker_target *tracker_find_space(const struct tracker *t, uint32_t space);
-/* The pid of a space (itself, or the tgid of the retired generation). */
-uint32_t tracker_space_pid(const struct tracker *t, uint32_t space);
 
 /*
  * The current generation of tgid executed a new program (or stopped being
@@ -63,13 +51,6 @@ int tracker_target_exited(struct tracker *t, uint32_t space);
  */
 struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t child,
 				    uint64_t start_ns);
-
-/*
- * Move every generation keyed by tgid to a retired key of its own: its live
- * blocks and stacks follow, so a new generation of tgid starts empty.
- * Returns the new key, or 0 when no generation was keyed by tgid.
- */
-uint32_t tracker_retire(struct tracker *t, uint32_t tgid);
 
 /* Apply one event as read from the ring buffer (len bytes, untrusted size). */
 void tracker_event(struct tracker *t, const void *data, size_t len);
