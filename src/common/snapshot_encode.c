@@ -11,7 +11,6 @@
 #include "common/snapshot_encode_parts.h"
 #include "common/snapshot_wire.h"
 #include "common/varint.h"
-#include "common/zsink.h"
 #include "common/util.h"
 
 #include <errno.h>

@@ -3,14 +3,15 @@
  * The snapshot encoder's sections that a snapshot carries only when it has
  * them: the live block list, resident memory and its breakdowns, a leak
  * scan, the daemon's figures, grouped rows, leaks, the timeline's targets
- * and the families of forked processes. The frame and string tables, the
+ * and the families of forked processes; and the deflate sink every section
+ * streams into (zlib does the work; the sink only grows the output and keeps
+ * avail_in/avail_out within their 32 bits). The frame and string tables, the
  * order of the sections and the checks are snapshot_encode.c's; the buffer
  * both write into is snapshot_encode_parts.h's.
  */
 #include "memtrace/snapshot.h"
 #include "common/snapshot_encode_parts.h"
 #include "common/varint.h"
-#include "common/zsink.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -259,4 +260,85 @@ void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct 
 		enc_section(out, body, SEC_FAMILY);
 		break;
 	}
+}
+
+/* ---- the deflate sink ---- */
+
+/* zlib's counts are 32 bits: at most a gigabyte at a time */
+#define ZSINK_PIECE (1u << 30)
+
+int zsink_init(struct zsink *k, size_t start, uint64_t max_in, int level)
+{
+	*k = (struct zsink){.start = start, .max_in = max_in};
+	k->cap = start + 64 * 1024;
+	k->data = malloc(k->cap);
+	if (!k->data || deflateInit(&k->z, level) != Z_OK) {
+		free(k->data);
+		k->data = NULL;
+		return k->err = -ENOMEM;
+	}
+	k->started = 1;
+	k->z.next_out = k->data + start;
+	k->z.avail_out = (uInt)(k->cap - start);
+	return 0;
+}
+
+static int grow_out(struct zsink *k)
+{
+	size_t cap = 2 * k->cap, room;
+	uint8_t *np = realloc(k->data, cap);
+
+	if (!np)
+		return k->err = -ENOMEM;
+	k->data = np;
+	k->cap = cap;
+	room = cap - k->start - k->z.total_out;
+	k->z.next_out = np + k->start + k->z.total_out;
+	k->z.avail_out = (uInt)(room < ZSINK_PIECE ? room : ZSINK_PIECE);
+	return 0;
+}
+
+void zsink_put(struct zsink *k, const uint8_t *p, size_t n, int flush)
+{
+	if (k->err)
+		return;
+	if (n > k->max_in - k->total_in) {
+		k->err = -E2BIG;
+		return;
+	}
+	k->total_in += n;
+	do {
+		size_t piece = n < ZSINK_PIECE ? n : ZSINK_PIECE;
+
+		n -= piece;
+		k->z.next_in = (Bytef *)p;
+		k->z.avail_in = (uInt)piece;
+		if (piece)
+			p += piece;
+		for (;;) {
+			int rc;
+
+			if (!k->z.avail_out && grow_out(k))
+				return;
+			rc = deflate(&k->z, n ? Z_NO_FLUSH : flush);
+			if (rc == Z_STREAM_END)
+				return;
+			if ((rc != Z_OK && rc != Z_BUF_ERROR) ||
+			    (rc == Z_BUF_ERROR && k->z.avail_out && flush == Z_FINISH && !n)) {
+				k->err = -EIO; /* no progress with room to make it: never loop */
+				return;
+			}
+			if (!k->z.avail_in && k->z.avail_out && (n || flush == Z_NO_FLUSH))
+				break;
+		}
+	} while (n);
+}
+
+void zsink_free(struct zsink *k)
+{
+	if (k->started)
+		deflateEnd(&k->z);
+	free(k->data);
+	k->data = NULL;
+	k->started = 0;
 }

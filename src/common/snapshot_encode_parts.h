@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * Inside the snapshot encoder (snapshot_encode.c): the buffer sections are
- * written into (inline: every section's every number goes through it), and
- * the encoders of the sections that a snapshot may or may not carry
- * (snapshot_encode_parts.c). Not for other files.
+ * Inside the snapshot encoder (snapshot_encode.c): the deflate sink the
+ * payload streams into, the buffer sections are written into (inline: every
+ * section's every number goes through it), and the encoders of the sections
+ * that a snapshot may or may not carry (snapshot_encode_parts.c). Not for
+ * other files.
  */
 #ifndef MEMTRACE_COMMON_SNAPSHOT_ENCODE_PARTS_H
 #define MEMTRACE_COMMON_SNAPSHOT_ENCODE_PARTS_H
@@ -18,7 +19,37 @@
 #include "memtrace/snapshot.h"
 #include "common/snapshot_wire.h"
 #include "common/varint.h"
-#include "common/zsink.h"
+
+/*
+ * A deflate stream into one growing buffer, with room kept free before the
+ * compressed bytes (for a header, and for a reply's framing before that):
+ * the snapshot encoder feeds it each section as soon as the section is made,
+ * so a snapshot of a million blocks is never also held whole uncompressed.
+ */
+struct zsink {
+	z_stream z;
+	int started;
+	uint8_t *data;	   /* start bytes kept free, then the compressed ones */
+	size_t cap, start; /* start: bytes before the compressed stream */
+	uint64_t total_in; /* uncompressed bytes taken */
+	uint64_t max_in;   /* more than this is -E2BIG */
+	int err;	   /* 0, -ENOMEM, -E2BIG or -EIO: the first failure */
+};
+
+/* 0, or -ENOMEM (k->err set too). */
+int zsink_init(struct zsink *k, size_t start, uint64_t max_in, int level);
+/*
+ * Compress n bytes of p; flush is Z_NO_FLUSH, or Z_FINISH once at the end
+ * (n may be 0). Failures are remembered in k->err; later calls do nothing.
+ */
+void zsink_put(struct zsink *k, const uint8_t *p, size_t n, int flush);
+/* Compressed bytes so far (after start). */
+static inline uint64_t zsink_out(const struct zsink *k)
+{
+	return k->z.total_out;
+}
+/* Free what the sink holds (data, unless taken: set it to NULL first). */
+void zsink_free(struct zsink *k);
 
 /*
  * The encoder's growable buffers and tables remember the first allocation

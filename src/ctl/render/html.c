@@ -16,7 +16,6 @@
 #include "ctl/render/html.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
-#include "ctl/render/parts.h"
 #include "ctl/view/resident.h"
 #include "ctl/view/series.h"
 #include "common/strtab.h"

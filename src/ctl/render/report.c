@@ -8,7 +8,6 @@
 #include "ctl/render/resident.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
-#include "ctl/render/parts.h"
 #include "ctl/view/resident.h"
 #include "memtrace/event.h"
 

@@ -7,7 +7,6 @@
 #include "ctl/render/rows.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
-#include "ctl/render/parts.h"
 #include "ctl/view/resident.h"
 
 #include <inttypes.h>

@@ -7,7 +7,6 @@
 #include "ctl/render/scan.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
-#include "ctl/render/parts.h"
 
 #include <inttypes.h>
 #include <stdio.h>

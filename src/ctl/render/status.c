@@ -8,7 +8,6 @@
 #include "ctl/render/status.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
-#include "ctl/render/parts.h"
 #include "ctl/render/resident.h"
 #include "ctl/view/sites.h"
 #include "memtrace/event.h"
