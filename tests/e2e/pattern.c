@@ -677,14 +677,17 @@ static void wait_sigusr1(const sigset_t *set)
 static void usage(void)
 {
 	fprintf(stderr,
-		"usage: pattern [--no-wait] [--loops K] [--expect-file PATH] [--no-pvalloc]\n");
+		"usage: pattern [--no-wait] [--loops K] [--expect-file PATH] [--no-pvalloc] "
+		"[--chroot DIR]\n");
 	exit(2);
 }
 
 /*
  * --no-wait: run the phase at once and exit (for "memtraced -- CMD"); --loops K: repeat the leak
  * sites; --expect-file PATH: write the expect line there instead of stdout; --no-pvalloc: for
- * an allocator without pvalloc (jemalloc: glibc's would hand it a block it cannot free).
+ * an allocator without pvalloc (jemalloc: glibc's would hand it a block it cannot free);
+ * --chroot DIR: change its root to DIR once its libraries are loaded, as a server that locks
+ * itself in an empty directory does (its link map then names files its root no longer holds).
  */
 int main(int argc, char **argv)
 {
@@ -702,6 +705,12 @@ int main(int argc, char **argv)
 				usage();
 		} else if (!strcmp(argv[i], "--no-pvalloc")) {
 			no_pvalloc = 1;
+		} else if (!strcmp(argv[i], "--chroot") && i + 1 < argc) {
+			if (chroot(argv[++i]) || chdir("/")) {
+				fprintf(stderr, "pattern: cannot chroot to %s: %s\n", argv[i],
+					strerror(errno));
+				return 1;
+			}
 		} else if (!strcmp(argv[i], "--expect-file") && i + 1 < argc) {
 			/* open(2), not fopen: it is written after the phase without stdio. */
 			expect_fd = open(argv[++i], O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);

@@ -182,6 +182,49 @@ def test_static_binary(r):
                                            "--pid", str(target.pid)]), "static binary")
 
 
+def attach_exact(r, target, what):
+    """Attach to a waiting pattern, run its phase: every counter and site exact, then its exit."""
+    daemon = r.start_daemon("--pid", str(target.pid), tag=f"memtraced-{what}")
+    with r.part(f"{what}.attach"):
+        r.wait_state("attached", target.pid, daemon)
+    target.send_signal(signal.SIGUSR1)
+    with r.part(f"{what}.exact"):
+        expect = r.read_expect(os.path.join(r.tmp, f"{what}.out"), target)
+        check_exact_stats(r.wait_stats(expect), expect)
+        check_sites(r.report("--top", "200", "--sort", "allocated"), expect)
+    target.send_signal(signal.SIGUSR1)
+    r.wait_exit(target, "pattern")
+    daemon.send_signal(signal.SIGTERM)
+    if r.wait_exit(daemon, "memtraced") != 0:
+        raise Fail(f"{what}: memtraced exited with status {daemon.returncode} on SIGTERM")
+
+
+def test_attach_chrooted(r):
+    """A target whose root is not ours. A server that locked itself in an empty directory once
+    its libraries were loaded: its link map names files its root no longer holds. A program
+    started in a chroot by an explicit ld.so (no DT_DEBUG to find its link map): the memory map
+    shows our paths, not its own. Both traced exactly."""
+    empty = os.path.join(r.tmp, "empty-root")
+    os.makedirs(empty, exist_ok=True)
+    attach_exact(r, r.start_pattern("--chroot", empty, tag="selfchroot"), "selfchroot")
+
+    root = os.path.join(r.tmp, "root")
+    out = subprocess.run(["ldd", r.pattern], capture_output=True, text=True)
+    libs = re.findall(r"(/\S+) \(0x", out.stdout)
+    ldso = [p for p in libs if "ld-linux" in p]
+    libc = [p for p in libs if os.path.basename(p) == "libc.so.6"]
+    if out.returncode or len(ldso) != 1 or len(libc) != 1:
+        raise Fail(f"cannot find pattern's ld.so and libc in ldd's output: {out.stdout!r}")
+    for src, dst in ((r.pattern, "bin/pattern"), (ldso[0], "lib/ld.so"),
+                     (libc[0], "opt/lib/libc.so.6")):
+        os.makedirs(os.path.dirname(os.path.join(root, dst)), exist_ok=True)
+        shutil.copy(src, os.path.join(root, dst))
+    p = r.spawn(["chroot", root, "/lib/ld.so", "--library-path", "/opt/lib", "/bin/pattern"],
+                "target", "ldso.out")
+    r.wait_line(os.path.join(r.tmp, "ldso.out"), "ready ", p)
+    attach_exact(r, p, "ldso")
+
+
 def test_socket_in_use(r):
     """A second daemon on a socket a live daemon serves must refuse and leave it alone."""
     first_target = r.start_pattern(tag="pattern1")
@@ -301,6 +344,7 @@ TESTS = [
     ("cmd_mode", test_cmd_mode),
     ("bad_pid", test_bad_pid),
     ("static_binary", test_static_binary),
+    ("attach_chrooted", test_attach_chrooted),
     ("socket_in_use", test_socket_in_use),
     ("stale_socket", test_stale_socket),
     ("not_root", test_not_root),

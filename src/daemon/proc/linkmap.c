@@ -14,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -126,10 +127,75 @@ static char *open_path_of(int pid, const char *name)
 	return xstrdup(buf);
 }
 
+/* Is path the file mapping e maps (by inode: overlayfs may show another
+ * device in the maps than stat gives)? */
+static int names_mapped_file(const char *path, const struct map_entry *e)
+{
+	struct stat st;
+
+	return !stat(path, &st) && st.st_ino == e->inode;
+}
+
+/*
+ * The path the daemon opens the file of mapping e by. The maps show a path
+ * as the reader sees it: the target's own path when it lives in another
+ * mount namespace (a container), ours when it only changed its root (a
+ * chroot, or a server that chrooted itself after loading its libraries).
+ * So: the path under the process's root, then the path itself, whichever
+ * is that file; else /proc/PID/map_files, which is always that file (a
+ * library deleted or replaced on disk, or a root we cannot reach by path).
+ * *under_root says which form was taken (1: under the root, 0: as is,
+ * -1: map_files).
+ */
+static char *mapping_open_path(int pid, const struct map_entry *e, int *under_root)
+{
+	char buf[128];
+	char *p;
+
+	if (e->path && e->path[0] == '/' && !e->deleted) {
+		p = open_path_of(pid, e->path);
+		if (names_mapped_file(p, e)) {
+			*under_root = 1;
+			return p;
+		}
+		free(p);
+		if (names_mapped_file(e->path, e)) {
+			*under_root = 0;
+			return xstrdup(e->path);
+		}
+	}
+	*under_root = -1;
+	snprintf(buf, sizeof(buf), "/proc/%d/map_files/%llx-%llx", pid,
+		 (unsigned long long)e->start, (unsigned long long)e->end);
+	return xstrdup(buf);
+}
+
 static void push_path(char ***v, int *n, char *p)
 {
 	*v = xrealloc(*v, (size_t)(*n + 1) * sizeof(**v));
 	(*v)[(*n)++] = p;
+}
+
+/*
+ * The path to open a link map entry's object by: its name under the
+ * process's root when that is the file mapped where the object's dynamic
+ * section (l_ld) is; else the mapping's own path (a process that chrooted
+ * after loading its libraries names files its root no longer holds).
+ */
+static char *link_map_open_path(int pid, const char *name, uint64_t l_ld, struct proc_maps *m,
+				int *have_maps)
+{
+	const struct map_entry *e;
+	char *p = open_path_of(pid, name);
+	int form;
+
+	if (!*have_maps)
+		*have_maps = procmaps_read(pid, m) ? -1 : 1;
+	e = *have_maps > 0 ? procmaps_find(m, l_ld) : NULL;
+	if (!e || !e->inode || names_mapped_file(p, e))
+		return p;
+	free(p);
+	return mapping_open_path(pid, e, &form);
 }
 
 static int order_from_link_map(int pid, char ***paths)
@@ -137,7 +203,8 @@ static int order_from_link_map(int pid, char ***paths)
 	/* struct r_debug and struct link_map as laid out on LP64 */
 	uint64_t r_debug = find_r_debug(pid), lm, word[5];
 	char name[PATH_MAX], exe[64];
-	int n = 0, i;
+	struct proc_maps m;
+	int n = 0, i, have_maps = 0;
 
 	if (!r_debug || read_target(pid, r_debug, word, 2 * sizeof(uint64_t)))
 		return -1;
@@ -153,10 +220,13 @@ static int order_from_link_map(int pid, char ***paths)
 		} else if (word[1]) {
 			read_string(pid, word[1], name, sizeof(name));
 			if (name[0] == '/')
-				push_path(paths, &n, open_path_of(pid, name));
+				push_path(paths, &n,
+					  link_map_open_path(pid, name, word[2], &m, &have_maps));
 		}
 		lm = word[3];
 	}
+	if (have_maps > 0)
+		procmaps_free(&m);
 	return n ? n : -1;
 }
 
@@ -173,18 +243,17 @@ static int order_from_maps(int pid, char ***paths)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	push_path(paths, &n, xstrdup(exe));
 	for (i = 0; i < m.n; i++) {
-		char *p;
+		int form;
 
 		if (!m.v[i].path || m.v[i].path[0] != '/')
 			continue;
-		p = open_path_of(pid, m.v[i].path);
+		/* a file's first mapping stands for it */
 		dup = 0;
-		for (j = 0; j < n && !dup; j++)
-			dup = !strcmp((*paths)[j], p);
-		if (dup)
-			free(p);
-		else
-			push_path(paths, &n, p);
+		for (j = 0; j < (int)i && !dup; j++)
+			dup = m.v[j].path && !strcmp(m.v[j].path, m.v[i].path) &&
+			      m.v[j].inode == m.v[i].inode;
+		if (!dup)
+			push_path(paths, &n, mapping_open_path(pid, &m.v[i], &form));
 	}
 	procmaps_free(&m);
 	return n;
@@ -204,11 +273,12 @@ static int find_ldso(int pid, uint64_t *base, char **path)
 {
 	struct proc_maps m;
 	const struct map_entry *e;
+	int form;
 
 	if (read_auxv(pid, AT_BASE, base) || !*base || procmaps_read(pid, &m))
 		return -1;
 	e = procmaps_find(&m, *base);
-	*path = e && e->path ? open_path_of(pid, e->path) : NULL;
+	*path = e && e->path ? mapping_open_path(pid, e, &form) : NULL;
 	procmaps_free(&m);
 	return *path ? 0 : -1;
 }
@@ -275,7 +345,7 @@ int linkmap_exec_order(int pid, char ***paths, char *err, size_t errlen)
 	struct proc_maps m;
 	const struct map_entry *e;
 	uint64_t base;
-	int n = 0;
+	int n = 0, form;
 
 	*paths = NULL;
 	if (read_auxv(pid, AT_BASE, &base) || !base)
@@ -291,8 +361,14 @@ int linkmap_exec_order(int pid, char ***paths, char *err, size_t errlen)
 		snprintf(err, errlen, "pid %d: its dynamic linker is not a mapped file", pid);
 		return -1;
 	}
-	/* glibc installs ld.so and libc.so.6 side by side */
-	dir = xstrdup(e->path);
+	/* glibc installs ld.so and libc.so.6 side by side: the libc beside
+	 * ld.so's path in the form that opened ld.so (under the root, or as the
+	 * maps show it after a chroot) */
+	dir = mapping_open_path(pid, e, &form);
+	if (form < 0) {
+		free(dir);
+		dir = open_path_of(pid, e->path);
+	}
 	procmaps_free(&m);
 	slash = strrchr(dir, '/');
 	*slash = 0;
@@ -300,7 +376,7 @@ int linkmap_exec_order(int pid, char ***paths, char *err, size_t errlen)
 	push_path(paths, &n, xstrdup(exe));
 	if (snprintf(lib, sizeof(lib), "%s/libc.so.6", dir) >= (int)sizeof(lib))
 		lib[0] = 0; /* no such path: the search falls back to the whole map */
-	push_path(paths, &n, open_path_of(pid, lib));
+	push_path(paths, &n, xstrdup(lib));
 	free(dir);
 	return n;
 }
