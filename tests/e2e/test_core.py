@@ -225,6 +225,26 @@ def test_attach_chrooted(r):
     attach_exact(r, p, "ldso")
 
 
+def test_attach_replaced_libc(r):
+    """A target whose libc was replaced on disk after it loaded it, as a package upgrade does
+    to every running service: the probes go on the file it has mapped, not on the one now at
+    that path (which it never calls: nothing would be counted)."""
+    out = subprocess.run(["ldd", r.pattern], capture_output=True, text=True)
+    libc = re.findall(r"(/\S+/libc\.so\.6) \(0x", out.stdout)
+    if out.returncode or len(libc) != 1:
+        raise Fail(f"cannot find pattern's libc in ldd's output: {out.stdout!r}")
+    libdir = os.path.join(r.tmp, "lib")
+    os.makedirs(libdir, exist_ok=True)
+    shutil.copy(libc[0], os.path.join(libdir, "libc.so.6"))
+    p = r.spawn([r.pattern], "target", "replaced.out",
+                env=dict(os.environ, LD_LIBRARY_PATH=libdir))
+    r.wait_line(os.path.join(r.tmp, "replaced.out"), "ready ", p)
+    # the upgrade: a new file renamed over the old one
+    shutil.copy(libc[0], os.path.join(libdir, "libc.so.6.new"))
+    os.rename(os.path.join(libdir, "libc.so.6.new"), os.path.join(libdir, "libc.so.6"))
+    attach_exact(r, p, "replaced")
+
+
 def test_socket_in_use(r):
     """A second daemon on a socket a live daemon serves must refuse and leave it alone."""
     first_target = r.start_pattern(tag="pattern1")
@@ -345,6 +365,7 @@ TESTS = [
     ("bad_pid", test_bad_pid),
     ("static_binary", test_static_binary),
     ("attach_chrooted", test_attach_chrooted),
+    ("attach_replaced_libc", test_attach_replaced_libc),
     ("socket_in_use", test_socket_in_use),
     ("stale_socket", test_stale_socket),
     ("not_root", test_not_root),
