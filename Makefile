@@ -52,6 +52,8 @@ BUILD_PACKAGES := clang llvm libbpf-dev libelf-dev libdw-dev zlib1g-dev libcapst
 # What the tests need on top.
 DEB_PACKAGES := $(BUILD_PACKAGES)
 DEB_PACKAGES += python3.11
+# a program embedding Debian's shared libpython (tests/e2e/test_python.py)
+DEB_PACKAGES += libpython3.11-dev
 DEB_PACKAGES += libclang-rt-14-dev valgrind passwd util-linux
 DEB_PACKAGES += debhelper systemd groff-base man-db adduser
 DEB_PACKAGES += tmux

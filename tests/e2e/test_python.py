@@ -400,12 +400,47 @@ def test_default_debian(r):
     if not os.access(python, os.X_OK):
         print(f"SKIP {r.name}: {python} is not installed", flush=True)
         return
+    target = check_ba_lines(r, [python])
+    # Debian's python3.11 is stripped: the table, unless its debug file is installed
+    check_offsets_source(r.daemon_logs[-1], target.pid, 11,
+                         "DWARF" if debug_file_of(python) else "the built-in table for 3.11")
+
+
+EMBED_SRC = """#include <Python.h>
+int main(int argc, char **argv) { return Py_BytesMain(argc, argv); }
+"""
+
+
+def test_embedded_debian(r):
+    """A program embedding Debian's shared libpython3.11: its link map names
+    /lib/x86_64-linux-gnu/libpython3.11.so.1.0, its maps /usr/lib/... (merged /usr). The
+    same exact bytearray line as test_default_debian, through the library's Python frames."""
+    libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
+    if not os.path.exists(libpython) or not os.path.exists("/usr/include/python3.11/Python.h"):
+        print(f"SKIP {r.name}: libpython3.11-dev is not installed", flush=True)
+        return
+    src, binary = os.path.join(r.tmp, "embed.c"), os.path.join(r.tmp, "embed")
+    with open(src, "w") as f:
+        f.write(EMBED_SRC)
+    b = subprocess.run([os.environ.get("CC", "cc"), "-O1", "-I/usr/include/python3.11", src,
+                        "-o", binary, "-lpython3.11"], capture_output=True, text=True)
+    if b.returncode != 0:
+        raise Fail(f"cannot build the embedder: {one_line(b.stderr)[:200]}")
+    target = check_ba_lines(r, [binary])
+    check_offsets_source(r.daemon_logs[-1], target.pid, 11,
+                         "DWARF" if debug_file_of(libpython) else "the built-in table for 3.11")
+
+
+def check_ba_lines(r, argv):
+    """Run BA_SCRIPT under argv (a python), attached by --pid in default mode: report --by
+    line gives its bytearray line exactly, and its stack ends in <module>. Returns the
+    target, the daemon stopped."""
     script = os.path.join(r.tmp, "ba.py")
     with open(script, "w") as f:
         f.write(BA_SCRIPT)
     signal_file = os.path.join(r.tmp, "go")
     out = os.path.join(r.tmp, "ba.out")
-    target = r.spawn([python, script, signal_file], "target", "ba.out")
+    target = r.spawn([*argv, script, signal_file], "target", "ba.out")
     r.wait_line(out, "ready", target)
     daemon = r.start_daemon("--pid", str(target.pid))
     r.wait_state("attached", daemon=daemon)
@@ -435,9 +470,7 @@ def test_default_debian(r):
     daemon.send_signal(signal.SIGTERM)
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
-    # Debian's python3.11 is stripped: the table, unless its debug file is installed
-    check_offsets_source(r.daemon_logs[-1], target.pid, 11,
-                         "DWARF" if debug_file_of(python) else "the built-in table for 3.11")
+    return target
 
 
 def test_running_server(r):
@@ -750,6 +783,7 @@ TESTS = [
     ("python_threads", test_threads),
     ("python_stripped", test_stripped),
     ("python_default_debian", test_default_debian),
+    ("python_embedded_debian", test_embedded_debian),
     ("python_running_server", test_running_server),
     ("python_tracemalloc", test_tracemalloc),
     ("python_allocators", test_python_allocators),

@@ -11,6 +11,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
@@ -77,18 +79,31 @@ static int file_minor(struct elf_module *m)
 	return (int)(hex >> 16 & 0xff);
 }
 
-/* Where the object at open_path (named path in the maps) is loaded in pid. */
-static int load_bias(int pid, const char *path, struct elf_module *m, uint64_t *bias)
+/*
+ * Where the object at open_path (named path in the maps) is loaded in pid:
+ * its first mapping, by name or by file (the link map may name it by
+ * another path than the maps do: /lib for /usr/lib).
+ */
+static int load_bias(int pid, const char *open_path, const char *path, struct elf_module *m,
+		     uint64_t *bias)
 {
 	struct proc_maps maps;
+	struct stat st;
 	uint64_t v0;
-	int rc = -1;
+	int rc = -1, have_st;
 
 	if (elfmod_offset_to_vaddr(m, 0, &v0) || procmaps_read(pid, &maps))
 		return -1;
+	have_st = !stat(open_path, &st);
 	for (size_t i = 0; i < maps.n && rc; i++) {
-		if (maps.v[i].path && maps.v[i].offset == 0 && !strcmp(maps.v[i].path, path)) {
-			*bias = maps.v[i].start - (v0 & ~4095ull);
+		const struct map_entry *e = &maps.v[i];
+
+		if (!e->path || e->offset != 0)
+			continue;
+		if (!strcmp(e->path, path) ||
+		    (have_st && e->inode == st.st_ino && e->dev_major == major(st.st_dev) &&
+		     e->dev_minor == minor(st.st_dev))) {
+			*bias = e->start - (v0 & ~4095ull);
 			rc = 0;
 		}
 	}
@@ -252,7 +267,7 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 		real[k] = 0;
 		shown = real;
 	}
-	if (load_bias(pid, shown, m, &bias)) {
+	if (load_bias(pid, paths[i], shown, m, &bias)) {
 		snprintf(why, whylen, "cannot find where CPython is loaded in pid %d", pid);
 		goto out;
 	}
