@@ -202,7 +202,7 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	if (o.pid && (rc = process_check_pid(o.pid))) {
-		log_msg("cannot attach to pid %d: %s", o.pid, strerror(-rc));
+		log_msg("cannot attach to pid %d: %s", o.pid, process_check_reason(rc));
 		return 1;
 	}
 	/* Signals arrive through the loop; the child unblocks them before exec. */

@@ -533,7 +533,7 @@ int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
 	}
 	rc = process_check_pid(pid);
 	if (rc) {
-		snprintf(err, errlen, "cannot attach to pid %d: %s", pid, strerror(-rc));
+		snprintf(err, errlen, "cannot attach to pid %d: %s", pid, process_check_reason(rc));
 		return -1;
 	}
 	/* traced before (detached, or an earlier process with this pid): a new

@@ -158,9 +158,13 @@ def unused_pid():
 
 
 def test_bad_pid(r):
-    """--pid of a process that does not exist."""
+    """--pid of a process that does not exist, and of a kernel thread (kthreadd, pid 2)."""
     check_refused(r, run_daemon_to_end(r, [r.memtraced, "--socket", r.sock,
                                            "--pid", str(unused_pid())]), "nonexistent pid")
+    rc, err = run_daemon_to_end(r, [r.memtraced, "--socket", r.sock, "--pid", "2"])
+    check_refused(r, (rc, err), "kernel thread")
+    if "kernel thread" not in err:
+        raise Fail(f"--pid 2 (kthreadd): {one_line(err)[:160]}, expected it to say kernel thread")
 
 
 def test_static_binary(r):

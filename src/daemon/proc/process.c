@@ -120,7 +120,15 @@ int process_check_pid(int pid)
 		return -ESRCH;
 	if (state == 'Z' || state == 'X')
 		return -ESRCH; /* exited, waiting to be reaped */
+	if (flags & 0x00200000)
+		return -EINVAL; /* PF_KTHREAD: no user memory, no allocator */
 	return 0;
+}
+
+const char *process_check_reason(int rc)
+{
+	return rc == -EINVAL ? "a kernel thread has no user-space allocator to trace"
+			     : strerror(-rc);
 }
 
 int process_exiting(int pid)

@@ -14,8 +14,11 @@
 /* "cmd arg arg" from /proc/PID/cmdline (or comm); never NULL. */
 char *process_read_command(int pid);
 
-/* Does a process with this pid exist (and is it not a zombie)? 0, or -errno. */
+/* Does a process with this pid exist (and is it not a zombie)? 0, or -errno:
+ * -ESRCH, or -EINVAL for a kernel thread. */
 int process_check_pid(int pid);
+/* What a process_check_pid() failure means, for a message. */
+const char *process_check_reason(int rc);
 
 /*
  * What identifies the program a process runs now: its start_code and
