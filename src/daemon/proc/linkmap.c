@@ -233,9 +233,10 @@ static int order_from_link_map(int pid, char ***paths)
 static int order_from_maps(int pid, char ***paths)
 {
 	struct proc_maps m;
+	const struct map_entry **first = NULL; /* each file's first mapping */
 	char exe[64];
-	size_t i;
-	int n = 0, j, dup;
+	size_t i, j, nfirst = 0;
+	int n = 0;
 
 	if (procmaps_read(pid, &m))
 		return -1;
@@ -243,18 +244,21 @@ static int order_from_maps(int pid, char ***paths)
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", pid);
 	push_path(paths, &n, xstrdup(exe));
 	for (i = 0; i < m.n; i++) {
+		const struct map_entry *e = &m.v[i];
 		int form;
 
-		if (!m.v[i].path || m.v[i].path[0] != '/')
+		if (!e->path || e->path[0] != '/')
 			continue;
-		/* a file's first mapping stands for it */
-		dup = 0;
-		for (j = 0; j < (int)i && !dup; j++)
-			dup = m.v[j].path && !strcmp(m.v[j].path, m.v[i].path) &&
-			      m.v[j].inode == m.v[i].inode;
-		if (!dup)
-			push_path(paths, &n, mapping_open_path(pid, &m.v[i], &form));
+		for (j = 0; j < nfirst; j++)
+			if (first[j]->inode == e->inode && !strcmp(first[j]->path, e->path))
+				break;
+		if (j < nfirst)
+			continue;
+		first = xrealloc(first, (nfirst + 1) * sizeof(*first));
+		first[nfirst++] = e;
+		push_path(paths, &n, mapping_open_path(pid, e, &form));
 	}
+	free(first);
 	procmaps_free(&m);
 	return n;
 }
