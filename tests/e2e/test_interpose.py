@@ -115,7 +115,7 @@ def test_exec_preload(r):
     stop_daemon_clean(r, daemon)
 
 
-def run_pattern_interposed(r, name, preload):
+def run_pattern_interposed(r, name, preload, cwd=None):
     """tests/pattern (malloc, calloc, the realloc chain, reallocarray, the memalign
     family, free, threads) with the allocator in LD_PRELOAD: every counter and every site
     exact, where each of its functions is probed past its entry when it can be
@@ -124,9 +124,9 @@ def run_pattern_interposed(r, name, preload):
     if preload:
         env["LD_PRELOAD"] = preload
     # jemalloc has no pvalloc: glibc's would hand it a block it cannot free
-    args = ["--no-pvalloc"] if name == "jemalloc" else []
+    args = ["--no-pvalloc"] if name.startswith("jemalloc") else []
     target = r.spawn([r.pattern, "--loops", "2", *args], "target", f"pattern-{name}.out",
-                     env=env)
+                     env=env, cwd=cwd)
     r.wait_line(os.path.join(r.tmp, f"pattern-{name}.out"), "ready ", target)
     daemon = r.start_daemon("--pid", str(target.pid), tag=f"memtraced-pattern-{name}")
     t = r.wait_state("attached", target.pid, daemon)
@@ -147,6 +147,20 @@ def run_pattern_interposed(r, name, preload):
     if r.wait_exit(target, "pattern") != 0:
         raise Fail(f"{name}: pattern exited with status {target.returncode}")
     stop_daemon_clean(r, daemon)
+
+
+def test_relative_preload(r):
+    """LD_PRELOAD=./libjemalloc.so.2 from the library's own directory: the link map names it
+    by that relative path, which says nothing of where it is; the daemon finds it by its
+    mapping and probes it, every counter and site exact (it probed glibc, counting nothing,
+    when it skipped names that are not absolute)."""
+    src = PRELOADS["jemalloc"]
+    if not os.path.exists(src):
+        raise Fail(f"{src} is missing (make deps installs it)")
+    libdir = os.path.join(r.tmp, "preload")
+    os.makedirs(libdir, exist_ok=True)
+    shutil.copy(src, os.path.join(libdir, "libjemalloc.so.2"))
+    run_pattern_interposed(r, "jemalloc-relative", "./libjemalloc.so.2", cwd=libdir)
 
 
 def make_pattern_test(name):
@@ -171,4 +185,5 @@ def make_test(name):
 
 TESTS = [(f"interpose.{name}", make_test(name)) for name in PRELOADS] + \
     [(f"interpose_pattern.{name}", make_pattern_test(name)) for name in PRELOADS] + \
-    [("interpose_exec_preload", test_exec_preload)]
+    [("interpose_exec_preload", test_exec_preload),
+     ("interpose_relative_preload", test_relative_preload)]

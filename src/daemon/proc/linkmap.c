@@ -180,19 +180,22 @@ static void push_path(char ***v, int *n, char *p)
  * The path to open a link map entry's object by: its name under the
  * process's root when that is the file mapped where the object's dynamic
  * section (l_ld) is; else the mapping's own path (a process that chrooted
- * after loading its libraries names files its root no longer holds).
+ * after loading its libraries names files its root no longer holds; a
+ * library found through a relative path, LD_PRELOAD=./lib.so, is named
+ * relative to a directory we do not know). NULL: nothing to open (the
+ * vDSO, which is no file).
  */
 static char *link_map_open_path(int pid, const char *name, uint64_t l_ld, struct proc_maps *m,
 				int *have_maps)
 {
 	const struct map_entry *e;
-	char *p = open_path_of(pid, name);
+	char *p = name[0] == '/' ? open_path_of(pid, name) : NULL;
 	int form;
 
 	if (!*have_maps)
 		*have_maps = procmaps_read(pid, m) ? -1 : 1;
 	e = *have_maps > 0 ? procmaps_find(m, l_ld) : NULL;
-	if (!e || !e->inode || names_mapped_file(p, e))
+	if (!e || !e->inode || !e->path || (p && names_mapped_file(p, e)))
 		return p;
 	free(p);
 	return mapping_open_path(pid, e, &form);
@@ -218,10 +221,12 @@ static int order_from_link_map(int pid, char ***paths)
 		if (i == 0) {
 			push_path(paths, &n, xstrdup(exe));
 		} else if (word[1]) {
+			char *p;
+
 			read_string(pid, word[1], name, sizeof(name));
-			if (name[0] == '/')
-				push_path(paths, &n,
-					  link_map_open_path(pid, name, word[2], &m, &have_maps));
+			p = name[0] ? link_map_open_path(pid, name, word[2], &m, &have_maps) : NULL;
+			if (p)
+				push_path(paths, &n, p);
 		}
 		lm = word[3];
 	}
