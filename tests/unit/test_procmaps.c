@@ -2,11 +2,13 @@
 /*
  * Unit tests of the /proc/PID/maps parser: every field of a fixed listing,
  * lookups at the edges of mappings, malformed listings refused, random
- * mutations survived, and the live maps of this process.
+ * mutations survived, and the live maps of this process; and a process's
+ * command line as the daemon shows it.
  */
 #include "daemon/proc/procmaps.h"
 #include "daemon/proc/kroots.h"
 #include "daemon/proc/smaps.h"
+#include "daemon/proc/process.h"
 #include "unit.h"
 #include "common/util.h"
 
@@ -14,7 +16,10 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <sys/mman.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 static const char fixture[] =
@@ -371,6 +376,37 @@ TEST(kroots_text)
 	kroots_free(&k);
 }
 
+/* Control characters in arguments (a newline in python -c "...") become
+ * spaces: the command goes into one-line log messages. */
+TEST(read_command_controls)
+{
+	char *const argv[] = {"a\nb\tc", "30", NULL};
+	struct timespec nap = {0, 1000000};
+	char *cmd = NULL;
+	pid_t pid = fork();
+	int status;
+
+	if (pid == 0) {
+		execv("/bin/sleep", argv);
+		_exit(127);
+	}
+	CHECK(pid > 0);
+	if (pid <= 0)
+		return;
+	/* until the exec has replaced the command line (5 s at most) */
+	for (int i = 0; i < 5000; i++) {
+		free(cmd);
+		cmd = process_read_command(pid);
+		if (!strcmp(cmd, "a b c 30"))
+			break;
+		nanosleep(&nap, NULL);
+	}
+	CHECK_STR(cmd, "a b c 30");
+	free(cmd);
+	kill(pid, SIGKILL);
+	waitpid(pid, &status, 0);
+}
+
 int main(void)
 {
 	RUN(kroots_text);
@@ -382,5 +418,6 @@ int main(void)
 	RUN(parse_malformed);
 	RUN(parse_mutations);
 	RUN(read_self);
+	RUN(read_command_controls);
 	return UNIT_DONE();
 }

@@ -47,8 +47,11 @@ char *process_read_command(int pid)
 	}
 	while (n > 0 && buf[n - 1] == 0)
 		n--;
+	/* arguments joined by spaces; a control character (an argument with a
+	 * newline, python -c "...") becomes one too: the command goes into the
+	 * daemon's one-line log messages, where it must not start a line */
 	for (i = 0; i < n; i++) {
-		if (buf[i] == 0)
+		if ((unsigned char)buf[i] < 0x20 || buf[i] == 0x7f)
 			buf[i] = ' ';
 	}
 	buf[n] = 0;

@@ -256,8 +256,10 @@ int pystacks_config(struct pystacks *ps, int pid, struct mt_py_config *pc, char 
 			 shown);
 		goto out;
 	}
-	/* the executable is /proc/PID/exe: its maps name the real path */
-	if (!strncmp(paths[i], "/proc/", 6) && strstr(paths[i], "/exe")) {
+	/* the executable is /proc/PID/exe, a library replaced on disk
+	 * /proc/PID/map_files/...: their links name the path the maps show */
+	if (!strncmp(paths[i], "/proc/", 6) &&
+	    (strstr(paths[i], "/exe") || strstr(paths[i], "/map_files/"))) {
 		ssize_t k = readlink(paths[i], real, sizeof(real) - 1);
 
 		if (k <= 0) {
