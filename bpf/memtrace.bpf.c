@@ -269,12 +269,21 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
+/* Nonzero once any event was lost (MT_EVF_LOSSES in every later event). */
+volatile __u32 events_lost_once;
+
 static __always_inline void count_lost(__u32 slot)
 {
 	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
 
 	if (n)
 		*n += 1;
+	events_lost_once = 1;
+}
+
+static __always_inline __u8 event_flags(void)
+{
+	return events_lost_once ? MT_EVF_LOSSES : 0;
 }
 
 static __always_inline __u64 wakeup_flag(void)
@@ -304,7 +313,8 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->tid = (__u32)id;
 	ev->stack_end = MT_STACK_NONE;
 	ev->npyframes = 0;
-	ev->stack_flags = ev->pad = 0;
+	ev->stack_flags = 0;
+	ev->flags = event_flags();
 	/* a free's time is not used: one clock read per pair saved */
 	ev->time_ns = kind >= MT_EV_EXEC ? bpf_ktime_get_ns() : 0;
 	ev->addr = addr;
@@ -497,7 +507,8 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 	ev->tid = tid;
 	ev->stack_end = end;
 	ev->npyframes = npy;
-	ev->stack_flags = ev->pad = 0;
+	ev->stack_flags = 0;
+	ev->flags = event_flags();
 	ev->time_ns = bpf_ktime_get_ns();
 	ev->addr = addr;
 	ev->old_addr = old;

@@ -103,7 +103,7 @@ struct mt_event {
 	__u8 stack_end;	  /* enum mt_stack_end: why the frames stop */
 	__u8 npyframes;	  /* Python frame words after the native frames (MT_PY_WORD) */
 	__u8 stack_flags; /* MT_SF_* */
-	__u8 pad;
+	__u8 flags;	  /* MT_EVF_* */
 	/* CLOCK_MONOTONIC (bpf_ktime_get_ns) of an allocation and of a control
 	 * event; 0 in a free and a realloc's entry, whose time nothing uses
 	 * (a clock read per free saved) */
@@ -130,6 +130,16 @@ struct mt_event {
 #define MT_SF_ID     1
 #define MT_ID_FRAMES 64
 #define MT_STACK_IDS 16384
+
+/*
+ * Set in every event written after the BPF side first failed to record one
+ * (a ring buffer write, or a call it could not track): from then on the
+ * daemon cannot know that it saw every allocation, and a free of an address
+ * freed already counts as unknown instead of nothing (tracker.c, refree).
+ * Carried by the events, not read from the lost counters, so that it comes
+ * before any event that may depend on the loss.
+ */
+#define MT_EVF_LOSSES 1
 
 /*
  * A Python frame as one word: bit 63 set (no user address has it), bit 62

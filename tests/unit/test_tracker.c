@@ -16,6 +16,7 @@
 
 static unsigned char evbuf[sizeof(struct mt_event) + (MT_MAX_FRAMES + 1) * 8];
 static uint64_t now_ns = 1000;
+static uint8_t ev_flags; /* MT_EVF_* of the events sent */
 
 static void send(struct tracker *t, int kind, int func, uint32_t tid, uint64_t addr, uint64_t old,
 		 uint64_t size, uint64_t site)
@@ -26,6 +27,7 @@ static void send(struct tracker *t, int kind, int func, uint32_t tid, uint64_t a
 	memset(evbuf, 0, sizeof(evbuf));
 	ev->kind = (uint8_t)kind;
 	ev->func = (uint8_t)func;
+	ev->flags = ev_flags;
 	ev->tgid = PID;
 	ev->tid = tid;
 	ev->time_ns = now_ns += 10;
@@ -478,6 +480,70 @@ TEST(unknown_and_missed_frees)
 	CHECK_EQ_U64(t.totals.live_allocations, 1);
 	CHECK_EQ_U64(site_stack(&t, 0xa)->t.live_bytes, 0);
 	CHECK_EQ_U64(site_stack(&t, 0xa)->t.frees, 0);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+/*
+ * A second free of an address freed already, with no allocation there in
+ * between (glibc's thread exit frees its cached chunks again), is nothing:
+ * not an unknown free; an allocation there makes a free of it a free again.
+ */
+TEST(refree_is_nothing)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	release(&t, 0x1000);
+	release(&t, 0x1000); /* the allocator's own second free */
+	CHECK_EQ_U64(t.totals.frees, 1);
+	CHECK_EQ_U64(t.totals.unknown_frees, 0);
+	CHECK_EQ_U64(t.events_refree, 1);
+	release(&t, 0x9000); /* allocated before tracing began */
+	release(&t, 0x9000); /* and cached: its second free is nothing too */
+	CHECK_EQ_U64(t.totals.unknown_frees, 1);
+	CHECK_EQ_U64(t.events_refree, 2);
+	alloc(&t, 0x1000, 20, 0xa); /* in use again */
+	release(&t, 0x1000);
+	CHECK_EQ_U64(t.totals.frees, 2);
+	CHECK_EQ_U64(t.totals.bytes_freed, 30);
+	realloc_call(&t, TID, 0, 0x3000, 8, 0xb);
+	realloc_call(&t, TID, 0x3000, 0x4000, 16, 0xb); /* moved: 0x3000 freed */
+	release(&t, 0x3000);
+	CHECK_EQ_U64(t.totals.unknown_frees, 1);
+	CHECK_EQ_U64(t.events_refree, 3);
+	/* past TRACKER_FREED_MAX freed addresses all are forgotten: counted as
+	 * unknown then, never as a free */
+	for (uint64_t i = 0; i <= TRACKER_FREED_MAX; i++)
+		release(&t, 0x100000000ull + 16 * i);
+	release(&t, 0x1000);
+	CHECK_EQ_U64(t.totals.unknown_frees, 1 + (TRACKER_FREED_MAX + 1) + 1);
+	CHECK_EQ_U64(t.totals.frees, 3);
+	check_invariants(&t);
+	tracker_destroy(&t);
+}
+
+/* Once an event says the BPF side lost one, an allocation may have gone
+ * unseen: a free of an address freed already counts as unknown again. */
+TEST(refree_after_losses)
+{
+	struct tracker t;
+
+	setup(&t);
+	alloc(&t, 0x1000, 10, 0xa);
+	release(&t, 0x1000);
+	release(&t, 0x1000);
+	CHECK_EQ_U64(t.totals.unknown_frees, 0);
+	alloc(&t, 0x2000, 10, 0xa);
+	release(&t, 0x2000);
+	ev_flags = MT_EVF_LOSSES; /* (the allocation at 0x2000 that followed was lost) */
+	release(&t, 0x2000);
+	ev_flags = 0; /* (a later event without it changes nothing) */
+	release(&t, 0x1000);
+	CHECK_EQ_U64(t.totals.unknown_frees, 2);
+	CHECK_EQ_U64(t.totals.frees, 2);
+	CHECK_EQ_U64(t.events_refree, 1);
 	check_invariants(&t);
 	tracker_destroy(&t);
 }
@@ -1073,6 +1139,8 @@ int main(void)
 	RUN(stack_interning);
 	RUN(malloc_free_counts);
 	RUN(unknown_and_missed_frees);
+	RUN(refree_is_nothing);
+	RUN(refree_after_losses);
 	RUN(realloc_semantics);
 	RUN(realloc_race_with_other_thread);
 	RUN(realloc_enter_lost);

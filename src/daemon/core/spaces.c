@@ -63,6 +63,7 @@ uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 		return 0;
 	key = TRACKER_RETIRED | ++t->retired;
 	tg->space = key;
+	addrmap_free(&tg->freed); /* it takes no more events */
 	/* Stacks keep their index slot: a lookup compares the whole key, so
 	 * the old key's slot position is never matched again. A block's key
 	 * is its stack's: the blocks follow. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "daemon/core/addrmap.h"
 #include "daemon/core/heap.h"
 #include "daemon/core/stacks.h"
 #include "daemon/core/recent.h"
@@ -69,7 +70,17 @@ struct tracker_target {
 	uint64_t fork_peak_epoch; /* t->peak_epoch before its fork was counted */
 	uint64_t inherited_live, inherited_live_bytes; /* inherited blocks it has not freed */
 	struct family *fam;			       /* side tables, NULL until needed */
+	/*
+	 * Addresses it freed while traced and has not allocated since (at most
+	 * TRACKER_FREED_MAX, then forgotten all at once): a free of one of
+	 * them is the allocator's own second free of a block the program
+	 * freed (glibc frees each exiting thread's cached chunks again), not a
+	 * free of a block allocated before the attach (tracker.c, refree).
+	 */
+	struct addrmap freed;
 };
+
+#define TRACKER_FREED_MAX (1u << 16)
 
 /* Keys of retired generations: above any pid (pid_max is at most 2^22). */
 #define TRACKER_RETIRED 0x80000000u
@@ -85,6 +96,8 @@ struct tracker {
 	uint64_t events_received;
 	uint64_t events_foreign;    /* from a process that is not a target */
 	uint64_t events_malformed;  /* shorter than their header says */
+	uint64_t events_refree;	    /* frees of addresses freed already: nothing (refree) */
+	int losses_seen;	    /* an event said the BPF side lost one (MT_EVF_LOSSES) */
 	struct stack_ids ids;	    /* the BPF side's stack ids (MT_SF_ID) -> stacks */
 	uint64_t stack_id_events;   /* allocations whose stack came as an id */
 	uint64_t stack_ids_unknown; /* ... an id never registered: stackless */

@@ -39,6 +39,7 @@ void tracker_destroy(struct tracker *t)
 	for (i = 0; i < t->ntargets; i++) {
 		free(t->targets[i].parked);
 		free(t->targets[i].maps);
+		addrmap_free(&t->targets[i].freed);
 		family_free(t, &t->targets[i]);
 	}
 	free(t->targets);
@@ -274,6 +275,8 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	uint32_t stack;
 	int r;
 
+	if (tg->freed.count) /* in use again */
+		addrmap_del(&tg->freed, ev->addr, NULL);
 	stack = event_stack(t, tg, ev);
 	if (stack == STACK_NONE) {
 		stack = tg->empty_stack;
@@ -317,6 +320,26 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 		family_born(t, tg, ev->addr);
 }
 
+/*
+ * addr was freed: remember it until it is allocated again. A second free of
+ * it meanwhile (a refree) is not the program's: glibc, as a thread exits,
+ * frees the chunks the thread's cache (tcache) still holds, which the
+ * program had freed already; so is a double free, which glibc aborts. It is
+ * nothing (docs/metrics.md), where it would otherwise count as the free of
+ * a block allocated before the attach. Past TRACKER_FREED_MAX addresses
+ * all are forgotten at once: a refree after that counts as unknown; so does
+ * every one once an event was lost (MT_EVF_LOSSES), since an allocation
+ * there may have gone unseen.
+ */
+static void freed_note(struct tracker *t, struct tracker_target *tg, uint64_t addr)
+{
+	if (t->losses_seen)
+		return; /* an allocation may have gone unseen: no address is known free */
+	if (tg->freed.count >= TRACKER_FREED_MAX)
+		addrmap_free(&tg->freed);
+	addrmap_put(&tg->freed, addr, 1); /* out of memory: forgotten, as above */
+}
+
 static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
 {
 	tg->c.unknown_frees++;
@@ -328,12 +351,18 @@ static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t 
 	struct heap_block b;
 	int inherited;
 
-	if (!take_block(t, tg, addr, &b, &inherited))
+	if (!take_block(t, tg, addr, &b, &inherited)) {
+		if (addrmap_get(&tg->freed, addr, NULL)) {
+			t->events_refree++; /* freed already: nothing */
+			return;
+		}
 		count_unknown_free(tg, t);
-	else if (inherited)
+	} else if (inherited) {
 		account_inherited(t, tg, &b, 0);
-	else
+	} else {
 		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->space, addr, tid));
+	}
+	freed_note(t, tg, addr);
 }
 
 static struct tracker_parked *parked_find(struct tracker_target *tg, uint32_t tid)
@@ -421,6 +450,7 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		account_release(t, tg, &old, 0, recent_judge(&t->recent, &mark, ev->tid));
 	else
 		count_unknown_free(tg, t);
+	freed_note(t, tg, ev->old_addr);
 	/* ... and one allocation of the new one, even at the same address */
 	if (ev->addr)
 		on_alloc(t, tg, ev);
@@ -693,6 +723,11 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		t->events_malformed++;
 		return;
 	}
+	if ((ev->flags & MT_EVF_LOSSES) && !t->losses_seen) {
+		t->losses_seen = 1;
+		for (uint32_t i = 0; i < t->ntargets; i++)
+			addrmap_free(&t->targets[i].freed);
+	}
 	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO || ev->kind == MT_EV_PYALLOC)
 		return; /* a process to attach to or to resolve: the daemon's business */
 	tg = tracker_find_target(t, ev->tgid);
@@ -724,6 +759,7 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	case MT_EV_EXEC:
 		tg->ended = 1;
 		release_inherited(t, tg); /* its address space is gone */
+		addrmap_free(&tg->freed);
 		break;
 	case MT_EV_FORK:
 		break; /* the daemon adds the child */
