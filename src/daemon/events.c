@@ -343,6 +343,7 @@ void target_resolve(struct daemon *d, int i, int held)
 	*tg->probes = np;
 	allocator_free(target_alloc(tg));
 	*tg->alloc = a;
+	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	tg->resolve_pending = 0;
 	target_ldso_release(tg);
 	free(tg->command);
@@ -433,6 +434,9 @@ static void match_execed(struct daemon *d, int i, int held)
 			  sizeof(err))) {
 		snprintf(why, sizeof(why), "the new program is not traced: %s", err);
 		target_give_up(d, i, why, held);
+	} else {
+		tracker_set_refrees(&d->tracker, (uint32_t)tg->pid,
+				    allocator_frees_twice(tg->alloc));
 	}
 	/* it runs no copies now: its ancestors' probes may go */
 	targets_release_probes(d, tg->parent);

@@ -389,6 +389,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
 	}
+	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	held = attach_hold(d, tg, &st);
 	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
 	if (rc) {

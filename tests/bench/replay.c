@@ -135,6 +135,8 @@ static double pass(struct daemon *d, struct stream *s)
 int main(int argc, char **argv)
 {
 	int passes = argc > 2 ? atoi(argv[2]) : 3;
+	/* 0: the recorded program's allocator is not glibc (tracker_set_refrees) */
+	int refrees = argc > 3 ? atoi(argv[3]) : 1;
 	static struct daemon d;
 	struct stream s;
 	double best = 0;
@@ -144,7 +146,7 @@ int main(int argc, char **argv)
 	double parts[5] = {0};
 
 	if (argc < 2 || passes < 1) {
-		fprintf(stderr, "usage: replay FILE [PASSES]\n");
+		fprintf(stderr, "usage: replay FILE [PASSES [REFREES]]\n");
 		return 2;
 	}
 	if (read_stream(argv[1], &s)) {
@@ -164,6 +166,8 @@ int main(int argc, char **argv)
 			return 1;
 		}
 		add_targets(&d.tracker, &s);
+		for (uint32_t k = 0; k < d.tracker.ntargets; k++)
+			tracker_set_refrees(&d.tracker, d.tracker.targets[k].tgid, refrees);
 		d.ingest.tracker = &d.tracker; /* no hooks: control records are skipped */
 		sec = pass(&d, &s);
 		if (i == 0) {

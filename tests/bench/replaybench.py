@@ -113,9 +113,11 @@ def record_heapscale(build, tmp, blocks, churn_seconds):
     return path
 
 
-def replay(build, path, passes):
-    out = subprocess.run([os.path.join(build, "tests", "replay"), path, str(passes)],
-                         capture_output=True, text=True, check=True)
+def replay(build, path, passes, refrees=1):
+    """refrees: 0 when the recorded program's allocator is not glibc, as the daemon decides at
+    attach (tracker_set_refrees)."""
+    out = subprocess.run([os.path.join(build, "tests", "replay"), path, str(passes),
+                          str(refrees)], capture_output=True, text=True, check=True)
     last = out.stdout.strip().splitlines()[-1]
     res = {k: float(v) for k, v in re.findall(r"(\w+)=([\d.]+)", last)}
     res["size"] = os.path.getsize(path)
@@ -129,7 +131,11 @@ def measure(build, redis_requests=20000, blocks=1000000, churn_seconds=5, passes
     with tempfile.TemporaryDirectory(prefix="memtrace-replay-") as tmp:
         if os.access(REDIS, os.X_OK) and os.access(REDIS_BENCH, os.X_OK):
             p = record_redis(build, tmp, redis_requests)
-            streams.append(("redis-server under redis-benchmark", replay(build, p, passes)))
+            # Debian's redis-server links jemalloc ("malloc=jemalloc-..." in --version)
+            version = subprocess.run([REDIS, "--version"], capture_output=True, text=True)
+            glibc = "malloc=libc" in version.stdout
+            streams.append(("redis-server under redis-benchmark",
+                            replay(build, p, passes, int(glibc))))
             os.unlink(p)
         held = f"{blocks:,}".replace(",", " ")
         p = record_heapscale(build, tmp, blocks, 0)

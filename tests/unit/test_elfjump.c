@@ -5,8 +5,10 @@
  * truncated and other instructions), then real libraries: libstdc++'s
  * unsized delete is a jump to free through its PLT, its sized delete a jump
  * to another delete (not to free), and operator new is no jump at all;
- * jemalloc's, where installed.
+ * jemalloc's, where installed. And which allocators free an address twice
+ * (glibc's, by its name; not this program nor jemalloc, by their symbols).
  */
+#include "daemon/attach/allocator.h"
 #include "daemon/attach/elfjump.h"
 #include "daemon/elf/elfmod.h"
 #include "unit.h"
@@ -130,6 +132,27 @@ TEST(jemalloc_deletes)
 	elfmod_close(m);
 }
 
+static int frees_twice(const char *path)
+{
+	struct allocator a = {0};
+
+	a.obj[ALLOC_OBJ_MALLOC].path = (char *)path;
+	a.obj[ALLOC_OBJ_MALLOC].open_path = (char *)path;
+	return allocator_frees_twice(&a);
+}
+
+TEST(allocator_frees_twice_glibc_only)
+{
+	const char *je = "/usr/lib/x86_64-linux-gnu/libjemalloc.so.2";
+
+	CHECK(frees_twice("/usr/lib/x86_64-linux-gnu/libc.so.6"));
+	CHECK(frees_twice("/lib/libc-2.31.so"));
+	CHECK(!frees_twice("/proc/self/exe")); /* read: no tcache_thread_shutdown */
+	if (!access(je, R_OK))
+		CHECK(!frees_twice(je));
+	CHECK(!frees_twice("/nonexistent/libmalloc.so"));
+}
+
 int main(void)
 {
 	RUN(jump_target_rel32);
@@ -138,5 +161,6 @@ int main(void)
 	RUN(slot_jump);
 	RUN(libstdcxx_deletes);
 	RUN(jemalloc_deletes);
+	RUN(allocator_frees_twice_glibc_only);
 	return UNIT_DONE();
 }

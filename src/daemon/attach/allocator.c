@@ -627,3 +627,23 @@ void allocator_free(struct allocator *a)
 	}
 	memset(a, 0, sizeof(*a));
 }
+
+int allocator_frees_twice(const struct allocator *a)
+{
+	const struct alloc_file *f = &a->obj[ALLOC_OBJ_MALLOC];
+	const char *base = f->path ? strrchr(f->path, '/') : NULL;
+	struct elf_module *mod;
+	char err[256];
+	uint64_t vaddr;
+	int twice;
+
+	if (!f->path || !f->open_path)
+		return 0;
+	base = base ? base + 1 : f->path;
+	if (!strncmp(base, "libc.so", 7) || !strncmp(base, "libc-", 5))
+		return 1;
+	mod = elfmod_open_shared(f->open_path, err, sizeof(err));
+	twice = mod && !elfmod_find_function(mod, "tcache_thread_shutdown", 0, &vaddr, NULL);
+	elfmod_close(mod);
+	return twice;
+}

@@ -83,6 +83,13 @@ int allocator_resolve(int pid, struct allocator *a, char *err, size_t errlen);
 void allocator_free(struct allocator *a); /* NULL: nothing */
 
 /*
+ * Does a's malloc come from glibc, which frees the chunks of an exiting
+ * thread's cache a second time through free (the tracker's refrees)? Its
+ * libc.so.6, or a static program whose symbols name tcache_thread_shutdown.
+ */
+int allocator_frees_twice(const struct allocator *a);
+
+/*
  * For a process stopped right after exec, before its dynamic linker ran:
  * only the executable and ld.so are mapped. The allocator is then the
  * executable's own (if it exports malloc) or libc.so.6 from ld.so's

@@ -95,6 +95,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 	memset(tg, 0, sizeof(*tg));
 	tg->tgid = tgid;
 	tg->space = tgid;
+	tg->refrees = 1; /* until the daemon knows its allocator is not glibc */
 	tg->start_ns = start_ns;
 	tg->empty_stack = empty;
 	if (t->ntargets == 1)

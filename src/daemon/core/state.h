@@ -78,6 +78,7 @@ struct tracker_target {
 	 * free of a block allocated before the attach (tracker.c, refree).
 	 */
 	struct addrmap freed;
+	int refrees; /* its allocator frees some addresses twice (glibc): keep freed */
 };
 
 #define TRACKER_FREED_MAX (1u << 16)

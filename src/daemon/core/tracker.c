@@ -333,8 +333,9 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
  */
 static void freed_note(struct tracker *t, struct tracker_target *tg, uint64_t addr)
 {
-	if (t->losses_seen)
-		return; /* an allocation may have gone unseen: no address is known free */
+	if (t->losses_seen || !tg->refrees)
+		return; /* an allocation may have gone unseen: no address is known free;
+			 * or its allocator never frees an address twice */
 	if (tg->freed.count >= TRACKER_FREED_MAX)
 		addrmap_free(&tg->freed);
 	addrmap_put(&tg->freed, addr, 1); /* out of memory: forgotten, as above */
@@ -688,7 +689,8 @@ struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t
 
 	if (!(c = tracker_add_target(t, child, start_ns)) || !p)
 		return c;
-	p = &t->targets[pi]; /* the array may have moved */
+	p = &t->targets[pi];	 /* the array may have moved */
+	c->refrees = p->refrees; /* the same program */
 	c->fork_peak_epoch = t->peak_epoch;
 	if (family_fork(t, p, c))
 		return c;
@@ -709,6 +711,17 @@ struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t
 	if (t->totals.peak_live_bytes != old_peak)
 		peak_moved(t);
 	return c;
+}
+
+void tracker_set_refrees(struct tracker *t, uint32_t tgid, int on)
+{
+	struct tracker_target *tg = tracker_find_target(t, tgid);
+
+	if (!tg)
+		return;
+	tg->refrees = on;
+	if (!on)
+		addrmap_free(&tg->freed);
 }
 
 void tracker_event(struct tracker *t, const void *data, size_t len)

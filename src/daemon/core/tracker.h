@@ -56,6 +56,15 @@ struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t
 void tracker_event(struct tracker *t, const void *data, size_t len);
 
 /*
+ * Whether the current generation of tgid keeps the addresses it freed, to
+ * tell the allocator's second frees from unknown ones (tracker.c,
+ * freed_note): on for a new target, off once the daemon knows its
+ * allocator is not glibc (allocator_frees_twice). A forked child takes its
+ * parent's.
+ */
+void tracker_set_refrees(struct tracker *t, uint32_t tgid, int on);
+
+/*
  * Start a new peak window (tracemalloc.reset_peak): the peak becomes the
  * current live bytes, at now_ns, in total and per target; every stack's
  * value at the peak becomes its current live bytes.
