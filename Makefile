@@ -83,7 +83,7 @@ $(O)/vmlinux.h: | $(O)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
 
 $(O)/memtrace.bpf.o: bpf/memtrace.bpf.c $(wildcard bpf/*.h include/memtrace/*.h) $(O)/vmlinux.h | $(O)
-	$(CLANG) -g -O2 -target bpf -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
 		-Wall -Werror -c $< -o $@
 
 $(O)/memtrace.skel.h: $(O)/memtrace.bpf.o

@@ -129,7 +129,8 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		return 0; /* MT_UNTRACED_OWN: not matched again while it holds probes */
 	__sync_fetch_and_add(&w->execs, 1);
 	/* the old program's unwind mappings: the daemon lists the new one's */
-	bpf_map_delete_elem(&uw_procs, &tgid);
+	if (!bpf_map_delete_elem(&uw_procs, &tgid))
+		__sync_fetch_and_add(&uw_lists_changed, 1);
 	if (w->matched && !cfg.match_follow && !exec_matches(bprm)) {
 		/* it no longer runs the program matched: from here on its calls
 		 * are not traced (the daemon ends its entry); not stopped */
@@ -265,8 +266,8 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	if (cfg.stack_walker == MT_WALK_DWARF) {
 		struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
 
-		if (up)
-			bpf_map_update_elem(&uw_procs, &ctgid, up, BPF_ANY);
+		if (up && !bpf_map_update_elem(&uw_procs, &ctgid, up, BPF_ANY))
+			__sync_fetch_and_add(&uw_lists_changed, 1);
 	}
 	/* a forked CPython maps arenas from its first instruction too */
 	arenas = bpf_map_lookup_elem(&mmaptrace, &tgid);

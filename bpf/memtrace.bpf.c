@@ -18,29 +18,58 @@ char LICENSE[] SEC("license") = "Dual BSD/GPL";
 const volatile struct mt_bpf_config cfg = {
     .stack_depth = MT_MAX_FRAMES,
     .wakeup_bytes = 1 << 20,
+    .inflight_mask = MT_INFLIGHT_SLOTS - 1,
 };
 
-/* Arguments of the allocator call a thread is inside (depth 0: none). */
+/*
+ * Arguments of the allocator call a thread is inside. state: the calls
+ * active (the depth: allocator entry points of this thread, 0: none) in its
+ * low half, and in a slot of inflight_slots the thread that holds it in
+ * the high half.
+ */
 struct inflight {
+	__u64 state;
+	__u64 start; /* a slot's holder: its task's start time (a tid is reused) */
 	__u64 size;
 	__u64 ptr; /* realloc: old block; posix_memalign: where the result goes */
 	__u64 sp;  /* stack pointer at entry: tells nested calls from stale entries */
 	__u32 func;
-	__u32 depth; /* allocator entry points active in this thread */
+	__u32 spilled; /* a record in task storage, not a slot */
 };
 
+#define MT_DEPTH_MASK 0xffffffffull
+
 /*
- * Per thread, in the task's own storage: a lookup is a load from the task
- * (its storage cache) instead of hashing the tid, and a call that ends sets
- * depth 0 instead of deleting an element. The record is made at a thread's
- * first allocator call and goes with the thread.
+ * Per thread: the slot of its thread id (tid modulo the slots), found by an
+ * array index the verifier inlines, a few instructions. A thread takes its
+ * slot for a call with one compare-and-swap (idle to "held by this tid,
+ * depth 1") and gives it back with one exchange; the slot keeps its last
+ * holder, who alone may change it while a call is in flight. A slot held by
+ * a live thread's call (another tid with the same residue, or a thread that
+ * died inside a call) cannot be taken: that call's record goes to the
+ * thread's task storage instead (inflight below), and inflight_spilled
+ * counts such records in flight, so that while it is 0 nobody looks there.
+ * Task storage alone cost about 80 ns a lookup here (three a pair), the
+ * slot a few.
  */
+struct {
+	__uint(type, BPF_MAP_TYPE_ARRAY);
+	__uint(max_entries, MT_INFLIGHT_SLOTS);
+	__type(key, __u32);
+	__type(value, struct inflight);
+} inflight_slots SEC(".maps");
+
 struct {
 	__uint(type, BPF_MAP_TYPE_TASK_STORAGE);
 	__uint(map_flags, BPF_F_NO_PREALLOC);
 	__type(key, int);
 	__type(value, struct inflight);
 } inflight SEC(".maps");
+
+/* Records of calls in flight in task storage (not slots); calls that
+ * ever went there (logged by the daemon at exit). */
+volatile __s64 inflight_spilled;
+volatile __u64 inflight_spills;
 
 struct {
 	__uint(type, BPF_MAP_TYPE_RINGBUF);
@@ -210,10 +239,24 @@ static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgi
 
 /* An event with room for the deepest stack, built here before the copy, and
  * the window its walk reads the user stack through. */
+/*
+ * Stacks this CPU found in stack_ids (or registered there) lately, by hash,
+ * direct-mapped: an entry of stack_ids never changes while the programs are
+ * loaded, so a copy of one names its id as surely as the map does, and a
+ * stack that repeats costs a compare instead of a hash map lookup.
+ */
+#define MT_KNOWN_SLOTS 16 /* a power of two */
+
+struct known_stack {
+	__u64 id; /* 0: empty (no stack hashes to 0) */
+	struct stack_id_entry e;
+};
+
 struct scratch {
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
 	struct stack_id_entry entry; /* a stack being registered */
+	struct known_stack known[MT_KNOWN_SLOTS];
 };
 
 /* CPython targets: where their frames are (set by the daemon). */
@@ -374,23 +417,115 @@ static __always_inline __u32 walk_frames(struct pt_regs *ctx, struct stack_windo
 
 #include "python.bpf.h"
 
+static __always_inline struct inflight *inflight_slot(__u32 tid)
+{
+	__u32 k = tid & cfg.inflight_mask & (MT_INFLIGHT_SLOTS - 1);
+
+	return bpf_map_lookup_elem(&inflight_slots, &k);
+}
+
+/*
+ * The record of the allocator call this thread is inside (depth > 0), or
+ * NULL. It may be stale: a call whose return was never seen (longjmp out of
+ * a signal handler); the callers tell by the stack pointer. The slot's
+ * state is read in one load: its holder and depth change together.
+ */
+static __always_inline struct inflight *inflight_active(struct task_struct *task, __u32 tid)
+{
+	struct inflight *in = inflight_slot(tid);
+	__u64 st;
+
+	if (in) {
+		st = *(volatile __u64 *)&in->state;
+		if (st >> 32 == tid && (st & MT_DEPTH_MASK) && in->start == task->start_time)
+			return in;
+	}
+	if (!inflight_spilled)
+		return NULL;
+	in = bpf_task_storage_get(&inflight, task, NULL, 0);
+	return in && (in->state & MT_DEPTH_MASK) ? in : NULL;
+}
+
+/*
+ * A record for a new outermost call, at depth 1: the thread's slot when it
+ * is idle (or held by a thread of this tid that is gone), else its task
+ * storage. NULL when none can be had (counted by the caller).
+ */
+static __always_inline struct inflight *inflight_begin(struct task_struct *task, __u32 tid)
+{
+	struct inflight *in = inflight_slot(tid);
+	__u64 st;
+
+	if (in) {
+		st = *(volatile __u64 *)&in->state;
+		if ((!(st & MT_DEPTH_MASK) || st >> 32 == tid) &&
+		    __sync_val_compare_and_swap(&in->state, st, (__u64)tid << 32 | 1) == st) {
+			in->start = task->start_time;
+			in->spilled = 0;
+			return in;
+		}
+	}
+	in = bpf_task_storage_get(&inflight, task, NULL, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (!in)
+		return NULL;
+	__sync_fetch_and_add(&inflight_spilled, 1);
+	__sync_fetch_and_add(&inflight_spills, 1);
+	in->state = 1;
+	in->spilled = 1;
+	return in;
+}
+
+/* The outermost call of in ended (its fields were read). */
+static __always_inline void inflight_end(struct inflight *in, __u32 tid)
+{
+	if (in->spilled) {
+		in->state = 0;
+		__sync_fetch_and_add(&inflight_spilled, -1);
+		return;
+	}
+	/* an exchange, not a store: the slot's fields were read before another
+	 * thread can take it */
+	__sync_lock_test_and_set(&in->state, (__u64)tid << 32);
+}
+
 /*
  * Is this thread inside an allocator call already? An entry whose stack
  * pointer is below (or, for a tail call, equal to) the recorded one is nested;
  * one above it is a leftover of a call whose return was never seen.
  */
-static __always_inline struct inflight *inflight_of(struct task_struct *task, __u64 flags)
-{
-	return bpf_task_storage_get(&inflight, task, NULL, flags);
-}
-
 static __always_inline struct inflight *inside_allocator(struct task_struct *task, __u64 sp)
 {
-	struct inflight *in = inflight_of(task, 0);
+	struct inflight *in = inflight_active(task, (__u32)bpf_get_current_pid_tgid());
 
-	if (in && in->depth && sp <= in->sp)
+	if (in && sp <= in->sp)
 		return in;
 	return NULL;
+}
+
+/*
+ * A call entering the allocator at sp: 1 when it is nested in a call of
+ * this thread (whose depth it bumps), else 0 with *out the record of the new
+ * outermost call, or NULL when none can be had (counted). A stale record is
+ * the thread's own to reuse.
+ */
+static __always_inline int inflight_enter(struct task_struct *task, __u64 sp, struct inflight **out)
+{
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct inflight *in = inflight_active(task, tid);
+
+	if (in && sp <= in->sp) {
+		in->state++;
+		return 1;
+	}
+	if (in) {
+		in->state = (in->state & ~MT_DEPTH_MASK) | 1;
+	} else {
+		in = inflight_begin(task, tid);
+		if (!in)
+			count_lost(0);
+	}
+	*out = in;
+	return 0;
 }
 
 static __always_inline int is_realloc(__u32 func)
@@ -408,19 +543,27 @@ static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev
 					 __u8 kind, __u64 flags)
 {
 	const struct stack_id_entry *e;
+	struct known_stack *k;
 	struct bpf_dynptr dp;
 	__u64 h, size;
 
 	h = stack_hash(ev->tgid, ev->frames, nat);
+	k = &sc->known[(h >> 17) & (MT_KNOWN_SLOTS - 1)];
+	if (k->id == h && stack_entry_is(&k->e, ev->tgid, ev->frames, nat))
+		goto known;
 	e = bpf_map_lookup_elem(&stack_ids, &h);
-	if (e && stack_entry_is(e, ev->tgid, ev->frames, nat)) {
-		ev->nframes = 0;
-		ev->stack_flags = MT_SF_ID;
-		ev->frames[0] = h;
-		if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
-			count_lost(kind);
-		return;
-	}
+	if (!e || !stack_entry_is(e, ev->tgid, ev->frames, nat))
+		goto full;
+	k->id = h;
+	stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
+known:
+	ev->nframes = 0;
+	ev->stack_flags = MT_SF_ID;
+	ev->frames[0] = h;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
+		count_lost(kind);
+	return;
+full:
 	/* the frames, and a word for the id they may register */
 	ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = 0;
 	size = sizeof(*ev) + (nat + 1) * sizeof(__u64);
@@ -436,6 +579,8 @@ static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev
 		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
 			ev->stack_flags = MT_SF_ID;
 			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
+			k->id = h;
+			stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
 		}
 	}
 	bpf_dynptr_write(&dp, 0, ev, size, 0);
@@ -479,7 +624,7 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
 			end = MT_STACK_KERNEL;
 		} else if (cfg.stack_walker == MT_WALK_DWARF &&
-			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end)) >= 0) {
+			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end, tgid)) >= 0) {
 			len *= sizeof(__u64);
 		} else {
 			/* fp, or a process without unwind tables (yet) */
@@ -578,25 +723,19 @@ static __always_inline __u64 entry_sp(struct pt_regs *ctx, __u64 cookie)
 SEC("uprobe")
 int alloc_enter(struct pt_regs *ctx)
 {
-	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx);
 	__u64 sp = entry_sp(ctx, cookie);
-	struct inflight *in = inflight_of(task, 0);
-	struct inflight st = {};
+	struct inflight *in, st = {};
 	__u64 n, m, a1, a2, a3;
 
 	if (not_traced())
 		return 0; /* its return probe finds no call in flight */
-	if (in && in->depth && sp <= in->sp) {
-		in->depth++;
-		return 0;
-	}
+	if (inflight_enter(bpf_get_current_task_btf(), sp, &in) || !in)
+		return 0; /* nested, or not traced (counted) */
 	/* all arguments read up front: the verifier rejects the ctx pointer
 	 * arithmetic clang makes of reads inside the switch */
 	entry_args(ctx, cookie, &a1, &a2, &a3);
 	st.func = MT_COOKIE_FUNC(cookie);
-	st.sp = sp;
-	st.depth = 1;
 	switch (st.func) {
 	case MT_FN_CALLOC:
 	case MT_FN_PYMALLOC_CALLOC:
@@ -637,13 +776,10 @@ int alloc_enter(struct pt_regs *ctx)
 		st.size = a1;
 		break;
 	}
-	if (!in)
-		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
-	if (!in) {
-		count_lost(0);
-		return 0;
-	}
-	*in = st;
+	in->func = st.func;
+	in->size = st.size;
+	in->ptr = st.ptr;
+	in->sp = sp;
 	if (is_realloc(st.func) && st.ptr)
 		emit_small(MT_EV_REALLOC_ENTER, st.func, 0, st.ptr, 0);
 	return 0;
@@ -652,19 +788,22 @@ int alloc_enter(struct pt_regs *ctx)
 SEC("uretprobe")
 int alloc_return(struct pt_regs *ctx)
 {
-	struct inflight *in = inflight_of(bpf_get_current_task_btf(), 0);
+	__u32 tid = (__u32)bpf_get_current_pid_tgid();
+	struct inflight *in = inflight_active(bpf_get_current_task_btf(), tid);
 	struct inflight st;
 	__u64 addr, old = 0;
 	__u8 kind = MT_EV_ALLOC;
 
-	if (!in || !in->depth)
+	if (!in)
 		return 0;
-	if (in->depth > 1) {
-		in->depth--;
+	if ((in->state & MT_DEPTH_MASK) > 1) {
+		in->state--;
 		return 0;
 	}
-	st = *in;
-	in->depth = 0;
+	st.func = in->func;
+	st.size = in->size;
+	st.ptr = in->ptr;
+	inflight_end(in, tid);
 	if (st.func == MT_FN_PYMALLOC_FREE || st.func == MT_FN_DELETE)
 		return 0; /* reported at entry (outer_free_enter) */
 
@@ -718,27 +857,26 @@ int outer_free_enter(struct pt_regs *ctx)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
-	struct inflight *in = inflight_of(task, 0);
+	struct inflight *in = NULL;
 
 	if (not_traced())
 		return 0;
-	if (in && in->depth && sp <= in->sp) {
-		in->depth++;
+	entry_args(ctx, cookie, &addr, &a2, &a3);
+	if (!addr) {
+		/* PyObject_Free(NULL), delete nullptr: nothing, but nested in
+		 * another call its return probe still ends one level */
+		in = inside_allocator(task, sp);
+		if (in)
+			in->state++;
 		return 0;
 	}
-	entry_args(ctx, cookie, &addr, &a2, &a3);
-	if (!addr)
-		return 0; /* PyObject_Free(NULL), delete nullptr: nothing */
-	if (!in)
-		in = inflight_of(task, BPF_LOCAL_STORAGE_GET_F_CREATE);
+	if (inflight_enter(task, sp, &in))
+		return 0;
 	if (in) {
 		in->func = MT_COOKIE_FUNC(cookie);
 		in->sp = sp;
-		in->depth = 1;
 		in->ptr = addr;
 		in->size = 0;
-	} else {
-		count_lost(0);
 	}
 	emit_small(MT_EV_FREE, (__u8)MT_COOKIE_FUNC(cookie), addr, 0, 0);
 	return 0;

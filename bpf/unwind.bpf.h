@@ -49,6 +49,14 @@ struct {
 } uw_procs SEC(".maps");
 
 /*
+ * Bumped after every change of uw_procs (by the daemon, and here at an exec
+ * or a fork): a CPU that walked a process's stack keeps that process's
+ * list generation, and while this is unchanged it needs no lookup of
+ * uw_procs (a hash map, about 50 ns here) until a row is not in its cache.
+ */
+volatile __u64 uw_lists_changed;
+
+/*
  * Rows recently used, per CPU, by the address they were looked up at and
  * the generation of the mapping list they came from (mt_unwind_proc.gen:
  * the daemon numbers every list it writes, and a forked child's copy keeps
@@ -71,7 +79,9 @@ struct uw_cached {
  * bpf_loop callback once, whatever their values). */
 struct uw_state {
 	__u64 pc, sp, bp, sp0;
-	__u64 gen; /* of the process's mapping list */
+	__u64 gen;	      /* of the process's mapping list */
+	__u64 pgen, pchanged; /* the last process walked here: its list's gen, */
+	__u32 ptgid;	      /* when uw_lists_changed was pchanged */
 	__u32 n, depth;
 	__u32 bp_ok;
 	__u32 map_cache;
@@ -91,9 +101,9 @@ struct {
 
 struct uw_ctx {
 	struct uw_state *st;
-	const struct mt_unwind_proc *proc;
 	struct stack_window *win;
 	__u64 *frames;
+	__u32 tgid;
 };
 
 /* Pool slot s: a row or a page entry (both 8 bytes). */
@@ -189,18 +199,23 @@ static __always_inline const struct mt_unwind_row *uw_find_row(struct uw_state *
  * The rule at look (a return address - 1, or an exact pc) into st->row: 0,
  * or -1 when look is in none of the process's mappings. Through the cache.
  */
-static __always_inline int uw_rule_at(struct uw_state *st, const struct mt_unwind_proc *p,
-				      __u64 look)
+static __always_inline int uw_rule_at(struct uw_state *st, __u32 tgid, __u64 look)
 {
 	struct uw_cached *c =
 	    &st->cache[((look * 0x9e3779b97f4a7c15ull) >> 40) & (UW_CACHE_SLOTS - 1)];
 	const struct mt_unwind_row *row = NULL;
+	const struct mt_unwind_proc *p;
 	int m;
 
 	if (c->look == look && c->gen == st->gen) {
 		st->row = c->row;
 		return 0;
 	}
+	/* a list changed since the walk began has another gen: the rows
+	 * cached from it are never found under st->gen again */
+	p = bpf_map_lookup_elem(&uw_procs, &tgid);
+	if (!p)
+		return -1;
 	m = uw_find_map(st, p, look);
 	if (m < 0)
 		return -1;
@@ -336,7 +351,7 @@ next:
 	/* a return address outside the process's code: call frame information
 	 * that does not describe the code (hand-written assembly) or a chain
 	 * that left the stack; the frame is not recorded */
-	if (uw_rule_at(st, c->proc, st->pc - (st->exact ? 0 : 1)) < 0) {
+	if (uw_rule_at(st, c->tgid, st->pc - (st->exact ? 0 : 1)) < 0) {
 		st->end = MT_STACK_BROKEN;
 		return 1;
 	}
@@ -355,19 +370,31 @@ truncated:
  * caller takes the frame-pointer walk).
  */
 static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *win, __u64 *frames,
-				   __u32 depth, __u8 *end)
+				   __u32 depth, __u8 *end, __u32 tgid)
 {
-	__u32 zero = 0, tgid = bpf_get_current_pid_tgid() >> 32;
+	__u32 zero = 0;
+	const struct mt_unwind_proc *p;
 	struct uw_ctx c;
+	__u64 changed;
 
-	c.proc = bpf_map_lookup_elem(&uw_procs, &tgid);
 	c.st = bpf_map_lookup_elem(&uw_state, &zero);
-	if (!c.proc || !c.st)
+	if (!c.st)
 		return -1;
+	c.tgid = tgid;
+	/* read before the lookup: a change after it is seen by the next walk */
+	changed = uw_lists_changed;
+	if (c.st->ptgid != tgid || c.st->pchanged != changed || !c.st->pgen) {
+		p = bpf_map_lookup_elem(&uw_procs, &tgid);
+		if (!p)
+			return -1;
+		c.st->ptgid = tgid;
+		c.st->pchanged = changed;
+		c.st->pgen = p->gen;
+	}
 	c.frames = frames;
 	c.win = win;
 	win->len = 0;
-	c.st->gen = c.proc->gen;
+	c.st->gen = c.st->pgen;
 	c.st->pc = PT_REGS_IP(regs);
 	c.st->sp = c.st->sp0 = PT_REGS_SP(regs);
 	c.st->bp = PT_REGS_FP(regs);
@@ -378,7 +405,7 @@ static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *wi
 	c.st->end = MT_STACK_DEPTH;
 	frames[0] = c.st->pc;
 	/* frame 0 outside every mapping still takes the frame-pointer step */
-	if (uw_rule_at(c.st, c.proc, c.st->pc - 1) < 0)
+	if (uw_rule_at(c.st, tgid, c.st->pc - 1) < 0)
 		c.st->row.kind = MT_UW_CFA_NONE;
 	bpf_loop(MT_MAX_FRAMES, uw_step, &c, 0);
 	*end = c.st->end;

@@ -249,12 +249,18 @@ struct mt_bpf_config {
 	char match_comm[16]; /* comm to match; "" = none */
 	__u64 match_dev;     /* kernel dev_t (major << 20 | minor) of --exe; 0 = none */
 	__u64 match_ino;
-	__u32 match_follow; /* --follow-forks: a match's children stay traced whatever
-			     * they execute */
-	__u32 max_matches;  /* matched targets alive at once, at most */
-	__u32 hold_exec;    /* stop a target at its exec until resolved (the
-			     * daemon can continue it: CAP_KILL) */
-	__u32 stack_ids;    /* send known stacks as ids (MT_SF_ID) */
+	__u32 match_follow;  /* --follow-forks: a match's children stay traced whatever
+			      * they execute */
+	__u32 max_matches;   /* matched targets alive at once, at most */
+	__u32 hold_exec;     /* stop a target at its exec until resolved (the
+			      * daemon can continue it: CAP_KILL) */
+	__u32 stack_ids;     /* send known stacks as ids (MT_SF_ID) */
+	__u32 inflight_mask; /* in-flight slots - 1 (bpf/memtrace.bpf.c), at most
+			      * MT_INFLIGHT_SLOTS - 1 */
 };
+
+/* Threads' in-flight records reached by tid (a power of two, above the
+ * default pid_max); fewer only for tests (MEMTRACE_INFLIGHT_SLOTS). */
+#define MT_INFLIGHT_SLOTS 65536
 
 #endif

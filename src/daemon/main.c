@@ -277,6 +277,10 @@ int main(int argc, char **argv)
 	if (o.realtime)
 		loop_realtime(); /* this thread only: not the lanes, not children */
 	rc = run_loop(&d, sigfd, timerfd);
+	if (d.skel->bss->inflight_spills)
+		log_msg("%llu allocator calls kept their in-flight record in task storage: "
+			"their thread's slot was held by another thread's call",
+			(unsigned long long)d.skel->bss->inflight_spills);
 	close(sigfd);
 	close(timerfd);
 	daemon_cleanup(&d);

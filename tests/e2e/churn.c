@@ -4,8 +4,10 @@
  * the soak (tests/soak.py). T worker threads each run N steps (or S seconds) of malloc/free
  * with random sizes and random lifetimes: a step picks one of K slots (--slots, default 1024)
  * at random, frees the block there if there is one, else allocates one. Only malloc and free are
- * called, so every step is exactly one allocator call and one ring buffer event. Each block is
- * filled and checked before it is freed: a tracer that harmed the process would show as "ok":false.
+ * called (with --realloc-null every other allocation is realloc(NULL, n), whose malloc inside is
+ * not a call of its own), so every step is exactly one allocator call and one ring buffer event.
+ * Each block is filled and checked before it is freed: a tracer that harmed the process would show
+ * as "ok":false.
  *
  * Prints "ready PID" once the threads exist (before that, stdio and threads allocate), then with
  * --wait waits for SIGUSR1 before the phase; after it prints
@@ -37,7 +39,7 @@ struct worker {
 } __attribute__((aligned(64)));
 
 static struct worker workers[MAX_THREADS];
-static int nthreads = 1, freeall, slots = 1024;
+static int nthreads = 1, freeall, realloc_null, slots = 1024;
 static uint64_t steps_each = 100000;
 static double seconds;
 static pthread_barrier_t start_barrier;
@@ -92,7 +94,10 @@ static void *worker_main(void *arg)
 			release(w, slot);
 		} else {
 			uint32_t n = (uint32_t)(xorshift(&seed) % MAX_SIZE) + 1;
-			unsigned char *p = malloc(n);
+			/* --realloc-null: every other allocation is realloc(NULL, n),
+			 * which is malloc(n) called inside realloc (a nested call) */
+			unsigned char *p =
+			    realloc_null && (w->steps & 1) ? realloc(NULL, n) : malloc(n);
 
 			if (!p) {
 				w->bad++;
@@ -143,7 +148,7 @@ static void usage(void)
 {
 	fprintf(stderr,
 		"usage: churn [--threads T] [--slots K] [--steps N | --seconds S] [--free-all] "
-		"[--wait] [--exec PROG ARGS...]\n");
+		"[--realloc-null] [--wait] [--exec PROG ARGS...]\n");
 	exit(2);
 }
 
@@ -166,6 +171,8 @@ int main(int argc, char **argv)
 			slots = atoi(argv[++i]);
 		else if (!strcmp(argv[i], "--free-all"))
 			freeall = 1;
+		else if (!strcmp(argv[i], "--realloc-null"))
+			realloc_null = 1;
 		else if (!strcmp(argv[i], "--wait"))
 			wait = 1;
 		else if (!strcmp(argv[i], "--exec") && i + 1 < argc) {

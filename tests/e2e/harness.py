@@ -148,9 +148,11 @@ class Run:
         self.wait_line(os.path.join(self.tmp, f"{tag}.out"), "ready ", p)
         return p
 
-    def start_daemon(self, *args, sock=None, tag="memtraced", wait=True):
+    def start_daemon(self, *args, sock=None, tag="memtraced", wait=True, env=None):
+        """env: variables added to memtraced's environment."""
         sock = sock or self.sock
-        p = self.spawn([self.memtraced, "--socket", sock, *args], "daemon", f"{tag}.out")
+        p = self.spawn([self.memtraced, "--socket", sock, *args], "daemon", f"{tag}.out",
+                       env=dict(os.environ, **env) if env else None)
         if wait:
             self.wait_daemon(p, sock)
         return p

@@ -216,6 +216,42 @@ def test_target_exec(r):
     stop_daemon_clean(r, daemon)
 
 
+# ---- threads that share an in-flight slot ----------------------------------------------------
+
+def test_inflight_shared_slot(r):
+    """MEMTRACE_INFLIGHT_SLOTS=1: four threads of churn contend for one in-flight slot, so
+    while one holds it the others' calls keep their record in task storage, half of their
+    allocations through realloc(NULL, n), whose malloc inside must be seen as nested there too:
+    every counter exact, nothing lost or untraced, and the daemon's exit log counts the calls
+    that went to task storage (so the test knows that path ran)."""
+    target = start_churn(r, "--threads", "4", "--steps", "6000", "--realloc-null", "--wait")
+    daemon = r.start_daemon("--pid", str(target.pid), env={"MEMTRACE_INFLIGHT_SLOTS": "1"})
+    r.wait_state("attached", target.pid, daemon)
+    target.send_signal(signal.SIGUSR1)
+    expect = churn_expect(r, target)
+    stats = r.wait_stats(expect)
+    with r.part("exact"):
+        got = counters_of(stats)
+        want = {k: expect[k] for k in ("allocations", "frees", "bytes_allocated", "bytes_freed",
+                                       "live_allocations", "live_bytes")}
+        want.update(unknown_frees=0, events_lost=0)
+        wrong = {k: (got[k], v) for k, v in want.items() if got[k] != v}
+        if wrong:
+            raise Fail("counter (got, expected): " + ", ".join(f"{k} {g} != {e}" for k, (g, e)
+                                                              in wrong.items()))
+        lost = lost_by_kind(r.ctl_json("status", "--json"))
+        if lost.get("inflight_full"):
+            raise Fail(f"inflight_full={lost['inflight_full']}: calls were not traced")
+    stop_daemon_clean(r, daemon)
+    with r.part("spilled"):
+        with open(r.daemon_logs[0], errors="replace") as f:
+            log = f.read()
+        m = re.search(r"(\d+) allocator calls kept their in-flight record in task storage", log)
+        if not m or int(m.group(1)) < 100:
+            raise Fail("the daemon's log does not count at least 100 calls kept in task "
+                       "storage: the shared slot was never contended")
+
+
 # ---- losses are counted exactly --------------------------------------------------------------
 
 def test_ringbuf_overflow(r):
@@ -680,6 +716,7 @@ TESTS = [
     ("faults_daemon_sigkill", test_daemon_sigkill),
     ("faults_target_killed", test_target_killed),
     ("faults_target_exec", test_target_exec),
+    ("faults_inflight_shared_slot", test_inflight_shared_slot),
     ("faults_ringbuf_overflow", test_ringbuf_overflow),
     ("faults_max_live_blocks", test_max_live_blocks),
     ("faults_max_stacks", test_max_stacks),

@@ -59,6 +59,14 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 	 * stack in full, as before (make bench compares the two) */
 	skel->rodata->cfg.stack_ids =
 	    !getenv("MEMTRACE_STACK_IDS") || strcmp(getenv("MEMTRACE_STACK_IDS"), "0") != 0;
+	/* tests only: MEMTRACE_INFLIGHT_SLOTS=N (a power of two) makes threads
+	 * share N slots, so that calls take the task storage path */
+	if (getenv("MEMTRACE_INFLIGHT_SLOTS")) {
+		unsigned long n = strtoul(getenv("MEMTRACE_INFLIGHT_SLOTS"), NULL, 10);
+
+		if (n && n <= MT_INFLIGHT_SLOTS && !(n & (n - 1)))
+			skel->rodata->cfg.inflight_mask = (uint32_t)n - 1;
+	}
 	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);

@@ -349,6 +349,13 @@ static struct proc *proc_find(struct unwinder *u, int pid)
 	return NULL;
 }
 
+/* After every change of uw_procs: the walker's per-CPU copies of a list's
+ * generation are good while this is unchanged (bpf/unwind.bpf.h). */
+static void lists_changed(struct unwinder *u)
+{
+	__atomic_fetch_add(&u->skel->bss->uw_lists_changed, 1, __ATOMIC_SEQ_CST);
+}
+
 static void publish(struct unwinder *u, const struct proc *p)
 {
 	struct mt_unwind_proc *v = xcalloc(1, sizeof(*v));
@@ -368,6 +375,7 @@ static void publish(struct unwinder *u, const struct proc *p)
 	if (bpf_map_update_elem(bpf_map__fd(u->skel->maps.uw_procs), &p->pid, v, BPF_ANY))
 		log_msg("unwind: pid %d: cannot list its mappings for the walker: %s", p->pid,
 			strerror(errno));
+	lists_changed(u);
 	free(v);
 }
 
@@ -458,6 +466,7 @@ void unwind_detach(struct unwinder *u, int pid)
 	if (!u || !(p = proc_find(u, pid)))
 		return;
 	bpf_map_delete_elem(bpf_map__fd(u->skel->maps.uw_procs), &key);
+	lists_changed(u);
 	bpf_link__destroy(p->ldso);
 	for (size_t i = 0; i < p->nmaps; i++)
 		module_put(u, p->maps[i].mod);
