@@ -111,8 +111,11 @@ SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
-	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
+	__u64 id = bpf_get_current_pid_tgid();
+	__u32 tgid = id >> 32;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+
+	inflight_drop(bpf_get_current_task_btf(), (__u32)id);
 
 	if (w && w->untraced == MT_UNTRACED_COPIES) {
 		/* the copies of its parent's probes went at this exec (they are
@@ -296,6 +299,7 @@ int on_process_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = id >> 32;
 	struct mt_target_watch *w;
 
+	inflight_drop(bpf_get_current_task_btf(), (__u32)id);
 	if (!untraced_probed || (__u32)id != tgid)
 		return 0; /* a thread other than the leader: the process goes on */
 	w = bpf_map_lookup_elem(&targets, &tgid);

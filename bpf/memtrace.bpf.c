@@ -44,11 +44,12 @@ struct inflight {
  * array index the verifier inlines, a few instructions. A thread takes its
  * slot for a call with one compare-and-swap (idle to "held by this tid,
  * depth 1") and gives it back with one exchange; the slot keeps its last
- * holder, who alone may change it while a call is in flight. A slot held by
- * a live thread's call (another tid with the same residue, or a thread that
- * died inside a call) cannot be taken: that call's record goes to the
- * thread's task storage instead (inflight below), and inflight_spilled
- * counts such records in flight, so that while it is 0 nobody looks there.
+ * holder, who alone may change it while a call is in flight (a thread that
+ * exits or executes inside a call gives it back: inflight_drop). A slot
+ * held by another live thread's call (a tid with the same residue) cannot
+ * be taken: that call's record goes to the thread's task storage instead
+ * (inflight below), and inflight_spilled counts such records in flight, so
+ * that while it is 0 nobody looks there.
  * Task storage alone cost about 80 ns a lookup here (three a pair), the
  * slot a few.
  */
@@ -486,6 +487,32 @@ static __always_inline void inflight_end(struct inflight *in, __u32 tid)
 	/* an exchange, not a store: the slot's fields were read before another
 	 * thread can take it */
 	__sync_lock_test_and_set(&in->state, (__u64)tid << 32);
+}
+
+/*
+ * The thread leaves whatever allocator call it was in without returning:
+ * it exits (a process exits while its threads are in malloc), or it
+ * executes a program (a thread that is not the leader takes the leader's
+ * tid and start time, and would take with them the record of a call the
+ * leader died in). Its slot is given back, a record in task storage ended.
+ */
+static __always_inline void inflight_drop(struct task_struct *task, __u32 tid)
+{
+	struct inflight *in = inflight_slot(tid);
+	__u64 st;
+
+	if (in) {
+		st = *(volatile __u64 *)&in->state;
+		if (st >> 32 == tid && (st & MT_DEPTH_MASK))
+			__sync_val_compare_and_swap(&in->state, st, (__u64)tid << 32);
+	}
+	if (!inflight_spilled)
+		return;
+	in = bpf_task_storage_get(&inflight, task, NULL, 0);
+	if (in && (in->state & MT_DEPTH_MASK)) {
+		in->state = 0;
+		__sync_fetch_and_add(&inflight_spilled, -1);
+	}
 }
 
 /*

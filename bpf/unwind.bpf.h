@@ -211,11 +211,16 @@ static __always_inline int uw_rule_at(struct uw_state *st, __u32 tgid, __u64 loo
 		st->row = c->row;
 		return 0;
 	}
-	/* a list changed since the walk began has another gen: the rows
-	 * cached from it are never found under st->gen again */
 	p = bpf_map_lookup_elem(&uw_procs, &tgid);
 	if (!p)
 		return -1;
+	if (p->gen != st->gen) {
+		/* written anew since this CPU took its number (the counter not
+		 * yet bumped): its rows go under its own number, which a
+		 * forked child still on the old list never looks up */
+		st->gen = p->gen;
+		st->pgen = p->gen;
+	}
 	m = uw_find_map(st, p, look);
 	if (m < 0)
 		return -1;

@@ -259,8 +259,9 @@ struct mt_bpf_config {
 			      * MT_INFLIGHT_SLOTS - 1 */
 };
 
-/* Threads' in-flight records reached by tid (a power of two, above the
- * default pid_max); fewer only for tests (MEMTRACE_INFLIGHT_SLOTS). */
+/* Threads' in-flight records reached by tid modulo this (a power of two,
+ * above the kernel's default pid_max); fewer only for tests
+ * (MEMTRACE_INFLIGHT_SLOTS). */
 #define MT_INFLIGHT_SLOTS 65536
 
 #endif
