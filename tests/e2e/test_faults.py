@@ -252,6 +252,38 @@ def test_inflight_shared_slot(r):
                        "storage: the shared slot was never contended")
 
 
+def test_inflight_dead_holder(r):
+    """MEMTRACE_INFLIGHT_SLOTS=1, --comm deadinalloc (tests/e2e/deadinalloc.c, an allocator of
+    its own): a thread that stays inside malloc holds the one slot, so the main thread's 10
+    pairs keep their records in task storage; the process exits with the thread still inside,
+    and the next process's 5000 pairs must find the slot given back (the exit tracepoint), not
+    held by a dead thread: then all 5000 would go to task storage too."""
+    prog = os.path.join(r.build, "tests", "deadinalloc")
+    daemon = r.start_daemon("--comm", "deadinalloc", env={"MEMTRACE_INFLIGHT_SLOTS": "1"})
+    for args, tag in ((["block"], "dead-block"), (["calls", "5000"], "dead-calls")):
+        p = r.spawn([prog, *args], "target", f"{tag}.out")
+        rc = r.wait_exit(p, f"deadinalloc {args[0]}")
+        if rc != 0:
+            raise Fail(f"deadinalloc {' '.join(args)} exited {rc}")
+    end = deadline_after()
+    while number(r.ctl_json("stats", "--json"), "allocations", "stats") < 5010:
+        if time.monotonic() > end:
+            raise Fail("the daemon did not count deadinalloc's 5010 allocations")
+        time.sleep(POLL)
+    stop_daemon_clean(r, daemon)
+    with r.part("slot_given_back"):
+        with open(r.daemon_logs[0], errors="replace") as f:
+            log = f.read()
+        m = re.search(r"(\d+) allocator calls kept their in-flight record in task storage", log)
+        spills = int(m.group(1)) if m else 0
+        if spills < 10:
+            raise Fail(f"{spills} calls went to task storage: the main thread's 10 pairs, "
+                       f"while the other thread held the one slot, should have")
+        if spills >= 1000:
+            raise Fail(f"{spills} calls went to task storage: the slot stayed held by the "
+                       f"thread that died inside malloc")
+
+
 # ---- losses are counted exactly --------------------------------------------------------------
 
 def test_ringbuf_overflow(r):
@@ -717,6 +749,7 @@ TESTS = [
     ("faults_target_killed", test_target_killed),
     ("faults_target_exec", test_target_exec),
     ("faults_inflight_shared_slot", test_inflight_shared_slot),
+    ("faults_inflight_dead_holder", test_inflight_dead_holder),
     ("faults_ringbuf_overflow", test_ringbuf_overflow),
     ("faults_max_live_blocks", test_max_live_blocks),
     ("faults_max_stacks", test_max_stacks),
