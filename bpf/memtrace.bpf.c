@@ -254,6 +254,8 @@ struct known_stack {
 };
 
 struct scratch {
+	__u32 busy; /* taken by an event being built (scratch_take) */
+	__u32 set;  /* its number */
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
 	struct stack_id_entry entry; /* a stack being registered */
@@ -306,12 +308,50 @@ struct {
 	__type(value, __u64);
 } mmap_pending SEC(".maps");
 
+/*
+ * Per CPU, MT_SCRATCH_SETS of them, with the walkers' per-CPU state
+ * (uw_state, pywalk) in as many sets. A uprobe program runs with migration
+ * disabled, not preemption: on a fully preemptible kernel another task on
+ * the same CPU can run our programs while one is building its event. Each
+ * event takes a set with one exchange and gives it back when written; one
+ * preempted in the middle leaves the next set to the task that preempted
+ * it, and an event that finds every set taken is counted lost, never built
+ * in a set another is using.
+ */
+#define MT_SCRATCH_SETS 2
+
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MT_SCRATCH_SETS);
 	__type(key, __u32);
 	__type(value, struct scratch);
 } scratch SEC(".maps");
+
+static __always_inline struct scratch *scratch_take(__u32 *set)
+{
+	struct scratch *sc;
+	__u32 i = 0;
+
+	sc = bpf_map_lookup_elem(&scratch, &i);
+	if (!sc)
+		return NULL;
+	if (__sync_lock_test_and_set(&sc->busy, 1)) {
+		i = 1;
+		sc = bpf_map_lookup_elem(&scratch, &i);
+		if (!sc || __sync_lock_test_and_set(&sc->busy, 1))
+			return NULL;
+	}
+	/* the number read back from the set itself, which the verifier does
+	 * not know: both sets are then one path to check, not two */
+	sc->set = i;
+	*set = *(volatile __u32 *)&sc->set & (MT_SCRATCH_SETS - 1);
+	return sc;
+}
+
+static __always_inline void scratch_give(struct scratch *sc)
+{
+	*(volatile __u32 *)&sc->busy = 0;
+}
 
 /* Nonzero once any event was lost (MT_EVF_LOSSES in every later event). */
 volatile __u32 events_lost_once;
@@ -320,8 +360,8 @@ static __always_inline void count_lost(__u32 slot)
 {
 	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
 
-	if (n)
-		*n += 1;
+	if (n) /* per CPU, but a preempting task may count too */
+		__sync_fetch_and_add(n, 1);
 	events_lost_once = 1;
 }
 
@@ -620,22 +660,19 @@ full:
  * saved user registers in a syscall tracepoint; ctx is the program's context
  * (for bpf_get_stack).
  */
-static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kind, __u8 func,
-				       __u64 addr, __u64 old, __u64 size)
+static __always_inline void emit_alloc_in(struct scratch *sc, __u32 set, void *ctx,
+					  struct pt_regs *regs, __u8 kind, __u8 func, __u64 addr,
+					  __u64 old, __u64 size)
 {
 	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, zero = 0, tgid = id >> 32, npy, nat;
+	__u32 tid = (__u32)id, tgid = id >> 32, npy, nat;
 	const struct mt_py_config *pc;
-	struct scratch *sc;
 	struct mt_event *ev;
 	__u64 flags;
 	__u32 depth;
 	long len;
 	__u8 end;
 
-	sc = bpf_map_lookup_elem(&scratch, &zero);
-	if (!sc)
-		return;
 	ev = (struct mt_event *)sc->words;
 	len = 0;
 	end = MT_STACK_NONE;
@@ -651,7 +688,8 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
 			end = MT_STACK_KERNEL;
 		} else if (cfg.stack_walker == MT_WALK_DWARF &&
-			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end, tgid)) >= 0) {
+			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end, tgid, set)) >=
+			       0) {
 			len *= sizeof(__u64);
 		} else {
 			/* fp, or a process without unwind tables (yet) */
@@ -669,7 +707,7 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 			nat = len / sizeof(__u64);
 			if (nat > MT_MAX_FRAMES)
 				nat = MT_MAX_FRAMES;
-			npy = walk_python(pc, ev->frames + nat);
+			npy = walk_python(pc, ev->frames + nat, set);
 		}
 	}
 	ev->kind = kind;
@@ -695,6 +733,21 @@ static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kin
 		npy = MT_MAX_PYFRAMES;
 	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
 		count_lost(kind);
+}
+
+static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kind, __u8 func,
+				       __u64 addr, __u64 old, __u64 size)
+{
+	struct scratch *sc;
+	__u32 set = 0;
+
+	sc = scratch_take(&set);
+	if (!sc) {
+		count_lost(kind);
+		return;
+	}
+	emit_alloc_in(sc, set, ctx, regs, kind, func, addr, old, size);
+	scratch_give(sc);
 }
 
 /*

@@ -35,15 +35,15 @@ struct py_walk {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MT_SCRATCH_SETS); /* one a scratch set (memtrace.bpf.c) */
 	__type(key, __u32);
 	__type(value, struct py_walk);
 } pywalk SEC(".maps");
 
+/* arg: the scratch set's number, which is the walk's */
 static long py_thread_step(__u64 i, void *arg)
 {
-	__u32 zero = 0;
-	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, arg);
 
 	if (!w || !w->ts)
 		return 1;
@@ -57,9 +57,9 @@ static long py_thread_step(__u64 i, void *arg)
 
 static long py_frame_step(__u64 i, void *arg)
 {
-	__u32 zero = 0, n;
-	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, arg);
 	__u64 code, instr, first, idx, frame;
+	__u32 n;
 	__u8 owner = 0;
 
 	if (!w)
@@ -97,11 +97,11 @@ static long py_frame_step(__u64 i, void *arg)
 }
 
 /* Python frame words into out[0..MT_MAX_PYFRAMES); returns how many. */
-static __always_inline __u32 walk_python(const struct mt_py_config *pc, __u64 *out)
+static __always_inline __u32 walk_python(const struct mt_py_config *pc, __u64 *out, __u32 set)
 {
 	struct task_struct *task = bpf_get_current_task_btf();
-	__u32 zero = 0, n;
-	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &zero);
+	struct py_walk *w = bpf_map_lookup_elem(&pywalk, &set);
+	__u32 n;
 	__u64 ts;
 
 	if (!w)
@@ -114,13 +114,13 @@ static __always_inline __u32 walk_python(const struct mt_py_config *pc, __u64 *o
 	if (!ts)
 		return 0;
 	w->ts = read_ptr(ts + pc->interp_threads_head);
-	bpf_loop(MT_PY_MAX_THREADS, py_thread_step, NULL, 0);
+	bpf_loop(MT_PY_MAX_THREADS, py_thread_step, &set, 0);
 	if (!w->found)
 		return 0;
 	w->frame = read_ptr(w->ts + pc->tstate_frame);
 	if (w->frame && pc->cframe_current != ~0u)
 		w->frame = read_ptr(w->frame + pc->cframe_current);
-	bpf_loop(2 * MT_MAX_PYFRAMES, py_frame_step, NULL, 0);
+	bpf_loop(2 * MT_MAX_PYFRAMES, py_frame_step, &set, 0);
 	n = w->n;
 	if (n > MT_MAX_PYFRAMES)
 		n = MT_MAX_PYFRAMES;

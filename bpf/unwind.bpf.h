@@ -94,7 +94,7 @@ struct uw_state {
 
 struct {
 	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
-	__uint(max_entries, 1);
+	__uint(max_entries, MT_SCRATCH_SETS); /* one a scratch set (memtrace.bpf.c) */
 	__type(key, __u32);
 	__type(value, struct uw_state);
 } uw_state SEC(".maps");
@@ -375,14 +375,13 @@ truncated:
  * caller takes the frame-pointer walk).
  */
 static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *win, __u64 *frames,
-				   __u32 depth, __u8 *end, __u32 tgid)
+				   __u32 depth, __u8 *end, __u32 tgid, __u32 set)
 {
-	__u32 zero = 0;
 	const struct mt_unwind_proc *p;
 	struct uw_ctx c;
 	__u64 changed;
 
-	c.st = bpf_map_lookup_elem(&uw_state, &zero);
+	c.st = bpf_map_lookup_elem(&uw_state, &set);
 	if (!c.st)
 		return -1;
 	c.tgid = tgid;
