@@ -255,7 +255,7 @@ struct mt_bpf_config {
 	__u32 hold_exec;     /* stop a target at its exec until resolved (the
 			      * daemon can continue it: CAP_KILL) */
 	__u32 stack_ids;     /* send known stacks as ids (MT_SF_ID) */
-	__u32 inflight_mask; /* in-flight slots - 1 (bpf/memtrace.bpf.c), at most
+	__u32 inflight_mask; /* in-flight slots - 1 (bpf/inflight.bpf.h), at most
 			      * MT_INFLIGHT_SLOTS - 1 */
 };
 
