@@ -520,6 +520,11 @@ int elfmod_fd(const struct elf_module *m)
 	return m->fd;
 }
 
+Elf *elfmod_libelf(const struct elf_module *m)
+{
+	return m->elf;
+}
+
 /*
  * Modules opened by path and shared while the event loop's step lasts
  * (elfmod_open_shared): the allocator's search, CPython's note and frames
@@ -726,6 +731,17 @@ int elfmod_segment_of(const struct elf_module *m, uint64_t vaddr, uint64_t *seg_
 		}
 	}
 	return -1;
+}
+
+int elfmod_segment(const struct elf_module *m, size_t i, uint64_t *seg_vaddr, uint64_t *seg_offset,
+		   uint64_t *seg_filesz)
+{
+	if (i >= m->nsegments)
+		return -1;
+	*seg_vaddr = m->segments[i].vaddr;
+	*seg_offset = m->segments[i].offset;
+	*seg_filesz = m->segments[i].filesz;
+	return 0;
 }
 
 int elfmod_offset_to_vaddr(const struct elf_module *m, uint64_t off, uint64_t *vaddr)

@@ -53,6 +53,9 @@ void elfmod_release_file(struct elf_module *m);
 
 /* The module's descriptor (for libdw, which reads on its own), or -1. */
 int elfmod_fd(const struct elf_module *m);
+/* Its libelf handle (for libdw's call frame information), or NULL once let go. */
+struct Elf;
+struct Elf *elfmod_libelf(const struct elf_module *m);
 
 /* A function symbol from elsewhere (a separate debug file as libdwfl reads it). */
 struct elfmod_symbol {
@@ -99,6 +102,9 @@ int elfmod_dynamic_value(struct elf_module *m, const char *name, uint64_t *value
 /* Convert through the PT_LOAD segments' file images. 0, or -1 if outside. */
 int elfmod_vaddr_to_offset(const struct elf_module *m, uint64_t vaddr, uint64_t *off);
 int elfmod_offset_to_vaddr(const struct elf_module *m, uint64_t off, uint64_t *vaddr);
+/* The i-th PT_LOAD segment (in file order): 0, or -1 past the last. */
+int elfmod_segment(const struct elf_module *m, size_t i, uint64_t *seg_vaddr, uint64_t *seg_offset,
+		   uint64_t *seg_filesz);
 /* The PT_LOAD segment holding vaddr: its address, file offset and file size. */
 int elfmod_segment_of(const struct elf_module *m, uint64_t vaddr, uint64_t *seg_vaddr,
 		      uint64_t *seg_offset, uint64_t *seg_filesz);

@@ -11,9 +11,12 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define DELETED_SUFFIX " (deleted)"
@@ -293,6 +296,38 @@ const struct map_entry *procmaps_find(const struct proc_maps *m, uint64_t addr)
 int procmaps_is_file(const struct map_entry *e)
 {
 	return e->path && e->path[0] == '/' && e->inode != 0;
+}
+
+int procmaps_open_file(int pid, const struct map_entry *e, char *why, size_t whylen)
+{
+	snprintf(why, whylen, "no way to open it");
+	for (int i = 0; i < 3; i++) {
+		char path[PATH_MAX + 64];
+		struct stat st;
+		int fd;
+
+		if (i == 0)
+			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
+				 e->start, e->end);
+		else if (e->deleted || !e->path)
+			break;
+		else if (i == 1)
+			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
+		else
+			snprintf(path, sizeof(path), "%s", e->path);
+		/* O_NONBLOCK: a FIFO or device at the path must not hang the loop */
+		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+		if (fd < 0) {
+			if (i == 0)
+				snprintf(why, whylen, "cannot open: %s", strerror(errno));
+			continue;
+		}
+		if (!fstat(fd, &st) && st.st_ino == e->inode)
+			return fd;
+		close(fd);
+		snprintf(why, whylen, "the file was replaced");
+	}
+	return -1;
 }
 
 void procmaps_free(struct proc_maps *m)

@@ -52,6 +52,16 @@ const struct map_entry *procmaps_find(const struct proc_maps *m, uint64_t addr);
 /* A mapping of a file on disk (not anonymous, not "[heap]" or "[vdso]"). */
 int procmaps_is_file(const struct map_entry *e);
 
+/*
+ * Open the file of mapping e as pid sees it: /proc/PID/map_files (a file
+ * deleted or replaced on disk, another mount namespace; needs privilege),
+ * then the path under the process's root, then the path itself. A
+ * candidate whose inode is not the mapped one is another file now at that
+ * path: skipped. A read-only descriptor, or -1 with a one-line reason
+ * (without the path) in why.
+ */
+int procmaps_open_file(int pid, const struct map_entry *e, char *why, size_t whylen);
+
 void procmaps_free(struct proc_maps *m);
 
 #endif

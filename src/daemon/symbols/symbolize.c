@@ -16,14 +16,11 @@
 #include "daemon/symbols/symcache.h"
 #include "common/search.h"
 
-#include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* The C++ ABI's demangler, from libstdc++ (declared here to keep this file C). */
@@ -394,56 +391,24 @@ static size_t module_index(const struct symbolizer *s, uint32_t major, uint32_t 
 	return lo;
 }
 
-/*
- * Open the file of mapping e as pid sees it: map_files works for deleted
- * files and other mount namespaces (but needs privilege), then the path
- * under the process's root, then the path itself. A candidate whose inode
- * is not the mapped one is some other file now at that path: skipped.
- */
+/* Read the file of mapping e as pid sees it (procmaps_open_file), or say why not. */
 static void module_open(struct module *mod, int pid, const struct map_entry *e)
 {
-	char reason[256] = "no way to open it";
-	int i, have_elf_reason = 0;
+	char reason[256];
+	int fd = procmaps_open_file(pid, e, reason, sizeof(reason));
 
-	for (i = 0; i < 3 && !mod->elf; i++) {
-		struct buf path = {0};
-		struct stat st;
-		int fd;
-
-		if (i == 0)
-			buf_printf(&path, "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid, e->start,
-				   e->end);
-		else if (e->deleted)
-			break;
-		else if (i == 1)
-			buf_printf(&path, "/proc/%d/root%s", pid, e->path);
-		else
-			buf_printf(&path, "%s", e->path);
-		fd = open((const char *)path.data, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		buf_free(&path);
-		if (fd < 0) {
-			if (!have_elf_reason)
-				snprintf(reason, sizeof(reason), "cannot open: %s",
-					 strerror(errno));
-			continue;
-		}
-		if (fstat(fd, &st) || st.st_ino != e->inode) {
-			if (!have_elf_reason)
-				snprintf(reason, sizeof(reason), "the file was replaced");
-		} else {
-			mod->elf = elfmod_open_fd(fd, e->path, reason, sizeof(reason));
-			have_elf_reason = 1;
-			if (mod->elf) {
-				/* libdwfl reads on its own from the module's file; the
-				 * module keeps what it read, not the file */
-				mod->lines = dwarf_lines_open(elfmod_fd(mod->elf), e->path);
-				elfmod_release_file(mod->elf);
-			}
-		}
+	if (fd >= 0) {
+		mod->elf = elfmod_open_fd(fd, e->path, reason, sizeof(reason));
 		close(fd);
 	}
-	if (!mod->elf)
+	if (!mod->elf) {
 		mod->error = xstrdup(reason);
+		return;
+	}
+	/* libdwfl reads on its own from the module's file; the module keeps
+	 * what it read, not the file */
+	mod->lines = dwarf_lines_open(elfmod_fd(mod->elf), e->path);
+	elfmod_release_file(mod->elf);
 }
 
 /* The module of entry idx of p's maps, opening and caching it if needed. */

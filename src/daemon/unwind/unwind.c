@@ -9,19 +9,19 @@
 #include "daemon/unwind/unwind.h"
 #include "daemon/unwind/unwind_pool.h"
 #include "daemon/unwind/unwind_table.h"
+#include "daemon/elf/elfmod.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/procmaps.h"
+#include "daemon/symbols/dwarfline.h"
 #include "common/util.h"
 #include "memtrace/event.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <gelf.h>
+#include <elfutils/libdw.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <unistd.h>
 #include <bpf/bpf.h>
@@ -89,121 +89,41 @@ struct unwinder *unwind_new(struct memtrace_bpf *skel, uint64_t max_bytes)
 
 /* ---- modules ------------------------------------------------------------- */
 
-static void read_elf_facts(Elf *elf, struct module *m)
+/* The module's segments and build-id, from the file elfmod read. */
+static void read_elf_facts(const struct elf_module *em, struct module *m)
 {
-	size_t phnum;
+	const char *id = elfmod_build_id(em);
 
-	if (elf_getphdrnum(elf, &phnum))
-		return;
-	for (size_t i = 0; i < phnum; i++) {
-		GElf_Phdr ph;
+	while (m->nsegs < MAX_SEGMENTS) {
+		struct segment *sg = &m->segs[m->nsegs];
 
-		if (!gelf_getphdr(elf, (int)i, &ph))
-			continue;
-		if (ph.p_type == PT_LOAD && m->nsegs < MAX_SEGMENTS) {
-			m->segs[m->nsegs].vaddr = ph.p_vaddr;
-			m->segs[m->nsegs].offset = ph.p_offset;
-			m->segs[m->nsegs++].filesz = ph.p_filesz;
-		} else if (ph.p_type == PT_NOTE && !m->build_id) {
-			Elf_Data *d = elf_getdata_rawchunk(elf, (int64_t)ph.p_offset, ph.p_filesz,
-							   ELF_T_NHDR);
-			size_t off = 0, name_off, desc_off;
-			GElf_Nhdr nh;
-
-			while (d && (off = gelf_getnote(d, off, &nh, &name_off, &desc_off)) > 0) {
-				if (nh.n_type != NT_GNU_BUILD_ID || nh.n_namesz != 4 ||
-				    memcmp((char *)d->d_buf + name_off, "GNU", 4) || !nh.n_descsz ||
-				    nh.n_descsz > 64)
-					continue;
-				m->build_id = xmalloc(2 * nh.n_descsz + 1);
-				for (size_t k = 0; k < nh.n_descsz; k++)
-					snprintf(m->build_id + 2 * k, 3, "%02x",
-						 ((uint8_t *)d->d_buf)[desc_off + k]);
-				break;
-			}
-		}
-	}
-}
-
-/* The .gnu_debuglink name of elf, or NULL. */
-static const char *debuglink(Elf *elf)
-{
-	size_t shstrndx;
-	Elf_Scn *scn = NULL;
-
-	if (elf_getshdrstrndx(elf, &shstrndx))
-		return NULL;
-	while ((scn = elf_nextscn(elf, scn))) {
-		GElf_Shdr sh;
-		const char *n;
-		Elf_Data *d;
-
-		if (!gelf_getshdr(scn, &sh))
-			continue;
-		n = elf_strptr(elf, shstrndx, sh.sh_name);
-		if (!n || strcmp(n, ".gnu_debuglink"))
-			continue;
-		d = elf_getdata(scn, NULL);
-		if (d && d->d_size > 4 && memchr(d->d_buf, 0, d->d_size - 4))
-			return d->d_buf;
-	}
-	return NULL;
-}
-
-/* A separate debug file for m (build-id, then debuglink), opened, or -1. */
-static int open_debug_file(Elf *elf, const struct module *m)
-{
-	char path[4096], dir[4096];
-	const char *link = debuglink(elf), *slash;
-	int fd;
-
-	if (m->build_id && strlen(m->build_id) > 2) {
-		snprintf(path, sizeof(path), "/usr/lib/debug/.build-id/%.2s/%s.debug", m->build_id,
-			 m->build_id + 2);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-	}
-	if (!link || strchr(link, '/'))
-		return -1;
-	slash = strrchr(m->path, '/');
-	snprintf(dir, sizeof(dir), "%.*s", slash ? (int)(slash - m->path) : 0, m->path);
-	for (int i = 0; i < 3; i++) {
-		static const char *const fmt[] = {"%s/%s", "%s/.debug/%s", "/usr/lib/debug%s/%s"};
-
-		snprintf(path, sizeof(path), fmt[i], dir, link);
-		fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0)
-			return fd;
-	}
-	return -1;
-}
-
-static int open_mapped(int pid, const struct map_entry *e)
-{
-	char path[4200];
-	struct stat st;
-
-	for (int i = 0; i < 3; i++) {
-		int fd;
-
-		if (i == 0)
-			snprintf(path, sizeof(path), "/proc/%d/map_files/%" PRIx64 "-%" PRIx64, pid,
-				 e->start, e->end);
-		else if (e->deleted)
+		if (elfmod_segment(em, (size_t)m->nsegs, &sg->vaddr, &sg->offset, &sg->filesz))
 			break;
-		else if (i == 1)
-			snprintf(path, sizeof(path), "/proc/%d/root%s", pid, e->path);
-		else
-			snprintf(path, sizeof(path), "%s", e->path);
-		fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-		if (fd < 0)
-			continue;
-		if (!fstat(fd, &st) && st.st_ino == e->inode)
-			return fd;
-		close(fd);
+		m->nsegs++;
 	}
-	return -1;
+	m->build_id = id ? xstrdup(id) : NULL;
+}
+
+/*
+ * The table of a file whose own sections have no call frame information,
+ * from .debug_frame in its separate debug file: libdwfl finds that file
+ * (build-id under /usr/lib/debug, then .gnu_debuglink beside the file, in
+ * its .debug/ and under /usr/lib/debug, the link's checksum verified), as
+ * it does to name lines.
+ */
+static int build_from_debug_file(struct elf_module *em, const char *path, struct unwind_table *t,
+				 char *err, size_t errlen)
+{
+	struct dwarf_lines *dl = dwarf_lines_open(elfmod_fd(em), path);
+	uint64_t bias;
+	Dwarf *dw = dl ? dwarf_lines_dwarf(dl, &bias) : NULL;
+	Elf *debug = dw ? dwarf_getelf(dw) : NULL;
+	int rc = -1;
+
+	if (debug && debug != elfmod_libelf(em))
+		rc = unwind_table_build(elfmod_libelf(em), debug, t, err, errlen);
+	dwarf_lines_close(dl);
+	return rc;
 }
 
 static void module_free(struct module *m)
@@ -217,51 +137,41 @@ static void module_free(struct module *m)
 static struct module *module_make(struct unwinder *u, int pid, const struct map_entry *e)
 {
 	struct module *m = xcalloc(1, sizeof(*m));
+	struct elf_module *em = NULL;
 	struct unwind_table t;
 	char err[256];
 	uint64_t t0 = time_monotonic_ns();
-	int fd, dfd = -1, rc;
-	Elf *elf;
+	int fd, rc;
 
 	m->dev = makedev(e->dev_major, e->dev_minor);
 	m->ino = e->inode;
 	m->path = xstrdup(e->path);
 	m->state = MOD_NONE;
-	fd = open_mapped(pid, e);
-	if (fd < 0) {
-		log_msg("unwind: %s: cannot open it: frame pointers there", e->path);
+	fd = procmaps_open_file(pid, e, err, sizeof(err));
+	if (fd >= 0) {
+		em = elfmod_open_fd(fd, e->path, err, sizeof(err));
+		close(fd);
+	}
+	if (!em) {
+		log_msg("unwind: %s: %s: frame pointers there", e->path, err);
 		return m;
 	}
-	elf_version(EV_CURRENT);
-	elf = elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	if (elf) {
-		read_elf_facts(elf, m);
-		/* the same file under another name (a container's copy): one table */
-		for (size_t i = 0; m->build_id && i < u->nmods; i++) {
-			struct module *o = u->mods[i];
+	read_elf_facts(em, m);
+	/* the same file under another name (a container's copy): one table */
+	for (size_t i = 0; m->build_id && i < u->nmods; i++) {
+		struct module *o = u->mods[i];
 
-			if (o->build_id && !strcmp(o->build_id, m->build_id) &&
-			    o->state == MOD_LOADED) {
-				elf_end(elf);
-				close(fd);
-				m->state = -1; /* the caller shares o */
-				m->id = (uint32_t)i;
-				return m;
-			}
+		if (o->build_id && !strcmp(o->build_id, m->build_id) && o->state == MOD_LOADED) {
+			elfmod_close(em);
+			m->state = -1; /* the caller shares o */
+			m->id = (uint32_t)i;
+			return m;
 		}
 	}
-	rc = unwind_table_build(elf, NULL, &t, err, sizeof(err));
-	if (rc && elf && (dfd = open_debug_file(elf, m)) >= 0) {
-		Elf *debug = elf_begin(dfd, ELF_C_READ_MMAP, NULL);
-
-		rc = unwind_table_build(elf, debug, &t, err, sizeof(err));
-		if (debug)
-			elf_end(debug);
-		close(dfd);
-	}
-	if (elf)
-		elf_end(elf);
-	close(fd);
+	rc = unwind_table_build(elfmod_libelf(em), NULL, &t, err, sizeof(err));
+	if (rc)
+		rc = build_from_debug_file(em, e->path, &t, err, sizeof(err)) ? rc : 0;
+	elfmod_close(em);
 	u->build_ns += time_monotonic_ns() - t0;
 	if (rc) {
 		log_msg("unwind: %s: %s: frame pointers there", e->path, err);
