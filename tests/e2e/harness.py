@@ -19,6 +19,7 @@ import time
 
 TIMEOUT = 30.0  # seconds: the bound on every wait
 POLL = 0.05
+PROBE_CLOSE_S = 0.3  # seconds: the bound on the kernel's closing of one uprobe (kill_daemon)
 HERE = os.path.dirname(os.path.abspath(__file__))
 PATTERN_SRC = os.path.join(HERE, "pattern.c")
 STATIC_SRC = os.path.join(HERE, "static_nomalloc.c")
@@ -170,6 +171,26 @@ class Run:
             if time.monotonic() > end:
                 raise Fail(f"memtraced did not answer on its socket within {TIMEOUT:.0f} s")
             time.sleep(POLL)
+
+    def daemon_exit_budget(self):
+        """Seconds the last daemon may take to exit. The kernel closes each of its
+        uprobes after a grace period, one probe after another (under its trace event
+        mutex; closing them from several threads gains nothing): about 0.1 s a probe
+        here, so a daemon that held hundreds of probes takes tens of seconds to go,
+        SIGKILL or not. Sized by the probes its log says it attached (an upper bound:
+        some may be closed already)."""
+        probes = 0
+        with open(self.daemon_logs[-1], errors="replace") as f:
+            for line in f:
+                m = re.search(r": (\d+) probes[ ,]", line)
+                if m and line.startswith("memtraced: "):
+                    probes += int(m.group(1))
+        return max(TIMEOUT, PROBE_CLOSE_S * probes)
+
+    def kill_daemon(self, daemon, what="memtraced after SIGKILL"):
+        """SIGKILL daemon (the last one started) and wait for it to go."""
+        daemon.kill()
+        return self.wait_exit(daemon, what, self.daemon_exit_budget())
 
     def wait_exit(self, proc, what, seconds=TIMEOUT):
         try:

@@ -79,7 +79,7 @@ def stop_daemon_clean(r, daemon):
     """SIGTERM: exit 0 (under ASan, a leak or a sanitizer report makes it non-zero)."""
     with r.part("clean_exit"):
         daemon.send_signal(signal.SIGTERM)
-        rc = r.wait_exit(daemon, "memtraced after SIGTERM")
+        rc = r.wait_exit(daemon, "memtraced after SIGTERM", r.daemon_exit_budget())
         if rc != 0:
             raise Fail(f"memtraced exited {rc} on SIGTERM, expected 0 (see its log)")
 

@@ -497,8 +497,7 @@ def test_postgres(r):
                 if not names & {"PostgresMain", "exec_simple_query"}:
                     raise Fail(f"backend {backends[0]['pid']}: no stack through PostgresMain "
                                f"or exec_simple_query in {len(entries)} entries")
-                daemon.kill()  # mid-load
-                r.wait_exit(daemon, "memtraced after SIGKILL")
+                r.kill_daemon(daemon)  # mid-load
                 out, _ = bench.communicate(timeout=60)
             finally:
                 if bench.poll() is None:
