@@ -250,10 +250,12 @@ def test_attach_replaced_libc(r):
 
 
 def test_thread_exit(r):
-    """memtraced -- threadexit: 100 threads each free 64 blocks, and glibc frees the chunks
+    """memtraced -- threadexit: 101 threads each free 64 blocks, and glibc frees the chunks
     each one's cache still holds again as it exits. Those second frees are nothing: the
-    site's counts are exact and unknown_frees stays at most one per thread (the cache's own
-    block, which glibc allocates without malloc), where it was about 56 per thread."""
+    site's counts are exact and unknown_frees stays at a few (the caches' own blocks, which
+    glibc allocates without malloc), where it was about 56 per thread. The last
+    thread exits after 80 000 other addresses were freed, more than the daemon remembered
+    before (65 536: node's threads found it so)."""
     binary = os.path.join(r.build, "tests", "threadexit")
     daemon = r.start_daemon("--", binary, tag="memtraced-threadexit", wait=False)
     r.wait_daemon(daemon, r.sock)
@@ -269,11 +271,20 @@ def test_thread_exit(r):
         if got != want:
             raise Fail(f"site_churn: allocations, frees, bytes allocated and freed {got}, "
                        f"expected {want}")
+        spread = [e for e in r.report("--top", "0", "--sort", "count")
+                  if frame0_function(e) == "site_spread"]
+        got = tuple(sum(number(e, k, "entry") for e in spread) for k in ("allocations", "frees"))
+        if got != (expect["spread"], expect["spread"]):
+            raise Fail(f"site_spread: allocations and frees {got}, expected {expect['spread']}")
     with r.part("unknown_frees"):
         stats = r.ctl_json("stats", "--json")
         if number(stats, "events_lost", "stats"):
             raise Fail(f"events_lost {stats['events_lost']}")
-        if number(stats, "unknown_frees", "stats") > expect["threads"]:
+        # each thread's cache block is allocated without malloc, so its free is unknown,
+        # but only the first time its address is freed: the sequential threads' blocks
+        # take the same place (2 in all here; 58 when the lingering thread's chunks had
+        # been forgotten behind the spread's addresses)
+        if number(stats, "unknown_frees", "stats") > 5:
             raise Fail(f"unknown_frees {stats['unknown_frees']} for {expect['threads']} "
                        f"threads: the second frees of glibc's thread caches were counted")
 

@@ -81,7 +81,9 @@ struct tracker_target {
 	int refrees; /* its allocator frees some addresses twice (glibc): keep freed */
 };
 
-#define TRACKER_FREED_MAX (1u << 16)
+/* chunks in a thread's cache may have been freed long before (node frees 128 000 addresses
+ * it never allocates again): 24 MiB of table at the bound */
+#define TRACKER_FREED_MAX (1u << 20)
 
 /* Keys of retired generations: above any pid (pid_max is at most 2^22). */
 #define TRACKER_RETIRED 0x80000000u
