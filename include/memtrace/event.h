@@ -197,6 +197,8 @@ enum mt_stack_walker {
 	MT_WALK_KERNEL = 1, /* bpf_get_stack(BPF_F_USER_STACK) */
 	MT_WALK_DWARF = 2,  /* call frame information (unwind tables), frame pointers
 			     * where a module has none (bpf/unwind.bpf.h) */
+	MT_WALK_CALLER = 3, /* the call site alone: no walk (the last fallback when a
+			     * kernel's verifier refuses both walkers) */
 };
 
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
