@@ -118,78 +118,6 @@ static __always_inline int win_read(struct stack_window *w, __u64 addr, __u64 *o
 }
 
 /*
- * Known stacks sent as an id (include/memtrace/event.h, MT_SF_ID). The
- * frames registered under each hash of (tgid, frames) are kept in stack_ids; an event whose walked
- * frames are equal to the stored ones, word for word, carries only the hash. An entry is inserted
- * once and never changed or deleted while the programs are loaded, so an id
- * always names the frames its one registration carried; and the event that
- * registers it is reserved in the ring buffer before the entry is inserted,
- * so that it precedes, in the buffer's order, every event that can find the
- * entry. A stack that cannot be registered (the map is full, another stack
- * has the same hash, another CPU registered it first) travels in full.
- */
-
-struct stack_id_entry {
-	__u32 tgid;
-	__u32 nframes;
-	__u64 frames[MT_ID_FRAMES];
-};
-
-struct {
-	__uint(type, BPF_MAP_TYPE_HASH);
-	__uint(map_flags, BPF_F_NO_PREALLOC); /* an element is allocated when a stack registers */
-	__uint(max_entries, MT_STACK_IDS);
-	__type(key, __u64);
-	__type(value, struct stack_id_entry);
-} stack_ids SEC(".maps");
-
-/* The id of a stack: a hash of all of it, never 0. */
-static __always_inline __u64 stack_hash(__u32 tgid, const __u64 *frames, __u32 n)
-{
-	__u64 h = ((__u64)tgid << 32 | n) * 0x9e3779b97f4a7c15ull;
-
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h ? h : 1;
-}
-
-/* Does e hold exactly this stack? */
-static __always_inline int stack_entry_is(const struct stack_id_entry *e, __u32 tgid,
-					  const __u64 *frames, __u32 n)
-{
-	if (e->tgid != tgid || e->nframes != n)
-		return 0;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		if (e->frames[i] != frames[i])
-			return 0;
-	}
-	return 1;
-}
-
-static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgid,
-					     const __u64 *frames, __u32 n)
-{
-	e->tgid = tgid;
-	e->nframes = n;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		e->frames[i] = frames[i];
-	}
-}
-
-/* An event with room for the deepest stack, built here before the copy, and
- * the window its walk reads the user stack through. */
-/*
  * Stacks this CPU found in stack_ids (or registered there) lately, by hash,
  * direct-mapped: an entry of stack_ids never changes while the programs are
  * loaded, so a copy of one names its id as surely as the map does, and a
@@ -197,14 +125,26 @@ static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgi
  */
 #define MT_KNOWN_SLOTS 16 /* a power of two */
 
+struct stack_id_entry {
+	__u32 tgid;
+	__u32 nframes;
+	__u64 frames[MT_ID_FRAMES];
+};
+
 struct known_stack {
 	__u64 id; /* 0: empty (no stack hashes to 0) */
 	struct stack_id_entry e;
 };
 
+/*
+ * An allocation's event while its stages build it (bpf/stages.bpf.h): the
+ * record with room for the deepest stack, the user registers its walk
+ * starts from, and the window the walk reads the user stack through.
+ */
 struct scratch {
-	__u32 busy; /* taken by an event being built (scratch_take) */
+	__u32 busy; /* the thread building an event here (scratch_take); 0: free */
 	__u32 set;  /* its number */
+	__u64 ip, sp, bp; /* the user registers at the allocator's return */
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
 	struct stack_id_entry entry; /* a stack being registered */
@@ -276,7 +216,13 @@ struct {
 	__type(value, struct scratch);
 } scratch SEC(".maps");
 
-static __always_inline struct scratch *scratch_take(__u32 *set)
+/*
+ * A set for tid's event: the first free one, marked with the thread's id,
+ * which the later stages find it by (scratch_find). The stages of one event
+ * run on one CPU (one program run: migration is disabled), and a thread
+ * runs one allocator probe at a time, so the mark names one set.
+ */
+static __always_inline struct scratch *scratch_take(__u32 tid)
 {
 	struct scratch *sc;
 	__u32 i = 0;
@@ -284,15 +230,33 @@ static __always_inline struct scratch *scratch_take(__u32 *set)
 	sc = bpf_map_lookup_elem(&scratch, &i);
 	if (!sc)
 		return NULL;
-	if (__sync_lock_test_and_set(&sc->busy, 1)) {
+	if (__sync_val_compare_and_swap(&sc->busy, 0, tid)) {
 		i = 1;
 		sc = bpf_map_lookup_elem(&scratch, &i);
-		if (!sc || __sync_lock_test_and_set(&sc->busy, 1))
+		if (!sc || __sync_val_compare_and_swap(&sc->busy, 0, tid))
+			return NULL;
+	}
+	sc->set = i;
+	return sc;
+}
+
+/* The set tid's event is being built in, and its number in *set. */
+static __always_inline struct scratch *scratch_find(__u32 tid, __u32 *set)
+{
+	struct scratch *sc;
+	__u32 i = 0;
+
+	sc = bpf_map_lookup_elem(&scratch, &i);
+	if (!sc)
+		return NULL;
+	if (*(volatile __u32 *)&sc->busy != tid) {
+		i = 1;
+		sc = bpf_map_lookup_elem(&scratch, &i);
+		if (!sc || *(volatile __u32 *)&sc->busy != tid)
 			return NULL;
 	}
 	/* the number read back from the set itself, which the verifier does
 	 * not know: both sets are then one path to check, not two */
-	sc->set = i;
 	*set = *(volatile __u32 *)&sc->set & (MT_SCRATCH_SETS - 1);
 	return sc;
 }
@@ -328,8 +292,10 @@ static __always_inline __u64 wakeup_flag(void)
 	return BPF_RB_NO_WAKEUP;
 }
 
-/* A stack-less event (free, realloc entry, control): fixed size, reserved in place. */
-static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
+/* A stack-less event (free, realloc entry, control): fixed size, reserved in
+ * place; with the time when time is set. */
+static __always_inline int emit_record(__u8 kind, __u8 func, __u64 addr, __u64 old_addr,
+				       __u64 size, int time)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_event *ev;
@@ -348,8 +314,7 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	ev->npyframes = 0;
 	ev->stack_flags = 0;
 	ev->flags = event_flags();
-	/* a free's time is not used: one clock read per pair saved */
-	ev->time_ns = kind >= MT_EV_EXEC ? bpf_ktime_get_ns() : 0;
+	ev->time_ns = time ? bpf_ktime_get_ns() : 0;
 	ev->addr = addr;
 	ev->old_addr = old_addr;
 	ev->size = size;
@@ -359,48 +324,20 @@ static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 ol
 	return 0;
 }
 
-/* A thread's stack is at most this far above its stack pointer. */
-#define MT_STACK_SPAN (256ull << 20)
-
-/*
- * Walk the frame-pointer chain from the caller's registers: frame 0 is the
- * return address itself (the call site), then each frame's saved return
- * address. Every frame pointer is checked before it is read: 8-byte aligned,
- * above the previous one (so the walk always ends), within MT_STACK_SPAN of
- * the stack pointer. A chain that leaves those bounds or cannot be read ends
- * the walk as "broken", which costs nothing: no faulting read is attempted
- * on a wild pointer. Returns the number of frames; *end says why it stopped.
- */
-static __always_inline __u32 walk_frames(struct pt_regs *ctx, struct stack_window *w, __u64 *frames,
-					 __u32 depth, __u8 *end)
+/* A free, a realloc's entry, a control event: a free's time is not used
+ * (one clock read per pair saved). */
+static __always_inline int emit_small(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size)
 {
-	__u64 sp = PT_REGS_SP(ctx), fp = PT_REGS_FP(ctx), prev = sp, pair[2];
-	__u32 n = 1, i;
+	return emit_record(kind, func, addr, old_addr, size, kind >= MT_EV_EXEC);
+}
 
-	w->len = 0;
-	frames[0] = PT_REGS_IP(ctx);
-	*end = MT_STACK_DEPTH;
-	for (i = 1; i < MT_MAX_FRAMES; i++) {
-		if (i >= depth)
-			return n;
-		if (!fp) {
-			*end = MT_STACK_COMPLETE;
-			return n;
-		}
-		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
-			*end = MT_STACK_BROKEN;
-			return n;
-		}
-		if (!pair[1]) {
-			*end = MT_STACK_COMPLETE;
-			return n;
-		}
-		frames[i] = pair[1];
-		n = i + 1;
-		prev = fp + 16;
-		fp = pair[0];
-	}
-	return n;
+/* An allocator call's outcome that has no stack (a realloc that failed, or
+ * freed its block: size 0): timed, as any outcome. Returns 0. */
+static __always_inline int emit_nostack(__u8 kind, __u8 func, __u64 addr, __u64 old_addr,
+					__u64 size)
+{
+	emit_record(kind, func, addr, old_addr, size, 1);
+	return 0;
 }
 
 #include "unwind.bpf.h"
@@ -415,154 +352,7 @@ static __always_inline int is_realloc(__u32 func)
 	       func == MT_FN_PYMALLOC_REALLOC || func == MT_FN_RALLOCX || func == MT_FN_XALLOCX;
 }
 
-/*
- * Write ev, whose nat native frames (and no Python frames) were walked, as an
- * id when stack_ids holds exactly that stack, else in full, registering it
- * (stack_ids above: the record is reserved before the entry is inserted).
- */
-static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
-					 __u8 kind, __u64 flags)
-{
-	const struct stack_id_entry *e;
-	struct known_stack *k;
-	struct bpf_dynptr dp;
-	__u64 h, size;
-
-	h = stack_hash(ev->tgid, ev->frames, nat);
-	k = &sc->known[(h >> 17) & (MT_KNOWN_SLOTS - 1)];
-	if (k->id == h && stack_entry_is(&k->e, ev->tgid, ev->frames, nat))
-		goto known;
-	e = bpf_map_lookup_elem(&stack_ids, &h);
-	if (!e || !stack_entry_is(e, ev->tgid, ev->frames, nat))
-		goto full;
-	k->id = h;
-	stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
-known:
-	ev->nframes = 0;
-	ev->stack_flags = MT_SF_ID;
-	ev->frames[0] = h;
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
-		count_lost(kind);
-	return;
-full:
-	/* the frames, and a word for the id they may register */
-	ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = 0;
-	size = sizeof(*ev) + (nat + 1) * sizeof(__u64);
-	if (size > sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64))
-		size = sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64);
-	if (bpf_ringbuf_reserve_dynptr(&events, size, 0, &dp)) {
-		bpf_ringbuf_discard_dynptr(&dp, 0);
-		count_lost(kind);
-		return;
-	}
-	if (!e) {
-		stack_entry_fill(&sc->entry, ev->tgid, ev->frames, nat);
-		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
-			ev->stack_flags = MT_SF_ID;
-			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
-			k->id = h;
-			stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
-		}
-	}
-	bpf_dynptr_write(&dp, 0, ev, size, 0);
-	bpf_ringbuf_submit_dynptr(&dp, flags);
-}
-
-/*
- * An allocation (or realloc outcome) with its user stack, native then Python
- * frames. regs are the user registers: the uprobe's context, or the task's
- * saved user registers in a syscall tracepoint; ctx is the program's context
- * (for bpf_get_stack).
- */
-static __always_inline void emit_alloc_in(struct scratch *sc, __u32 set, void *ctx,
-					  struct pt_regs *regs, __u8 kind, __u8 func, __u64 addr,
-					  __u64 old, __u64 size)
-{
-	__u64 id = bpf_get_current_pid_tgid();
-	__u32 tid = (__u32)id, tgid = id >> 32, npy, nat;
-	const struct mt_py_config *pc;
-	struct mt_event *ev;
-	__u64 flags;
-	__u32 depth;
-	long len;
-	__u8 end;
-
-	ev = (struct mt_event *)sc->words;
-	len = 0;
-	end = MT_STACK_NONE;
-	if (addr) {
-		/* At the return probe the registers are the caller's, so the walk
-		 * starts at the call site itself: the immediate caller is never
-		 * skipped, whatever the allocator's prologue looks like. */
-		depth = cfg.stack_depth;
-		if (depth > MT_MAX_FRAMES)
-			depth = MT_MAX_FRAMES;
-		if (cfg.stack_walker == MT_WALK_KERNEL) {
-			len =
-			    bpf_get_stack(ctx, ev->frames, depth * sizeof(__u64), BPF_F_USER_STACK);
-			end = MT_STACK_KERNEL;
-		} else if (cfg.stack_walker == MT_WALK_DWARF &&
-			   (len = uw_walk(regs, &sc->win, ev->frames, depth, &end, tgid, set)) >=
-			       0) {
-			len *= sizeof(__u64);
-		} else {
-			/* fp, or a process without unwind tables (yet) */
-			len = walk_frames(regs, &sc->win, ev->frames, depth, &end) * sizeof(__u64);
-		}
-		if (len < 0)
-			len = 0;
-		if (len > MT_MAX_FRAMES * 8)
-			len = MT_MAX_FRAMES * 8;
-	}
-	npy = 0;
-	if (addr && python_targets) {
-		pc = bpf_map_lookup_elem(&pyconf, &tgid);
-		if (pc) {
-			nat = len / sizeof(__u64);
-			if (nat > MT_MAX_FRAMES)
-				nat = MT_MAX_FRAMES;
-			npy = walk_python(pc, ev->frames + nat, set);
-		}
-	}
-	ev->kind = kind;
-	ev->func = func;
-	ev->nframes = len / sizeof(__u64);
-	ev->tgid = id >> 32;
-	ev->tid = tid;
-	ev->stack_end = end;
-	ev->npyframes = npy;
-	ev->stack_flags = 0;
-	ev->flags = event_flags();
-	ev->time_ns = bpf_ktime_get_ns();
-	ev->addr = addr;
-	ev->old_addr = old;
-	ev->size = size;
-	flags = wakeup_flag();
-	nat = len / sizeof(__u64);
-	if (cfg.stack_ids && !npy && nat && nat <= MT_ID_FRAMES) {
-		emit_with_id(sc, ev, nat, kind, flags);
-		return;
-	}
-	if (npy > MT_MAX_PYFRAMES)
-		npy = MT_MAX_PYFRAMES;
-	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + len + npy * sizeof(__u64), flags))
-		count_lost(kind);
-}
-
-static __always_inline void emit_alloc(void *ctx, struct pt_regs *regs, __u8 kind, __u8 func,
-				       __u64 addr, __u64 old, __u64 size)
-{
-	struct scratch *sc;
-	__u32 set = 0;
-
-	sc = scratch_take(&set);
-	if (!sc) {
-		count_lost(kind);
-		return;
-	}
-	emit_alloc_in(sc, set, ctx, regs, kind, func, addr, old, size);
-	scratch_give(sc);
-}
+#include "stages.bpf.h"
 
 /*
  * An entry probe's arguments: where the ABI puts them, or for a probe
@@ -717,8 +507,10 @@ int alloc_return(struct pt_regs *ctx)
 		return 0; /* a failed allocation is nothing */
 	}
 
-	emit_alloc(ctx, ctx, kind, st.func, addr, old, st.size);
-	return 0;
+	if (!addr) /* a realloc that failed, or freed (size 0): no stack */
+		return emit_nostack(kind, st.func, addr, old, st.size);
+	return stages_begin(ctx, &stages, kind, st.func, addr, old, st.size, PT_REGS_IP(ctx),
+			    PT_REGS_SP(ctx), PT_REGS_FP(ctx));
 }
 
 #include "control.bpf.h"

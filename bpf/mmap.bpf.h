@@ -63,6 +63,7 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), *pending, len, addr = (__u64)ctx->ret;
 	__u32 tid = (__u32)id;
+	struct pt_regs *regs;
 
 	if (!mmap_targets)
 		return 0;
@@ -75,9 +76,9 @@ int mmap_exit(struct trace_event_raw_sys_exit *ctx)
 		return 0; /* failed: -errno */
 	if (!mmap_traced(id >> 32))
 		return 0; /* turned off (detach) since the entry */
-	emit_alloc(ctx, (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf()), MT_EV_ALLOC,
-		   MT_FN_MMAP, addr, 0, len);
-	return 0;
+	regs = (struct pt_regs *)bpf_task_pt_regs(bpf_get_current_task_btf());
+	return stages_begin(ctx, &stages_tp, MT_EV_ALLOC, MT_FN_MMAP, addr, 0, len,
+			    PT_REGS_IP(regs), PT_REGS_SP(regs), PT_REGS_FP(regs));
 }
 
 /*

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * The DWARF stack walker (--stack-walker dwarf), included by memtrace.bpf.c.
+ * The stack walkers, included by memtrace.bpf.c: DWARF (--stack-walker
+ * dwarf) and frame pointers (fp).
  * Userspace (src/daemon/unwind/unwind.c) loads each module's compact unwind rows into a
  * pool of array maps and lists each traced process's executable mappings
  * in uw_procs. Per frame: the row of the pc, from a per-CPU cache of rows
@@ -248,6 +249,36 @@ static __always_inline int uw_rule_at(struct uw_state *st, __u32 tgid, __u64 loo
 #define MT_UW_STACK_SPAN (256ull << 20)
 
 /*
+ * The frame-pointer step from st's sp and bp: 0 with st->pc, sp and bp the
+ * caller's, or 1 with st->end saying why the walk ends. The frame pointer is
+ * checked before it is read: 8-byte aligned, above the stack pointer (so the
+ * walk always ends), within MT_UW_STACK_SPAN of the walk's first; a zero
+ * one is where the ABI says the chain ends (process entry).
+ */
+static __always_inline int uw_fp_step(struct uw_state *st, struct stack_window *w)
+{
+	__u64 bp = st->bp, pair[2];
+
+	if (st->bp_ok && !bp) {
+		st->end = MT_STACK_COMPLETE;
+		return 1;
+	}
+	if (!st->bp_ok || (bp & 7) || bp < st->sp || bp - st->sp0 > MT_UW_STACK_SPAN ||
+	    win_read(w, bp, pair, 2)) {
+		st->end = MT_STACK_BROKEN;
+		return 1;
+	}
+	if (!pair[1]) {
+		st->end = MT_STACK_COMPLETE;
+		return 1;
+	}
+	st->pc = pair[1];
+	st->sp = bp + 16;
+	st->bp = pair[0];
+	return 0;
+}
+
+/*
  * One frame: from st's registers and st->row, the rule at st->pc, to its
  * caller's, whose rule is looked up as it is recorded. 0 goes on, 1 stops.
  */
@@ -268,24 +299,9 @@ static long uw_step(__u64 i, void *arg)
 	kind = MT_UW_CFA_KIND(row.kind);
 	st->exact = 0;
 	if (kind == MT_UW_CFA_NONE) {
-		/* no call frame information here: the frame-pointer step; a zero
-		 * rbp is where the ABI says the chain ends (process entry) */
-		if (st->bp_ok && !bp) {
-			st->end = MT_STACK_COMPLETE;
+		/* no call frame information here: the frame-pointer step */
+		if (uw_fp_step(st, w))
 			return 1;
-		}
-		if (!st->bp_ok || (bp & 7) || bp < sp || bp - st->sp0 > MT_UW_STACK_SPAN ||
-		    win_read(w, bp, pair, 2)) {
-			st->end = MT_STACK_BROKEN;
-			return 1;
-		}
-		if (!pair[1]) {
-			st->end = MT_STACK_COMPLETE;
-			return 1;
-		}
-		st->pc = pair[1];
-		st->sp = bp + 16;
-		st->bp = pair[0];
 		goto next;
 	}
 	switch (kind) {
@@ -368,14 +384,32 @@ truncated:
 	return 1;
 }
 
+/* The walk's state: its registers start at ip, sp and bp; frame 0 is ip. */
+static __always_inline void uw_start(struct uw_ctx *c, __u64 ip, __u64 sp, __u64 bp,
+				     struct stack_window *win, __u64 *frames, __u32 depth)
+{
+	c->frames = frames;
+	c->win = win;
+	win->len = 0;
+	c->st->pc = ip;
+	c->st->sp = c->st->sp0 = sp;
+	c->st->bp = bp;
+	c->st->bp_ok = 1;
+	c->st->exact = 0;
+	c->st->n = 1;
+	c->st->depth = depth;
+	c->st->end = MT_STACK_DEPTH;
+	frames[0] = ip;
+}
+
 /*
- * The DWARF walk from the user registers regs: frame 0 is the pc itself,
- * then each caller's return address. Returns the number of frames; *end
- * says why it stopped. -1 when the process has no mapping list (then the
- * caller takes the frame-pointer walk).
+ * The DWARF walk from the user registers ip, sp and bp: frame 0 is the pc
+ * itself, then each caller's return address. Returns the number of frames;
+ * *end says why it stopped. -1 when the process has no mapping list (then
+ * the caller takes the frame-pointer walk).
  */
-static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *win, __u64 *frames,
-				   __u32 depth, __u8 *end, __u32 tgid, __u32 set)
+static __always_inline int uw_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_window *win,
+				   __u64 *frames, __u32 depth, __u8 *end, __u32 tgid, __u32 set)
 {
 	const struct mt_unwind_proc *p;
 	struct uw_ctx c;
@@ -395,25 +429,56 @@ static __always_inline int uw_walk(struct pt_regs *regs, struct stack_window *wi
 		c.st->pchanged = changed;
 		c.st->pgen = p->gen;
 	}
-	c.frames = frames;
-	c.win = win;
-	win->len = 0;
 	c.st->gen = c.st->pgen;
-	c.st->pc = PT_REGS_IP(regs);
-	c.st->sp = c.st->sp0 = PT_REGS_SP(regs);
-	c.st->bp = PT_REGS_FP(regs);
-	c.st->bp_ok = 1;
-	c.st->exact = 0;
-	c.st->n = 1;
-	c.st->depth = depth;
-	c.st->end = MT_STACK_DEPTH;
-	frames[0] = c.st->pc;
+	uw_start(&c, ip, sp, bp, win, frames, depth);
 	/* frame 0 outside every mapping still takes the frame-pointer step */
-	if (uw_rule_at(c.st, tgid, c.st->pc - 1) < 0)
+	if (uw_rule_at(c.st, tgid, ip - 1) < 0)
 		c.st->row.kind = MT_UW_CFA_NONE;
 	bpf_loop(MT_MAX_FRAMES, uw_step, &c, 0);
 	*end = c.st->end;
 	return (int)c.st->n;
+}
+
+/* One frame of the frame-pointer walk. 0 goes on, 1 stops. */
+static long fp_step(__u64 i, void *arg)
+{
+	struct uw_ctx *c = arg;
+	struct uw_state *st = c->st;
+	__u32 n = st->n;
+
+	if (n >= st->depth || n >= MT_MAX_FRAMES) {
+		st->end = MT_STACK_DEPTH;
+		return 1;
+	}
+	if (uw_fp_step(st, c->win))
+		return 1;
+	c->frames[n & 127] /* n < MT_MAX_FRAMES */ = st->pc;
+	st->n = n + 1;
+	return 0;
+}
+
+/*
+ * The frame-pointer walk (--stack-walker fp, and the DWARF walker's for a
+ * process without unwind tables yet): frame 0 is ip, then each frame's
+ * saved return address. Returns the number of frames; *end says why it
+ * stopped.
+ */
+static __always_inline __u32 fp_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_window *win,
+				     __u64 *frames, __u32 depth, __u8 *end, __u32 set)
+{
+	struct uw_ctx c;
+
+	c.st = bpf_map_lookup_elem(&uw_state, &set);
+	if (!c.st) {
+		frames[0] = ip;
+		*end = MT_STACK_BROKEN;
+		return 1;
+	}
+	c.tgid = 0;
+	uw_start(&c, ip, sp, bp, win, frames, depth);
+	bpf_loop(MT_MAX_FRAMES, fp_step, &c, 0);
+	*end = c.st->end;
+	return c.st->n;
 }
 
 #endif

@@ -201,6 +201,20 @@ enum mt_stack_walker {
 			     * kernel's verifier refuses both walkers) */
 };
 
+/*
+ * The stages an allocation's event goes through after its return probe
+ * (bpf/stages.bpf.h), each a program of its own reached by a tail call
+ * through the "stages" program array ("stages_tp" for the mmap tracepoint's
+ * events): so that the verifier checks each on its own, with room to spare
+ * on every kernel. The daemon fills the slots after load (probes.c).
+ */
+enum mt_stage {
+	MT_STAGE_WALK = 0,   /* the native stack: the walker chosen (walk_*) */
+	MT_STAGE_PYTHON = 1, /* a CPython target's Python frames */
+	MT_STAGE_EMIT = 2,   /* the record, as a stack id or in full, into the ring buffer */
+	MT_STAGE_COUNT
+};
+
 /* Keys of the per-CPU "lost" array: failed ring buffer writes, by kind. */
 /* (The "targets" map: tgid -> struct mt_target_watch, filled by the daemon.) */
 /* Slot 0 and kinds 1 to 7 (snapshots carry 8; their names are MT_LOST_KINDS

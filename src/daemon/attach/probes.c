@@ -32,17 +32,28 @@ static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list 
 	return 0;
 }
 
-struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen)
+/* Is prog one of the walker stages, and which walker's? -1: not a walker. */
+static int walker_of(const struct bpf_program *prog)
 {
-	struct memtrace_bpf *skel;
-	int rc;
+	static const char *const names[] = {
+	    [MT_WALK_FP] = "walk_fp",
+	    [MT_WALK_KERNEL] = "walk_kernel",
+	    [MT_WALK_DWARF] = "walk_dwarf",
+	    [MT_WALK_CALLER] = "walk_caller",
+	};
+	const char *name = bpf_program__name(prog);
 
-	libbpf_set_print(libbpf_quiet);
-	skel = memtrace_bpf__open();
-	if (!skel) {
-		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
-		return NULL;
-	}
+	for (size_t w = 0; w < ARRAY_SIZE(names); w++)
+		if (names[w] && !strncmp(name, names[w], strlen(names[w])) &&
+		    (name[strlen(names[w])] == 0 || name[strlen(names[w])] == '_'))
+			return (int)w;
+	return -1;
+}
+
+int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
+{
+	struct bpf_program *prog;
+
 	skel->rodata->cfg.stack_depth = o->stack_depth;
 	skel->rodata->cfg.stack_walker = o->stack_walker;
 	/* wake the consumer when a quarter of the buffer is queued */
@@ -67,9 +78,67 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 		if (n && n <= MT_INFLIGHT_SLOTS && !(n & (n - 1)))
 			skel->rodata->cfg.inflight_mask = (uint32_t)n - 1;
 	}
-	rc = bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
+	/* only the chosen walker's stages are loaded (and verified) */
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		int w = walker_of(prog);
+
+		if (w >= 0 && bpf_program__set_autoload(prog, (uint32_t)w == o->stack_walker))
+			return -1;
+	}
+	return bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
+}
+
+/*
+ * The stages an allocation's event goes through after its probe (tail
+ * calls: bpf/memtrace.bpf.c): each program array's slots, filled from the
+ * loaded programs by name. 0, or -errno.
+ */
+int probes_fill_stages(struct memtrace_bpf *skel)
+{
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		const char *name = bpf_program__name(prog);
+		int w = walker_of(prog), tp = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, "_tp");
+		struct bpf_map *arr = tp ? skel->maps.stages_tp : skel->maps.stages;
+		uint32_t slot;
+		int fd;
+
+		if (w >= 0)
+			slot = MT_STAGE_WALK;
+		else if (!strncmp(name, "stage_python", 12))
+			slot = MT_STAGE_PYTHON;
+		else if (!strncmp(name, "stage_emit", 10))
+			slot = MT_STAGE_EMIT;
+		else
+			continue;
+		if (!bpf_program__autoload(prog))
+			continue;
+		fd = bpf_program__fd(prog);
+		if (fd < 0 || bpf_map_update_elem(bpf_map__fd(arr), &slot, &fd, BPF_ANY))
+			return -errno;
+	}
+	return 0;
+}
+
+struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen)
+{
+	struct memtrace_bpf *skel;
+	int rc;
+
+	libbpf_set_print(libbpf_quiet);
+	skel = memtrace_bpf__open();
+	if (!skel) {
+		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
+		return NULL;
+	}
+	rc = probes_configure(skel, o);
 	if (!rc)
 		rc = memtrace_bpf__load(skel);
+	if (!rc)
+		rc = probes_fill_stages(skel);
 	if (rc) {
 		snprintf(err, errlen, "cannot load the BPF programs: %s%s", strerror(-rc),
 			 rc == -EPERM ? " (memtraced needs root: CAP_BPF and CAP_PERFMON)" : "");

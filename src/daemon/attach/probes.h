@@ -29,9 +29,18 @@ struct bpf_options {
 	uint32_t hold_exec; /* stop targets at exec until their allocator is resolved */
 };
 
-/* Open, configure and load the BPF object. NULL with a reason in err. */
+/* Open, configure and load the BPF object, and attach its tracepoints. NULL
+ * with a reason in err. */
 struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen);
 void probes_unload(struct memtrace_bpf *skel);
+/*
+ * The steps of probes_load, for memtraced --check: the object's read-only
+ * configuration, ring buffer size and which walker stages load (before
+ * memtrace_bpf__load; 0 or -1), and the stage program arrays filled from
+ * the loaded programs (after it; 0 or -errno).
+ */
+int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o);
+int probes_fill_stages(struct memtrace_bpf *skel);
 int probes_ringbuf_fd(struct memtrace_bpf *skel);
 
 /* Events lost, summed over CPUs, by slot (0: no inflight record, then kind). */

@@ -1,0 +1,368 @@
+/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+/*
+ * The stages of an allocation's event, each a program of its own (enum
+ * mt_stage), included by memtrace.bpf.c. The return probe (or the mmap
+ * tracepoint) takes a scratch set, writes the record's header and the user
+ * registers there and tail-calls the walker; the walker writes the native
+ * frames and tail-calls the Python stage (a CPython target) or the emit
+ * stage; the emit stage writes the record to the ring buffer and gives the
+ * set back. One program had all of this inline: the verifier then checked
+ * every path of the walk times every path of the emission, and needed from
+ * 1,000,001 instructions (more than it allows) on one kernel to a few
+ * hundred thousand on another (docs/design.md, "The BPF programs' split").
+ * Split, each stage is checked once, whatever the others do.
+ *
+ * Each stage exists twice, as a uprobe program (its slot in "stages") and
+ * as a tracepoint program (in "stages_tp"): a tail call reaches only
+ * programs of the caller's type. A stage that cannot go on (a slot empty:
+ * never, once the daemon filled them) gives the set back and counts the
+ * event lost.
+ */
+#ifndef MEMTRACE_STAGES_BPF_H
+#define MEMTRACE_STAGES_BPF_H
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, MT_STAGE_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} stages SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, MT_STAGE_COUNT);
+	__type(key, __u32);
+	__type(value, __u32);
+} stages_tp SEC(".maps");
+
+/*
+ * Known stacks sent as an id (include/memtrace/event.h, MT_SF_ID). The
+ * frames registered under each hash of (tgid, frames) are kept in stack_ids; an event whose walked
+ * frames are equal to the stored ones, word for word, carries only the hash. An entry is inserted
+ * once and never changed or deleted while the programs are loaded, so an id
+ * always names the frames its one registration carried; and the event that
+ * registers it is reserved in the ring buffer before the entry is inserted,
+ * so that it precedes, in the buffer's order, every event that can find the
+ * entry. A stack that cannot be registered (the map is full, another stack
+ * has the same hash, another CPU registered it first) travels in full.
+ */
+
+struct {
+	__uint(type, BPF_MAP_TYPE_HASH);
+	__uint(map_flags, BPF_F_NO_PREALLOC); /* an element is allocated when a stack registers */
+	__uint(max_entries, MT_STACK_IDS);
+	__type(key, __u64);
+	__type(value, struct stack_id_entry);
+} stack_ids SEC(".maps");
+
+/* The id of a stack: a hash of all of it, never 0. */
+static __always_inline __u64 stack_hash(__u32 tgid, const __u64 *frames, __u32 n)
+{
+	__u64 h = ((__u64)tgid << 32 | n) * 0x9e3779b97f4a7c15ull;
+
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
+		h ^= h >> 32;
+	}
+	return h ? h : 1;
+}
+
+/* Does e hold exactly this stack? */
+static __always_inline int stack_entry_is(const struct stack_id_entry *e, __u32 tgid,
+					  const __u64 *frames, __u32 n)
+{
+	if (e->tgid != tgid || e->nframes != n)
+		return 0;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		if (e->frames[i] != frames[i])
+			return 0;
+	}
+	return 1;
+}
+
+static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgid,
+					     const __u64 *frames, __u32 n)
+{
+	e->tgid = tgid;
+	e->nframes = n;
+#pragma clang loop unroll(disable)
+	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
+		if (i >= n)
+			break;
+		e->frames[i] = frames[i];
+	}
+}
+
+/*
+ * Write ev, whose nat native frames (and no Python frames) were walked, as an
+ * id when stack_ids holds exactly that stack, else in full, registering it
+ * (stack_ids above: the record is reserved before the entry is inserted).
+ */
+static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
+					 __u8 kind, __u64 flags)
+{
+	const struct stack_id_entry *e;
+	struct known_stack *k;
+	struct bpf_dynptr dp;
+	__u64 h, size;
+
+	h = stack_hash(ev->tgid, ev->frames, nat);
+	k = &sc->known[(h >> 17) & (MT_KNOWN_SLOTS - 1)];
+	if (k->id == h && stack_entry_is(&k->e, ev->tgid, ev->frames, nat))
+		goto known;
+	e = bpf_map_lookup_elem(&stack_ids, &h);
+	if (!e || !stack_entry_is(e, ev->tgid, ev->frames, nat))
+		goto full;
+	k->id = h;
+	stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
+known:
+	ev->nframes = 0;
+	ev->stack_flags = MT_SF_ID;
+	ev->frames[0] = h;
+	if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + sizeof(__u64), flags))
+		count_lost(kind);
+	return;
+full:
+	/* the frames, and a word for the id they may register */
+	ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = 0;
+	size = sizeof(*ev) + (nat + 1) * sizeof(__u64);
+	if (size > sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64))
+		size = sizeof(*ev) + (MT_ID_FRAMES + 1) * sizeof(__u64);
+	if (bpf_ringbuf_reserve_dynptr(&events, size, 0, &dp)) {
+		bpf_ringbuf_discard_dynptr(&dp, 0);
+		count_lost(kind);
+		return;
+	}
+	if (!e) {
+		stack_entry_fill(&sc->entry, ev->tgid, ev->frames, nat);
+		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
+			ev->stack_flags = MT_SF_ID;
+			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
+			k->id = h;
+			stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
+		}
+	}
+	bpf_dynptr_write(&dp, 0, ev, size, 0);
+	bpf_ringbuf_submit_dynptr(&dp, flags);
+}
+
+
+/* The tail call to stage of the event in sc; when it cannot be made, the
+ * set is given back and the event counted lost. Returns 0. */
+static __always_inline int stage_next(void *ctx, void *prog_array, struct scratch *sc, __u32 stage)
+{
+	__u8 kind = ((struct mt_event *)sc->words)->kind;
+
+	bpf_tail_call(ctx, prog_array, stage);
+	scratch_give(sc);
+	count_lost(MT_LOST_SLOT(kind & 7));
+	return 0;
+}
+
+/*
+ * The first stage: an allocation's record header and the user registers its
+ * walk starts from (at the return probe, the caller's: the walk starts at
+ * the call site itself, so the immediate caller is never skipped, whatever
+ * the allocator's prologue looks like). Returns 0.
+ */
+static __always_inline int stages_begin(void *ctx, void *prog_array, __u8 kind, __u8 func,
+					__u64 addr, __u64 old, __u64 size, __u64 ip, __u64 sp,
+					__u64 bp)
+{
+	__u64 id = bpf_get_current_pid_tgid();
+	struct mt_event *ev;
+	struct scratch *sc;
+
+	sc = scratch_take((__u32)id);
+	if (!sc) {
+		count_lost(kind);
+		return 0;
+	}
+	ev = (struct mt_event *)sc->words;
+	ev->kind = kind;
+	ev->func = func;
+	ev->nframes = 0;
+	ev->tgid = id >> 32;
+	ev->tid = (__u32)id;
+	ev->stack_end = MT_STACK_NONE;
+	ev->npyframes = 0;
+	ev->stack_flags = 0;
+	ev->flags = event_flags();
+	ev->time_ns = bpf_ktime_get_ns();
+	ev->addr = addr;
+	ev->old_addr = old;
+	ev->size = size;
+	sc->ip = ip;
+	sc->sp = sp;
+	sc->bp = bp;
+	return stage_next(ctx, prog_array, sc, MT_STAGE_WALK);
+}
+
+/* The scratch set of this thread's event, for a stage after the first. */
+#define STAGE_SCRATCH(sc, set)                                                                     \
+	do {                                                                                       \
+		sc = scratch_find((__u32)bpf_get_current_pid_tgid(), &set);                        \
+		if (!sc)                                                                           \
+			return 0;                                                                  \
+	} while (0)
+
+/* After the walk: the Python stage for a CPython target, else the emit stage. */
+static __always_inline int walk_done(void *ctx, void *prog_array, struct scratch *sc, __u32 n,
+				     __u8 end)
+{
+	struct mt_event *ev = (struct mt_event *)sc->words;
+	__u32 tgid = ev->tgid;
+
+	if (n > MT_MAX_FRAMES)
+		n = MT_MAX_FRAMES;
+	ev->nframes = n;
+	ev->stack_end = end;
+	if (python_targets && bpf_map_lookup_elem(&pyconf, &tgid))
+		return stage_next(ctx, prog_array, sc, MT_STAGE_PYTHON);
+	return stage_next(ctx, prog_array, sc, MT_STAGE_EMIT);
+}
+
+static __always_inline __u32 stack_depth(void)
+{
+	return cfg.stack_depth > MT_MAX_FRAMES ? MT_MAX_FRAMES : cfg.stack_depth;
+}
+
+static __always_inline int walk_dwarf_stage(void *ctx, void *prog_array)
+{
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0;
+	__u8 end = MT_STACK_NONE;
+	int n;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	n = uw_walk(sc->ip, sc->sp, sc->bp, &sc->win, ev->frames, stack_depth(), &end, ev->tgid,
+		    set);
+	if (n < 0) /* a process without unwind tables (yet) */
+		n = (int)fp_walk(sc->ip, sc->sp, sc->bp, &sc->win, ev->frames, stack_depth(), &end,
+				 set);
+	return walk_done(ctx, prog_array, sc, (__u32)n, end);
+}
+
+static __always_inline int walk_fp_stage(void *ctx, void *prog_array)
+{
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0, n;
+	__u8 end = MT_STACK_NONE;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	n = fp_walk(sc->ip, sc->sp, sc->bp, &sc->win, ev->frames, stack_depth(), &end, set);
+	return walk_done(ctx, prog_array, sc, n, end);
+}
+
+static __always_inline int walk_kernel_stage(void *ctx, void *prog_array)
+{
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0;
+	long len;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	len = bpf_get_stack(ctx, ev->frames, stack_depth() * sizeof(__u64), BPF_F_USER_STACK);
+	if (len < 0)
+		len = 0;
+	return walk_done(ctx, prog_array, sc, (__u32)(len / sizeof(__u64)), MT_STACK_KERNEL);
+}
+
+/* The call site alone: no walk. */
+static __always_inline int walk_caller_stage(void *ctx, void *prog_array)
+{
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	ev->frames[0] = sc->ip;
+	return walk_done(ctx, prog_array, sc, 1, MT_STACK_DEPTH);
+}
+
+static __always_inline int python_stage(void *ctx, void *prog_array)
+{
+	const struct mt_py_config *pc;
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0, nat, tgid;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	tgid = ev->tgid;
+	nat = ev->nframes;
+	if (nat > MT_MAX_FRAMES)
+		nat = MT_MAX_FRAMES;
+	pc = bpf_map_lookup_elem(&pyconf, &tgid);
+	if (pc)
+		ev->npyframes = walk_python(pc, ev->frames + nat, set);
+	return stage_next(ctx, prog_array, sc, MT_STAGE_EMIT);
+}
+
+/* The last stage: the record into the ring buffer, and the set given back. */
+static __always_inline int emit_stage(void *ctx)
+{
+	struct mt_event *ev;
+	struct scratch *sc;
+	__u32 set = 0, nat, npy;
+	__u64 flags;
+
+	STAGE_SCRATCH(sc, set);
+	ev = (struct mt_event *)sc->words;
+	nat = ev->nframes;
+	npy = ev->npyframes;
+	if (nat > MT_MAX_FRAMES)
+		nat = MT_MAX_FRAMES;
+	if (npy > MT_MAX_PYFRAMES)
+		npy = MT_MAX_PYFRAMES;
+	flags = wakeup_flag();
+	if (cfg.stack_ids && !npy && nat && nat <= MT_ID_FRAMES)
+		emit_with_id(sc, ev, nat, ev->kind, flags);
+	else if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + (nat + npy) * sizeof(__u64), flags))
+		count_lost(MT_LOST_SLOT(ev->kind & 7));
+	scratch_give(sc);
+	return 0;
+}
+
+/* Each stage as a uprobe program and as a tracepoint program (see above). */
+#define MT_STAGE_PROGRAMS(name, call)                                                              \
+	SEC("uprobe") int name(struct pt_regs *ctx)                                                \
+	{                                                                                          \
+		return call(ctx, &stages);                                                         \
+	}                                                                                          \
+	SEC("tracepoint") int name##_tp(void *ctx)                                                 \
+	{                                                                                          \
+		return call(ctx, &stages_tp);                                                      \
+	}
+
+MT_STAGE_PROGRAMS(walk_dwarf, walk_dwarf_stage)
+MT_STAGE_PROGRAMS(walk_fp, walk_fp_stage)
+MT_STAGE_PROGRAMS(walk_kernel, walk_kernel_stage)
+MT_STAGE_PROGRAMS(walk_caller, walk_caller_stage)
+MT_STAGE_PROGRAMS(stage_python, python_stage)
+
+SEC("uprobe")
+int stage_emit(struct pt_regs *ctx)
+{
+	return emit_stage(ctx);
+}
+
+SEC("tracepoint")
+int stage_emit_tp(void *ctx)
+{
+	return emit_stage(ctx);
+}
+
+#endif
