@@ -142,8 +142,8 @@ struct known_stack {
  * starts from, and the window the walk reads the user stack through.
  */
 struct scratch {
-	__u32 busy; /* the thread building an event here (scratch_take); 0: free */
-	__u32 set;  /* its number */
+	__u32 busy;	  /* the thread building an event here (scratch_take); 0: free */
+	__u32 set;	  /* its number */
 	__u64 ip, sp, bp; /* the user registers at the allocator's return */
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
@@ -294,8 +294,8 @@ static __always_inline __u64 wakeup_flag(void)
 
 /* A stack-less event (free, realloc entry, control): fixed size, reserved in
  * place; with the time when time is set. */
-static __always_inline int emit_record(__u8 kind, __u8 func, __u64 addr, __u64 old_addr,
-				       __u64 size, int time)
+static __always_inline int emit_record(__u8 kind, __u8 func, __u64 addr, __u64 old_addr, __u64 size,
+				       int time)
 {
 	__u64 id = bpf_get_current_pid_tgid();
 	struct mt_event *ev;

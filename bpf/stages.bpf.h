@@ -100,27 +100,104 @@ static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgi
 }
 
 /*
- * Write ev, whose nat native frames (and no Python frames) were walked, as an
- * id when stack_ids holds exactly that stack, else in full, registering it
- * (stack_ids above: the record is reserved before the entry is inserted).
+ * The loops over an event's frames as functions the verifier checks once
+ * each, on their own (global functions: their arguments unknown). Inline,
+ * each loop was checked again for every way into it and out of it: 100,000
+ * instructions for the emit stage on this project's development kernel.
+ * They take the scratch set's number and find the event there themselves
+ * (a global function's arguments are numbers, on every kernel).
  */
-static __always_inline void emit_with_id(struct scratch *sc, struct mt_event *ev, __u32 nat,
-					 __u8 kind, __u64 flags)
+static __always_inline struct mt_event *set_event(__u32 set, struct scratch **sc)
 {
-	const struct stack_id_entry *e;
+	*sc = bpf_map_lookup_elem(&scratch, &set);
+	return *sc ? (struct mt_event *)(*sc)->words : NULL;
+}
+
+/* The id of the n frames of set's event. */
+__noinline __u64 stack_id_of(__u32 set, __u32 n)
+{
+	struct scratch *sc;
+	struct mt_event *ev = set_event(set, &sc);
+
+	return ev ? stack_hash(ev->tgid, ev->frames, n) : 1;
+}
+
+/* Does this CPU's known slot hold the n frames of set's event under id h? */
+__noinline int stack_is_known(__u32 set, __u32 slot, __u64 h, __u32 n)
+{
+	struct scratch *sc;
+	struct mt_event *ev = set_event(set, &sc);
 	struct known_stack *k;
+
+	if (!ev)
+		return 0;
+	k = &sc->known[slot & (MT_KNOWN_SLOTS - 1)];
+	return k->id == h && stack_entry_is(&k->e, ev->tgid, ev->frames, n);
+}
+
+/* The n frames of set's event under id h in the known slot. Returns 0. */
+__noinline int stack_remember(__u32 set, __u32 slot, __u64 h, __u32 n)
+{
+	struct scratch *sc;
+	struct mt_event *ev = set_event(set, &sc);
+	struct known_stack *k;
+
+	if (!ev)
+		return 0;
+	k = &sc->known[slot & (MT_KNOWN_SLOTS - 1)];
+	k->id = h;
+	stack_entry_fill(&k->e, ev->tgid, ev->frames, n);
+	return 0;
+}
+
+/* stack_ids' entry h: 1 when it holds the n frames of set's event, 0 when it
+ * holds others, -1 when there is none. */
+__noinline int stack_registered(__u32 set, __u64 h, __u32 n)
+{
+	const struct stack_id_entry *e = bpf_map_lookup_elem(&stack_ids, &h);
+	struct scratch *sc;
+	struct mt_event *ev = set_event(set, &sc);
+
+	if (!e)
+		return -1;
+	return ev && stack_entry_is(e, ev->tgid, ev->frames, n);
+}
+
+/* Register the n frames of set's event as h: 0, or -1 when they cannot be
+ * (another CPU registered h first, or the map is full). */
+__noinline int stack_register(__u32 set, __u64 h, __u32 n)
+{
+	struct scratch *sc;
+	struct mt_event *ev = set_event(set, &sc);
+
+	if (!ev)
+		return -1;
+	stack_entry_fill(&sc->entry, ev->tgid, ev->frames, n);
+	return bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST) ? -1 : 0;
+}
+
+/*
+ * Write ev (of scratch set set), whose nat native frames (and no Python
+ * frames) were walked, as an id when stack_ids holds exactly that stack,
+ * else in full, registering it (stack_ids above: the record is reserved
+ * before the entry is inserted).
+ */
+static __always_inline void emit_with_id(__u32 set, struct mt_event *ev, __u32 nat, __u8 kind,
+					 __u64 flags)
+{
 	struct bpf_dynptr dp;
 	__u64 h, size;
+	__u32 slot;
+	int reg;
 
-	h = stack_hash(ev->tgid, ev->frames, nat);
-	k = &sc->known[(h >> 17) & (MT_KNOWN_SLOTS - 1)];
-	if (k->id == h && stack_entry_is(&k->e, ev->tgid, ev->frames, nat))
+	h = stack_id_of(set, nat);
+	slot = (h >> 17) & (MT_KNOWN_SLOTS - 1);
+	if (stack_is_known(set, slot, h, nat))
 		goto known;
-	e = bpf_map_lookup_elem(&stack_ids, &h);
-	if (!e || !stack_entry_is(e, ev->tgid, ev->frames, nat))
+	reg = stack_registered(set, h, nat);
+	if (reg <= 0)
 		goto full;
-	k->id = h;
-	stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
+	stack_remember(set, slot, h, nat);
 known:
 	ev->nframes = 0;
 	ev->stack_flags = MT_SF_ID;
@@ -139,19 +216,14 @@ full:
 		count_lost(kind);
 		return;
 	}
-	if (!e) {
-		stack_entry_fill(&sc->entry, ev->tgid, ev->frames, nat);
-		if (!bpf_map_update_elem(&stack_ids, &h, &sc->entry, BPF_NOEXIST)) {
-			ev->stack_flags = MT_SF_ID;
-			ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
-			k->id = h;
-			stack_entry_fill(&k->e, ev->tgid, ev->frames, nat);
-		}
+	if (reg < 0 && !stack_register(set, h, nat)) {
+		ev->stack_flags = MT_SF_ID;
+		ev->frames[nat & (MT_ID_FRAMES * 2 - 1)] = h;
+		stack_remember(set, slot, h, nat);
 	}
 	bpf_dynptr_write(&dp, 0, ev, size, 0);
 	bpf_ringbuf_submit_dynptr(&dp, flags);
 }
-
 
 /* The tail call to stage of the event in sc; when it cannot be made, the
  * set is given back and the event counted lost. Returns 0. */
@@ -329,7 +401,7 @@ static __always_inline int emit_stage(void *ctx)
 		npy = MT_MAX_PYFRAMES;
 	flags = wakeup_flag();
 	if (cfg.stack_ids && !npy && nat && nat <= MT_ID_FRAMES)
-		emit_with_id(sc, ev, nat, ev->kind, flags);
+		emit_with_id(set, ev, nat, ev->kind, flags);
 	else if (bpf_ringbuf_output(&events, ev, sizeof(*ev) + (nat + npy) * sizeof(__u64), flags))
 		count_lost(MT_LOST_SLOT(ev->kind & 7));
 	scratch_give(sc);

@@ -102,6 +102,7 @@ struct {
 
 struct uw_ctx {
 	struct uw_state *st;
+	__u32 set; /* the scratch set, whose uw_state st is */
 	struct stack_window *win;
 	__u64 *frames;
 	__u32 tgid;
@@ -245,6 +246,20 @@ static __always_inline int uw_rule_at(struct uw_state *st, __u32 tgid, __u64 loo
 	return 0;
 }
 
+/*
+ * uw_rule_at as a function the verifier checks once, on its own, with its
+ * arguments unknown (a global function): inlined, it was checked again for
+ * every path of the frame step that reaches it. set names the walk's state.
+ */
+__noinline int uw_rule_lookup(__u32 set, __u32 tgid, __u64 look)
+{
+	struct uw_state *st = bpf_map_lookup_elem(&uw_state, &set);
+
+	if (!st)
+		return -1;
+	return uw_rule_at(st, tgid, look);
+}
+
 /* A thread's stack is at most this far above its stack pointer. */
 #define MT_UW_STACK_SPAN (256ull << 20)
 
@@ -372,7 +387,7 @@ next:
 	/* a return address outside the process's code: call frame information
 	 * that does not describe the code (hand-written assembly) or a chain
 	 * that left the stack; the frame is not recorded */
-	if (uw_rule_at(st, c->tgid, st->pc - (st->exact ? 0 : 1)) < 0) {
+	if (uw_rule_lookup(c->set, c->tgid, st->pc - (st->exact ? 0 : 1)) < 0) {
 		st->end = MT_STACK_BROKEN;
 		return 1;
 	}
@@ -418,6 +433,7 @@ static __always_inline int uw_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_wi
 	c.st = bpf_map_lookup_elem(&uw_state, &set);
 	if (!c.st)
 		return -1;
+	c.set = set;
 	c.tgid = tgid;
 	/* read before the lookup: a change after it is seen by the next walk */
 	changed = uw_lists_changed;
@@ -432,7 +448,7 @@ static __always_inline int uw_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_wi
 	c.st->gen = c.st->pgen;
 	uw_start(&c, ip, sp, bp, win, frames, depth);
 	/* frame 0 outside every mapping still takes the frame-pointer step */
-	if (uw_rule_at(c.st, tgid, ip - 1) < 0)
+	if (uw_rule_lookup(set, tgid, ip - 1) < 0)
 		c.st->row.kind = MT_UW_CFA_NONE;
 	bpf_loop(MT_MAX_FRAMES, uw_step, &c, 0);
 	*end = c.st->end;
@@ -474,6 +490,7 @@ static __always_inline __u32 fp_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_
 		*end = MT_STACK_BROKEN;
 		return 1;
 	}
+	c.set = set;
 	c.tgid = 0;
 	uw_start(&c, ip, sp, bp, win, frames, depth);
 	bpf_loop(MT_MAX_FRAMES, fp_step, &c, 0);

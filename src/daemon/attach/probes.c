@@ -101,7 +101,8 @@ int probes_fill_stages(struct memtrace_bpf *skel)
 	bpf_object__for_each_program(prog, skel->obj)
 	{
 		const char *name = bpf_program__name(prog);
-		int w = walker_of(prog), tp = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, "_tp");
+		int w = walker_of(prog),
+		    tp = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, "_tp");
 		struct bpf_map *arr = tp ? skel->maps.stages_tp : skel->maps.stages;
 		uint32_t slot;
 		int fd;
