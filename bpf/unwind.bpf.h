@@ -455,47 +455,4 @@ static __always_inline int uw_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_wi
 	return (int)c.st->n;
 }
 
-/* One frame of the frame-pointer walk. 0 goes on, 1 stops. */
-static long fp_step(__u64 i, void *arg)
-{
-	struct uw_ctx *c = arg;
-	struct uw_state *st = c->st;
-	__u32 n = st->n;
-
-	if (n >= st->depth || n >= MT_MAX_FRAMES) {
-		st->end = MT_STACK_DEPTH;
-		return 1;
-	}
-	if (uw_fp_step(st, c->win))
-		return 1;
-	c->frames[n & 127] /* n < MT_MAX_FRAMES */ = st->pc;
-	st->n = n + 1;
-	return 0;
-}
-
-/*
- * The frame-pointer walk (--stack-walker fp, and the DWARF walker's for a
- * process without unwind tables yet): frame 0 is ip, then each frame's
- * saved return address. Returns the number of frames; *end says why it
- * stopped.
- */
-static __always_inline __u32 fp_walk(__u64 ip, __u64 sp, __u64 bp, struct stack_window *win,
-				     __u64 *frames, __u32 depth, __u8 *end, __u32 set)
-{
-	struct uw_ctx c;
-
-	c.st = bpf_map_lookup_elem(&uw_state, &set);
-	if (!c.st) {
-		frames[0] = ip;
-		*end = MT_STACK_BROKEN;
-		return 1;
-	}
-	c.set = set;
-	c.tgid = 0;
-	uw_start(&c, ip, sp, bp, win, frames, depth);
-	bpf_loop(MT_MAX_FRAMES, fp_step, &c, 0);
-	*end = c.st->end;
-	return c.st->n;
-}
-
 #endif

@@ -209,9 +209,11 @@ enum mt_stack_walker {
  * on every kernel. The daemon fills the slots after load (probes.c).
  */
 enum mt_stage {
-	MT_STAGE_WALK = 0,   /* the native stack: the walker chosen (walk_*) */
-	MT_STAGE_PYTHON = 1, /* a CPython target's Python frames */
-	MT_STAGE_EMIT = 2,   /* the record, as a stack id or in full, into the ring buffer */
+	MT_STAGE_WALK = 0,    /* the native stack: the walker chosen (walk_*) */
+	MT_STAGE_PYTHON = 1,  /* a CPython target's Python frames */
+	MT_STAGE_EMIT = 2,    /* the record, as a stack id or in full, into the ring buffer */
+	MT_STAGE_WALK_FP = 3, /* the frame-pointer walk (walk_fp): the DWARF walker's for a
+			       * process without unwind tables (yet) */
 	MT_STAGE_COUNT
 };
 

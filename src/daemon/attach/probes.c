@@ -78,12 +78,15 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 		if (n && n <= MT_INFLIGHT_SLOTS && !(n & (n - 1)))
 			skel->rodata->cfg.inflight_mask = (uint32_t)n - 1;
 	}
-	/* only the chosen walker's stages are loaded (and verified) */
+	/* only the chosen walker's stages are loaded (and verified), and the
+	 * frame-pointer walk the DWARF walker takes where it has no tables */
 	bpf_object__for_each_program(prog, skel->obj)
 	{
 		int w = walker_of(prog);
 
-		if (w >= 0 && bpf_program__set_autoload(prog, (uint32_t)w == o->stack_walker))
+		if (w >= 0 && bpf_program__set_autoload(
+				  prog, (uint32_t)w == o->stack_walker ||
+					    (w == MT_WALK_FP && o->stack_walker == MT_WALK_DWARF)))
 			return -1;
 	}
 	return bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
@@ -107,17 +110,25 @@ int probes_fill_stages(struct memtrace_bpf *skel)
 		uint32_t slot;
 		int fd;
 
-		if (w >= 0)
+		if (!bpf_program__autoload(prog))
+			continue;
+		fd = bpf_program__fd(prog);
+		if (w == MT_WALK_FP) {
+			/* the DWARF walker's, and the walker when chosen */
+			slot = MT_STAGE_WALK_FP;
+			if (fd < 0 || bpf_map_update_elem(bpf_map__fd(arr), &slot, &fd, BPF_ANY))
+				return -errno;
+		}
+		if ((uint32_t)w == skel->rodata->cfg.stack_walker)
 			slot = MT_STAGE_WALK;
+		else if (w >= 0)
+			continue;
 		else if (!strncmp(name, "stage_python", 12))
 			slot = MT_STAGE_PYTHON;
 		else if (!strncmp(name, "stage_emit", 10))
 			slot = MT_STAGE_EMIT;
 		else
 			continue;
-		if (!bpf_program__autoload(prog))
-			continue;
-		fd = bpf_program__fd(prog);
 		if (fd < 0 || bpf_map_update_elem(bpf_map__fd(arr), &slot, &fd, BPF_ANY))
 			return -errno;
 	}
