@@ -145,6 +145,9 @@ struct scratch {
 	__u32 busy;	  /* the thread building an event here (scratch_take); 0: free */
 	__u32 set;	  /* its number */
 	__u64 ip, sp, bp; /* the user registers at the allocator's return */
+	/* the frame-pointer walk between its batches (walk_fp_stage) */
+	__u64 fp_next, fp_prev;
+	__u32 fp_n, fp_walking;
 	__u64 words[sizeof(struct mt_event) / 8 + MT_MAX_FRAMES + MT_MAX_PYFRAMES];
 	struct stack_window win;
 	struct stack_id_entry entry; /* a stack being registered */

@@ -273,6 +273,7 @@ static __always_inline int stages_begin(void *ctx, void *prog_array, __u8 kind, 
 	sc->ip = ip;
 	sc->sp = sp;
 	sc->bp = bp;
+	sc->fp_walking = 0;
 	return stage_next(ctx, prog_array, sc, MT_STAGE_WALK);
 }
 
@@ -326,59 +327,81 @@ static __always_inline int walk_dwarf_stage(void *ctx, void *prog_array)
 #define MT_STACK_SPAN (256ull << 20)
 
 /*
- * Walk the frame-pointer chain from the caller's registers: frame 0 is the
- * return address itself (the call site), then each frame's saved return
- * address. Every frame pointer is checked before it is read: 8-byte aligned,
- * above the previous one (so the walk always ends), within MT_STACK_SPAN of
- * the stack pointer. A chain that leaves those bounds or cannot be read ends
- * the walk as "broken", which costs nothing: no faulting read is attempted
- * on a wild pointer. Returns the number of frames; *end says why it stopped.
- * A loop the verifier checks frame by frame, in a program of its own: in
- * registers, a frame costs a third less than as a bpf_loop callback whose
- * state is in memory (make bench: 9.5 against 14 ns).
+ * The frame-pointer walk, MT_FP_BATCH frames a program run: a batch that
+ * ends with frames to go keeps its place in the scratch set and tail-calls
+ * the walk again. Frame 0 is the return address itself (the call site),
+ * then each frame's saved return address. Every frame pointer is checked
+ * before it is read: 8-byte aligned, above the previous one (so the walk
+ * always ends), within MT_STACK_SPAN of the stack pointer. A chain that
+ * leaves those bounds or cannot be read ends the walk as "broken", which
+ * costs nothing: no faulting read is attempted on a wild pointer.
+ *
+ * A loop the verifier checks frame by frame, its state in registers: a
+ * frame costs a third less than as a bpf_loop callback with its state in
+ * memory (make bench: 9.4 against 14 ns). The verifier's work grows with
+ * the frames a run walks (1,100 instructions a frame on 7.2, as a whole
+ * 127-frame walk: 141,885), hence the batches.
  */
-static __always_inline __u32 walk_frames(__u64 ip, __u64 sp, __u64 fp, struct stack_window *w,
-					 __u64 *frames, __u32 depth, __u8 *end)
-{
-	__u64 prev = sp, pair[2];
-	__u32 n = 1, i;
-
-	w->len = 0;
-	frames[0] = ip;
-	*end = MT_STACK_DEPTH;
-	for (i = 1; i < MT_MAX_FRAMES; i++) {
-		if (i >= depth)
-			return n;
-		if (!fp) {
-			*end = MT_STACK_COMPLETE;
-			return n;
-		}
-		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
-			*end = MT_STACK_BROKEN;
-			return n;
-		}
-		if (!pair[1]) {
-			*end = MT_STACK_COMPLETE;
-			return n;
-		}
-		frames[i] = pair[1];
-		n = i + 1;
-		prev = fp + 16;
-		fp = pair[0];
-	}
-	return n;
-}
+#define MT_FP_BATCH   32
+#define MT_STACK_SPAN (256ull << 20) /* a thread's stack is at most this far above its sp */
 
 static __always_inline int walk_fp_stage(void *ctx, void *prog_array)
 {
+	__u64 sp, fp, prev, pair[2], *frames;
+	struct stack_window *w;
 	struct mt_event *ev;
 	struct scratch *sc;
-	__u32 set = 0, n;
-	__u8 end = MT_STACK_NONE;
+	__u32 set = 0, n, depth = stack_depth(), j;
+	__u64 idx;
+	__u8 end = MT_STACK_DEPTH;
 
 	STAGE_SCRATCH(sc, set);
 	ev = (struct mt_event *)sc->words;
-	n = walk_frames(sc->ip, sc->sp, sc->bp, &sc->win, ev->frames, stack_depth(), &end);
+	frames = ev->frames;
+	w = &sc->win;
+	sp = sc->sp;
+	if (!sc->fp_walking) { /* the walk's first batch */
+		w->len = 0;
+		frames[0] = sc->ip;
+		sc->fp_n = 1;
+		sc->fp_prev = sp;
+		sc->fp_next = sc->bp;
+	}
+	n = sc->fp_n;
+	prev = sc->fp_prev;
+	fp = sc->fp_next;
+	for (j = 0; j < MT_FP_BATCH; j++) {
+		if (n >= depth || n >= MT_MAX_FRAMES)
+			goto done;
+		if (!fp) {
+			end = MT_STACK_COMPLETE;
+			goto done;
+		}
+		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
+			end = MT_STACK_BROKEN;
+			goto done;
+		}
+		if (!pair[1]) {
+			end = MT_STACK_COMPLETE;
+			goto done;
+		}
+		/* n < MT_MAX_FRAMES; masked where the verifier sees it (clang
+		 * would drop a mask it can prove idle, and index from a pointer
+		 * it moves along the loop) */
+		idx = n;
+		asm volatile("%0 &= 127" : "+r"(idx));
+		frames[idx] = pair[1];
+		n++;
+		prev = fp + 16;
+		fp = pair[0];
+	}
+	sc->fp_walking = 1;
+	sc->fp_n = n;
+	sc->fp_prev = prev;
+	sc->fp_next = fp;
+	return stage_next(ctx, prog_array, sc, MT_STAGE_WALK_FP);
+done:
+	sc->fp_walking = 0;
 	return walk_done(ctx, prog_array, sc, n, end);
 }
 
