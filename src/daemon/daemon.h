@@ -40,6 +40,7 @@ struct daemon_settings {
 	 * "default", "chosen", or what the verifier refused before it */
 	int walker;
 	char walker_reason[768];
+	int walker_refused; /* walkers the verifier refused before it */
 };
 
 struct daemon {

@@ -242,6 +242,7 @@ static int load_programs(struct daemon *d, const struct options *o, const struct
 		return -1;
 	}
 	d->set.walker = pl.walker;
+	d->set.walker_refused = pl.nrefused;
 	walker_reason(o->stack_walker_given, pl.refused, pl.nrefused, d->set.walker_reason,
 		      sizeof(d->set.walker_reason));
 	return 0;
