@@ -5,9 +5,10 @@
  * fp, kernel, caller: only the chosen walker's load), and three that change
  * other programs' code through the read-only configuration the verifier
  * sees as constants: stacks sent in full instead of as ids (the emit
- * stage), --comm and --exe (the exec tracepoint's match). Each varies the
- * default (dwarf) in one thing; a program refused in a configuration is
- * left out and the rest loaded again, so that every program gets a verdict.
+ * stage), --comm and --exe (the exec tracepoint's match), --follow-forks and
+ * the hold at exec (the exec tracepoint too), on the default walker. A
+ * program refused in a configuration is left out and the rest loaded again,
+ * so that every program gets a verdict.
  */
 #include "daemon/attach/bpfcheck.h"
 
@@ -291,17 +292,24 @@ void bpfcheck_render_text(const struct check_report *r, struct buf *b)
 
 struct config_def {
 	const char *name, *what;
-	int walker, ids_off, comm, exe;
+	int walker, ids_off, comm, exe, follow, no_hold;
 };
 
+/*
+ * Every value of every setting that changes code (the walker, stack ids,
+ * the match, --follow-forks, the hold at exec that CAP_KILL allows) in at
+ * least one load; the last three on the default walker (docs/usage.md).
+ */
 static const struct config_def configs[] = {
-    {"dwarf", "the default: the DWARF walker", MT_WALK_DWARF, 0, 0, 0},
-    {"fp", "--stack-walker fp", MT_WALK_FP, 0, 0, 0},
-    {"kernel", "--stack-walker kernel", MT_WALK_KERNEL, 0, 0, 0},
-    {"caller", "--stack-walker caller (the last fallback)", MT_WALK_CALLER, 0, 0, 0},
-    {"dwarf-no-ids", "stacks sent in full (MEMTRACE_STACK_IDS=0)", MT_WALK_DWARF, 1, 0, 0},
-    {"dwarf-comm", "--comm", MT_WALK_DWARF, 0, 1, 0},
-    {"dwarf-exe", "--exe", MT_WALK_DWARF, 0, 0, 1},
+    {"dwarf", "the default: the DWARF walker", MT_WALK_DWARF, 0, 0, 0, 0, 0},
+    {"fp", "--stack-walker fp", MT_WALK_FP, 0, 0, 0, 0, 0},
+    {"kernel", "--stack-walker kernel", MT_WALK_KERNEL, 0, 0, 0, 0, 0},
+    {"caller", "--stack-walker caller (the last fallback)", MT_WALK_CALLER, 0, 0, 0, 0, 0},
+    {"dwarf-no-ids",
+     "stacks in full (MEMTRACE_STACK_IDS=0), --follow-forks, no CAP_KILL (no hold at exec)",
+     MT_WALK_DWARF, 1, 0, 0, 1, 1},
+    {"dwarf-comm", "--comm with --follow-forks", MT_WALK_DWARF, 0, 1, 0, 1, 0},
+    {"dwarf-exe", "--exe", MT_WALK_DWARF, 0, 0, 1, 0, 0},
 };
 
 static double now_seconds(void)
@@ -402,8 +410,9 @@ static void check_config(struct check_report *r, struct check_config *c, const s
 	    .stack_walker = (uint32_t)d->walker,
 	    .ring_buffer_bytes = 32u << 20,
 	    .max_matches = 64,
-	    .hold_exec = 1,
+	    .hold_exec = (uint32_t)!d->no_hold,
 	    .stack_ids_off = (uint32_t)d->ids_off,
+	    .match_follow = (uint32_t)d->follow,
 	};
 	struct buf refused = {0};
 	double start = now_seconds();
