@@ -229,10 +229,11 @@ static int load_programs(struct daemon *d, const struct options *o, const struct
 		}
 	}
 	if (!d->skel) {
-		const struct walker_refusal *r = &pl.refused[pl.nrefused - 1];
+		const struct walker_refusal *r;
 
-		if (!pl.nrefused)
-			return -1; /* not the verifier: err says why */
+		if (!pl.nrefused || pl.walker >= 0)
+			return -1; /* not the verifier, or after the load: err says why */
+		r = &pl.refused[pl.nrefused - 1];
 		snprintf(err, errlen,
 			 "no stack walker's programs load on this kernel (%s; the last tried, %s: "
 			 "%s%s%s); memtrace needs Linux %s or newer, and memtraced --check tells "

@@ -163,7 +163,7 @@ static struct memtrace_bpf *load_walker(const struct bpf_options *o, struct walk
 {
 	struct memtrace_bpf *skel;
 	struct verifier_logs vl = {0};
-	int rc, bad;
+	int rc, bad, configured;
 
 	memset(refused, 0, sizeof(*refused));
 	refused->walker = (int)o->stack_walker;
@@ -172,12 +172,10 @@ static struct memtrace_bpf *load_walker(const struct bpf_options *o, struct walk
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
-	rc = probes_configure(skel, o);
-	if (!rc)
-		rc = verifier_logs_set(skel->obj, &vl);
-	if (!rc)
-		rc = memtrace_bpf__load(skel);
-	if (rc) {
+	/* -1 from these two: libbpf refused a setting */
+	configured = !probes_configure(skel, o) && !verifier_logs_set(skel->obj, &vl);
+	rc = configured ? memtrace_bpf__load(skel) : -EINVAL;
+	if (rc && configured) {
 		bad = verifier_logs_refused(&vl, refused->line, sizeof(refused->line));
 		if (bad >= 0)
 			snprintf(refused->program, sizeof(refused->program), "%s",
@@ -203,6 +201,7 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_load
 
 	verifier_quiet_libbpf();
 	memset(out, 0, sizeof(*out));
+	out->walker = -1;
 	for (;;) {
 		struct walker_refusal *r = &out->refused[out->nrefused];
 		int next;

@@ -36,7 +36,7 @@ struct bpf_options {
 /* What probes_load() loaded, and what it tried before. */
 #define PROBES_MAX_REFUSED 4
 struct probes_loaded {
-	int walker; /* enum mt_stack_walker: the one whose programs loaded */
+	int walker; /* enum mt_stack_walker: the one whose programs loaded; -1: none */
 	/* the walkers the verifier refused before it, in the order tried
 	 * (walker_next(): dwarf, fp, caller) */
 	struct walker_refusal refused[PROBES_MAX_REFUSED];
