@@ -153,6 +153,16 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
+# The daemon with test hooks (MEMTRACE_TEST_HOOKS: src/daemon/attach/probes.c), for
+# e2e tests only, never installed: MEMTRACE_TEST_REFUSE=walk_dwarf,... makes the verifier
+# refuse those programs for real (tests/e2e/test_check.py: the walkers' fallback).
+E2E_PROGS += $(O)/tests/memtraced-hooks
+$(O)/tests/probes-hooks.o: src/daemon/attach/probes.c $(SRC_HDRS) $(O)/memtrace.skel.h | $(O)
+	$(CC) $(CFLAGS) -DMEMTRACE_TEST_HOOKS -c $< -o $@
+$(O)/tests/memtraced-hooks: $(filter-out $(O)/obj/daemon/attach/probes.o,$(DAEMON_OBJS)) \
+		$(O)/tests/probes-hooks.o $(COMMON_OBJS)
+	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
+
 # The same programs without frame pointers, as distributions build: the DWARF
 # walker must give the same stacks (tests/e2e/test_unwind.py).
 NOFP_FLAGS := -O2 -g -fomit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror

@@ -232,6 +232,18 @@ struct snap_match {
 };
 
 /*
+ * The stack walker the daemon runs (section 53): the one asked for, or the
+ * one it fell back to when the kernel's verifier refused that one's
+ * programs (memtraced --stack-walker; docs/usage.md).
+ */
+struct snap_walker {
+	char *name;	  /* "dwarf", "fp", "kernel", "caller" */
+	char *reason;	  /* "default", "chosen", or what the verifier refused before it:
+			   * "dwarf refused by the verifier: walk_dwarf: LINE" */
+	uint64_t refused; /* walkers refused before it (0: the one asked for runs) */
+};
+
+/*
  * A grouped snapshot (section 43): the daemon grouped the stacks it selected
  * into rows and sent the top ones, each as one stack (the row's first, with
  * the row's sums for counters); this says which row each stack stands for,
@@ -394,6 +406,7 @@ struct snapshot {
 	struct snap_breakdowns *breakdowns;		/* section 46 */
 	struct snap_match *match;			/* section 51: whole-host mode */
 	struct snap_timeline_targets *timeline_targets; /* section 52 */
+	struct snap_walker *walker;			/* section 53: the stack walker */
 	/*
 	 * Frames, one way: every frame a stack names is in frame_table, and
 	 * every stack's frames array lies in the one block frame_refs, pointers

@@ -37,6 +37,10 @@ const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
     offsetof(struct snap_daemon, stack_ids_unknown),
 };
 
+const size_t snap_walker_offsets[SNAP_NWALKER] = {
+    offsetof(struct snap_walker, refused),
+};
+
 const size_t snap_match_offsets[SNAP_NMATCH] = {
     offsetof(struct snap_match, max_targets),
     offsetof(struct snap_match, traced),
@@ -205,7 +209,8 @@ void snapshot_free(struct snapshot *s)
 	free(s->block_list);
 	free(s->unwind);
 	free(s->daemon);
-	free(s->match); /* its string is in the string blocks */
+	free(s->match);	 /* its string is in the string blocks */
+	free(s->walker); /* and its */
 	memset(s, 0, sizeof(*s));
 }
 

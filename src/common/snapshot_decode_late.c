@@ -196,6 +196,17 @@ int dec_match(struct reader *r)
 	return 0;
 }
 
+/* Section 53: the stack walker's name and why it runs, then a counted list of figures. */
+int dec_walker(struct reader *r)
+{
+	struct snap_walker *w = r->d->s->walker = dec_part(r->d, sizeof(*w));
+
+	if (!w || rd_string(r, &w->name) || rd_string(r, &w->reason) ||
+	    rd_fields(r, w, snap_walker_offsets, SNAP_NWALKER))
+		return -1;
+	return 0;
+}
+
 /* Section 44: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {

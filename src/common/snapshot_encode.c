@@ -217,7 +217,7 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
-	uint32_t version_ref, match_ref;
+	uint32_t version_ref, match_ref, walker_refs[2] = {0, 0};
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
 	uint32_t *supp_refs = NULL;
@@ -228,6 +228,10 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	/* Intern first: the string and frame tables precede their users. */
 	version_ref = intern_string(e, s->tracer_version);
 	match_ref = s->match ? intern_string(e, s->match->what) : 0;
+	if (s->walker) {
+		walker_refs[0] = intern_string(e, s->walker->name);
+		walker_refs[1] = intern_string(e, s->walker->reason);
+	}
 	target_refs = calloc(s->ntargets ? 2 * (size_t)s->ntargets : 1, sizeof(*target_refs));
 	if (!target_refs) {
 		e->nomem = 1;
@@ -515,6 +519,15 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		enc_section(out, &body, SEC_MATCH);
 	}
 	encode_timeline_targets(s, &body, out);
+	if (s->walker) {
+		enc_varint(&body, walker_refs[0]);
+		enc_varint(&body, walker_refs[1]);
+		enc_varint(&body, SNAP_NWALKER);
+		for (size_t i = 0; i < SNAP_NWALKER; i++)
+			enc_varint(&body, *(const uint64_t *)((const char *)s->walker +
+							      snap_walker_offsets[i]));
+		enc_section(out, &body, SEC_WALKER);
+	}
 out:
 	free(error_refs);
 	free(supp_refs);

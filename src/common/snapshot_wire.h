@@ -46,6 +46,7 @@ enum section {
 	SEC_FAMILY = 50,	   /* the process each target was forked from */
 	SEC_MATCH = 51,		   /* whole-host mode: what matches, matches not traced */
 	SEC_TIMELINE_TARGETS = 52, /* each timeline point's targets, with their figures */
+	SEC_WALKER = 53,	   /* the stack walker in use, and why */
 	SEC_KNOWN
 };
 
@@ -84,6 +85,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_FAMILY] = "family",
     [SEC_MATCH] = "match",
     [SEC_TIMELINE_TARGETS] = "timeline_targets",
+    [SEC_WALKER] = "walker",
 };
 
 /* A timeline point's live figures in wire order (sections 8 and 52): live_bytes,
@@ -101,6 +103,10 @@ extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
 /* struct snap_match's figures in wire order (section 51). */
 #define SNAP_NMATCH 3
 extern const size_t snap_match_offsets[SNAP_NMATCH];
+
+/* struct snap_walker's figures in wire order (section 53). */
+#define SNAP_NWALKER 1
+extern const size_t snap_walker_offsets[SNAP_NWALKER];
 
 /* struct snap_scan_figures in wire order (section 47). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))

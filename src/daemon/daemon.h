@@ -35,6 +35,12 @@ struct daemon_settings {
 	const char *match_exe;	     /* --exe PATH, or NULL */
 	char *match_what;	     /* "--comm NAME" or "--exe PATH"; NULL: not whole-host */
 	struct snap_options options; /* as given on the command line, for snapshots */
+	/* the stack walker whose programs loaded (enum mt_stack_walker; the
+	 * one asked for, or one after it: attach/walker.h), and why it runs:
+	 * "default", "chosen", or what the verifier refused before it */
+	int walker;
+	char walker_reason[768];
+	int walker_refused; /* walkers the verifier refused before it */
 };
 
 struct daemon {

@@ -27,6 +27,7 @@
 #include "daemon/events.h"
 #include "daemon/matches.h"
 #include "daemon/attach/probes.h"
+#include "daemon/attach/walker.h"
 #include "daemon/elf/elfmod.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
@@ -109,6 +110,9 @@ static void service_view(void *ctx, struct daemon_view *v)
 					       .traced = (uint64_t)targets_matched_now(d),
 					       .over_limit = targets_over_limit(d)};
 	}
+	v->walker = (struct snap_walker){.name = (char *)walker_name(d->set.walker),
+					 .reason = d->set.walker_reason,
+					 .refused = (uint64_t)d->set.walker_refused};
 	v->ring_consumed = ingest_ring_consumed();
 	probes_read_lost(d->skel, v->events_lost, MT_LOST_KIND_COUNT);
 	if (d->unwind) {

@@ -18,6 +18,7 @@
 #include <sys/syscall.h>
 #include <sys/sysmacros.h>
 #include <sys/timerfd.h>
+#include <sys/utsname.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <bpf/libbpf.h>
@@ -29,10 +30,14 @@
 #include "daemon/sample.h"
 #include "daemon/targets.h"
 #include "daemon/matches.h"
+#include "daemon/attach/bpfcheck.h"
 #include "daemon/attach/detacher.h"
+#include "daemon/attach/features.h"
 #include "daemon/attach/keeper.h"
 #include "daemon/attach/probes.h"
 #include "daemon/attach/pydispatch.h"
+#include "daemon/attach/verifier.h"
+#include "daemon/attach/walker.h"
 #include "daemon/elf/elfmod.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/sampler.h"
@@ -73,6 +78,10 @@ static int bpf_options_from(const struct options *o, struct bpf_options *bo, cha
 	/* without CAP_KILL another user's process could not be continued:
 	 * then a new program's allocator is resolved after it started */
 	bo->hold_exec = (uint32_t)have_cap_kill();
+	/* MEMTRACE_STACK_IDS=0 sends every stack in full, as before stack ids
+	 * (make bench compares the two) */
+	bo->stack_ids_off =
+	    getenv("MEMTRACE_STACK_IDS") && !strcmp(getenv("MEMTRACE_STACK_IDS"), "0");
 	pydispatch_can_hold = (int)bo->hold_exec; /* the setters' probes stop the target */
 	if (o->match_exe) {
 		struct stat st;
@@ -174,6 +183,72 @@ static int first_target(struct daemon *d, const struct options *o, int *child, c
 	return target_attach(d, 0, err, errlen);
 }
 
+/* The kernel's release, as uname -r gives it. */
+static const char *kernel_release(void)
+{
+	static struct utsname u;
+
+	return uname(&u) ? "unknown" : u.release;
+}
+
+/*
+ * A kernel without a feature the programs use: one line before anything is
+ * loaded (the verifier would say it in its own words, many of them). 0, or
+ * -1 with the line in err.
+ */
+static int kernel_floor(char *err, size_t errlen)
+{
+	struct kfeature f[FEATURES_COUNT];
+
+	features_probe(f);
+	return features_floor_line(f, FEATURES_COUNT, kernel_release(), err, errlen) ? 0 : -1;
+}
+
+/*
+ * Load the BPF programs with the walker asked for, or the next the verifier
+ * takes (probes_load): one line for each fallback; the walker in use and why
+ * into d->set. 0, or -1 with err.
+ */
+static int load_programs(struct daemon *d, const struct options *o, const struct bpf_options *bo,
+			 char *err, size_t errlen)
+{
+	struct probes_loaded pl;
+	char line[768];
+
+	d->skel = probes_load(bo, &pl, err, errlen);
+	for (int i = 0; i < pl.nrefused; i++) {
+		const struct walker_refusal *r = &pl.refused[i];
+		int next = i + 1 < pl.nrefused ? pl.refused[i + 1].walker
+			   : d->skel	       ? pl.walker
+					       : -1;
+
+		if (next >= 0) {
+			walker_fallback_line(o->stack_walker_given && !i, r, next, line,
+					     sizeof(line));
+			log_msg("%s", line);
+		}
+	}
+	if (!d->skel) {
+		const struct walker_refusal *r;
+
+		if (!pl.nrefused || pl.walker >= 0)
+			return -1; /* not the verifier, or after the load: err says why */
+		r = &pl.refused[pl.nrefused - 1];
+		snprintf(err, errlen,
+			 "no stack walker's programs load on this kernel (%s; the last tried, %s: "
+			 "%s%s%s); memtrace needs Linux %s or newer, and memtraced --check tells "
+			 "what the verifier said of each program",
+			 kernel_release(), walker_name(r->walker), r->program,
+			 r->line[0] ? ": " : "", r->line, MEMTRACE_KERNEL_FLOOR);
+		return -1;
+	}
+	d->set.walker = pl.walker;
+	d->set.walker_refused = pl.nrefused;
+	walker_reason(o->stack_walker_given, pl.refused, pl.nrefused, d->set.walker_reason,
+		      sizeof(d->set.walker_reason));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct itimerspec its = {.it_interval = {0, DRAIN_INTERVAL_NS},
@@ -192,8 +267,15 @@ int main(int argc, char **argv)
 	rc = parse_options(argc, argv, &o);
 	if (rc)
 		return rc;
+	if (o.check)
+		return bpfcheck_run(o.json);
 	if (geteuid() != 0) {
 		log_msg("must run as root (it loads BPF programs and reads other processes)");
+		return 1;
+	}
+	verifier_quiet_libbpf(); /* libbpf says nothing without MEMTRACE_DEBUG */
+	if (kernel_floor(err, sizeof(err))) {
+		log_msg("%s", err);
 		return 1;
 	}
 	if ((o.match_comm || o.match_exe) && !have_cap_kill()) {
@@ -227,10 +309,10 @@ int main(int argc, char **argv)
 		goto fail;
 	if (bpf_options_from(&o, &bo, err, sizeof(err)))
 		goto fail;
-	d.skel = probes_load(&bo, err, sizeof(err));
-	if (!d.skel)
+	if (load_programs(&d, &o, &bo, err, sizeof(err)))
 		goto fail;
-	if (o.stack_walker == MT_WALK_DWARF)
+	/* the walker loaded: a fallback from dwarf has no use for unwind tables */
+	if (d.set.walker == MT_WALK_DWARF)
 		d.unwind = unwind_new(d.skel, o.unwind_memory);
 	d.ingest.unwind = d.unwind;
 	/* never closed: the keeper continues what the BPF programs stopped (a

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "daemon/options.h"
+#include "daemon/attach/walker.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/unwind/unwind.h"
 #include "common/proto.h"
@@ -42,7 +43,10 @@ static void usage(FILE *f)
 	    "      --stack-depth N        user frames kept per allocation, 1-%d (default 64)\n"
 	    "      --stack-walker W       dwarf: unwind tables from call frame information,\n"
 	    "                             frame pointers where there is none (default);\n"
-	    "                             fp: frame pointers; kernel: bpf_get_stack\n"
+	    "                             fp: frame pointers; kernel: bpf_get_stack;\n"
+	    "                             caller: the call site alone. When the kernel's\n"
+	    "                             verifier refuses a walker, the next loads: dwarf,\n"
+	    "                             fp, caller (kernel: fp, caller)"
 	    "      --unwind-memory N      unwind tables at most (bytes, K, M, G; 256M)\n"
 	    "      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 	    "      --max-live-blocks N    live blocks tracked before counting as untracked\n"
@@ -74,6 +78,11 @@ static void usage(FILE *f)
 	    "                             counted (matches_over_limit) and logged\n"
 	    "      --realtime             drain the ring buffer at real-time priority\n"
 	    "                             (SCHED_FIFO 1; requests are still served at nice 10)\n"
+	    "      --check                load every BPF program in every configuration\n"
+	    "                             memtraced can use (attaching nothing), print what\n"
+	    "                             the verifier said and the kernel features; exit 0\n"
+	    "                             when the default configuration loads\n"
+	    "      --json                 --check's report as JSON\n"
 	    "  -h, --help                 this help\n"
 	    "  -V, --version              print the version\n",
 	    PROTO_DEFAULT_SOCKET, MT_MAX_FRAMES);
@@ -104,7 +113,9 @@ int parse_options(int argc, char **argv, struct options *o)
 		OPT_EXE,
 		OPT_MAX_TARGETS,
 		OPT_REALTIME,
-		OPT_UNWIND_MEMORY
+		OPT_UNWIND_MEMORY,
+		OPT_CHECK,
+		OPT_JSON
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -125,6 +136,8 @@ int parse_options(int argc, char **argv, struct options *o)
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
 	    {"realtime", no_argument, NULL, OPT_REALTIME},
 	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
+	    {"check", no_argument, NULL, OPT_CHECK},
+	    {"json", no_argument, NULL, OPT_JSON},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -160,15 +173,11 @@ int parse_options(int argc, char **argv, struct options *o)
 			o->stack_depth = (uint32_t)v;
 			break;
 		case OPT_WALKER:
-			if (!strcmp(optarg, "fp"))
-				o->stack_walker = MT_WALK_FP;
-			else if (!strcmp(optarg, "kernel"))
-				o->stack_walker = MT_WALK_KERNEL;
-			else if (!strcmp(optarg, "dwarf"))
-				o->stack_walker = MT_WALK_DWARF;
-			else
-				return usage_error("--stack-walker must be dwarf, fp or kernel",
-						   optarg);
+			if (walker_parse(optarg) < 0)
+				return usage_error(
+				    "--stack-walker must be dwarf, fp, kernel or caller", optarg);
+			o->stack_walker = (uint32_t)walker_parse(optarg);
+			o->stack_walker_given = 1;
 			break;
 		case OPT_RINGBUF:
 			if (parse_u64(optarg, 1ull << 30, &v) || v < 4096 || (v & (v - 1)))
@@ -239,6 +248,12 @@ int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--unwind-memory takes 1M to 4G bytes (K, M, G)",
 						   optarg);
 			break;
+		case OPT_CHECK:
+			o->check = 1;
+			break;
+		case OPT_JSON:
+			o->json = 1;
+			break;
 		case OPT_MAX_TARGETS:
 			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)
 				return usage_error("--max-targets takes 1 to 1000", optarg);
@@ -261,6 +276,12 @@ int parse_options(int argc, char **argv, struct options *o)
 		return usage_error("give either --comm or --exe, not both", NULL);
 	if ((o->match_comm || o->match_exe) && (o->pid || o->command))
 		return usage_error("--comm and --exe select their own targets: no --pid or command",
+				   NULL);
+	if (o->json && !o->check)
+		return usage_error("--json goes with --check", NULL);
+	if (o->check && (o->pid || o->command || o->match_comm || o->match_exe))
+		return usage_error("--check loads the programs and attaches nothing: no --pid, "
+				   "command, --comm or --exe",
 				   NULL);
 	if (!o->max_targets)
 		o->max_targets = 64;

@@ -24,7 +24,10 @@ struct options {
 	const char *match_exe;
 	uint64_t max_targets;
 	uint64_t unwind_memory;
-	int realtime; /* --realtime: the loop thread at SCHED_FIFO 1 */
+	int realtime;		/* --realtime: the loop thread at SCHED_FIFO 1 */
+	int stack_walker_given; /* --stack-walker given (not the default) */
+	int check;		/* --check: load every configuration's programs, then exit */
+	int json;		/* --check --json */
 };
 
 /* Parse argv into o; 0, or the exit code (2) after a one-line message.

@@ -106,8 +106,8 @@ def check_completion(compdir, memtraced, memtracectl):
     if missing:
         raise Fail(f"memtraced completion does not offer {', '.join(missing)}")
     if complete(daemon, "_memtraced", ["memtraced", "--stack-walker", ""]) != \
-            {"dwarf", "fp", "kernel"}:
-        raise Fail("memtraced --stack-walker does not complete to dwarf, fp, kernel")
+            {"dwarf", "fp", "kernel", "caller"}:
+        raise Fail("memtraced --stack-walker does not complete to dwarf, fp, kernel, caller")
     commands = help_commands(memtracectl)
     offered = complete(ctl, "_memtracectl", ["memtracectl", ""])
     missing = [c for c in commands if c not in offered]

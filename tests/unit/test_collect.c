@@ -457,7 +457,30 @@ TEST(test_metrics)
 		 "memtrace_target_state{pid=\"%u\",command=\"b\",state=\"exited\"} 1", PID_B);
 	CHECK(has_line(&b, line));
 	CHECK(!strstr((const char *)b.data, "matches_over_limit")); /* not whole-host */
+	CHECK(!strstr((const char *)b.data, "stack_walker"));	    /* not said */
 	buf_free(&b);
+	/* the stack walker and why, in Prometheus and in snapshots */
+	f.v.walker =
+	    (struct snap_walker){.name = "fp",
+				 .reason = "dwarf refused by the verifier: walk_dwarf: \"x\"",
+				 .refused = 1};
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	b.len--;
+	CHECK(has_line(&b, "# TYPE memtrace_stack_walker_info gauge"));
+	CHECK(has_line(&b, "memtrace_stack_walker_info{walker=\"fp\",reason=\"dwarf refused by the "
+			   "verifier: walk_dwarf: \\\"x\\\"\"} 1"));
+	buf_free(&b);
+	{
+		struct snapshot s;
+
+		CHECK(collect(&f, "status v=2", &s) == 0);
+		CHECK(s.walker && s.walker->name != f.v.walker.name);
+		CHECK_STR(s.walker->name, "fp");
+		CHECK_STR(s.walker->reason, "dwarf refused by the verifier: walk_dwarf: \"x\"");
+		CHECK(s.walker->refused == 1);
+		snapshot_free(&s);
+	}
 	/* whole-host mode: the matches not traced, in Prometheus and in snapshots */
 	f.v.has_match = 1;
 	f.v.match =

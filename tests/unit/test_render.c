@@ -441,6 +441,50 @@ TEST(test_match_render)
 	free(out);
 }
 
+/* The stack walker (section 53): status, stats and report say which and why. */
+TEST(test_walker_render)
+{
+	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};
+	struct snap_walker wk = {.name = "fp", .reason = "chosen"};
+	struct snapshot s;
+	char *out;
+
+	build_known(&s, 0);
+	out = render_str(render_status, &s, &text); /* a snapshot before it: nothing */
+	CHECK(!strstr(out, "stack walker"));
+	free(out);
+	out = render_str(render_report, &s, &json);
+	CHECK(!strstr(out, "stack_walker"));
+	free(out);
+	s.walker = &wk;
+	out = render_str(render_status, &s, &text);
+	CHECK(has_line(out, "stack walker: fp (chosen)"));
+	free(out);
+	out = render_str(render_report, &s, &text);
+	CHECK(has_line(out, "stack walker: fp (chosen)"));
+	free(out);
+	out = render_str(render_stats_one, &s, &text);
+	CHECK(has_line(out, "stack_walker           fp (chosen)"));
+	free(out);
+	wk = (struct snap_walker){
+	    .name = "caller",
+	    .reason = "dwarf refused by the verifier: walk_dwarf: R1 \"x\"; fp refused by the "
+		      "verifier: walk_fp",
+	    .refused = 2};
+	out = render_str(render_status, &s, &json);
+	CHECK(strstr(out, "\"stack_walker\":{\"name\":\"caller\",\"reason\":\"dwarf refused by "
+			  "the verifier: walk_dwarf: R1 \\\"x\\\"; fp refused by the verifier: "
+			  "walk_fp\",\"refused\":2}") != NULL);
+	free(out);
+	out = render_str(render_stats_one, &s, &json);
+	CHECK(strstr(out, "\"stack_walker\":{\"name\":\"caller\"") != NULL);
+	free(out);
+	out = render_str(render_report, &s, &json);
+	CHECK(strstr(out, "\"stack_walker\":{\"name\":\"caller\"") != NULL);
+	free(out);
+	s.walker = NULL;
+}
+
 static char *escaped(const char *s, size_t len)
 {
 	struct buf b = {0};
@@ -639,6 +683,7 @@ int main(void)
 	RUN(test_report_text);
 	RUN(test_status_text);
 	RUN(test_match_render);
+	RUN(test_walker_render);
 	RUN(test_json_escape);
 	RUN(test_json_writer);
 	return UNIT_DONE();

@@ -688,6 +688,39 @@ TEST(test_roundtrip_match)
 	snapshot_free(&s);
 }
 
+/* Section 53: the stack walker and why it runs; absent in a snapshot without it. */
+TEST(test_roundtrip_walker)
+{
+	struct snapshot s, d;
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	s.walker = xmalloc(sizeof(*s.walker));
+	*s.walker = (struct snap_walker){
+	    .name = snapshot_strdup(&s, "fp"),
+	    .reason = snapshot_strdup(&s, "dwarf refused by the verifier: walk_dwarf: R1 !read_ok"),
+	    .refused = 1};
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.walker);
+	CHECK_STR(d.walker->name, "fp");
+	CHECK_STR(d.walker->reason, "dwarf refused by the verifier: walk_dwarf: R1 !read_ok");
+	CHECK_EQ_U64(d.walker->refused, 1);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(!d.walker);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+}
+
 /* Sections 42 and 43: the daemon's figures, a grouped snapshot's rows. */
 TEST(test_roundtrip_daemon_sections)
 {
@@ -1823,6 +1856,7 @@ int main(void)
 	RUN(test_roundtrip_daemon_sections);
 	RUN(test_roundtrip_leaks);
 	RUN(test_roundtrip_match);
+	RUN(test_roundtrip_walker);
 	RUN(test_roundtrip_resident_sections);
 	RUN(test_resident_sections_checked);
 	RUN(test_roundtrip_timeline_targets);

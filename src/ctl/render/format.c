@@ -308,6 +308,40 @@ void render_text_lost_warning(struct buf *out, const struct snapshot *s)
 			   lost);
 }
 
+void format_walker(char *dst, size_t len, const struct snapshot *s)
+{
+	const struct snap_walker *w = s->walker;
+
+	if (!w || !w->name)
+		snprintf(dst, len, "%s", "");
+	else
+		snprintf(dst, len, "%s (%s)", w->name, w->reason ? w->reason : "?");
+}
+
+void render_text_walker(struct buf *out, const struct snapshot *s)
+{
+	char walker[1024];
+
+	format_walker(walker, sizeof(walker), s);
+	if (!walker[0])
+		return;
+	buf_printf(out, "stack walker: ");
+	format_text(out, walker);
+	buf_printf(out, "\n");
+}
+
+void render_json_walker(struct json_writer *w, const struct snapshot *s)
+{
+	if (!s->walker || !s->walker->name)
+		return;
+	json_key(w, "stack_walker");
+	json_begin_object(w);
+	json_kv_string(w, "name", s->walker->name);
+	json_kv_string(w, "reason", s->walker->reason);
+	json_kv_u64(w, "refused", s->walker->refused);
+	json_end_object(w);
+}
+
 void render_text_truncations(struct buf *out, const struct snapshot *s)
 {
 	for (uint32_t i = 0; i < s->ntruncations; i++) {

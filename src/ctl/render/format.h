@@ -90,6 +90,16 @@ void render_json_events(struct json_writer *w, const struct snapshot *s);
 /* A warning line when events were lost; nothing otherwise. */
 void render_text_lost_warning(struct buf *out, const struct snapshot *s);
 
+/*
+ * The stack walker the daemon ran and why (section 53): "fp (chosen)",
+ * "fp (dwarf refused by the verifier: ...)"; "" when the snapshot does not
+ * say (written before it). The line "stack walker: ...\n" (nothing then),
+ * and JSON's "stack_walker": {"name", "reason", "refused"} (no key then).
+ */
+void format_walker(char *dst, size_t len, const struct snapshot *s);
+void render_text_walker(struct buf *out, const struct snapshot *s);
+void render_json_walker(struct json_writer *w, const struct snapshot *s);
+
 /* The modules whose missing frame pointers cut stacks short: a note line
  * each, or "truncated_stacks". */
 void render_text_truncations(struct buf *out, const struct snapshot *s);

@@ -167,6 +167,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_kv_u64(w, "created_unix_ns", s->created_unix_ns);
 	json_kv_string(w, "sample", mt_sort_name(o->sample));
 	json_kv_u64(w, "events_lost", snapshot_events_lost(s));
+	render_json_walker(w, s);
 	if (v->pid) /* the totals and memory over time are of that pid */
 		json_kv_u64(w, "pid", v->pid);
 	json_key(w, "totals");

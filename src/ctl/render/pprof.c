@@ -234,7 +234,7 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 {
 	struct pprof p = {0};
 	struct buf body = {0}, msg = {0}, sub = {0}, tmp = {0}, packed = {0};
-	char comment[160];
+	char comment[1100];
 	int rc;
 
 	intern(&p, ""); /* string 0 is the empty string */
@@ -317,6 +317,13 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 		 o->peak ? "inuse_space is each stack's live bytes at the peak (peak_live_bytes)"
 			 : "every allocation, exact (not sampled)");
 	pb_uint(&body, PROFILE_COMMENT, intern(&p, comment));
+	format_walker(comment, sizeof(comment) - 32, s);
+	if (comment[0]) { /* a second comment: the stack walker, when the snapshot says */
+		char walker[sizeof(comment)];
+
+		snprintf(walker, sizeof(walker), "stack walker: %s", comment);
+		pb_uint(&body, PROFILE_COMMENT, intern(&p, walker));
+	}
 	pb_uint(&body, PROFILE_DEFAULT_SAMPLE_TYPE, intern(&p, "inuse_space"));
 	/* the string table last: every string is interned by now */
 	for (size_t i = 0; i < strtab_count(&p.strings); i++)

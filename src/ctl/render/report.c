@@ -78,6 +78,7 @@ static void json_report(struct json_writer *w, const struct snapshot *s,
 	render_json_resident_totals(w, s, o->pid);
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", s->stacks_total);
+	render_json_walker(w, s);
 	render_json_truncations(w, s);
 	json_key(w, "entries");
 	json_begin_array(w);
@@ -122,6 +123,7 @@ static void text_report(struct buf *b, const struct snapshot *s, const struct re
 	else
 		buf_printf(b, "%" PRIu32 " of %" PRIu64 " stacks shown\n", s->nstacks,
 			   s->stacks_total);
+	render_text_walker(b, s);
 	render_text_lost_warning(b, s);
 	render_text_truncations(b, s);
 

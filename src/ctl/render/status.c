@@ -350,6 +350,7 @@ static void json_status(struct json_writer *w, const struct snapshot *s)
 	json_unwind(w, s);
 	if (s->started_unix_ns)
 		json_trace(w, s);
+	render_json_walker(w, s);
 	json_daemon(w, s);
 	json_match(w, s);
 	json_targets(w, s, 0);
@@ -363,6 +364,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s,
 	render_json_counters(w, &s->totals, 0);
 	render_json_events(w, s);
 	json_kv_u64(w, "stacks_total", stacks->stacks_total);
+	render_json_walker(w, s);
 	json_daemon(w, s);
 	json_match(w, s);
 	render_json_resident_totals(w, s, 0);
@@ -461,6 +463,7 @@ static void text_status(struct buf *b, const struct snapshot *s)
 			   when, op->stack_depth, ns_to_seconds(op->sample_interval_ns),
 			   op->temporary_threshold);
 	}
+	render_text_walker(b, s);
 	text_match(b, s);
 	if (!s->ntargets) {
 		buf_printf(b, "no targets\n");
@@ -531,6 +534,14 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct sna
 	if (s->match)
 		buf_printf(b, "%-*s%" PRIu64 "\n", STATS_NAME_WIDTH, "matches_over_limit",
 			   s->match->over_limit);
+	if (s->walker) {
+		char walker[1024];
+
+		format_walker(walker, sizeof(walker), s);
+		buf_printf(b, "%-*s", STATS_NAME_WIDTH, "stack_walker");
+		format_text(b, walker);
+		buf_printf(b, "\n");
+	}
 	render_text_lost_warning(b, s);
 	render_text_resident_totals(b, s);
 	for (uint32_t i = 0; i < s->ntargets; i++) {

@@ -23,14 +23,8 @@
 
 #include "memtrace.skel.h"
 #include "daemon/attach/probesite.h"
+#include "daemon/attach/verifier.h"
 #include "common/util.h"
-
-static int libbpf_quiet(enum libbpf_print_level level, const char *fmt, va_list ap)
-{
-	if (level == LIBBPF_WARN && getenv("MEMTRACE_DEBUG"))
-		return vfprintf(stderr, fmt, ap);
-	return 0;
-}
 
 /* Is prog one of the walker stages, and which walker's? -1: not a walker. */
 static int walker_of(const struct bpf_program *prog)
@@ -50,6 +44,41 @@ static int walker_of(const struct bpf_program *prog)
 	return -1;
 }
 
+#ifdef MEMTRACE_TEST_HOOKS
+/*
+ * Test builds only (make's $(O)/tests/memtraced-hooks, never the daemon
+ * installed): MEMTRACE_TEST_REFUSE=walk_dwarf,walk_fp makes the verifier
+ * refuse those programs (and their _tp copies) for real: loaded as
+ * sleepable, which a uprobe or tracepoint program cannot be.
+ */
+static int test_refuse(struct memtrace_bpf *skel)
+{
+	const char *list = getenv("MEMTRACE_TEST_REFUSE");
+	struct bpf_program *prog;
+
+	bpf_object__for_each_program(prog, skel->obj)
+	{
+		const char *name = bpf_program__name(prog);
+		size_t n = strlen(name) > 3 && !strcmp(name + strlen(name) - 3, "_tp")
+			       ? strlen(name) - 3
+			       : strlen(name);
+
+		for (const char *p = list; p && *p;
+		     p += strcspn(p, ",") + (p[strcspn(p, ",")] != 0))
+			if (strcspn(p, ",") == n && !strncmp(p, name, n) &&
+			    bpf_program__set_flags(prog,
+						   bpf_program__flags(prog) | BPF_F_SLEEPABLE))
+				return -1;
+	}
+	return 0;
+}
+#else
+static int test_refuse(struct memtrace_bpf *skel)
+{
+	return 0;
+}
+#endif
+
 int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 {
 	struct bpf_program *prog;
@@ -66,10 +95,8 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 	skel->rodata->cfg.match_follow = o->match_follow;
 	skel->rodata->cfg.max_matches = o->max_matches;
 	skel->rodata->cfg.hold_exec = o->hold_exec;
-	/* known stacks as ids (docs/design.md); MEMTRACE_STACK_IDS=0 sends every
-	 * stack in full, as before (make bench compares the two) */
-	skel->rodata->cfg.stack_ids =
-	    !getenv("MEMTRACE_STACK_IDS") || strcmp(getenv("MEMTRACE_STACK_IDS"), "0") != 0;
+	/* known stacks as ids (docs/design.md), or every stack in full */
+	skel->rodata->cfg.stack_ids = !o->stack_ids_off;
 	/* tests only: MEMTRACE_INFLIGHT_SLOTS=N (a power of two) makes threads
 	 * share N slots, so that calls take the task storage path */
 	if (getenv("MEMTRACE_INFLIGHT_SLOTS")) {
@@ -89,6 +116,8 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 					    (w == MT_WALK_FP && o->stack_walker == MT_WALK_DWARF)))
 			return -1;
 	}
+	if (test_refuse(skel))
+		return -1;
 	return bpf_map__set_max_entries(skel->maps.events, (uint32_t)o->ring_buffer_bytes);
 }
 
@@ -135,20 +164,35 @@ int probes_fill_stages(struct memtrace_bpf *skel)
 	return 0;
 }
 
-struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen)
+/*
+ * The object with o's walker, loaded, its stages filled. NULL: *refused
+ * holds the program the verifier refused, if one was (refused->program
+ * empty: none was; err says why).
+ */
+static struct memtrace_bpf *load_walker(const struct bpf_options *o, struct walker_refusal *refused,
+					char *err, size_t errlen)
 {
 	struct memtrace_bpf *skel;
-	int rc;
+	struct verifier_logs vl = {0};
+	int rc, bad, configured;
 
-	libbpf_set_print(libbpf_quiet);
+	memset(refused, 0, sizeof(*refused));
+	refused->walker = (int)o->stack_walker;
 	skel = memtrace_bpf__open();
 	if (!skel) {
 		snprintf(err, errlen, "cannot open the BPF object: %s", strerror(errno));
 		return NULL;
 	}
-	rc = probes_configure(skel, o);
-	if (!rc)
-		rc = memtrace_bpf__load(skel);
+	/* -1 from these two: libbpf refused a setting */
+	configured = !probes_configure(skel, o) && !verifier_logs_set(skel->obj, &vl);
+	rc = configured ? memtrace_bpf__load(skel) : -EINVAL;
+	if (rc && configured) {
+		bad = verifier_logs_refused(&vl, refused->line, sizeof(refused->line));
+		if (bad >= 0)
+			snprintf(refused->program, sizeof(refused->program), "%s",
+				 vl.progs[bad].name);
+	}
+	verifier_logs_free(&vl);
 	if (!rc)
 		rc = probes_fill_stages(skel);
 	if (rc) {
@@ -157,6 +201,34 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t 
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
+	return skel;
+}
+
+struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_loaded *out, char *err,
+				 size_t errlen)
+{
+	struct bpf_options ow = *o;
+	struct memtrace_bpf *skel;
+
+	verifier_quiet_libbpf();
+	memset(out, 0, sizeof(*out));
+	out->walker = -1;
+	for (;;) {
+		struct walker_refusal *r = &out->refused[out->nrefused];
+		int next;
+
+		skel = load_walker(&ow, r, err, errlen);
+		if (skel)
+			break;
+		if (!r->program[0])
+			return NULL; /* not the verifier: no other walker would load */
+		out->nrefused++;
+		next = walker_next((int)ow.stack_walker);
+		if (next < 0 || out->nrefused == PROBES_MAX_REFUSED)
+			return NULL;
+		ow.stack_walker = (uint32_t)next;
+	}
+	out->walker = (int)ow.stack_walker;
 	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
 	if (skel->links.on_exec)

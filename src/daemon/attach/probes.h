@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "daemon/attach/allocator.h"
+#include "daemon/attach/walker.h"
 
 struct memtrace_bpf;
 struct bpf_link;
@@ -27,11 +28,31 @@ struct bpf_options {
 	uint32_t match_follow;
 	uint32_t max_matches;
 	uint32_t hold_exec; /* stop targets at exec until their allocator is resolved */
+	/* every stack sent in full, none as an id (MEMTRACE_STACK_IDS=0: make
+	 * bench compares the two; memtraced --check loads both) */
+	uint32_t stack_ids_off;
 };
 
-/* Open, configure and load the BPF object, and attach its tracepoints. NULL
- * with a reason in err. */
-struct memtrace_bpf *probes_load(const struct bpf_options *o, char *err, size_t errlen);
+/* What probes_load() loaded, and what it tried before. */
+#define PROBES_MAX_REFUSED 4
+struct probes_loaded {
+	int walker; /* enum mt_stack_walker: the one whose programs loaded; -1: none */
+	/* the walkers the verifier refused before it, in the order tried
+	 * (walker_next(): dwarf, fp, caller) */
+	struct walker_refusal refused[PROBES_MAX_REFUSED];
+	int nrefused;
+};
+
+/*
+ * Open, configure and load the BPF object, and attach its tracepoints: with
+ * o->stack_walker, or, while the kernel's verifier refuses a program, with
+ * the walker after it (walker.h), each refusal recorded in out. NULL with a
+ * reason in err: no walker loads (out->nrefused refusals: the last one
+ * tried says why), or the load failed outside the verifier (no refusal for
+ * it: the kernel refused the maps, or root is missing).
+ */
+struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_loaded *out, char *err,
+				 size_t errlen);
 void probes_unload(struct memtrace_bpf *skel);
 /*
  * The steps of probes_load, for memtraced --check: the object's read-only

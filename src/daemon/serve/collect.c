@@ -88,6 +88,12 @@ static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 		*s->match = v->match;
 		s->match->what = snapshot_strdup(s, v->match.what);
 	}
+	if (v->walker.name) {
+		s->walker = xmalloc(sizeof(*s->walker));
+		*s->walker = v->walker;
+		s->walker->name = snapshot_strdup(s, v->walker.name);
+		s->walker->reason = snapshot_strdup(s, v->walker.reason);
+	}
 }
 
 /*

@@ -95,6 +95,17 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 	for (unsigned k = 0; k < MT_LOST_KIND_COUNT; k++)
 		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
 			   mt_lost_kind_name(k), (unsigned long long)d->events_lost[k]);
+	if (d->walker.name) {
+		buf_printf(b, "# HELP memtrace_stack_walker_info The stack walker memtraced runs "
+			      "(walker) and why (reason: default, chosen, or what the kernel's "
+			      "verifier refused before it).\n"
+			      "# TYPE memtrace_stack_walker_info gauge\n"
+			      "memtrace_stack_walker_info{walker=\"");
+		put_label_value(b, d->walker.name);
+		buf_printf(b, "\",reason=\"");
+		put_label_value(b, d->walker.reason);
+		buf_printf(b, "\"} 1\n");
+	}
 	if (d->has_match)
 		buf_printf(b,
 			   "# HELP memtrace_matches_over_limit_total Processes that matched "

@@ -65,6 +65,9 @@ struct daemon_view {
 	 * daemon's string */
 	int has_match;
 	struct snap_match match;
+	/* the stack walker in use and why (section 53); its strings are the
+	 * daemon's; name NULL: not said */
+	struct snap_walker walker;
 	/* held around what fills the symbolizer's caches when two worker lanes
 	 * may read at once; NULL on the loop thread */
 	pthread_mutex_t *sym_lock;

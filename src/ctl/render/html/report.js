@@ -48,6 +48,9 @@
   root.append(el("h1", {}, "memtrace report"));
   root.append(el("p", { class: "meta" }, "memtrace " + (data.tracer_version || "?") +
     ", snapshot taken " + created.toISOString().replace("T", " ").replace(/\..*/, " UTC")));
+  if (data.stack_walker)
+    root.append(el("p", { class: "meta", id: "walker" }, "stack walker: " + data.stack_walker.name +
+      " (" + data.stack_walker.reason + ")"));
   const targets = el("ul", { id: "targets" });
   for (const t of data.targets) targets.append(el("li", {}, "pid " + t.pid + " (" + t.state + "): " + (t.command || "?")));
   root.append(targets);
