@@ -338,11 +338,12 @@ static __always_inline int walk_dwarf_stage(void *ctx, void *prog_array)
  *
  * A loop the verifier checks frame by frame, its state in registers: a
  * frame costs a third less than as a bpf_loop callback with its state in
- * memory (make bench: 9.4 against 14 ns). The verifier's work grows with
- * the frames a run walks (1,100 instructions a frame on 7.2, as a whole
- * 127-frame walk: 141,885), hence the batches.
+ * memory (make bench: 9.8 against 14.0 ns). The verifier's work grows with
+ * the frames a run walks, and faster than they on 7.2 (16 frames: 36,331
+ * instructions, 24: 57,750, 32: 102,661; all 127: 141,885; 25,998 for 24
+ * on 6.18), hence the batches (docs/design.md).
  */
-#define MT_FP_BATCH   32
+#define MT_FP_BATCH   24
 #define MT_STACK_SPAN (256ull << 20) /* a thread's stack is at most this far above its sp */
 
 static __always_inline int walk_fp_stage(void *ctx, void *prog_array)
