@@ -99,7 +99,11 @@ def test_check(r):
                          "on_exec"):
                 if want not in mine:
                     raise Fail(f"{cfg}: no {want} among {sorted(mine)}")
-            others = {w for w in WALKER_PROGRAM.values() if w != walker} & mine
+            # the DWARF walker's own fallback, for a process without tables, is walk_fp
+            allowed = {walker, "walk_fp"} if walker == "walk_dwarf" else {walker}
+            if walker == "walk_dwarf" and "walk_fp" not in mine:
+                raise Fail(f"{cfg}: no walk_fp (the DWARF walker's fallback) among {sorted(mine)}")
+            others = {w for w in WALKER_PROGRAM.values() if w not in allowed} & mine
             if others:
                 raise Fail(f"{cfg}: other walkers' programs loaded: {sorted(others)}")
     with r.part("headroom"):
