@@ -55,50 +55,6 @@ struct {
 	__type(value, struct stack_id_entry);
 } stack_ids SEC(".maps");
 
-/* The id of a stack: a hash of all of it, never 0. */
-static __always_inline __u64 stack_hash(__u32 tgid, const __u64 *frames, __u32 n)
-{
-	__u64 h = ((__u64)tgid << 32 | n) * 0x9e3779b97f4a7c15ull;
-
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		h = (h ^ frames[i]) * 0xff51afd7ed558ccdull;
-		h ^= h >> 32;
-	}
-	return h ? h : 1;
-}
-
-/* Does e hold exactly this stack? */
-static __always_inline int stack_entry_is(const struct stack_id_entry *e, __u32 tgid,
-					  const __u64 *frames, __u32 n)
-{
-	if (e->tgid != tgid || e->nframes != n)
-		return 0;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		if (e->frames[i] != frames[i])
-			return 0;
-	}
-	return 1;
-}
-
-static __always_inline void stack_entry_fill(struct stack_id_entry *e, __u32 tgid,
-					     const __u64 *frames, __u32 n)
-{
-	e->tgid = tgid;
-	e->nframes = n;
-#pragma clang loop unroll(disable)
-	for (__u32 i = 0; i < MT_ID_FRAMES; i++) {
-		if (i >= n)
-			break;
-		e->frames[i] = frames[i];
-	}
-}
-
 /*
  * The loops over an event's frames as functions the verifier checks once
  * each, on their own (global functions: their arguments unknown). Inline,
@@ -323,37 +279,14 @@ static __always_inline int walk_dwarf_stage(void *ctx, void *prog_array)
 	return walk_done(ctx, prog_array, sc, (__u32)n, end);
 }
 
-/* A thread's stack is at most this far above its stack pointer. */
-#define MT_STACK_SPAN (256ull << 20)
-
-/*
- * The frame-pointer walk, MT_FP_BATCH frames a program run: a batch that
- * ends with frames to go keeps its place in the scratch set and tail-calls
- * the walk again. Frame 0 is the return address itself (the call site),
- * then each frame's saved return address. Every frame pointer is checked
- * before it is read: 8-byte aligned, above the previous one (so the walk
- * always ends), within MT_STACK_SPAN of the stack pointer. A chain that
- * leaves those bounds or cannot be read ends the walk as "broken", which
- * costs nothing: no faulting read is attempted on a wild pointer.
- *
- * A loop the verifier checks frame by frame, its state in registers: a
- * frame costs a third less than as a bpf_loop callback with its state in
- * memory (make bench: 9.8 against 14.0 ns). The verifier's work grows with
- * the frames a run walks, and faster than they on 7.2 (16 frames: 36,331
- * instructions, 24: 57,750, 32: 102,661; all 127: 141,885; 25,998 for 24
- * on 6.18), hence the batches (docs/design.md).
- */
-#define MT_FP_BATCH   24
-#define MT_STACK_SPAN (256ull << 20) /* a thread's stack is at most this far above its sp */
-
+/* The frame-pointer walk (walk_fp_batch, bpf/unwind.bpf.h), a batch a run. */
 static __always_inline int walk_fp_stage(void *ctx, void *prog_array)
 {
-	__u64 sp, fp, prev, pair[2], *frames;
+	__u64 sp, fp, prev, *frames;
 	struct stack_window *w;
 	struct mt_event *ev;
 	struct scratch *sc;
-	__u32 set = 0, n, depth = stack_depth(), j;
-	__u64 idx;
+	__u32 set = 0, n, depth = stack_depth();
 	__u8 end = MT_STACK_DEPTH;
 
 	STAGE_SCRATCH(sc, set);
@@ -371,31 +304,8 @@ static __always_inline int walk_fp_stage(void *ctx, void *prog_array)
 	n = sc->fp_n;
 	prev = sc->fp_prev;
 	fp = sc->fp_next;
-	for (j = 0; j < MT_FP_BATCH; j++) {
-		if (n >= depth || n >= MT_MAX_FRAMES)
-			goto done;
-		if (!fp) {
-			end = MT_STACK_COMPLETE;
-			goto done;
-		}
-		if ((fp & 7) || fp < prev || fp - sp > MT_STACK_SPAN || win_read(w, fp, pair, 2)) {
-			end = MT_STACK_BROKEN;
-			goto done;
-		}
-		if (!pair[1]) {
-			end = MT_STACK_COMPLETE;
-			goto done;
-		}
-		/* n < MT_MAX_FRAMES; masked where the verifier sees it (clang
-		 * would drop a mask it can prove idle, and index from a pointer
-		 * it moves along the loop) */
-		idx = n;
-		asm volatile("%0 &= 127" : "+r"(idx));
-		frames[idx] = pair[1];
-		n++;
-		prev = fp + 16;
-		fp = pair[0];
-	}
+	if (walk_fp_batch(w, frames, sp, depth, &n, &prev, &fp, &end))
+		goto done;
 	sc->fp_walking = 1;
 	sc->fp_n = n;
 	sc->fp_prev = prev;
