@@ -71,7 +71,7 @@ DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: bench-fork bench-replay bench-scan
-.PHONY: install uninstall deb deps-build unwind-test-data
+.PHONY: install uninstall deb deps-build unwind-test-data walk-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
 
@@ -138,6 +138,13 @@ $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
 $(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
+# The BPF stack walkers compiled as user-space C (tests/unit/bpfshim.h) and run
+# on recorded stacks; gcc does not know the BPF headers' clang loop pragmas.
+$(O)/tests/test_walk: tests/unit/test_walk.c tests/unit/unit.h tests/unit/bpfshim.h \
+		$(wildcard bpf/*.h) $(O)/libmemtrace.a | $(O)
+	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Wno-unknown-pragmas -Itests/unit -Ibpf $< \
+		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
@@ -200,6 +207,19 @@ unwind-test-data:
 	objcopy --only-keep-debug $(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.debug
 	objcopy --strip-debug --add-gnu-debuglink=$(UNWIND_DATA)/unwind_debug.debug \
 		$(O)/unwind_debug.full $(UNWIND_DATA)/unwind_debug.so
+
+# The stacks tests/unit/test_walk.c walks, recorded under gdb from the e2e programs
+# (tests/tools/walkcapture.py) with the call frame information they need.
+WALK_DATA := tests/unit/data/walk
+walk-test-data: $(addprefix $(O)/tests/,paths nofp/paths nofp/qsort_cb nofp/threads \
+		nofp/cxx_vector nofp/sigalloc)
+	rm -f $(WALK_DATA)/*.stack $(WALK_DATA)/*.cfi.gz
+	python3 tests/tools/walkcapture.py $(WALK_DATA) \
+		nofp_paths=$(O)/tests/nofp/paths:path_d fp_paths=$(O)/tests/paths:path_d \
+		nofp_qsort=$(O)/tests/nofp/qsort_cb:record_compare \
+		nofp_threads=$(O)/tests/nofp/threads:start_thread \
+		nofp_cxx=$(O)/tests/nofp/cxx_vector:grow_string \
+		nofp_signal=$(O)/tests/nofp/sigalloc:on_signal
 
 unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py

@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
+/*
+ * The BPF stack walkers in user space: bpf/unwind.bpf.h (the DWARF walk and
+ * the frame-pointer walk), bpf/window.bpf.h and bpf/stackid.bpf.h compiled
+ * here as they are (tests/unit/bpfshim.h), over fake maps filled the way
+ * the daemon fills them (src/daemon/unwind/) and stacks recorded from real
+ * processes (tests/unit/data/walk/, `make walk-test-data`). Each recorded
+ * stack is walked and compared, frame by frame, with what libdw's own
+ * unwinder finds on the same memory and registers; then the frame-pointer
+ * walk, the end reasons, a depth limit, corrupted stacks and the stack id.
+ */
+#include "bpfshim.h"
+#include "memtrace/event.h"
+
+#define MT_SCRATCH_SETS 2 /* as bpf/memtrace.bpf.c */
+#include "window.bpf.h"
+#include "unwind.bpf.h"
+#include "stackid.bpf.h"
+
+#include "unit.h"
+#include "daemon/unwind/unwind_table.h"
+
+#include <elfutils/libdwfl.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <zlib.h>
+
+#define DATA   "tests/unit/data/walk/"
+#define TGID   4242
+#define FRAMES 128 /* frames[] as the kernel's: MT_MAX_FRAMES, rounded up */
+
+/* ---- the fake maps ------------------------------------------------------- */
+
+#define NCHUNKS 4
+
+static __u64 *chunks[NCHUNKS]; /* uw_pool's inner maps: MT_UW_CHUNK_ROWS slots each */
+static struct mt_unwind_table tables[MT_UW_MAX_TABLES];
+static struct mt_unwind_proc proc;
+static int proc_listed;
+static struct uw_state states[MT_SCRATCH_SETS];
+static unsigned long proc_lookups, bad_lookups;
+
+void *bpf_map_lookup_elem(void *map, const void *key)
+{
+	__u32 k = *(const __u32 *)key;
+
+	if (map == &uw_state)
+		return k < MT_SCRATCH_SETS ? &states[k] : NULL;
+	if (map == &uw_procs) {
+		proc_lookups++;
+		return proc_listed && k == TGID ? &proc : NULL;
+	}
+	if (map == &uw_tables)
+		return k < MT_UW_MAX_TABLES ? &tables[k] : NULL;
+	if (map == &uw_pool)
+		return k < NCHUNKS ? chunks[k] : NULL;
+	for (int c = 0; c < NCHUNKS; c++) {
+		if (chunks[c] && map == chunks[c])
+			return k < MT_UW_CHUNK_ROWS ? &chunks[c][k] : NULL;
+	}
+	bad_lookups++;
+	return NULL;
+}
+
+/* ---- the recorded memory ------------------------------------------------- */
+
+static const uint8_t *mem;
+static uint64_t mem_lo, mem_len;
+static unsigned long reads, failed_reads;
+
+long bpf_probe_read_user(void *dst, __u32 size, const void *unsafe_ptr)
+{
+	uint64_t a = (uint64_t)(uintptr_t)unsafe_ptr;
+
+	reads++;
+	if (a >= mem_lo && a - mem_lo <= mem_len && size <= mem_len - (a - mem_lo)) {
+		memcpy(dst, mem + (a - mem_lo), size);
+		return 0;
+	}
+	failed_reads++;
+	memset(dst, 0, size);
+	return -EFAULT;
+}
+
+/* ---- the recorded stacks ------------------------------------------------- */
+
+#define MAX_MODS 16
+#define MAX_MAPS 32
+
+struct module {
+	char tag[64];
+	uint64_t bias; /* load bias: address - ELF vaddr */
+	uint8_t *elf;  /* its .cfi.gz, decompressed; NULL: none (no FDE on the stack) */
+	size_t elf_len;
+	int fd; /* a memfd holding elf */
+	struct unwind_table t;
+	uint32_t id; /* its table in the pool, or MT_UW_NO_TABLE */
+};
+
+struct capture {
+	const char *name;
+	uint64_t rip, rsp, rbp; /* at malloc's first instruction */
+	uint8_t *stack;		/* from rsp to the end of its mapping */
+	uint64_t stack_len;
+	struct module mods[MAX_MODS];
+	int nmods;
+	struct {
+		int mod;
+		uint64_t start, end;
+	} maps[MAX_MAPS];
+	int nmaps;
+};
+
+static uint8_t *gunzip(const char *path, size_t *len)
+{
+	gzFile f = gzopen(path, "rb");
+	uint8_t *buf = NULL;
+	size_t cap = 0, n = 0;
+	int got;
+
+	if (!f)
+		return NULL;
+	do {
+		if (n == cap) {
+			cap = cap ? cap * 2 : 1 << 16;
+			buf = realloc(buf, cap);
+		}
+		got = gzread(f, buf + n, (unsigned)(cap - n));
+		if (got > 0)
+			n += (size_t)got;
+	} while (got > 0);
+	gzclose(f);
+	if (got < 0) {
+		free(buf);
+		return NULL;
+	}
+	*len = n;
+	return buf;
+}
+
+static int module_open(struct module *m)
+{
+	char path[256];
+	char err[256] = "";
+
+	m->id = MT_UW_NO_TABLE;
+	m->fd = -1;
+	snprintf(path, sizeof(path), DATA "%s.cfi.gz", m->tag);
+	if (access(path, R_OK))
+		return 0; /* no FDE of it on the stack: recorded without one */
+	m->elf = gunzip(path, &m->elf_len);
+	if (!m->elf)
+		return -1;
+	m->fd = memfd_create(m->tag, 0);
+	if (m->fd < 0 || write(m->fd, m->elf, m->elf_len) != (ssize_t)m->elf_len)
+		return -1;
+	if (unwind_table_build_fd(m->fd, -1, &m->t, err, sizeof(err))) {
+		fprintf(stderr, "%s: %s\n", path, err);
+		return -1;
+	}
+	return 0;
+}
+
+static int capture_load(struct capture *c, const char *name)
+{
+	char path[256], line[512], tag[64];
+	FILE *f;
+	uint64_t a, b, got = 0;
+
+	memset(c, 0, sizeof(*c));
+	c->name = name;
+	snprintf(path, sizeof(path), DATA "%s.stack", name);
+	f = fopen(path, "r");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		if (line[0] == '#')
+			continue;
+		if (sscanf(line, "regs %" SCNx64 " %" SCNx64 " %" SCNx64, &c->rip, &c->rsp,
+			   &c->rbp) == 3)
+			continue;
+		if (sscanf(line, "module %63s %" SCNx64, tag, &a) == 2 && c->nmods < MAX_MODS) {
+			struct module *m = &c->mods[c->nmods++];
+
+			snprintf(m->tag, sizeof(m->tag), "%s", tag);
+			m->bias = a;
+			continue;
+		}
+		if (sscanf(line, "map %63s %" SCNx64 " %" SCNx64, tag, &a, &b) == 3 &&
+		    c->nmaps < MAX_MAPS && c->nmods) {
+			c->maps[c->nmaps].mod = c->nmods - 1;
+			c->maps[c->nmaps].start = a;
+			c->maps[c->nmaps++].end = b;
+			continue;
+		}
+		if (sscanf(line, "stack %" SCNx64 " %" SCNu64, &a, &b) == 2) {
+			c->stack = calloc(1, b + 1);
+			c->stack_len = b;
+			continue;
+		}
+		/* a line of stack bytes, in hex */
+		for (char *p = line; c->stack && p[0] && p[1] && p[0] != '\n' && got < c->stack_len;
+		     p += 2) {
+			unsigned v;
+
+			if (sscanf(p, "%2x", &v) != 1)
+				break;
+			c->stack[got++] = (uint8_t)v;
+		}
+	}
+	fclose(f);
+	if (!c->stack || got != c->stack_len || !c->rsp || !c->nmaps)
+		return -1;
+	for (int i = 0; i < c->nmods; i++) {
+		if (module_open(&c->mods[i]))
+			return -1;
+	}
+	return 0;
+}
+
+static void capture_free(struct capture *c)
+{
+	for (int i = 0; i < c->nmods; i++) {
+		if (c->mods[i].elf)
+			unwind_table_free(&c->mods[i].t);
+		free(c->mods[i].elf);
+		if (c->mods[i].fd >= 0)
+			close(c->mods[i].fd);
+	}
+	free(c->stack);
+}
+
+/*
+ * The maps as the daemon fills them (src/daemon/unwind/unwind_pool.c and
+ * unwind.c): each table's page entries then rows in the pool, the first
+ * table across the boundary of two chunks; the process's code mappings
+ * with each table's bias.
+ */
+static uint64_t lists_written;
+
+static void pool_put(uint32_t slot, const void *v)
+{
+	uint32_t c = slot >> MT_UW_CHUNK_SHIFT;
+
+	if (c >= NCHUNKS)
+		abort();
+	if (!chunks[c])
+		chunks[c] = calloc(MT_UW_CHUNK_ROWS, 8);
+	memcpy(&chunks[c][slot & (MT_UW_CHUNK_ROWS - 1)], v, 8);
+}
+
+static void maps_fill(struct capture *c)
+{
+	uint32_t slot = MT_UW_CHUNK_ROWS - 5, id = 7;
+
+	memset(tables, 0, sizeof(tables));
+	for (int i = 0; i < NCHUNKS; i++) {
+		free(chunks[i]);
+		chunks[i] = NULL;
+	}
+	for (int i = 0; i < c->nmods; i++) {
+		struct module *m = &c->mods[i];
+
+		if (!m->elf || !m->t.nrows)
+			continue;
+		m->id = id++;
+		tables[m->id].pages_slot = slot;
+		tables[m->id].npages = m->t.npages;
+		for (uint32_t p = 0; p < m->t.npages; p++)
+			pool_put(slot++, &m->t.pages[p]);
+		tables[m->id].rows_slot = slot;
+		tables[m->id].nrows = m->t.nrows;
+		for (uint32_t r = 0; r < m->t.nrows; r++)
+			pool_put(slot++, &m->t.rows[r]);
+	}
+	memset(&proc, 0, sizeof(proc));
+	for (int i = 0; i < c->nmaps; i++) {
+		const struct module *m = &c->mods[c->maps[i].mod];
+		struct mt_unwind_map *mp = &proc.maps[proc.nmaps++];
+
+		mp->start = c->maps[i].start;
+		mp->end = c->maps[i].end;
+		mp->table = m->id;
+		mp->bias = m->bias + (m->id == MT_UW_NO_TABLE ? 0 : m->t.base);
+	}
+	/* sorted by start, as the daemon writes them */
+	for (uint32_t i = 1; i < proc.nmaps; i++) {
+		for (uint32_t j = i; j > 0 && proc.maps[j - 1].start > proc.maps[j].start; j--) {
+			struct mt_unwind_map t = proc.maps[j];
+
+			proc.maps[j] = proc.maps[j - 1];
+			proc.maps[j - 1] = t;
+		}
+	}
+	proc.gen = ++lists_written;
+	proc_listed = 1;
+	uw_lists_changed++;
+	mem = c->stack;
+	mem_lo = c->rsp;
+	mem_len = c->stack_len;
+}
+
+/* The registers at malloc's return, as the uretprobe sees them. */
+static uint64_t ret_addr(const struct capture *c)
+{
+	uint64_t ra;
+
+	memcpy(&ra, c->stack, 8);
+	return ra;
+}
+
+static __u64 frames[FRAMES + 4];
+#define CANARY 0x5a5a5a5a5a5a5a5aull
+
+static int dwarf_walk(const struct capture *c, __u32 depth, __u8 *end)
+{
+	struct stack_window win;
+	int n;
+
+	for (int i = 0; i < FRAMES + 4; i++)
+		frames[i] = CANARY;
+	memset(&win, 0xa5, sizeof(win));
+	*end = MT_STACK_NONE;
+	n = uw_walk(ret_addr(c), c->rsp + 8, c->rbp, &win, frames, depth, end, TGID, 1);
+	CHECK(frames[FRAMES] == CANARY && frames[FRAMES + 3] == CANARY);
+	CHECK(n <= (int)depth && n <= MT_MAX_FRAMES);
+	return n;
+}
+
+/*
+ * The frame-pointer walk from ip, sp and bp, batch after batch as the
+ * walk_fp program runs it (bpf/stages.bpf.h, walk_fp_stage: its first
+ * batch's start is these few lines; each further run a tail call).
+ */
+static unsigned fp_batches;
+
+static __u32 fp_walk_regs(__u64 ip, __u64 sp, __u64 bp, __u32 depth, __u8 *end)
+{
+	struct stack_window win;
+	__u64 prev = sp, fp = bp;
+	__u32 n = 1, before;
+
+	for (int i = 0; i < FRAMES + 4; i++)
+		frames[i] = CANARY;
+	memset(&win, 0xa5, sizeof(win));
+	win.len = 0;
+	frames[0] = ip;
+	*end = MT_STACK_DEPTH;
+	fp_batches = 1;
+	for (;;) {
+		before = n;
+		if (walk_fp_batch(&win, frames, sp, depth, &n, &prev, &fp, end))
+			break;
+		/* a batch that does not end the walk walks all its frames */
+		CHECK_EQ_U64(n - before, MT_FP_BATCH);
+		if (++fp_batches > MT_MAX_FRAMES / MT_FP_BATCH + 1) {
+			CHECK(0);
+			break;
+		}
+	}
+	CHECK(frames[FRAMES] == CANARY);
+	CHECK(n <= depth && n <= MT_MAX_FRAMES);
+	return n;
+}
+
+static __u32 fp_walk(const struct capture *c, __u64 bp, __u32 depth, __u8 *end)
+{
+	return fp_walk_regs(ret_addr(c), c->rsp + 8, bp, depth, end);
+}
+
+/* ---- libdw's unwinder on the same memory --------------------------------- */
+
+static pid_t ref_next_thread(Dwfl *dwfl, void *arg, void **thread_argp)
+{
+	(void)dwfl;
+	if (*thread_argp)
+		return 0;
+	*thread_argp = arg;
+	return TGID;
+}
+
+static bool ref_memory_read(Dwfl *dwfl, Dwarf_Addr addr, Dwarf_Word *result, void *arg)
+{
+	(void)dwfl;
+	(void)arg;
+	if (addr < mem_lo || addr - mem_lo > mem_len || mem_len - (addr - mem_lo) < 8)
+		return false;
+	memcpy(result, mem + (addr - mem_lo), 8);
+	return true;
+}
+
+static bool ref_set_initial_registers(Dwfl_Thread *thread, void *arg)
+{
+	const struct capture *c = arg;
+	Dwarf_Word regs[2] = {c->rbp, c->rsp}; /* DWARF registers 6 and 7 */
+
+	if (!dwfl_thread_state_registers(thread, 6, 2, regs))
+		return false;
+	dwfl_thread_state_register_pc(thread, c->rip);
+	return true;
+}
+
+static const Dwfl_Thread_Callbacks ref_thread_cbs = {
+    .next_thread = ref_next_thread,
+    .memory_read = ref_memory_read,
+    .set_initial_registers = ref_set_initial_registers,
+};
+
+static int no_debuginfo(Dwfl_Module *mod, void **userdata, const char *modname, Dwarf_Addr base,
+			const char *file_name, const char *debuglink_file, GElf_Word debuglink_crc,
+			char **debuginfo_file_name)
+{
+	return -1;
+}
+
+static const Dwfl_Callbacks ref_cbs = {
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = no_debuginfo,
+};
+
+struct ref_frames {
+	__u64 pc[FRAMES];
+	int n;
+};
+
+static int ref_frame(Dwfl_Frame *state, void *arg)
+{
+	struct ref_frames *r = arg;
+	Dwarf_Addr pc;
+
+	if (!dwfl_frame_pc(state, &pc, NULL) || r->n >= FRAMES)
+		return DWARF_CB_ABORT;
+	r->pc[r->n++] = pc;
+	return DWARF_CB_OK;
+}
+
+/* libdw's frames from malloc's entry: [0] is malloc itself, [1] the walk's frame 0. */
+static int ref_walk(const struct capture *c, struct ref_frames *r)
+{
+	Dwfl *dwfl = dwfl_begin(&ref_cbs);
+
+	r->n = 0;
+	if (!dwfl)
+		return -1;
+	dwfl_report_begin(dwfl);
+	for (int i = 0; i < c->nmods; i++) {
+		const struct module *m = &c->mods[i];
+
+		if (m->elf && !dwfl_report_elf(dwfl, m->tag, m->tag, dup(m->fd), m->bias, false))
+			fprintf(stderr, "%s: libdw: %s\n", m->tag, dwfl_errmsg(-1));
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	if (!dwfl_attach_state(dwfl, NULL, TGID, &ref_thread_cbs, (void *)c)) {
+		fprintf(stderr, "libdw: %s\n", dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return -1;
+	}
+	dwfl_getthread_frames(dwfl, TGID, ref_frame, r);
+	dwfl_end(dwfl);
+	return 0;
+}
+
+/* ---- the tests ----------------------------------------------------------- */
+
+/* Each recorded stack and its frames, from the call site to the outermost. */
+static const struct {
+	const char *name;
+	int frames;
+} stacks[] = {
+    {"nofp_paths", 7},	 /* helper path_d path_c main __libc_start_call_main ... _start */
+    {"fp_paths", 7},	 /* the same with frame pointers */
+    {"nofp_qsort", 18},	 /* record_compare compare_items, libc's msort x 11, qsort_r ... */
+    {"nofp_threads", 5}, /* leaf_alloc work_a thread_a start_thread clone3 */
+    {"nofp_cxx", 8},	 /* operator new _M_mutate _M_append (libstdc++) grow_string main ... */
+    {"nofp_signal", 8},	 /* on_signal __restore_rt pthread_kill raise main ... */
+};
+
+static void print_frames(const char *what, const __u64 *v, int n)
+{
+	fprintf(stderr, "  %s:", what);
+	for (int i = 0; i < n; i++)
+		fprintf(stderr, " %llx", v[i]);
+	fprintf(stderr, "\n");
+}
+
+TEST(dwarf_walk_matches_libdw)
+{
+	for (size_t s = 0; s < sizeof(stacks) / sizeof(stacks[0]); s++) {
+		struct capture c;
+		struct ref_frames r;
+		__u8 end;
+		int n, same;
+
+		if (capture_load(&c, stacks[s].name)) {
+			fprintf(stderr, "%s: cannot load\n", stacks[s].name);
+			CHECK(0);
+			capture_free(&c);
+			continue;
+		}
+		maps_fill(&c);
+		n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+		CHECK(ref_walk(&c, &r) == 0);
+		same = n == r.n - 1 && !memcmp(frames, r.pc + 1, (size_t)n * 8);
+		if (!same || n != stacks[s].frames || end != MT_STACK_OUTERMOST) {
+			fprintf(stderr, "%s: %d frames, end %u; libdw %d\n", c.name, n, end,
+				r.n - 1);
+			print_frames("walk", frames, n);
+			print_frames("libdw", r.pc + 1, r.n - 1);
+		}
+		CHECK(same);
+		CHECK_EQ_U64(n, stacks[s].frames);
+		CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+		CHECK_EQ_U64(bad_lookups, 0);
+		/* again, mostly from the rows this CPU cached (direct-mapped: two
+		 * frames can share a slot): the same frames */
+		proc_lookups = 0;
+		CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), n);
+		CHECK(!memcmp(frames, r.pc + 1, (size_t)n * 8));
+		CHECK(proc_lookups < (unsigned long)n / 2);
+		capture_free(&c);
+	}
+}
+
+/* The frame-pointer walk on the program built with them: the return
+ * addresses libdw finds, up to main's (libc has no frame pointers). */
+TEST(fp_walk_matches_libdw)
+{
+	struct capture c;
+	struct ref_frames r;
+	__u32 n;
+	__u8 end;
+
+	if (capture_load(&c, "fp_paths")) {
+		CHECK(0);
+		capture_free(&c);
+		return;
+	}
+	maps_fill(&c);
+	CHECK(ref_walk(&c, &r) == 0);
+	n = fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end);
+	if (n < 4 || memcmp(frames, r.pc + 1, 4 * 8)) {
+		fprintf(stderr, "fp_paths: %u frames, end %u\n", n, end);
+		print_frames("fp walk", frames, (int)n);
+		print_frames("libdw", r.pc + 1, r.n - 1);
+	}
+	CHECK(n >= 4);
+	CHECK(r.n >= 5 && !memcmp(frames, r.pc + 1, 4 * 8));
+	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
+	capture_free(&c);
+}
+
+int main(void)
+{
+	elf_version(EV_CURRENT);
+	RUN(dwarf_walk_matches_libdw);
+	RUN(fp_walk_matches_libdw);
+	return UNIT_DONE();
+}
