@@ -422,6 +422,7 @@ static const Dwfl_Callbacks ref_cbs = {
 
 struct ref_frames {
 	__u64 pc[FRAMES];
+	__u64 sp[FRAMES]; /* rsp in each frame: the CFA of the one before */
 	int n;
 };
 
@@ -430,8 +431,12 @@ static int ref_frame(Dwfl_Frame *state, void *arg)
 	struct ref_frames *r = arg;
 	Dwarf_Addr pc;
 
+	Dwarf_Word sp = 0;
+
 	if (!dwfl_frame_pc(state, &pc, NULL) || r->n >= FRAMES)
 		return DWARF_CB_ABORT;
+	dwfl_frame_reg(state, 7, &sp);
+	r->sp[r->n] = sp;
 	r->pc[r->n++] = pc;
 	return DWARF_CB_OK;
 }
@@ -551,10 +556,549 @@ TEST(fp_walk_matches_libdw)
 	capture_free(&c);
 }
 
+/* ---- end reasons, limits, damage ------------------------------------------ */
+
+/* A word of the recorded stack, by address. */
+static __u64 *stack_word(struct capture *c, __u64 addr)
+{
+	if (addr < c->rsp || addr - c->rsp + 8 > c->stack_len || (addr & 7))
+		abort();
+	return (__u64 *)(void *)(c->stack + (addr - c->rsp));
+}
+
+/* This CPU's walker state forgotten: rows cached, the last process. */
+static void forget(void)
+{
+	memset(states, 0, sizeof(states));
+}
+
+static int load(struct capture *c, const char *name)
+{
+	if (capture_load(c, name)) {
+		fprintf(stderr, "%s: cannot load\n", name);
+		CHECK(0);
+		return -1;
+	}
+	maps_fill(c);
+	forget();
+	return 0;
+}
+
+static __u64 *pool_get(__u32 slot)
+{
+	return &chunks[slot >> MT_UW_CHUNK_SHIFT][slot & (MT_UW_CHUNK_ROWS - 1)];
+}
+
+/* The pool slot of the row at look (a pc), or ~0u. */
+static __u32 row_slot(const struct capture *c, __u64 look)
+{
+	for (uint32_t i = 0; i < proc.nmaps; i++) {
+		const struct mt_unwind_map *mp = &proc.maps[i];
+
+		if (mp->start > look || look >= mp->end || mp->table == MT_UW_NO_TABLE)
+			continue;
+		for (int j = 0; j < c->nmods; j++) {
+			const struct module *m = &c->mods[j];
+			const struct mt_unwind_row *row;
+
+			if (m->id != mp->table)
+				continue;
+			row = unwind_table_find(&m->t, look - m->bias);
+			return row ? tables[m->id].rows_slot + (__u32)(row - m->t.rows) : ~0u;
+		}
+	}
+	return ~0u;
+}
+
+TEST(depth_limit)
+{
+	struct capture c;
+	__u64 full[FRAMES];
+	__u8 end;
+	int n;
+
+	if (load(&c, "nofp_paths"))
+		goto out;
+	n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+	CHECK_EQ_U64(n, 7);
+	memcpy(full, frames, sizeof(full));
+	for (int d = 1; d <= n; d++) {
+		CHECK_EQ_U64(dwarf_walk(&c, (__u32)d, &end), d);
+		CHECK_EQ_U64(end, MT_STACK_DEPTH);
+		CHECK(!memcmp(frames, full, (size_t)d * 8));
+		CHECK(frames[d] == CANARY);
+	}
+	CHECK_EQ_U64(dwarf_walk(&c, (__u32)n + 1, &end), n);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+	capture_free(&c);
+	if (load(&c, "fp_paths"))
+		goto out;
+	for (__u32 d = 1; d <= 4; d++) {
+		CHECK_EQ_U64(fp_walk(&c, c.rbp, d, &end), d);
+		CHECK_EQ_U64(end, MT_STACK_DEPTH);
+		CHECK(frames[d] == CANARY);
+	}
+out:
+	capture_free(&c);
+}
+
+/* fp_paths' frame-pointer chain: fps[0] is helper's frame pointer (rbp at
+ * malloc's entry); [fps[i]] holds fps[i + 1], [fps[i] + 8] frame i + 1. */
+static void fp_chain(struct capture *c, __u64 *fps, int n)
+{
+	fps[0] = c->rbp;
+	for (int i = 1; i < n; i++)
+		fps[i] = *stack_word(c, fps[i - 1]);
+}
+
+TEST(fp_walk_ends)
+{
+	struct capture c;
+	__u64 fps[4], saved;
+	__u8 end;
+
+	if (load(&c, "fp_paths"))
+		goto out;
+	fp_chain(&c, fps, 4);
+	/* no frame pointer at all: the chain's end, as at process entry */
+	CHECK_EQ_U64(fp_walk(&c, 0, MT_MAX_FRAMES, &end), 1);
+	CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+	/* main's saved rbp 0: complete after main's frame */
+	saved = *stack_word(&c, fps[2]);
+	*stack_word(&c, fps[2]) = 0;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 4);
+	CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+	/* a zero return address ends it too */
+	*stack_word(&c, fps[2]) = saved;
+	saved = *stack_word(&c, fps[2] + 8);
+	*stack_word(&c, fps[2] + 8) = 0;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+	*stack_word(&c, fps[2] + 8) = saved;
+	/* a chain that goes back down (here into a loop): broken, never followed */
+	saved = *stack_word(&c, fps[1]);
+	*stack_word(&c, fps[1]) = fps[0];
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	/* misaligned, or out of the stack: broken */
+	*stack_word(&c, fps[1]) = fps[2] + 4;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	*stack_word(&c, fps[1]) = c.rsp + c.stack_len;
+	failed_reads = 0;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	CHECK_EQ_U64(failed_reads, 1);
+	*stack_word(&c, fps[1]) = fps[0] + (512ull << 20); /* beyond MT_STACK_SPAN: not read */
+	failed_reads = 0;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	CHECK_EQ_U64(failed_reads, 0);
+	*stack_word(&c, fps[1]) = saved;
+	/* and on the program without frame pointers: broken, in bounds */
+	capture_free(&c);
+	if (load(&c, "nofp_paths"))
+		goto out;
+	CHECK(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end) < 7);
+	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
+out:
+	capture_free(&c);
+}
+
+/* The DWARF walk's other ends: a return address outside the code, a rule it
+ * cannot follow, a chain of frame pointers where there is no table. */
+TEST(dwarf_walk_ends)
+{
+	struct capture c;
+	struct ref_frames r;
+	__u64 saved, full[FRAMES];
+	__u8 end;
+	int n;
+
+	if (load(&c, "nofp_qsort"))
+		goto out;
+	CHECK(ref_walk(&c, &r) == 0);
+	n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+	CHECK_EQ_U64(n, 18);
+	memcpy(full, frames, sizeof(full));
+	/* frame k's return address (at the CFA of frame k - 1, minus 8) damaged:
+	 * k frames, broken; the bad address is not recorded */
+	for (int k = 1; k < n; k++) {
+		__u64 *ra = stack_word(&c, r.sp[k + 1] - 8);
+
+		CHECK_EQ_U64(*ra, full[k]);
+		saved = *ra;
+		*ra = 0x1234;
+		forget();
+		CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), k);
+		CHECK_EQ_U64(end, MT_STACK_BROKEN);
+		CHECK(!memcmp(frames, full, (size_t)k * 8));
+		*ra = 0;
+		forget();
+		CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), k);
+		CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+		*ra = saved;
+	}
+	/* frame k's rule made unexpressible in the pool: truncated there, at
+	 * the first frame that has that row (msort_with_tmp recurses) */
+	for (int k = 0; k < n; k++) {
+		__u32 slot = row_slot(&c, full[k] - 1), want = (__u32)k + 1;
+		struct mt_unwind_row orig, stop;
+
+		CHECK(slot != ~0u);
+		if (slot == ~0u)
+			continue;
+		for (int j = 0; j < k; j++) {
+			if (row_slot(&c, full[j] - 1) == slot) {
+				want = (__u32)j + 1;
+				break;
+			}
+		}
+		memcpy(&orig, pool_get(slot), sizeof(orig));
+		stop = orig;
+		stop.kind = MT_UW_CFA_STOP;
+		pool_put(slot, &stop);
+		forget();
+		CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), want);
+		CHECK_EQ_U64(end, MT_STACK_TRUNCATED);
+		pool_put(slot, &orig);
+	}
+	forget();
+	CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), n);
+	CHECK(!memcmp(frames, full, (size_t)n * 8));
+	capture_free(&c);
+
+	/* no tables: the frame-pointer step, as far as the chain is sound */
+	if (load(&c, "fp_paths"))
+		goto out;
+	for (uint32_t i = 0; i < proc.nmaps; i++)
+		proc.maps[i].table = MT_UW_NO_TABLE;
+	n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+	CHECK(n >= 4);
+	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
+	CHECK(ref_walk(&c, &r) == 0);
+	CHECK(!memcmp(frames, r.pc + 1, 4 * 8));
+	forget();
+	c.rbp = 0;
+	CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), 1);
+	CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+	/* a process without a mapping list: -1, for the frame-pointer walk */
+	proc_listed = 0;
+	forget();
+	CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), -1);
+out:
+	capture_free(&c);
+}
+
+/* The rows cached per CPU are keyed by the list's generation: a new list
+ * (uw_lists_changed bumped, as the daemon does) is seen by the next walk. */
+TEST(dwarf_cache_generation)
+{
+	struct capture c;
+	__u8 end;
+	int n;
+
+	if (load(&c, "nofp_paths"))
+		goto out;
+	n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+	CHECK_EQ_U64(n, 7);
+	/* the program's own mapping loses its table: frame pointers there,
+	 * which it does not keep */
+	for (uint32_t i = 0; i < proc.nmaps; i++) {
+		if (proc.maps[i].start <= frames[1] && frames[1] < proc.maps[i].end)
+			proc.maps[i].table = MT_UW_NO_TABLE;
+	}
+	proc.gen = ++lists_written;
+	uw_lists_changed++;
+	CHECK(dwarf_walk(&c, MT_MAX_FRAMES, &end) < n);
+	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
+out:
+	capture_free(&c);
+}
+
+/* Every address of each table: the walker's row (uw_find_row, through the
+ * pool) is the builder's (unwind_table_find), and uw_find_map finds the
+ * mapping of every boundary. */
+TEST(row_and_map_lookup)
+{
+	struct capture c;
+	unsigned long checked = 0;
+
+	if (load(&c, "nofp_cxx"))
+		goto out;
+	for (int i = 0; i < c.nmods; i++) {
+		const struct module *m = &c.mods[i];
+
+		if (m->id == MT_UW_NO_TABLE)
+			continue;
+		for (__u64 off = 0; off < m->t.size + 512; off++) {
+			const struct mt_unwind_row *want =
+						       unwind_table_find(&m->t, m->t.base + off),
+						   *got = uw_find_row(&states[0], m->id, off);
+
+			checked++;
+			/* past the table's end (in its last page) the walker finds
+			 * the builder's closing row: no rule, as the builder says */
+			if (!want && got && MT_UW_CFA_KIND(got->kind) == MT_UW_CFA_NONE)
+				continue;
+			if (!want != !got || (want && memcmp(want, got, sizeof(*want)))) {
+				fprintf(stderr, "%s: offset %#llx: row %s, want %s\n", m->tag, off,
+					got ? "found" : "none", want ? "one" : "none");
+				CHECK(0);
+				break;
+			}
+		}
+	}
+	CHECK(checked > 100000);
+	for (uint32_t i = 0; i < proc.nmaps; i++) {
+		const struct mt_unwind_map *mp = &proc.maps[i];
+
+		CHECK_EQ_U64(uw_find_map(&states[0], &proc, mp->start), i);
+		CHECK_EQ_U64(uw_find_map(&states[0], &proc, mp->end - 1), i);
+		if (i + 1 < proc.nmaps && proc.maps[i + 1].start != mp->end)
+			CHECK(uw_find_map(&states[0], &proc, mp->end) == -1);
+		CHECK(uw_find_map(&states[0], &proc, mp->start - 1) ==
+		      (i && proc.maps[i - 1].end == mp->start ? (int)i - 1 : -1));
+	}
+	/* many mappings: every one found by its start and its last byte */
+	memset(&proc, 0, sizeof(proc));
+	proc.nmaps = MT_UW_MAX_MAPS;
+	for (uint32_t i = 0; i < proc.nmaps; i++) {
+		proc.maps[i].start = 0x400000 + (__u64)i * 0x3000;
+		proc.maps[i].end = proc.maps[i].start + 0x2000;
+	}
+	for (uint32_t i = 0; i < proc.nmaps; i++) {
+		CHECK_EQ_U64(uw_find_map(&states[0], &proc, proc.maps[i].start), i);
+		CHECK_EQ_U64(uw_find_map(&states[0], &proc, proc.maps[i].end - 1), i);
+		CHECK(uw_find_map(&states[0], &proc, proc.maps[i].end) == -1);
+	}
+	CHECK(uw_find_map(&states[0], &proc, 0x3fffff) == -1);
+out:
+	capture_free(&c);
+}
+
+static __u64 rnd_state = 0x2545f4914f6cdd1dull;
+
+static __u64 rnd(void)
+{
+	rnd_state ^= rnd_state << 13;
+	rnd_state ^= rnd_state >> 7;
+	rnd_state ^= rnd_state << 17;
+	return rnd_state;
+}
+
+/* Stacks with words overwritten at random (by random values, stack
+ * addresses, code addresses, 0): both walks end, within their bounds, every
+ * DWARF frame after the first in the code. */
+TEST(damaged_stacks)
+{
+	unsigned ends[8] = {0};
+
+	for (size_t s = 0; s < sizeof(stacks) / sizeof(stacks[0]); s++) {
+		struct capture c;
+		struct ref_frames r;
+		__u64 full[FRAMES], used;
+		uint8_t *clean;
+		int n;
+		__u8 end;
+
+		if (load(&c, stacks[s].name)) {
+			capture_free(&c);
+			continue;
+		}
+		n = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+		memcpy(full, frames, sizeof(full));
+		/* the words the frames use: up to the outermost one's stack pointer */
+		CHECK(ref_walk(&c, &r) == 0 && r.n > 1);
+		used = r.n > 1 ? r.sp[r.n - 1] - c.rsp + 16 : c.stack_len;
+		if (used > c.stack_len)
+			used = c.stack_len;
+		clean = malloc(c.stack_len);
+		memcpy(clean, c.stack, c.stack_len);
+		for (int trial = 0; trial < 2000; trial++) {
+			int words = 1 + (int)(rnd() % 4), k;
+
+			for (int w = 0; w < words; w++) {
+				__u64 at = c.rsp + (rnd() % (used / 8)) * 8, v;
+
+				switch (rnd() % 5) {
+				case 0:
+					v = rnd();
+					break;
+				case 1:
+					v = c.rsp + rnd() % c.stack_len;
+					break;
+				case 2:
+					v = c.rsp - rnd() % 4096;
+					break;
+				case 3:
+					v = full[rnd() % (__u64)n] + rnd() % 64 - 32;
+					break;
+				default:
+					v = 0;
+				}
+				*stack_word(&c, at) = v;
+			}
+			forget();
+			k = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+			ends[end & 7]++;
+			CHECK(k >= 1 && end <= MT_STACK_OUTERMOST && end != MT_STACK_NONE &&
+			      end != MT_STACK_KERNEL);
+			for (int i = 1; i < k; i++) {
+				int in = 0;
+
+				for (uint32_t j = 0; j < proc.nmaps; j++)
+					in |= proc.maps[j].start <= frames[i] - 1 &&
+					      frames[i] - 1 < proc.maps[j].end;
+				CHECK(in);
+			}
+			fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end);
+			CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE ||
+			      end == MT_STACK_DEPTH);
+			memcpy(c.stack, clean, c.stack_len);
+		}
+		CHECK_EQ_U64(bad_lookups, 0);
+		free(clean);
+		capture_free(&c);
+	}
+	/* the damage reached the frames: walks ended every way but the depth */
+	CHECK(ends[MT_STACK_COMPLETE] && ends[MT_STACK_BROKEN] && ends[MT_STACK_TRUNCATED] &&
+	      ends[MT_STACK_OUTERMOST]);
+}
+
+/* ---- the stack window ------------------------------------------------------ */
+
+TEST(window_reads)
+{
+	static uint8_t img[3 * 4096];
+	struct stack_window w;
+	__u64 out[2], base = 0x7ffe0000f000ull; /* page-aligned */
+	unsigned long before;
+
+	for (size_t i = 0; i < sizeof(img) / 8; i++)
+		((__u64 *)(void *)img)[i] = base + i * 8;
+	mem = img;
+	mem_lo = base;
+	mem_len = sizeof(img);
+	memset(&w, 0, sizeof(w));
+	/* one copy serves the words after it, up to MT_WIN_BYTES */
+	reads = 0;
+	CHECK(win_read(&w, base + 64, out, 2) == 0);
+	CHECK(out[0] == base + 64 && out[1] == base + 72);
+	CHECK_EQ_U64(w.lo, base + 64);
+	CHECK_EQ_U64(w.len, MT_WIN_BYTES);
+	CHECK(win_read(&w, base + 64 + MT_WIN_BYTES - 16, out, 2) == 0);
+	CHECK(out[1] == base + 64 + MT_WIN_BYTES - 8);
+	CHECK_EQ_U64(reads, 1);
+	CHECK(win_read(&w, base + 64 + MT_WIN_BYTES - 8, out, 2) == 0); /* past it: again */
+	CHECK(out[0] == base + 64 + MT_WIN_BYTES - 8 && out[1] == base + 64 + MT_WIN_BYTES);
+	CHECK_EQ_U64(reads, 2);
+	/* a window ends with the page the words end in */
+	CHECK(win_read(&w, base + 4096 - 24, out, 1) == 0);
+	CHECK_EQ_U64(w.len, 24);
+	CHECK(win_read(&w, base + 4096 - 8, out, 2) == 0); /* across: the next page too */
+	CHECK(out[0] == base + 4096 - 8 && out[1] == base + 4096);
+	/* below the window: read again */
+	before = reads;
+	CHECK(win_read(&w, base, out, 1) == 0 && out[0] == base);
+	CHECK_EQ_U64(reads, before + 1);
+	/* the last word of the memory; two words from it fail */
+	CHECK(win_read(&w, base + sizeof(img) - 8, out, 1) == 0);
+	CHECK(out[0] == base + sizeof(img) - 8);
+	CHECK(win_read(&w, base + sizeof(img) - 8, out, 2) == -1);
+	CHECK_EQ_U64(w.len, 0);
+	CHECK(win_read(&w, base - 8, out, 1) == -1);
+	/* unaligned: read as asked */
+	CHECK(win_read(&w, base + 4, out, 1) == 0);
+	CHECK(out[0] == ((base >> 32) | ((base + 8) << 32)));
+	/* at the top of the address space: no read at all */
+	before = reads;
+	CHECK(win_read(&w, ~0ull - 7, out, 1) == -1);
+	CHECK_EQ_U64(reads, before);
+}
+
+/* ---- stack ids -------------------------------------------------------------- */
+
+TEST(stack_ids)
+{
+	__u64 f[MT_ID_FRAMES + 1], h;
+	struct stack_id_entry e;
+
+	for (int i = 0; i <= MT_ID_FRAMES; i++)
+		f[i] = 0x555555555000ull + (__u64)i * 0x40;
+	h = stack_hash(7, f, 5);
+	CHECK(h != 0);
+	CHECK_EQ_U64(stack_hash(7, f, 5), h);
+	CHECK(stack_hash(8, f, 5) != h);
+	CHECK(stack_hash(7, f, 4) != h);
+	CHECK(stack_hash(7, f, 6) != h);
+	f[5] ^= 1; /* beyond n: not part of it */
+	CHECK_EQ_U64(stack_hash(7, f, 5), h);
+	f[4] ^= 1;
+	CHECK(stack_hash(7, f, 5) != h);
+	f[4] ^= 1;
+	/* frames swapped: another stack */
+	{
+		__u64 t = f[1];
+
+		f[1] = f[2];
+		f[2] = t;
+		CHECK(stack_hash(7, f, 5) != h);
+		f[2] = f[1];
+		f[1] = t;
+	}
+	CHECK(stack_hash(7, f, 0) != 0);
+	memset(&e, 0xee, sizeof(e));
+	stack_entry_fill(&e, 7, f, 5);
+	CHECK_EQ_U64(e.tgid, 7);
+	CHECK_EQ_U64(e.nframes, 5);
+	CHECK(!memcmp(e.frames, f, 5 * 8));
+	CHECK_EQ_U64(e.frames[5], 0xeeeeeeeeeeeeeeeeull); /* nothing past n */
+	CHECK(stack_entry_is(&e, 7, f, 5));
+	CHECK(!stack_entry_is(&e, 8, f, 5));
+	CHECK(!stack_entry_is(&e, 7, f, 4));
+	f[3]++;
+	CHECK(!stack_entry_is(&e, 7, f, 5));
+	f[3]--;
+	f[5]++;
+	CHECK(stack_entry_is(&e, 7, f, 5));
+	/* the longest stack sent as an id */
+	stack_entry_fill(&e, 9, f, MT_ID_FRAMES);
+	CHECK(stack_entry_is(&e, 9, f, MT_ID_FRAMES));
+	f[MT_ID_FRAMES - 1]++;
+	CHECK(!stack_entry_is(&e, 9, f, MT_ID_FRAMES));
+	CHECK(stack_hash(9, f, MT_ID_FRAMES) != stack_hash(9, e.frames, MT_ID_FRAMES));
+	/* 100,000 stacks that differ in one frame: 100,000 ids */
+	{
+		enum { N = 100000 };
+		__u64 *ids = malloc(N * sizeof(*ids));
+		int dup = 0;
+
+		for (int i = 0; i < N; i++) {
+			f[i % 8] += 16;
+			ids[i] = stack_hash(7, f, 8);
+		}
+		for (int i = 0; i < N && ids; i++) {
+			for (int j = i + 1; j < i + 64 && j < N; j++)
+				dup += ids[i] == ids[j];
+		}
+		CHECK_EQ_U64(dup, 0);
+		free(ids);
+	}
+}
+
 int main(void)
 {
 	elf_version(EV_CURRENT);
 	RUN(dwarf_walk_matches_libdw);
 	RUN(fp_walk_matches_libdw);
+	RUN(depth_limit);
+	RUN(fp_walk_ends);
+	RUN(dwarf_walk_ends);
+	RUN(dwarf_cache_generation);
+	RUN(row_and_map_lookup);
+	RUN(damaged_stacks);
+	RUN(window_reads);
+	RUN(stack_ids);
 	return UNIT_DONE();
 }
