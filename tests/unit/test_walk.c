@@ -675,6 +675,15 @@ TEST(fp_walk_ends)
 	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
 	CHECK_EQ_U64(end, MT_STACK_COMPLETE);
 	*stack_word(&c, fps[2] + 8) = saved;
+	/* a frame pointer to itself, or to the words of the frame just read */
+	saved = *stack_word(&c, fps[1]);
+	*stack_word(&c, fps[1]) = fps[1];
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	*stack_word(&c, fps[1]) = fps[1] + 8;
+	CHECK_EQ_U64(fp_walk(&c, c.rbp, MT_MAX_FRAMES, &end), 3);
+	CHECK_EQ_U64(end, MT_STACK_BROKEN);
+	*stack_word(&c, fps[1]) = saved;
 	/* a chain that goes back down (here into a loop): broken, never followed */
 	saved = *stack_word(&c, fps[1]);
 	*stack_word(&c, fps[1]) = fps[0];
@@ -778,6 +787,18 @@ TEST(dwarf_walk_ends)
 	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
 	CHECK(ref_walk(&c, &r) == 0);
 	CHECK(!memcmp(frames, r.pc + 1, 4 * 8));
+	/* the same chain going back down: broken there, as the fp walk */
+	{
+		__u64 fps[2], up;
+
+		fp_chain(&c, fps, 2);
+		up = *stack_word(&c, fps[1]);
+		*stack_word(&c, fps[1]) = fps[0];
+		forget();
+		CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), 3);
+		CHECK_EQ_U64(end, MT_STACK_BROKEN);
+		*stack_word(&c, fps[1]) = up;
+	}
 	forget();
 	c.rbp = 0;
 	CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end), 1);
@@ -966,6 +987,256 @@ TEST(damaged_stacks)
 	      ends[MT_STACK_OUTERMOST]);
 }
 
+/* ---- every kind of rule, on a table and a stack made here ----------------- */
+
+#define CODE  0x400000ull
+#define STACK 0x7ffc0000f000ull
+
+static uint8_t synth_mem[4096];
+
+static void put(__u64 addr, __u64 v)
+{
+	memcpy(synth_mem + (addr - STACK), &v, 8);
+}
+
+static struct mt_unwind_row row(__u32 pc, int cfa, int rbp, int cfa_off, int rbp_off)
+{
+	struct mt_unwind_row r = {.pc = pc,
+				  .kind = (__u8)(cfa | rbp << 4),
+				  .rbp_off = (__s8)rbp_off,
+				  .cfa_off = (__s16)cfa_off};
+
+	return r;
+}
+
+/* Table id in the pool at slot, rows sorted, covering [0, size) from CODE,
+ * its page entries as the builder makes them: every row that applies
+ * somewhere in the page. */
+static void synth_table(__u32 id, __u32 slot, const struct mt_unwind_row *rows, __u32 n, __u32 size)
+{
+	__u32 npages = (size + (1u << MT_UW_PAGE_SHIFT) - 1) >> MT_UW_PAGE_SHIFT;
+
+	tables[id].pages_slot = slot;
+	tables[id].npages = npages;
+	tables[id].rows_slot = slot + npages;
+	tables[id].nrows = n;
+	for (__u32 p = 0; p < npages; p++) {
+		__u32 lo = p << MT_UW_PAGE_SHIFT, hi = lo + (1u << MT_UW_PAGE_SHIFT), first = 0,
+		      last = 0;
+		struct mt_unwind_page pg;
+
+		for (__u32 i = 0; i < n; i++) {
+			if (rows[i].pc <= lo)
+				first = i;
+			if (rows[i].pc < hi)
+				last = i;
+		}
+		pg.first = first;
+		pg.count = last - first + 1;
+		pool_put(slot + p, &pg);
+	}
+	for (__u32 i = 0; i < n; i++)
+		pool_put(slot + npages + i, &rows[i]);
+}
+
+enum {
+	F_A = 0x100,
+	F_B = 0x200,
+	F_C = 0x300,
+	F_D = 0x400,
+	F_E = 0x500,
+	F_F = 0x600,
+	F_ROOT = 0x700,
+	F_PLT = 0x800,
+	F_SIG = 0x8f0,
+	F_G = 0xa00,
+	F_END = 0xb00
+};
+
+static void synth_setup(void)
+{
+	static const int R = MT_UW_RBP_SAME;
+	const struct mt_unwind_row rows[] = {
+	    row(0, MT_UW_CFA_NONE, R, 0, 0),
+	    row(F_A, MT_UW_CFA_RSP, R, 2, 0),			    /* 8 bytes of locals */
+	    row(F_B, MT_UW_CFA_RSP, R, 1, 0),			    /* at entry */
+	    row(F_C, MT_UW_CFA_RBP, MT_UW_RBP_AT_CFA, 2, -2),	    /* a frame-pointer frame */
+	    row(F_D, MT_UW_CFA_DEREF_RBP, MT_UW_RBP_AT_RBP, -1, 0), /* a realigned frame */
+	    row(F_E, MT_UW_CFA_RSP, MT_UW_RBP_UNKNOWN, 3, 0),
+	    row(F_F, MT_UW_CFA_RBP, R, 2, 0), /* needs rbp */
+	    row(F_ROOT, MT_UW_CFA_ROOT, MT_UW_RBP_UNKNOWN, 0, 0),
+	    row(F_PLT, MT_UW_CFA_PLT, R, 11, 0),
+	    row(F_PLT + 0x10, MT_UW_CFA_NONE, R, 0, 0),
+	    row(F_SIG, MT_UW_CFA_SIGNAL, R, 20, 15),
+	    row(F_G, MT_UW_CFA_RSP, R, 0, 0), /* a CFA that is not above rsp */
+	    row(F_END, MT_UW_CFA_NONE, R, 0, 0),
+	};
+
+	memset(tables, 0, sizeof(tables));
+	for (int i = 0; i < NCHUNKS; i++) {
+		free(chunks[i]);
+		chunks[i] = NULL;
+	}
+	synth_table(3, 100, rows, sizeof(rows) / sizeof(rows[0]), 0x1000);
+	memset(&proc, 0, sizeof(proc));
+	proc.nmaps = 1;
+	proc.maps[0].start = CODE;
+	proc.maps[0].end = CODE + 0x1000;
+	proc.maps[0].bias = CODE;
+	proc.maps[0].table = 3;
+	proc.gen = ++lists_written;
+	proc_listed = 1;
+	uw_lists_changed++;
+	memset(synth_mem, 0, sizeof(synth_mem));
+	mem = synth_mem;
+	mem_lo = STACK;
+	mem_len = sizeof(synth_mem);
+	forget();
+}
+
+static int synth_walk(__u64 ip, __u64 sp, __u64 bp, __u8 *end)
+{
+	struct stack_window win;
+
+	for (int i = 0; i < FRAMES + 4; i++)
+		frames[i] = CANARY;
+	memset(&win, 0, sizeof(win));
+	forget();
+	return uw_walk(ip, sp, bp, &win, frames, MT_MAX_FRAMES, end, TGID, 0);
+}
+
+#define CHECK_FRAMES(n, ...)                                                                       \
+	do {                                                                                       \
+		const __u64 want_[] = {__VA_ARGS__};                                               \
+		CHECK_EQ_U64(n, sizeof(want_) / 8);                                                \
+		for (size_t i_ = 0; i_ < sizeof(want_) / 8 && (int)i_ < (n); i_++)                 \
+			CHECK_EQ_U64(frames[i_], want_[i_]);                                       \
+	} while (0)
+
+TEST(every_rule)
+{
+	__u8 end;
+	int n;
+
+	/* a return address right after a call that ends its function (a
+	 * noreturn one): the rule is the caller's, at ra - 1, not the next
+	 * function's */
+	synth_setup();
+	put(STACK + 8, CODE + F_ROOT + 0x10);
+	put(STACK, 0x1234);
+	n = synth_walk(CODE + F_B, STACK, 0, &end);
+	CHECK_FRAMES(n, CODE + F_B, CODE + F_ROOT + 0x10);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+
+	/* the same for a caller's return address: looked up at ra - 1 */
+	synth_setup();
+	put(STACK + 8, CODE + F_B);
+	put(STACK + 0x18, CODE + F_ROOT + 0x18);
+	put(STACK + 0x10, 0x1234);
+	n = synth_walk(CODE + F_A + 0x10, STACK, 0, &end);
+	CHECK_FRAMES(n, CODE + F_A + 0x10, CODE + F_B, CODE + F_ROOT + 0x18);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+
+	/* a frame-pointer frame, a realigned one (CFA through rbp, rbp saved at
+	 * rbp), one that loses rbp, then one that needs it: truncated */
+	synth_setup();
+	put(STACK + 0x40, STACK + 0x80);      /* fC: caller's rbp at CFA - 16 */
+	put(STACK + 0x48, CODE + F_D + 0x50); /* its return address */
+	put(STACK + 0x78, STACK + 0xc0);      /* fD: CFA at rbp - 8 */
+	put(STACK + 0x80, STACK + 0x400);     /* its caller's rbp at rbp */
+	put(STACK + 0xb8, CODE + F_E + 0x50); /* CFA - 8 */
+	put(STACK + 0xd0, CODE + F_F + 0x50); /* fE: CFA = sp + 24 */
+	n = synth_walk(CODE + F_C + 0x50, STACK + 0x10, STACK + 0x40, &end);
+	CHECK_FRAMES(n, CODE + F_C + 0x50, CODE + F_D + 0x50, CODE + F_E + 0x50, CODE + F_F + 0x50);
+	CHECK_EQ_U64(end, MT_STACK_TRUNCATED);
+	/* a realigned frame after rbp was lost: truncated too, the stale rbp
+	 * (which would find a frame) not used */
+	put(STACK + 0xd0, CODE + F_D + 0x60);
+	put(STACK + 0x3f8, STACK + 0x420);
+	put(STACK + 0x418, CODE + F_ROOT);
+	n = synth_walk(CODE + F_C + 0x50, STACK + 0x10, STACK + 0x40, &end);
+	CHECK_FRAMES(n, CODE + F_C + 0x50, CODE + F_D + 0x50, CODE + F_E + 0x50, CODE + F_D + 0x60);
+	CHECK_EQ_U64(end, MT_STACK_TRUNCATED);
+	put(STACK + 0xd0, CODE + F_F + 0x50);
+	/* with rbp known through fE, fF's CFA is rbp + 16 */
+	{
+		struct mt_unwind_row e = row(F_E, MT_UW_CFA_RSP, MT_UW_RBP_SAME, 3, 0);
+
+		pool_put(tables[3].rows_slot + 5, &e);
+	}
+	put(STACK + 0x408, CODE + F_ROOT + 8);
+	n = synth_walk(CODE + F_C + 0x50, STACK + 0x10, STACK + 0x40, &end);
+	CHECK_FRAMES(n, CODE + F_C + 0x50, CODE + F_D + 0x50, CODE + F_E + 0x50, CODE + F_F + 0x50,
+		     CODE + F_ROOT + 8);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+
+	/* the kernel's signal frame: the interrupted rsp, rip and rbp; the rip
+	 * is exact (the first instruction of fB: its rule, not fA's) */
+	synth_setup();
+	put(STACK + 160, STACK + 0x300);
+	put(STACK + 168, CODE + F_B);
+	put(STACK + 120, STACK + 0x500);
+	put(STACK + 0x300, CODE + F_ROOT + 0x20);
+	put(STACK + 0x308, 0x1234);
+	n = synth_walk(CODE + F_SIG + 0x10, STACK, 0, &end);
+	CHECK_FRAMES(n, CODE + F_SIG + 0x10, CODE + F_B, CODE + F_ROOT + 0x20);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+
+	/* interrupted in a lazy PLT stub: rsp + 8 before (pc & 15) reaches
+	 * the threshold, rsp + 16 from it */
+	for (int at = 10; at <= 11; at++) {
+		synth_setup();
+		put(STACK + 160, STACK + 0x300);
+		put(STACK + 168, CODE + F_PLT + (__u64)at);
+		put(STACK + 0x300 + (at >= 11 ? 8 : 0), CODE + F_ROOT + 0x30);
+		put(STACK + 0x300 + (at >= 11 ? 0 : 8), 0x1234);
+		n = synth_walk(CODE + F_SIG + 0x10, STACK, 0, &end);
+		CHECK_FRAMES(n, CODE + F_SIG + 0x10, CODE + F_PLT + (__u64)at,
+			     CODE + F_ROOT + 0x30);
+		CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+	}
+
+	/* a CFA not above the stack pointer: truncated, not a loop */
+	synth_setup();
+	put(STACK, CODE + F_G + 0x10);
+	n = synth_walk(CODE + F_G + 0x10, STACK + 8, 0, &end);
+	CHECK_FRAMES(n, CODE + F_G + 0x10);
+	CHECK_EQ_U64(end, MT_STACK_TRUNCATED);
+
+	/* no rule (a gap): the frame-pointer step from there */
+	synth_setup();
+	put(STACK + 0x100, 0);
+	put(STACK + 0x108, CODE + F_ROOT + 0x40);
+	n = synth_walk(CODE + F_END + 0x10, STACK, STACK + 0x100, &end);
+	CHECK_FRAMES(n, CODE + F_END + 0x10, CODE + F_ROOT + 0x40);
+	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
+}
+
+/* A page as full of rows as it can be (one a byte, and the one before it):
+ * the search's MT_UW_SEARCH_STEPS steps find each. */
+TEST(dense_page)
+{
+	static struct mt_unwind_row rows[600];
+	struct uw_state *st = &states[0];
+	__u32 n = 0;
+
+	synth_setup();
+	rows[n++] = row(0, MT_UW_CFA_NONE, 0, 0, 0);
+	for (__u32 pc = 0xc0; pc < 0x300; pc++)
+		rows[n++] = row(pc, MT_UW_CFA_RSP, 0, (int)(pc & 0xff) + 1, 0);
+	synth_table(5, 5000, rows, n, 0x300);
+	for (__u64 off = 0; off < 0x300; off++) {
+		const struct mt_unwind_row *r = uw_find_row(st, 5, off);
+		__u32 want = 0;
+
+		for (__u32 i = 0; i < n && rows[i].pc <= off; i++)
+			want = i;
+		CHECK(r != NULL && r->pc == rows[want].pc && r->cfa_off == rows[want].cfa_off);
+	}
+	CHECK(uw_find_row(st, 5, 0x300) == NULL);
+	CHECK(uw_find_row(st, 6, 0) == NULL); /* no such table */
+}
+
 /* ---- the stack window ------------------------------------------------------ */
 
 TEST(window_reads)
@@ -1098,6 +1369,8 @@ int main(void)
 	RUN(dwarf_cache_generation);
 	RUN(row_and_map_lookup);
 	RUN(damaged_stacks);
+	RUN(every_rule);
+	RUN(dense_page);
 	RUN(window_reads);
 	RUN(stack_ids);
 	return UNIT_DONE();
