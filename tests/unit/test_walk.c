@@ -1212,6 +1212,43 @@ TEST(every_rule)
 	CHECK_EQ_U64(end, MT_STACK_OUTERMOST);
 }
 
+/* A frame-pointer chain deeper than the kernel keeps, walked in batches:
+ * every frame, every depth limit, the ends between and at the batches. */
+TEST(fp_batches_deep)
+{
+	enum { DEEP = 200 };
+	__u8 end;
+	__u32 n;
+
+	synth_setup();
+	for (__u64 i = 0; i < DEEP; i++) {
+		put(STACK + 16 * i, i + 1 < DEEP ? STACK + 16 * (i + 1) : 0);
+		put(STACK + 16 * i + 8, CODE + 0x10 + i);
+	}
+	n = fp_walk_regs(CODE + 0x1, STACK, STACK, MT_MAX_FRAMES, &end);
+	CHECK_EQ_U64(n, MT_MAX_FRAMES);
+	CHECK_EQ_U64(end, MT_STACK_DEPTH);
+	CHECK_EQ_U64(fp_batches, (MT_MAX_FRAMES - 1 + MT_FP_BATCH - 1) / MT_FP_BATCH);
+	for (__u32 i = 1; i < n; i++)
+		CHECK_EQ_U64(frames[i], CODE + 0x10 + i - 1);
+	for (__u32 d = 1; d <= MT_MAX_FRAMES; d++) {
+		CHECK_EQ_U64(fp_walk_regs(CODE + 0x1, STACK, STACK, d, &end), d);
+		CHECK_EQ_U64(end, MT_STACK_DEPTH);
+		CHECK(frames[d] == CANARY);
+	}
+	/* the chain ending at each place: complete there, whatever the batch */
+	for (__u32 k = 1; k < 100; k++) {
+		put(STACK + 16 * (k - 1), 0);
+		CHECK_EQ_U64(fp_walk_regs(CODE + 0x1, STACK, STACK, MT_MAX_FRAMES, &end), k + 1);
+		CHECK_EQ_U64(end, MT_STACK_COMPLETE);
+		/* or going back down: broken there */
+		put(STACK + 16 * (k - 1), STACK);
+		CHECK_EQ_U64(fp_walk_regs(CODE + 0x1, STACK, STACK, MT_MAX_FRAMES, &end), k + 1);
+		CHECK_EQ_U64(end, MT_STACK_BROKEN);
+		put(STACK + 16 * (k - 1), STACK + 16 * k);
+	}
+}
+
 /* A page as full of rows as it can be (one a byte, and the one before it):
  * the search's MT_UW_SEARCH_STEPS steps find each. */
 TEST(dense_page)
@@ -1370,6 +1407,7 @@ int main(void)
 	RUN(row_and_map_lookup);
 	RUN(damaged_stacks);
 	RUN(every_rule);
+	RUN(fp_batches_deep);
 	RUN(dense_page);
 	RUN(window_reads);
 	RUN(stack_ids);
