@@ -816,8 +816,9 @@ out:
 TEST(dwarf_cache_generation)
 {
 	struct capture c;
-	__u8 end;
-	int n;
+	__u64 cached[FRAMES];
+	__u8 end, end2;
+	int n, m;
 
 	if (load(&c, "nofp_paths"))
 		goto out;
@@ -831,7 +832,13 @@ TEST(dwarf_cache_generation)
 	}
 	proc.gen = ++lists_written;
 	uw_lists_changed++;
-	CHECK(dwarf_walk(&c, MT_MAX_FRAMES, &end) < n);
+	/* the walk with the rows cached is the walk of a CPU that has none */
+	m = dwarf_walk(&c, MT_MAX_FRAMES, &end);
+	memcpy(cached, frames, sizeof(cached));
+	forget();
+	CHECK_EQ_U64(dwarf_walk(&c, MT_MAX_FRAMES, &end2), m);
+	CHECK(!memcmp(cached, frames, (size_t)m * 8) && end == end2);
+	CHECK(m < n);
 	CHECK(end == MT_STACK_BROKEN || end == MT_STACK_COMPLETE);
 out:
 	capture_free(&c);
