@@ -212,14 +212,16 @@ unwind-test-data:
 # (tests/tools/walkcapture.py) with the call frame information they need.
 WALK_DATA := tests/unit/data/walk
 walk-test-data: $(addprefix $(O)/tests/,paths nofp/paths nofp/qsort_cb nofp/threads \
-		nofp/cxx_vector nofp/sigalloc)
+		nofp/cxx_vector nofp/sigalloc nofp/cfiexpr nofp/stacktop)
 	rm -f $(WALK_DATA)/*.stack $(WALK_DATA)/*.cfi.gz
 	python3 tests/tools/walkcapture.py $(WALK_DATA) \
 		nofp_paths=$(O)/tests/nofp/paths:path_d fp_paths=$(O)/tests/paths:path_d \
 		nofp_qsort=$(O)/tests/nofp/qsort_cb:record_compare \
 		nofp_threads=$(O)/tests/nofp/threads:start_thread \
 		nofp_cxx=$(O)/tests/nofp/cxx_vector:grow_string \
-		nofp_signal=$(O)/tests/nofp/sigalloc:on_signal
+		nofp_signal=$(O)/tests/nofp/sigalloc:on_signal \
+		nofp_cfiexpr=$(O)/tests/nofp/cfiexpr:call_through_expression \
+		nofp_stacktop=$(O)/tests/nofp/stacktop:'descend*6'
 
 unit: $(UNIT_TESTS) $(O)/memtracectl
 	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py

@@ -4,15 +4,16 @@
 Records the stacks tests/unit/test_walk.c walks (`make walk-test-data`, by
 hand; the outputs are committed in tests/unit/data/walk/).
 
-    walkcapture.py OUTDIR NAME=PROGRAM:FUNCTION ...
+    walkcapture.py OUTDIR NAME=PROGRAM:FUNCTION[*N] ...
 
 Runs PROGRAM under gdb (batch mode, this file as its script) with
 breakpoints on the first instruction of malloc and calloc, and stops at the
-first call whose backtrace (gdb's) holds FUNCTION. Writes OUTDIR/NAME.stack:
+first call whose backtrace (gdb's) holds FUNCTION (N times). Writes OUTDIR/NAME.stack:
 the registers there (rip, rsp, rbp), the code mappings of every module and
 its load bias, and the bytes of the thread's stack from rsp to the end of
 its mapping, the process's strings (path, arguments, environment) at its
-top zeroed. At the allocator's entry [rsp] is the return address, and
+top zeroed, and this machine's paths wherever they were left (scrub). At
+the allocator's entry [rsp] is the return address, and
 rsp + 8 and rbp are the caller's: what the return probe sees, where the
 walk starts.
 
@@ -38,7 +39,7 @@ except ImportError:
 
 
 def gdb_capture():
-    want = os.environ["WALKCAP_WANT"]
+    want, _, times = os.environ["WALKCAP_WANT"].partition("*")
     out = os.environ["WALKCAP_OUT"]
     gdb.execute("unset environment")  # the stack's layout from run to run
     gdb.execute("set breakpoint pending on")
@@ -59,7 +60,7 @@ def gdb_capture():
         while f is not None:
             names.append(f.name() or "?")
             f = f.older()
-        if want in names:
+        if names.count(want) >= int(times or 1):
             break
         gdb.execute("continue")
     else:
@@ -203,6 +204,23 @@ def reduce_cfi(src, dst, pcs):
     return kept
 
 
+def scrub(mem, private):
+    """mem with this machine's paths zeroed: the dynamic linker leaves the
+    program's path, and parts of it, on any stack it ran on. Every
+    occurrence of 5 or more leading characters of a private string is zeroed
+    with the printable characters that follow it."""
+    mem = bytearray(mem)
+    for p in {x.encode() for x in private if len(x) >= 5}:
+        at = mem.find(p[:5])
+        while at >= 0:
+            end = at
+            while end < len(mem) and 0x20 <= mem[end] < 0x7F:
+                end += 1
+            mem[at:end] = bytes(end - at)
+            at = mem.find(p[:5], at + 1)
+    return bytes(mem)
+
+
 def main():
     if len(sys.argv) < 3:
         raise SystemExit(__doc__)
@@ -219,7 +237,8 @@ def main():
         with open(raw) as fh:
             cap = json.load(fh)
         os.unlink(raw)
-        stack = bytes.fromhex(cap["stack"])
+        stack = scrub(bytes.fromhex(cap["stack"]),
+                      [os.getcwd(), os.path.realpath(prog), os.path.expanduser("~")])
         rsp = cap["regs"]["rsp"]
         words = [cap["regs"]["rip"]] + [w for (w,) in struct.iter_unpack("<Q", stack[:len(stack) // 8 * 8])]
         prog_real = os.path.realpath(prog)
