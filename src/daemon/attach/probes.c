@@ -97,6 +97,7 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 	skel->rodata->cfg.hold_exec = o->hold_exec;
 	/* known stacks as ids (docs/design.md), or every stack in full */
 	skel->rodata->cfg.stack_ids = !o->stack_ids_off;
+#ifdef MEMTRACE_TEST_HOOKS
 	/* tests only: MEMTRACE_INFLIGHT_SLOTS=N (a power of two) makes threads
 	 * share N slots, so that calls take the task storage path */
 	if (getenv("MEMTRACE_INFLIGHT_SLOTS")) {
@@ -105,6 +106,7 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 		if (n && n <= MT_INFLIGHT_SLOTS && !(n & (n - 1)))
 			skel->rodata->cfg.inflight_mask = (uint32_t)n - 1;
 	}
+#endif
 	/* only the chosen walker's stages are loaded (and verified), and the
 	 * frame-pointer walk the DWARF walker takes where it has no tables */
 	bpf_object__for_each_program(prog, skel->obj)
