@@ -160,14 +160,26 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
-# The daemon with test hooks (MEMTRACE_TEST_HOOKS: src/daemon/attach/probes.c), for
-# e2e tests only, never installed: MEMTRACE_TEST_REFUSE=walk_dwarf,... makes the verifier
-# refuse those programs for real (tests/e2e/test_check.py: the walkers' fallback).
+# The daemon with test hooks, for e2e tests and make bench only, never installed:
+# every daemon source compiled again with MEMTRACE_TEST_HOOKS into $(O)/hooks/
+# (memtraced itself has none of them). MEMTRACE_TEST_REFUSE=walk_dwarf,... makes the
+# verifier refuse those programs for real (tests/e2e/test_check.py: the walkers'
+# fallback), MEMTRACE_TEST_*LAG_MS (test_races.py), MEMTRACE_TEST_SCAN_STALL_MS
+# (test_scan.py) and MEMTRACE_INFLIGHT_SLOTS (test_faults.py) hold it back or
+# shrink a table; MEMTRACE_BENCH_PROGRAMS attaches bench.bpf.c's programs, an
+# object of their own that shares memtrace.bpf.o's ring buffer (tests/bench/bench.py).
 E2E_PROGS += $(O)/tests/memtraced-hooks
-$(O)/tests/probes-hooks.o: src/daemon/attach/probes.c $(SRC_HDRS) $(O)/memtrace.skel.h | $(O)
-	$(CC) $(CFLAGS) -DMEMTRACE_TEST_HOOKS -c $< -o $@
-$(O)/tests/memtraced-hooks: $(filter-out $(O)/obj/daemon/attach/probes.o,$(DAEMON_OBJS)) \
-		$(O)/tests/probes-hooks.o $(COMMON_OBJS)
+HOOKS_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/hooks/%.o)
+$(O)/bench.bpf.o: bpf/bench.bpf.c include/memtrace/event.h $(O)/vmlinux.h | $(O)
+	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
+		-Wall -Werror -c $< -o $@
+$(O)/bench.skel.h: $(O)/bench.bpf.o
+	$(BPFTOOL) gen skeleton $< name bench_bpf > $@.tmp && mv $@.tmp $@
+$(O)/hooks/%.o: src/%.c $(SRC_HDRS) $(O)/memtrace.skel.h $(O)/bench.skel.h | $(O)
+	@mkdir -p $(dir $@)
+	@$(if $(Q),echo "  CC      $< (hooks)")
+	$(Q)$(CC) $(CFLAGS) -DMEMTRACE_TEST_HOOKS -c $< -o $@
+$(O)/tests/memtraced-hooks: $(HOOKS_OBJS) $(COMMON_OBJS)
 	$(CC) $(LDFLAGS) $^ $(LDLIBS) -o $@
 
 # The same programs without frame pointers, as distributions build: the DWARF
@@ -270,7 +282,8 @@ $(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
 # their section.
 bench: deps
 	$(MAKE) all $(O)/tests/allocbench $(O)/tests/allocbench_nofp $(O)/tests/cxxbench \
-		$(O)/tests/heapscale $(O)/tests/replay $(O)/tests/scanheap $(O)/tests/spin
+		$(O)/tests/heapscale $(O)/tests/replay $(O)/tests/scanheap $(O)/tests/spin \
+		$(O)/tests/memtraced-hooks
 	python3 tests/bench/bench.py --build $(O)
 
 # The ingest replay alone: recorded streams through the daemon's ingest and core, no BPF.

@@ -516,6 +516,4 @@ int outer_free_enter(struct pt_regs *ctx)
 	return 0;
 }
 
-#include "bench.bpf.h"
-
 #include "mmap.bpf.h"

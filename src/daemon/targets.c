@@ -56,10 +56,13 @@ void target_python_off(struct daemon *d, int pid)
  * between reading a new program's allocator and attaching to it;
  * MEMTRACE_TEST_ATTACH_LAG_MS=N: between watching a running process and
  * placing its probes. A process then runs ahead of the daemon, and what the
- * daemon reads of it outside a hold is stale.
+ * daemon reads of it outside a hold is stale. Only in the test build
+ * (MEMTRACE_TEST_HOOKS: make's $(O)/tests/memtraced-hooks); a no-op in
+ * memtraced.
  */
 void targets_test_lag(int where)
 {
+#ifdef MEMTRACE_TEST_HOOKS
 	static const char *const vars[TEST_LAGS] = {
 	    "MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS", "MEMTRACE_TEST_ATTACH_LAG_MS"};
 	static long ms[TEST_LAGS] = {-1, -1, -1};
@@ -80,6 +83,7 @@ void targets_test_lag(int where)
 		while (nanosleep(&ts, &ts) && errno == EINTR)
 			;
 	}
+#endif
 }
 
 /* Continue a process the BPF programs stopped (exec, ld.so, --comm match). */

@@ -125,7 +125,8 @@ void target_python_arenas(struct daemon *d, struct target *tg);
  * any more (off the loop). */
 void targets_release_probes(struct daemon *d, int i);
 
-/* Tests only: where the daemon loses MEMTRACE_TEST_*LAG_MS ms (targets.c). */
+/* Tests only: where the daemon loses MEMTRACE_TEST_*LAG_MS ms (targets.c; a
+ * no-op without MEMTRACE_TEST_HOOKS). */
 enum { TEST_LAG_CONTINUE, TEST_LAG_RESOLVE, TEST_LAG_ATTACH, TEST_LAGS };
 void targets_test_lag(int where);
 

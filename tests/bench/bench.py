@@ -67,6 +67,15 @@ def stack_frames(build, sock):
     return sum(1 for f in entries[0].get("frames", []) if not f.get("inlined"))
 
 
+def daemon_binary(build, daemon_env):
+    """memtraced, or for make bench's own programs (MEMTRACE_BENCH_PROGRAMS: bpf/bench.bpf.c)
+    the daemon with test hooks (the Makefile's tests/memtraced-hooks): memtraced has neither
+    the programs nor the variable."""
+    if "MEMTRACE_BENCH_PROGRAMS" in (daemon_env or {}):
+        return os.path.join(build, "tests", "memtraced-hooks")
+    return os.path.join(build, "memtraced")
+
+
 def run_bench(build, pairs, depth, tracer_args, tmp, cxx=False, preload=None, threads=1,
               daemon_env=None, prog_name="allocbench"):
     """One run; returns (ns_per_pair, stats or None, {program: (runs, ns)}). cxx: new+delete pairs
@@ -85,7 +94,7 @@ def run_bench(build, pairs, depth, tracer_args, tmp, cxx=False, preload=None, th
     sock = os.path.join(tmp, "bench.sock")
     try:
         if tracer_args is not None:
-            daemon = subprocess.Popen([os.path.join(build, "memtraced"), "--socket", sock,
+            daemon = subprocess.Popen([daemon_binary(build, daemon_env), "--socket", sock,
                                        "--pid", str(prog.pid)] + tracer_args,
                                       stderr=open(os.path.join(tmp, "daemon.err"), "w"),
                                       env=dict(os.environ, **(daemon_env or {})))
@@ -199,12 +208,14 @@ def floor_lines(args, rows, load):
         "configuration run once in each round, in turn, so that the machine's other load "
         f"(load average {load:.1f} when the run began) falls on all alike. The floor is the "
         "same probe set with empty BPF programs (`empty_enter`, `empty_return` in "
-        "bpf/bench.bpf.h, attached instead of ours with "
+        "bpf/bench.bpf.c, an object of their own that only the daemon's test build "
+        "(build/tests/memtraced-hooks) loads, attached instead of ours with "
         "`MEMTRACE_BENCH_PROGRAMS=empty`): what the traps alone cost. The naive floor "
         "probes every function at its entry (`MEMTRACE_PROBE_AT_ENTRY=1`): entry probes "
         "on malloc and free, the return probe on malloc. The minimal tracer is the placed "
         "probes with a minimal ring buffer tracer's programs (`minimal_*` in "
-        "bpf/bench.bpf.h, `MEMTRACE_BENCH_PROGRAMS=minimal`): the size stashed in a hash "
+        "bpf/bench.bpf.c, `MEMTRACE_BENCH_PROGRAMS=minimal`, its records in memtrace's own "
+        "ring buffer): the size stashed in a hash "
         "map keyed by thread id, one record per call, no stack, no wakeup. With threads, each "
         "thread makes its pairs and the figure is the mean time per pair of a thread. The "
         "ratios are the median over rounds of the ratio within a round. BPF ns per pair is "

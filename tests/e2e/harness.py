@@ -88,6 +88,10 @@ class Run:
         self.name = name
         self.results = results
         self.memtraced = os.path.join(build, "memtraced")
+        # the daemon with test hooks (MEMTRACE_TEST_HOOKS: the Makefile's tests/memtraced-hooks),
+        # for the tests that set MEMTRACE_TEST_*, MEMTRACE_INFLIGHT_SLOTS or
+        # MEMTRACE_BENCH_PROGRAMS: memtraced itself has none of them
+        self.memtraced_hooks = os.path.join(build, "tests", "memtraced-hooks")
         self.memtracectl = os.path.join(build, "memtracectl")
         self.pattern = os.path.join(build, "tests", "pattern")
         base = tempfile.gettempdir()
@@ -149,10 +153,16 @@ class Run:
         self.wait_line(os.path.join(self.tmp, f"{tag}.out"), "ready ", p)
         return p
 
-    def start_daemon(self, *args, sock=None, tag="memtraced", wait=True, env=None):
-        """env: variables added to memtraced's environment."""
+    def daemon_binary(self, hooks=False):
+        """memtraced, or with hooks=True the build with test hooks (memtraced_hooks)."""
+        return self.memtraced_hooks if hooks else self.memtraced
+
+    def start_daemon(self, *args, sock=None, tag="memtraced", wait=True, env=None, hooks=False):
+        """env: variables added to memtraced's environment; hooks: run the daemon with test
+        hooks (daemon_binary), which the MEMTRACE_TEST_* variables of env need."""
         sock = sock or self.sock
-        p = self.spawn([self.memtraced, "--socket", sock, *args], "daemon", f"{tag}.out",
+        p = self.spawn([self.daemon_binary(hooks), "--socket", sock, *args], "daemon",
+                       f"{tag}.out",
                        env=dict(os.environ, **env) if env else None)
         if wait:
             self.wait_daemon(p, sock)

@@ -7,7 +7,9 @@ log, and status, stats, reports and Prometheus say which walker runs and why.
 The refusals are real (the kernel's verifier refuses the program), made by the test build
 build/tests/memtraced-hooks: MEMTRACE_TEST_REFUSE=walk_dwarf,... loads those programs as
 sleepable, which a uprobe or tracepoint program cannot be (src/daemon/attach/probes.c). The
-daemon installed has no such hook."""
+daemon installed has no such hook: check_release_no_hooks holds build/memtraced to that (no
+test hook's variable in it, none of make bench's BPF programs in its object), and test_check
+runs it with MEMTRACE_TEST_REFUSE set, which it must ignore."""
 
 import urllib.request
 
@@ -20,10 +22,18 @@ FEATURES = ["btf", "ringbuf", "tail_calls", "task_storage", "global_functions",
             "get_current_task_btf", "attach_cookie", "task_pt_regs", "bpf_loop",
             "ringbuf_dynptr", "uprobe_pmu", "tracefs_uprobes"]
 HEADROOM = 250000  # a quarter of the verifier's 1,000,000
+# what only the test build may have: its hooks' variables (src/daemon) and make bench's
+# programs (bpf/bench.bpf.c, an object of their own)
+TEST_HOOK_VARS = ["MEMTRACE_TEST_REFUSE", "MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS",
+                  "MEMTRACE_TEST_ATTACH_LAG_MS", "MEMTRACE_TEST_SCAN_STALL_MS",
+                  "MEMTRACE_INFLIGHT_SLOTS", "MEMTRACE_BENCH_PROGRAMS",
+                  "MEMTRACE_BENCH_EMPTY_PROGRAMS"]
+BENCH_PROGRAMS = ["empty_enter", "empty_return", "minimal_enter", "minimal_return",
+                  "minimal_free"]
 
 
 def hooks(r):
-    return os.path.join(r.build, "tests", "memtraced-hooks")
+    return r.daemon_binary(hooks=True)
 
 
 def run_check(r, binary, *args, env=None, timeout=300):
@@ -60,8 +70,10 @@ def metrics(port):
 def test_check(r):
     """memtraced --check --json on this kernel: the default loads (exit 0), every program of
     every configuration loads within a quarter of the limit, every feature is listed and
-    those required are present; the text names the verdict; without root, one line."""
-    rc, rep, err = check_json(r, r.memtraced)
+    those required are present; the text names the verdict; without root, one line. Every
+    walker refused by MEMTRACE_TEST_REFUSE changes nothing: memtraced has no test hook."""
+    rc, rep, err = check_json(r, r.memtraced,
+                              env={"MEMTRACE_TEST_REFUSE": "walk_dwarf,walk_fp,walk_caller"})
     with r.part("default_loads"):
         if rc != 0 or rep.get("default_loads") is not True:
             raise Fail(f"exit {rc}, default_loads {rep.get('default_loads')}: "
@@ -106,6 +118,9 @@ def test_check(r):
             others = {w for w in WALKER_PROGRAM.values() if w not in allowed} & mine
             if others:
                 raise Fail(f"{cfg}: other walkers' programs loaded: {sorted(others)}")
+        bench = sorted({p["program"] for p in progs} & set(BENCH_PROGRAMS))
+        if bench:
+            raise Fail(f"make bench's programs in memtraced's object: {bench}")
     with r.part("headroom"):
         over = [(p["config"], p["program"], p["processed_insns"]) for p in rep["programs"]
                 if p["processed_insns"] > HEADROOM]
@@ -290,5 +305,39 @@ def test_walker_fallback(r):
             raise Fail(f"last line: {lines[2]!r}")
 
 
-TESTS = [("check", test_check), ("check_refused", test_check_refused),
+def test_release_no_hooks(r):
+    """The daemon built for release has no test hook: none of their variables' names in
+    memtraced (the strings the hooks would getenv), none of make bench's programs in the BPF
+    object it embeds (build/memtrace.bpf.o, its skeleton's bytes). The test build has them
+    all, so that the names searched for are the ones the code uses."""
+    def found(path, names):
+        with open(path, "rb") as f:
+            data = f.read()
+        return [n for n in names if n.encode() in data]
+
+    obj = os.path.join(r.build, "memtrace.bpf.o")
+    with r.part("memtraced"):
+        bad = found(r.memtraced, TEST_HOOK_VARS + BENCH_PROGRAMS)
+        if bad:
+            raise Fail(f"{r.memtraced} has {bad}")
+    with r.part("bpf_object"):
+        bad = found(obj, BENCH_PROGRAMS)
+        if bad:
+            raise Fail(f"{obj} has {bad}")
+        p = subprocess.run(["llvm-objdump", "-t", obj], capture_output=True, text=True)
+        if p.returncode or "alloc_enter" not in p.stdout:
+            raise Fail(f"llvm-objdump -t {obj}: exit {p.returncode}, {one_line(p.stderr)[:200]}")
+        bad = [l.split()[-1] for l in p.stdout.splitlines()
+               if l.split() and l.split()[-1].startswith(("empty_", "minimal_"))]
+        if bad:
+            raise Fail(f"{obj}'s symbols: {bad}")
+    with r.part("test_build_has_them"):
+        missing = sorted(set(TEST_HOOK_VARS + BENCH_PROGRAMS) -
+                         set(found(hooks(r), TEST_HOOK_VARS + BENCH_PROGRAMS)))
+        if missing:
+            raise Fail(f"{hooks(r)} lacks {missing}")
+
+
+TESTS = [("check", test_check), ("check_release_no_hooks", test_release_no_hooks),
+         ("check_refused", test_check_refused),
          ("walker_reported", test_walker_reported), ("walker_fallback", test_walker_fallback)]

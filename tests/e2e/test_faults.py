@@ -225,7 +225,8 @@ def test_inflight_shared_slot(r):
     every counter exact, nothing lost or untraced, and the daemon's exit log counts the calls
     that went to task storage (so the test knows that path ran)."""
     target = start_churn(r, "--threads", "4", "--steps", "6000", "--realloc-null", "--wait")
-    daemon = r.start_daemon("--pid", str(target.pid), env={"MEMTRACE_INFLIGHT_SLOTS": "1"})
+    daemon = r.start_daemon("--pid", str(target.pid), env={"MEMTRACE_INFLIGHT_SLOTS": "1"},
+                            hooks=True)
     r.wait_state("attached", target.pid, daemon)
     target.send_signal(signal.SIGUSR1)
     expect = churn_expect(r, target)
@@ -259,7 +260,8 @@ def test_inflight_dead_holder(r):
     and the next process's 5000 pairs must find the slot given back (the exit tracepoint), not
     held by a dead thread: then all 5000 would go to task storage too."""
     prog = os.path.join(r.build, "tests", "deadinalloc")
-    daemon = r.start_daemon("--comm", "deadinalloc", env={"MEMTRACE_INFLIGHT_SLOTS": "1"})
+    daemon = r.start_daemon("--comm", "deadinalloc", env={"MEMTRACE_INFLIGHT_SLOTS": "1"},
+                            hooks=True)
     for args, tag in ((["block"], "dead-block"), (["calls", "5000"], "dead-calls")):
         p = r.spawn([prog, *args], "target", f"{tag}.out")
         rc = r.wait_exit(p, f"deadinalloc {args[0]}")

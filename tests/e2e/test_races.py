@@ -12,6 +12,9 @@ forked child. Each makes the race a busy host makes, every time, instead of hopi
 - MEMTRACE_TEST_ATTACH_LAG_MS makes it lose that long between watching a running process
   and placing its probes, while the process forks a child every 4 ms.
 
+The MEMTRACE_TEST_* variables work only in the daemon with test hooks (r.daemon_binary(hooks=
+True)); memtraced has none.
+
 Before the fixes these failed every time: the new program's frames unnamed (frames[0] None),
 the match "not traced" after 0 allocations, the child's frames named from nothing."""
 
@@ -35,8 +38,8 @@ def proc_state(pid):
 
 
 def lagging_daemon(r, lag, *args):
-    daemon = r.spawn([r.memtraced, "--socket", r.sock, *args], "daemon", "memtraced.out",
-                     env=dict(os.environ, **lag))
+    daemon = r.spawn([r.daemon_binary(hooks=True), "--socket", r.sock, *args], "daemon",
+                     "memtraced.out", env=dict(os.environ, **lag))
     r.wait_daemon(daemon, r.sock)
     return daemon
 
@@ -173,8 +176,8 @@ def fork_during_attach(r, how, *args):
     parent = r.spawn([prog], "target", "forkloop.out")
     r.wait_line(out, "ready ", parent)
     extra = ("--comm", os.path.basename(prog)) if how == "comm" else ("--pid", str(parent.pid))
-    daemon = r.spawn([r.memtraced, "--socket", r.sock, *extra, *args], "daemon",
-                     "memtraced.out", env=dict(os.environ, **ATTACH_LAG))
+    daemon = r.spawn([r.daemon_binary(hooks=True), "--socket", r.sock, *extra, *args],
+                     "daemon", "memtraced.out", env=dict(os.environ, **ATTACH_LAG))
     states, done = set(), threading.Event()
 
     def watch_parent():  # its states until it is attached (the socket may answer before)

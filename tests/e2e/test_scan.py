@@ -9,7 +9,7 @@ redis-benchmark keeps answering while it is scanned; the target survives the dae
 mid-scan, another tracer, its own death mid-scan, the pause bound, and many threads that
 come and go (tests/e2e/scanthreads.c); a forked child's scan counts the blocks it
 inherited (tests/e2e/scanfork.c). MEMTRACE_TEST_SCAN_STALL_MS holds a target still
-longer, so that "mid-scan" is a moment a test can reach."""
+longer, so that "mid-scan" is a moment a test can reach (the daemon with test hooks only)."""
 
 import re
 import signal
@@ -153,27 +153,16 @@ def check_known(obj, expect, threads_created=2):
 
 def attach_scanprog(r, tag="scanprog", daemon_args=(), env=None, args=("--kernel-held",)):
     """scanprog under a daemon, its cases built: by default with the two blocks only the
-    kernel holds (an epoll registration's data, a timer's value), reachable."""
+    kernel holds (an epoll registration's data, a timer's value), reachable. env (STALL): the
+    daemon with test hooks, these variables in its environment."""
     p = start_scanprog(r, tag, args)
     if env:
-        r.start_daemon_env(env, "--pid", str(p.pid), *daemon_args)
+        r.start_daemon("--pid", str(p.pid), *daemon_args, env=env, hooks=True)
     else:
         r.start_daemon("--pid", str(p.pid), *daemon_args)
     r.wait_state("attached", p.pid)
     expect = build_cases(r, p, tag)
     return p, expect
-
-
-def start_daemon_env(self, env, *args, sock=None, tag="memtraced"):
-    """start_daemon with variables added to memtraced's environment."""
-    sock = sock or self.sock
-    full = dict(os.environ, **env)
-    p = self.spawn([self.memtraced, "--socket", sock, *args], "daemon", f"{tag}.out", env=full)
-    self.wait_daemon(p, sock)
-    return p
-
-
-Run.start_daemon_env = start_daemon_env
 
 
 def finish(r, p, what="scanprog"):

@@ -97,6 +97,7 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 	skel->rodata->cfg.hold_exec = o->hold_exec;
 	/* known stacks as ids (docs/design.md), or every stack in full */
 	skel->rodata->cfg.stack_ids = !o->stack_ids_off;
+#ifdef MEMTRACE_TEST_HOOKS
 	/* tests only: MEMTRACE_INFLIGHT_SLOTS=N (a power of two) makes threads
 	 * share N slots, so that calls take the task storage path */
 	if (getenv("MEMTRACE_INFLIGHT_SLOTS")) {
@@ -105,6 +106,7 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 		if (n && n <= MT_INFLIGHT_SLOTS && !(n & (n - 1)))
 			skel->rodata->cfg.inflight_mask = (uint32_t)n - 1;
 	}
+#endif
 	/* only the chosen walker's stages are loaded (and verified), and the
 	 * frame-pointer walk the DWARF walker takes where it has no tables */
 	bpf_object__for_each_program(prog, skel->obj)
@@ -247,8 +249,11 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_load
 	return skel;
 }
 
+static void bench_unload(void); /* make bench's programs, in the test build */
+
 void probes_unload(struct memtrace_bpf *skel)
 {
+	bench_unload();
 	memtrace_bpf__destroy(skel);
 }
 
@@ -502,32 +507,77 @@ int probes_reinherit(struct target_probes *tp, int pid)
 	return rc;
 }
 
-/*
- * make bench's baselines on the same probes: MEMTRACE_BENCH_PROGRAMS=empty
- * (the trap floor: programs that do nothing; MEMTRACE_BENCH_EMPTY_PROGRAMS=1
- * says the same) or =minimal (a minimal ring buffer tracer: a record per
- * call, no stack). 0: ours.
- */
-enum bench_programs { BENCH_OURS, BENCH_EMPTY, BENCH_MINIMAL };
+#ifdef MEMTRACE_TEST_HOOKS
+#include "bench.skel.h"
 
-static enum bench_programs bench_programs(void)
+/*
+ * make bench's baselines on the same probes (test build only): with
+ * MEMTRACE_BENCH_PROGRAMS=empty (the trap floor: programs that do nothing;
+ * MEMTRACE_BENCH_EMPTY_PROGRAMS=1 says the same) or =minimal (a minimal ring
+ * buffer tracer: a record per call, no stack), the programs of bpf/bench.bpf.c
+ * go on the probes instead of ours. Their object is loaded once, beside
+ * skel, with skel's ring buffer and lost counters as its own.
+ */
+static struct bench_bpf *bench_skel;
+
+static int bench_programs(struct memtrace_bpf *skel, struct bpf_program **progs)
 {
 	const char *env = getenv("MEMTRACE_BENCH_PROGRAMS");
 	const char *empty = getenv("MEMTRACE_BENCH_EMPTY_PROGRAMS");
+	int minimal = env && !strcmp(env, "minimal");
 
-	if (env && !strcmp(env, "minimal"))
-		return BENCH_MINIMAL;
-	if ((env && !strcmp(env, "empty")) || (empty && strcmp(empty, "0") != 0))
-		return BENCH_EMPTY;
-	return BENCH_OURS;
+	if (!minimal && !(env && !strcmp(env, "empty")) && !(empty && strcmp(empty, "0") != 0))
+		return 0; /* ours */
+	if (!bench_skel) {
+		struct bench_bpf *b = bench_bpf__open();
+		int rc = b ? 0 : -errno;
+
+		if (!rc)
+			rc = bpf_map__reuse_fd(b->maps.events, bpf_map__fd(skel->maps.events));
+		if (!rc)
+			rc = bpf_map__reuse_fd(b->maps.lost, bpf_map__fd(skel->maps.lost));
+		if (!rc)
+			rc = bench_bpf__load(b);
+		if (rc) {
+			bench_bpf__destroy(b);
+			errno = rc < 0 ? -rc : EINVAL;
+			return -1;
+		}
+		bench_skel = b;
+	}
+	if (minimal) {
+		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = bench_skel->progs.minimal_free;
+		progs[PROG_ENTRY] = bench_skel->progs.minimal_enter;
+		progs[PROG_RETURN] = bench_skel->progs.minimal_return;
+	} else {
+		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = progs[PROG_ENTRY] =
+		    bench_skel->progs.empty_enter;
+		progs[PROG_RETURN] = bench_skel->progs.empty_return;
+	}
+	return 0;
 }
+
+static void bench_unload(void)
+{
+	bench_bpf__destroy(bench_skel);
+	bench_skel = NULL;
+}
+#else
+static int bench_programs(struct memtrace_bpf *skel, struct bpf_program **progs)
+{
+	return 0;
+}
+
+static void bench_unload(void)
+{
+}
+#endif
 
 static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char *path,
 		      uint64_t offset, int func, uint64_t cookie, struct target_probes *tp,
 		      struct target_probes *old, const struct target_probes *inherited, int follow)
 {
 	static const int retprobe[PROG_COUNT] = {[PROG_RETURN] = 1};
-	enum bench_programs bench = bench_programs();
 	struct bpf_program *progs[PROG_COUNT] = {
 	    [PROG_FREE] = skel->progs.free_enter,
 	    [PROG_RETURN] = skel->progs.alloc_return,
@@ -541,16 +591,8 @@ static int attach_one(struct memtrace_bpf *skel, int which, int pid, const char 
 	struct bpf_link *link;
 	struct stat st;
 
-	if (bench == BENCH_EMPTY) {
-		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = progs[PROG_ENTRY] =
-		    skel->progs.empty_enter;
-		progs[PROG_RETURN] = skel->progs.empty_return;
-	} else if (bench == BENCH_MINIMAL) {
-		progs[PROG_FREE] = progs[PROG_OUTER_FREE] = skel->progs.minimal_free;
-		progs[PROG_ENTRY] = skel->progs.minimal_enter;
-		progs[PROG_RETURN] = skel->progs.minimal_return;
-	}
-
+	if (bench_programs(skel, progs))
+		return -errno;
 	if (stat(path, &st) == 0) {
 		key.dev = st.st_dev;
 		key.ino = st.st_ino;

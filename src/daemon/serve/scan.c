@@ -44,13 +44,18 @@ struct scan_target {
 /*
  * MEMTRACE_TEST_SCAN_STALL_MS=N: hold each target N ms more while it stands
  * still, between the copy of its blocks and the read of its memory (tests:
- * a daemon killed, a target killed, the pause bound, all mid-scan).
+ * a daemon killed, a target killed, the pause bound, all mid-scan). Only in
+ * the test build (MEMTRACE_TEST_HOOKS: make's $(O)/tests/memtraced-hooks).
  */
 static long test_stall_ms(void)
 {
+#ifdef MEMTRACE_TEST_HOOKS
 	const char *e = getenv("MEMTRACE_TEST_SCAN_STALL_MS");
 
 	return e ? atol(e) : 0;
+#else
+	return 0;
+#endif
 }
 
 static void format_ns(char *buf, size_t cap, uint64_t ns)

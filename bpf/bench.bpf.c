@@ -1,11 +1,44 @@
-/* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
+// SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * make bench's reference programs, loaded with memtrace's own and attached
- * instead of them when MEMTRACE_BENCH_PROGRAMS names them (tests/bench/
- * bench.py): the same probes with nothing in them, and a minimal ring
- * buffer tracer. Included by memtrace.bpf.c once its ring buffer and
- * counters are defined; never attached otherwise.
+ * make bench's reference programs, an object of their own (build/bench.bpf.o,
+ * its skeleton bench.skel.h), never in memtraced: only the test build
+ * (make's $(O)/tests/memtraced-hooks, MEMTRACE_TEST_HOOKS) loads it, beside
+ * memtrace.bpf.c's object, and attaches these programs instead of memtrace's
+ * own on the same probe sites when MEMTRACE_BENCH_PROGRAMS names them
+ * (tests/bench/bench.py; src/daemon/attach/probes.c): the same probes with
+ * nothing in them, and a minimal ring buffer tracer.
  */
+#include "vmlinux.h"
+#include <bpf/bpf_helpers.h>
+#include <bpf/bpf_tracing.h>
+#include "memtrace/event.h"
+
+char LICENSE[] SEC("license") = "Dual BSD/GPL";
+
+/*
+ * memtrace.bpf.c's ring buffer and lost counters: the daemon gives this
+ * object the maps of the one it loaded (bpf_map__reuse_fd) before loading
+ * it, so the minimal tracer's records reach the daemon like memtrace's.
+ */
+struct {
+	__uint(type, BPF_MAP_TYPE_RINGBUF);
+	__uint(max_entries, 32 << 20);
+} events SEC(".maps");
+
+struct {
+	__uint(type, BPF_MAP_TYPE_PERCPU_ARRAY);
+	__uint(max_entries, MT_LOST_SLOTS);
+	__type(key, __u32);
+	__type(value, __u64);
+} lost SEC(".maps");
+
+static __always_inline void count_lost(__u32 slot)
+{
+	__u64 *n = bpf_map_lookup_elem(&lost, &slot);
+
+	if (n)
+		__sync_fetch_and_add(n, 1);
+}
 
 /*
  * The uprobe floor (make bench, MEMTRACE_BENCH_PROGRAMS=empty): the same
