@@ -1,12 +1,13 @@
 #!/usr/bin/env python3
 """End-to-end tests of memtraced and memtracectl on real BPF (needs root).
 
-    python3 tests/e2e/run.py --build DIR [-k NAME]... [--repeat N] [--stress]
+    python3 tests/e2e/run.py --build DIR [-k NAME]... [--exact] [--repeat N] [--stress]
 
 DIR holds memtraced, memtracectl and tests/pattern (`make e2e` builds them). Each test starts
 its own daemon on a socket in a fresh temporary directory, bounds every wait and kills what it
 started in a finally block. Prints "PASS name" or "FAIL name: reason" per check, then
-"e2e: N passed, N failed". Standard library only.
+"e2e: N passed, N failed". Standard library only. With --exact, -k names whole tests (-k comm
+is comm alone, not comm_daemon_killed); a name no test has is then an error.
 
 --repeat N runs the selected tests N times over (all of them, then all again: a daemon's
 state never carries from one run to the next) and ends with each check's count, "name
@@ -45,6 +46,8 @@ def main():
                     help="directory holding memtraced, memtracectl and tests/pattern")
     ap.add_argument("-k", action="append", default=[], metavar="NAME",
                     help="run only tests whose name contains NAME (repeatable)")
+    ap.add_argument("--exact", action="store_true",
+                    help="-k NAME selects the test named NAME only")
     ap.add_argument("--repeat", type=int, default=1, metavar="N",
                     help="run the selected tests N times and print each check's pass count")
     ap.add_argument("--stress", type=int, nargs="?", const=1, default=0, metavar="N",
@@ -66,7 +69,14 @@ def main():
         print(f"e2e: {results.passed} passed, {results.failed} failed", flush=True)
         return 1
 
-    selected = [(n, f) for n, f in load_tests() if not args.k or any(k in n for k in args.k)]
+    tests = load_tests()
+    if args.exact:
+        unknown = sorted(set(args.k) - {n for n, _ in tests})
+        if unknown:
+            results.record("setup", f"no test named {', '.join(unknown)}")
+        selected = [(n, f) for n, f in tests if n in args.k]
+    else:
+        selected = [(n, f) for n, f in tests if not args.k or any(k in n for k in args.k)]
     if args.stress < 0:
         ap.error("--stress takes a number of busy loops per CPU")
     load = Load((os.cpu_count() or 1) * args.stress) if args.stress else None
