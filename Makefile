@@ -6,6 +6,12 @@
 #                   end-to-end tests (also under ASan+UBSan, then the exec/fork/match
 #                   tests repeated under load)
 #   make check-layers  the one-way dependencies of docs/design.md, on the code
+#   make check-kernels the kernel matrix (tests/kernels/run.py): Debian's 5.10, 6.1,
+#                   6.1 PREEMPT_RT, 6.12 and unstable's newest booted under qemu (fetched
+#                   into /var/cache/memtrace-kernels), memtraced --check in each and on the
+#                   host, an end-to-end subset on 6.1, 6.1-rt and the newest; results in
+#                   build/kernels/results.json. KERNELS="6.1 sid" picks kernels; JOBS=N guests
+#                   at once (2); E2E="NAME ..." other end-to-end tests. About 15 minutes
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deb        build a Debian package into build/
@@ -70,7 +76,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-fork bench-replay bench-scan
+.PHONY: bench-fork bench-replay bench-scan check-kernels e2e-progs
 .PHONY: install uninstall deb deps-build unwind-test-data walk-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -371,6 +377,18 @@ check: deps
 
 san:
 	$(MAKE) O=build/san SAN=1 all
+
+# What booting other kernels needs (tests/kernels/run.py): qemu, an initramfs of busybox with
+# the guest kernel's modules (cpio, kmod; xz and zstd unpack the modules)
+KERNEL_PACKAGES := qemu-system-x86 busybox-static cpio kmod xz-utils zstd
+
+e2e-progs: all $(E2E_PROGS)
+
+check-kernels: deps
+	@tests/install-deps.sh $(KERNEL_PACKAGES)
+	$(MAKE) e2e-progs
+	@python3 tests/kernels/run.py --build $(O) $(addprefix --only ,$(KERNELS)) \
+		$(if $(JOBS),--jobs $(JOBS)) $(if $(E2E),--e2e-tests "$(E2E)")
 
 demo: deps-build
 	$(MAKE) all $(O)/tests/demo
