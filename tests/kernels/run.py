@@ -471,7 +471,16 @@ def e2e_summary(results):
         out["seconds"] += res["seconds"] or 0
         if rc != 0:
             out["rc"] = 1
-            fails = [l[5:] for l in lines if l.startswith("FAIL ")]
+            fails = []
+            for i, l in enumerate(lines):  # each failure with the last lines of its logs
+                if l.startswith("FAIL "):
+                    logs = []
+                    for x in lines[i + 1:]:
+                        if not x.startswith("    | "):
+                            break
+                        logs.append(x[6:].strip())
+                    logs = logs[-2:]  # a daemon's last lines say why it stopped
+                    fails.append(" / ".join([l[5:]] + logs))
             if not fails:
                 why = {124: "timed out", 137: "killed at its time-out", -1: "no status"}
                 err = [l for l in res["stderr"].splitlines() if l.strip()]
