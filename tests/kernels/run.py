@@ -431,7 +431,8 @@ def run_on_host(steps, outdir):
 # ---- what a step's output says ----------------------------------------------------------------
 
 def check_summary(res, placeholder):
-    """The check step: status, the programs' figures from --check --json, the error lines."""
+    """The check step: status, what --check --json says (kernel, features, each program's
+    processed instructions), the last lines of its stderr."""
     out = {"rc": res["rc"], "seconds": res["seconds"], "placeholder": placeholder}
     if placeholder:
         return out
@@ -440,7 +441,10 @@ def check_summary(res, placeholder):
     except ValueError:
         obj = None
     if isinstance(obj, dict):
-        out["kernel"] = obj.get("kernel")
+        for k in ("kernel", "features", "features_required", "configs", "limit",
+                  "headroom_insns", "max_processed_insns", "headroom_ok", "default_loads"):
+            if k in obj:
+                out[k] = obj[k]
         progs = obj.get("programs") if isinstance(obj.get("programs"), list) else []
         out["programs"] = [p for p in progs if isinstance(p, dict)]
     elif res["stdout"].strip():
@@ -500,7 +504,14 @@ def step_line(label, name, ok, text):
     return f"kernels: {label:<7} {name:<9} {'ok  ' if ok else 'FAIL'} {text}"
 
 
+def insns(p):
+    n = p.get("processed_insns")
+    return n if isinstance(n, int) else -1
+
+
 def report_check(label, c, must):
+    """One line for the check, then one a configuration: its programs loaded and its
+    largest, each program refused with the verifier's line."""
     ok = c["rc"] == 0 or not must
     if c.get("placeholder"):
         text = f"(memtraced --help, no --check yet) exit {c['rc']}, {fmt_s(c['seconds'])}"
@@ -508,20 +519,37 @@ def report_check(label, c, must):
         return c["rc"] == 0
     progs = c.get("programs", [])
     loaded = sum(1 for p in progs if p.get("loaded"))
-    text = f"exit {c['rc']}, {fmt_s(c['seconds'])}, {loaded}/{len(progs)} programs loaded"
+    text = f"exit {c['rc']}, {fmt_s(c['seconds'])}"
+    if progs:
+        configs = list(dict.fromkeys(str(p.get("config")) for p in progs))
+        top = max(progs, key=insns)
+        text += f": {loaded}/{len(progs)} programs loaded in {len(configs)} configurations"
+        if insns(top) >= 0:
+            text += (f", the most processed instructions {insns(top):,} ({top.get('program')}, "
+                     f"{top.get('config')}) of {c.get('limit') or top.get('limit')}")
+        if "default_loads" in c:
+            text += "; the default loads" if c["default_loads"] else "; the default does NOT load"
     if c["rc"] != 0 and not must:
         text += " (allowed to refuse here)"
     say(step_line(label, "check", ok, text))
-    for p in progs:
-        ins, lim = p.get("processed_insns"), p.get("limit")
-        figs = f"{ins:>9,} of {lim:,} insns" if isinstance(ins, int) and isinstance(lim, int) \
-            else f"insns {ins} limit {lim}"
-        extra = {k: v for k, v in p.items() if k not in
-                 ("config", "program", "loaded", "processed_insns", "limit")}
-        tail = f"  {json.dumps(extra)[:300]}" if extra and not p.get("loaded") else ""
-        say(f"kernels: {label:<7}    {str(p.get('config')):<14} {str(p.get('program')):<26} "
-            f"{'loaded' if p.get('loaded') else 'REFUSED':<8} {figs}{tail}")
-    if c["rc"] != 0:
+    missing = [f for f in c.get("features_required") or []
+               if not (c.get("features") or {}).get(f)]
+    if missing:
+        say(f"kernels: {label:<7}    features missing: {', '.join(missing)}")
+    for cfg in dict.fromkeys(str(p.get("config")) for p in progs):
+        mine = [p for p in progs if str(p.get("config")) == cfg]
+        top = max(mine, key=insns)
+        n = sum(1 for p in mine if p.get("loaded"))
+        say(f"kernels: {label:<7}    {cfg:<14} {n:>3}/{len(mine):<3} loaded" +
+            (f", largest {top.get('program')} {insns(top):,} insns" if insns(top) >= 0 else ""))
+        for p in mine:
+            if not p.get("loaded") and p.get("tried", True):
+                say(f"kernels: {label:<7}      REFUSED {p.get('program')}: {p.get('error')}")
+        untried = [p for p in mine if not p.get("loaded") and not p.get("tried", True)]
+        conf = next((x for x in c.get("configs") or [] if x.get("config") == cfg), {})
+        if untried:
+            say(f"kernels: {label:<7}      {len(untried)} not tried: {conf.get('error')}")
+    if c["rc"] != 0 or not progs:
         for l in c.get("stderr_tail", [])[-4:]:
             say(f"kernels: {label:<7}    | {l}")
     return ok
@@ -591,14 +619,19 @@ def run_kernel(entry, args, apts, versions, check_argv, placeholder):
         say(step_line(label, "boot", False, rec["error"][:600]))
         return rec
     ok = True
-    if "check" in results:
-        rec["check"] = check_summary(results["check"], placeholder)
-        if rec["check"]["rc"] is None:
-            rec["check"]["rc"] = -1
-        ok &= report_check(label, rec["check"], rec["must_load"])
-    if any(n.startswith("e2e-") for n in results):
-        rec["e2e"] = e2e_summary(results)
-        ok &= report_e2e(label, rec["e2e"])
+    try:
+        if "check" in results:
+            rec["check"] = check_summary(results["check"], placeholder)
+            if rec["check"]["rc"] is None:
+                rec["check"]["rc"] = -1
+            ok &= report_check(label, rec["check"], rec["must_load"])
+        if any(n.startswith("e2e-") for n in results):
+            rec["e2e"] = e2e_summary(results)
+            ok &= report_e2e(label, rec["e2e"])
+    except Exception as e:  # output the harness did not expect: a failure, not a crash
+        rec["error"] = f"reading the results: {type(e).__name__}: {e}"
+        say(step_line(label, "results", False, rec["error"][:600]))
+        ok = False
     if (rec.get("guest") or {}).get("oops"):
         ok = False
     rec["ok"] = ok
