@@ -31,26 +31,26 @@ static long calls = 20000;
 static pthread_barrier_t start;
 static volatile unsigned long sink;
 
-#define THREAD(t)                                                      \
-	__attribute__((noinline)) static void site_##t(long k)         \
-	{                                                              \
-		char *p = malloc(SIZE(t, k));                          \
-		p[0] = (char)k;                                        \
-		sink += (unsigned char)p[0];                           \
-		free(p);                                               \
-	}                                                              \
-	__attribute__((noinline)) static void work_##t(void)           \
-	{                                                              \
-		for (long k = 0; k < calls; k++)                       \
-			site_##t(k);                                   \
-		__asm__ volatile("" ::: "memory");                     \
-	}                                                              \
-	__attribute__((noinline)) static void *thread_main_##t(void *a) \
-	{                                                              \
-		pthread_barrier_wait(&start);                          \
-		work_##t();                                            \
-		__asm__ volatile("" ::: "memory");                     \
-		return a;                                              \
+#define THREAD(t)                                                                                  \
+	__attribute__((noinline)) static void site_##t(long k)                                     \
+	{                                                                                          \
+		char *p = malloc(SIZE(t, k));                                                      \
+		p[0] = (char)k;                                                                    \
+		sink += (unsigned char)p[0];                                                       \
+		free(p);                                                                           \
+	}                                                                                          \
+	__attribute__((noinline)) static void work_##t(void)                                       \
+	{                                                                                          \
+		for (long k = 0; k < calls; k++)                                                   \
+			site_##t(k);                                                               \
+		__asm__ volatile("" ::: "memory");                                                 \
+	}                                                                                          \
+	__attribute__((noinline)) static void *thread_main_##t(void *a)                            \
+	{                                                                                          \
+		pthread_barrier_wait(&start);                                                      \
+		work_##t();                                                                        \
+		__asm__ volatile("" ::: "memory");                                                 \
+		return a;                                                                          \
 	}
 
 THREAD(0)
@@ -71,10 +71,9 @@ THREAD(14)
 THREAD(15)
 
 static void *(*const mains[MAX_THREADS])(void *) = {
-	thread_main_0,  thread_main_1,  thread_main_2,  thread_main_3,
-	thread_main_4,  thread_main_5,  thread_main_6,  thread_main_7,
-	thread_main_8,  thread_main_9,  thread_main_10, thread_main_11,
-	thread_main_12, thread_main_13, thread_main_14, thread_main_15,
+    thread_main_0,  thread_main_1,  thread_main_2,  thread_main_3,  thread_main_4,  thread_main_5,
+    thread_main_6,  thread_main_7,  thread_main_8,  thread_main_9,  thread_main_10, thread_main_11,
+    thread_main_12, thread_main_13, thread_main_14, thread_main_15,
 };
 
 int main(int argc, char **argv)
