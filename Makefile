@@ -7,11 +7,13 @@
 #                   tests repeated under load)
 #   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make check-kernels the kernel matrix (tests/kernels/run.py): Debian's 5.10, 6.1,
-#                   6.1 PREEMPT_RT, 6.12 and unstable's newest booted under qemu (fetched
-#                   into /var/cache/memtrace-kernels), memtraced --check in each and on the
-#                   host, an end-to-end subset on 6.1, 6.1-rt and the newest; results in
+#                   6.1 PREEMPT_RT, 6.12, 6.12 PREEMPT_RT and unstable's newest booted under
+#                   qemu (fetched into /var/cache/memtrace-kernels), memtraced --check in
+#                   each and on the host, an end-to-end subset on 6.1, 6.1-rt and the
+#                   newest, preempt_scratch on the RT builds and the newest; results in
 #                   build/kernels/results.json. KERNELS="6.1 sid" picks kernels; JOBS=N guests
-#                   at once (2); E2E="NAME ..." other end-to-end tests. About 15 minutes
+#                   at once (2); E2E="NAME ..." other end-to-end tests. About 7 minutes
+#                   here from an empty cache (docs/kernels.md)
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
 #   make deb        build a Debian package into build/

@@ -15,11 +15,12 @@ The host's own kernel gets the check directly.
 Prints one line per kernel and step, a summary table, and writes DIR/kernels/results.json and
 results.txt; each guest's console and each step's output are in DIR/kernels/LABEL/. Exits 1
 when --check fails on a kernel that must load memtrace (all but 5.10), when an end-to-end
-subset fails, or when a kernel could not be fetched or booted.
+subset fails, when a kernel could not be fetched or booted, or when a guest's console shows
+an oops or a panic. docs/kernels.md describes the matrix and its results.
 
-Until memtraced has --check, `memtraced --help` stands in for it (the results say so).
-Standard library only; needs root, qemu-system-x86, busybox-static, cpio, kmod
-(the Makefile's check-kernels installs them).
+A memtraced without --check gets `memtraced --help` in its place (the results say so).
+Standard library only; needs root, qemu-system-x86, busybox-static, cpio, kmod, xz-utils,
+zstd (the Makefile's check-kernels installs them).
 """
 
 import argparse
