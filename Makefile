@@ -2,9 +2,10 @@
 #
 #   make            build memtraced and memtracectl into build/
 #   make demo       install what is missing, build, trace the bundled demo
-#   make check      install what is missing, build, check the layering, run unit +
-#                   end-to-end tests (also under ASan+UBSan, then the exec/fork/match
-#                   tests repeated under load)
+#   make check      install what is missing, build, check the layering, run the unit
+#                   tests, then unit + end-to-end tests under ASan+UBSan, the exec/fork/
+#                   match tests again under load, fuzzing, the format check: each phase
+#                   timed (docs/ci.md)
 #   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make deps       install the Debian packages the build and tests need
 #   make install    install into $(DESTDIR)$(PREFIX) (default /usr/local)
@@ -70,7 +71,7 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-fork bench-replay bench-scan
+.PHONY: bench-fork bench-replay bench-scan tests-build
 .PHONY: install uninstall deb deps-build unwind-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
@@ -212,11 +213,13 @@ unit: $(UNIT_TESTS) $(O)/memtracectl
 check-layers: all
 	@python3 tests/check-layers.py --build $(O)
 
+# Each test's seconds, slowest first (tests/e2e/run.py --times)
+E2E_TIMES ?= $(O)/e2e-times.tsv
 # K=NAME: the tests whose name contains NAME (several: K="a b"); REPEAT=N runs them N times
 # and prints each check's pass count; STRESS=N runs them beside CPU, memory and fork load
 # (tests/e2e/stress.py: N busy loops per CPU)
 e2e: all $(E2E_PROGS)
-	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K)) \
+	@python3 tests/e2e/run.py --build $(O) --times $(E2E_TIMES) $(addprefix -k ,$(K)) \
 		$(if $(REPEAT),--repeat $(REPEAT)) $(if $(filter-out 0,$(STRESS)),--stress $(STRESS))
 
 $(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
@@ -325,14 +328,39 @@ deps-build:
 # memory and fork load (tests/e2e/stress.py)
 STRESS_TESTS := faults_target_exec follow_forks comm exec_daemon_killed family_ races_ \
 		interpose_exec_preload unit_capabilities cmd_mode dlopen dlreopen match_
-STRESS_REPEAT ?= 3
+STRESS_REPEAT ?= 1
 
-check: deps
-	$(MAKE) all check-layers unit e2e
-	$(MAKE) O=build/san SAN=1 all unit e2e
-	$(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" REPEAT=$(STRESS_REPEAT) STRESS=1
-	$(MAKE) fuzz FUZZ_SECONDS=5
-	$(MAKE) format-check
+# The end-to-end tests that run in the plain build too: those an ASan build cannot run
+# (valgrind on memtracectl)
+PLAIN_E2E_TESTS := faults_valgrind_renderers
+
+# What CI runs (.ci/run), phase by phase, each timed (tests/phases.sh; the table at the end,
+# and where the minutes go in docs/ci.md). The end-to-end tests run once, in the sanitizer
+# build: they catch there what the plain build would, and memory errors besides. The plain
+# build's layering and unit tests stay (seconds), and its PLAIN_E2E_TESTS. Builds use every
+# CPU (JOBS); each phase is one goal, so make -j check is safe too.
+JOBS    ?= $(shell nproc)
+PHASES  := $(O)/phases.tsv
+PHASE    = @tests/phases.sh $(PHASES) run
+check:
+	@tests/phases.sh $(PHASES) start
+	$(PHASE) deps $(MAKE) deps
+	$(PHASE) build $(MAKE) -j$(JOBS) tests-build
+	$(PHASE) check-layers $(MAKE) check-layers
+	$(PHASE) unit $(MAKE) unit
+	$(PHASE) e2e $(MAKE) e2e K="$(PLAIN_E2E_TESTS)"
+	$(PHASE) san-build $(MAKE) -j$(JOBS) O=build/san SAN=1 tests-build
+	$(PHASE) san-unit $(MAKE) O=build/san SAN=1 unit
+	$(PHASE) san-e2e $(MAKE) O=build/san SAN=1 e2e
+	$(PHASE) san-stress $(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" \
+		REPEAT=$(STRESS_REPEAT) STRESS=1 E2E_TIMES=build/san/stress-times.tsv
+	$(PHASE) fuzz-build $(MAKE) -j$(JOBS) fuzz-build
+	$(PHASE) fuzz $(MAKE) fuzz FUZZ_SECONDS=5
+	$(PHASE) format $(MAKE) format-check
+	@tests/phases.sh $(PHASES) table
+
+# Everything the unit and end-to-end tests run, built (the build phases of make check).
+tests-build: all $(UNIT_TESTS) $(E2E_PROGS)
 
 san:
 	$(MAKE) O=build/san SAN=1 all
