@@ -79,6 +79,11 @@ all: $(O)/memtraced $(O)/memtracectl
 $(O):
 	@mkdir -p $(O) $(O)/tests
 
+# its own target: under make -j, $(O) may exist already (made by a compile's
+# mkdir) when the first test program is linked
+$(O)/tests:
+	@mkdir -p $@
+
 # vmlinux.h comes from the running kernel's BTF (see docs/building.md).
 $(O)/vmlinux.h: | $(O)
 	$(BPFTOOL) btf dump file /sys/kernel/btf/vmlinux format c > $@.tmp && mv $@.tmp $@
@@ -136,7 +141,7 @@ UNIT_LIB_OBJS := $(filter-out $(MAIN_OBJS),$(DAEMON_OBJS) $(COMMON_OBJS) $(CLIEN
 $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)/tests
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # Test programs are built with frame pointers so their stacks are meaningful.
@@ -144,13 +149,13 @@ E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
 E2E_PROGS += $(O)/tests/libplugin.so $(O)/tests/heapscale
 $(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
-$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
-$(O)/tests/%: tests/e2e/%.cc | $(O)
+$(O)/tests/%: tests/e2e/%.cc | $(O)/tests
 	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror $< -o $@
 
-$(O)/tests/%: tests/e2e/%.c | $(O)
+$(O)/tests/%: tests/e2e/%.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
@@ -158,7 +163,7 @@ $(O)/tests/%: tests/e2e/%.c | $(O)
 # e2e tests only, never installed: MEMTRACE_TEST_REFUSE=walk_dwarf,... makes the verifier
 # refuse those programs for real (tests/e2e/test_check.py: the walkers' fallback).
 E2E_PROGS += $(O)/tests/memtraced-hooks
-$(O)/tests/probes-hooks.o: src/daemon/attach/probes.c $(SRC_HDRS) $(O)/memtrace.skel.h | $(O)
+$(O)/tests/probes-hooks.o: src/daemon/attach/probes.c $(SRC_HDRS) $(O)/memtrace.skel.h | $(O)/tests
 	$(CC) $(CFLAGS) -DMEMTRACE_TEST_HOOKS -c $< -o $@
 $(O)/tests/memtraced-hooks: $(filter-out $(O)/obj/daemon/attach/probes.o,$(DAEMON_OBJS)) \
 		$(O)/tests/probes-hooks.o $(COMMON_OBJS)
@@ -171,22 +176,22 @@ E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host lib
 	     cfiexpr stacktop \
 	     cxx_vector)
 $(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
-$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
 # one code, two frame sizes (tests/e2e/dlreopen.c)
 E2E_PROGS += $(O)/tests/nofp/libreopen_a.so $(O)/tests/nofp/libreopen_b.so
 $(O)/tests/dlreopen: LDLIBS_E2E := -ldl
-$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)
+$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -DLOCALS=256 -DSIZE=1111 -fPIC -shared $< -o $@
-$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)
+$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -DLOCALS=8192 -DSIZE=2222 -fPIC -shared $< -o $@
-$(O)/tests/nofp/%: tests/e2e/%.c | $(O)
+$(O)/tests/nofp/%: tests/e2e/%.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)
-$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)
+$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)/tests
 	@mkdir -p $(@D)
 	$(CXX) $(NOFP_FLAGS) $< -o $@
 
@@ -222,27 +227,27 @@ e2e: all $(E2E_PROGS)
 	@python3 tests/e2e/run.py --build $(O) --times $(E2E_TIMES) $(addprefix -k ,$(K)) \
 		$(if $(REPEAT),--repeat $(REPEAT)) $(if $(filter-out 0,$(STRESS)),--stress $(STRESS))
 
-$(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
+$(O)/tests/allocbench: tests/bench/allocbench.c | $(O)/tests
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
 
-$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
+$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)/tests
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@
 
 # The scale workload: many live blocks over many stacks (tests/bench/scalebench.py).
-$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
+$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		-pthread $< -o $@
 
 # The ingest replay (tests/bench/replay.c): the daemon's ingest and core, no BPF.
-$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)
+$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)/tests
 	$(CC) $(CFLAGS) $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # The leak scan's workload (tests/bench/scanbench.py).
-$(O)/tests/scanheap: tests/bench/scanheap.c | $(O)
+$(O)/tests/scanheap: tests/bench/scanheap.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		$< -o $@
 
-$(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
+$(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)/tests
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
 # Figures for docs/performance.md (root, real BPF; takes a few minutes): native
