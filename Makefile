@@ -2,9 +2,10 @@
 #
 #   make            build memtraced and memtracectl into build/
 #   make demo       install what is missing, build, trace the bundled demo
-#   make check      install what is missing, build, check the layering, run unit +
-#                   end-to-end tests (also under ASan+UBSan, then the exec/fork/match
-#                   tests repeated under load)
+#   make check      install what is missing, build, check the layering, run the unit
+#                   tests, then unit + end-to-end tests under ASan+UBSan, the exec/fork/
+#                   match tests again under load, fuzzing, the format check: each phase
+#                   timed (docs/ci.md)
 #   make check-layers  the one-way dependencies of docs/design.md, on the code
 #   make check-kernels the kernel matrix (tests/kernels/run.py): Debian's 5.10, 6.1,
 #                   6.1 PREEMPT_RT, 6.12, 6.12 PREEMPT_RT and unstable's newest booted under
@@ -78,13 +79,18 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 DEB_PACKAGES += golang-go chromium prometheus binutils
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
-.PHONY: bench-fork bench-replay bench-scan check-kernels e2e-progs
+.PHONY: bench-fork bench-replay bench-scan check-kernels e2e-progs tests-build
 .PHONY: install uninstall deb deps-build unwind-test-data walk-test-data
 
 all: $(O)/memtraced $(O)/memtracectl
 
 $(O):
 	@mkdir -p $(O) $(O)/tests
+
+# its own target: under make -j, $(O) may exist already (made by a compile's
+# mkdir) when the first test program is linked
+$(O)/tests:
+	@mkdir -p $@
 
 # vmlinux.h comes from the running kernel's BTF (see docs/building.md).
 $(O)/vmlinux.h: | $(O)
@@ -143,13 +149,13 @@ UNIT_LIB_OBJS := $(filter-out $(MAIN_OBJS),$(DAEMON_OBJS) $(COMMON_OBJS) $(CLIEN
 $(O)/libmemtrace.a: $(UNIT_LIB_OBJS)
 	rm -f $@ && ar rcs $@ $^
 
-$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)
+$(O)/tests/%: tests/unit/%.c tests/unit/unit.h $(O)/libmemtrace.a | $(O)/tests
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # The BPF stack walkers compiled as user-space C (tests/unit/bpfshim.h) and run
 # on recorded stacks; gcc does not know the BPF headers' clang loop pragmas.
 $(O)/tests/test_walk: tests/unit/test_walk.c tests/unit/unit.h tests/unit/bpfshim.h \
-		$(wildcard bpf/*.h) $(O)/libmemtrace.a | $(O)
+		$(wildcard bpf/*.h) $(O)/libmemtrace.a | $(O)/tests
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Wno-unknown-pragmas -Itests/unit -Ibpf $< \
 		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
@@ -158,13 +164,13 @@ E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
 E2E_PROGS += $(O)/tests/libplugin.so $(O)/tests/heapscale
 $(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
-$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+$(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
-$(O)/tests/%: tests/e2e/%.cc | $(O)
+$(O)/tests/%: tests/e2e/%.cc | $(O)/tests
 	$(CXX) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror $< -o $@
 
-$(O)/tests/%: tests/e2e/%.c | $(O)
+$(O)/tests/%: tests/e2e/%.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra \
 		-Werror -pthread $< -o $@ $(LDLIBS_E2E)
 
@@ -197,22 +203,22 @@ E2E_PROGS += $(addprefix $(O)/tests/nofp/,paths qsort_cb threads dlopen_host lib
 	     cfiexpr stacktop \
 	     cxx_vector)
 $(O)/tests/nofp/dlopen_host: LDLIBS_E2E := -ldl
-$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)
+$(O)/tests/nofp/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -fPIC -shared $< -o $@
 # one code, two frame sizes (tests/e2e/dlreopen.c)
 E2E_PROGS += $(O)/tests/nofp/libreopen_a.so $(O)/tests/nofp/libreopen_b.so
 $(O)/tests/dlreopen: LDLIBS_E2E := -ldl
-$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)
+$(O)/tests/nofp/libreopen_a.so: tests/e2e/lib/reopen.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -DLOCALS=256 -DSIZE=1111 -fPIC -shared $< -o $@
-$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)
+$(O)/tests/nofp/libreopen_b.so: tests/e2e/lib/reopen.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -DLOCALS=8192 -DSIZE=2222 -fPIC -shared $< -o $@
-$(O)/tests/nofp/%: tests/e2e/%.c | $(O)
+$(O)/tests/nofp/%: tests/e2e/%.c | $(O)/tests
 	@mkdir -p $(@D)
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@ $(LDLIBS_E2E)
-$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)
+$(O)/tests/nofp/%: tests/e2e/%.cc | $(O)/tests
 	@mkdir -p $(@D)
 	$(CXX) $(NOFP_FLAGS) $< -o $@
 
@@ -254,34 +260,36 @@ unit: $(UNIT_TESTS) $(O)/memtracectl
 check-layers: all
 	@python3 tests/check-layers.py --build $(O)
 
+# Each test's seconds, slowest first (tests/e2e/run.py --times)
+E2E_TIMES ?= $(O)/e2e-times.tsv
 # K=NAME: the tests whose name contains NAME (several: K="a b"); REPEAT=N runs them N times
 # and prints each check's pass count; STRESS=N runs them beside CPU, memory and fork load
 # (tests/e2e/stress.py: N busy loops per CPU)
 e2e: all $(E2E_PROGS)
-	@python3 tests/e2e/run.py --build $(O) $(addprefix -k ,$(K)) \
+	@python3 tests/e2e/run.py --build $(O) --times $(E2E_TIMES) $(addprefix -k ,$(K)) \
 		$(if $(REPEAT),--repeat $(REPEAT)) $(if $(filter-out 0,$(STRESS)),--stress $(STRESS))
 
-$(O)/tests/allocbench: tests/bench/allocbench.c | $(O)
+$(O)/tests/allocbench: tests/bench/allocbench.c | $(O)/tests
 	$(CC) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror -pthread $< -o $@
 
-$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)
+$(O)/tests/allocbench_nofp: tests/bench/allocbench.c | $(O)/tests
 	$(CC) $(NOFP_FLAGS) -pthread $< -o $@
 
 # The scale workload: many live blocks over many stacks (tests/bench/scalebench.py).
-$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)
+$(O)/tests/heapscale: tests/bench/heapscale.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		-pthread $< -o $@
 
 # The ingest replay (tests/bench/replay.c): the daemon's ingest and core, no BPF.
-$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)
+$(O)/tests/replay: tests/bench/replay.c $(O)/libmemtrace.a | $(O)/tests
 	$(CC) $(CFLAGS) $< $(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
 # The leak scan's workload (tests/bench/scanbench.py).
-$(O)/tests/scanheap: tests/bench/scanheap.c | $(O)
+$(O)/tests/scanheap: tests/bench/scanheap.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fno-optimize-sibling-calls -Wall -Wextra -Werror \
 		$< -o $@
 
-$(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)
+$(O)/tests/cxxbench: tests/bench/cxxbench.cc | $(O)/tests
 	$(CXX) -O2 -g -fno-omit-frame-pointer -Wall -Wextra -Werror $< -o $@
 
 # Figures for docs/performance.md (root, real BPF; takes a few minutes): native
@@ -368,14 +376,39 @@ deps-build:
 # memory and fork load (tests/e2e/stress.py)
 STRESS_TESTS := faults_target_exec follow_forks comm exec_daemon_killed family_ races_ \
 		interpose_exec_preload unit_capabilities cmd_mode dlopen dlreopen match_
-STRESS_REPEAT ?= 3
+STRESS_REPEAT ?= 1
 
-check: deps
-	$(MAKE) all check-layers unit e2e
-	$(MAKE) O=build/san SAN=1 all unit e2e
-	$(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" REPEAT=$(STRESS_REPEAT) STRESS=1
-	$(MAKE) fuzz FUZZ_SECONDS=5
-	$(MAKE) format-check
+# The end-to-end tests that run in the plain build too: those an ASan build cannot run
+# (valgrind on memtracectl)
+PLAIN_E2E_TESTS := faults_valgrind_renderers
+
+# What CI runs (.ci/run), phase by phase, each timed (tests/phases.sh; the table at the end,
+# and where the minutes go in docs/ci.md). The end-to-end tests run once, in the sanitizer
+# build: they catch there what the plain build would, and memory errors besides. The plain
+# build's layering and unit tests stay (seconds), and its PLAIN_E2E_TESTS. Builds use every
+# CPU (JOBS); each phase is one goal, so make -j check is safe too.
+JOBS    ?= $(shell nproc)
+PHASES  := $(O)/phases.tsv
+PHASE    = @tests/phases.sh $(PHASES) run
+check:
+	@tests/phases.sh $(PHASES) start
+	$(PHASE) deps $(MAKE) deps
+	$(PHASE) build $(MAKE) -j$(JOBS) tests-build
+	$(PHASE) check-layers $(MAKE) check-layers
+	$(PHASE) unit $(MAKE) unit
+	$(PHASE) e2e $(MAKE) e2e K="$(PLAIN_E2E_TESTS)"
+	$(PHASE) san-build $(MAKE) -j$(JOBS) O=build/san SAN=1 tests-build
+	$(PHASE) san-unit $(MAKE) O=build/san SAN=1 unit
+	$(PHASE) san-e2e $(MAKE) O=build/san SAN=1 e2e
+	$(PHASE) san-stress $(MAKE) O=build/san SAN=1 e2e K="$(STRESS_TESTS)" \
+		REPEAT=$(STRESS_REPEAT) STRESS=1 E2E_TIMES=build/san/stress-times.tsv
+	$(PHASE) fuzz-build $(MAKE) -j$(JOBS) fuzz-build
+	$(PHASE) fuzz $(MAKE) fuzz FUZZ_SECONDS=5
+	$(PHASE) format $(MAKE) format-check
+	@tests/phases.sh $(PHASES) table
+
+# Everything the unit and end-to-end tests run, built (the build phases of make check).
+tests-build: all $(UNIT_TESTS) $(E2E_PROGS)
 
 san:
 	$(MAKE) O=build/san SAN=1 all

@@ -70,15 +70,17 @@ class Results:
         self.failed = 0
         self.tally = {}  # name -> [passed, failed], in first-seen order
 
-    def record(self, name, reason=None, logs=()):
+    def record(self, name, reason=None, logs=(), seconds=None):
+        """seconds: what the check took, printed after its name ("PASS name [1.2 s]")."""
         t = self.tally.setdefault(name, [0, 0])
         t[0 if reason is None else 1] += 1
+        took = f" [{seconds:.1f} s]" if seconds is not None else ""
         if reason is None:
             self.passed += 1
-            print(f"PASS {name}", flush=True)
+            print(f"PASS {name}{took}", flush=True)
             return
         self.failed += 1
-        print(f"FAIL {name}: {one_line(reason)}", flush=True)
+        print(f"FAIL {name}{took}: {one_line(reason)}", flush=True)
         for line in logs:
             print(f"    | {line}", flush=True)
 
@@ -113,14 +115,16 @@ class Run:
     def part(self, suffix):
         self.parts += 1
         name = f"{self.name}.{suffix}"
+        started = time.monotonic()
         try:
             yield
         except Fail as e:
-            self.results.record(name, str(e), self.log_tail())
+            self.results.record(name, str(e), self.log_tail(), time.monotonic() - started)
         except Exception as e:  # a bug or a surprise: still one FAIL line, and cleanup runs
-            self.results.record(name, f"{type(e).__name__}: {e}", self.log_tail())
+            self.results.record(name, f"{type(e).__name__}: {e}", self.log_tail(),
+                                time.monotonic() - started)
         else:
-            self.results.record(name)
+            self.results.record(name, seconds=time.monotonic() - started)
 
     def log_tail(self, lines=8):
         out = []

@@ -2,7 +2,7 @@
 
 usage: pylines.py SIGNAL_FILE          wait for SIGNAL_FILE, allocate, print "done",
                                        then wait until SIGNAL_FILE is removed
-       pylines.py --tracemalloc        (under python -X tracemalloc=25) allocate and
+       pylines.py --tracemalloc        (under python -X tracemalloc=1) allocate and
                                        print tracemalloc's top 10 lines as JSON
 """
 import json
@@ -59,10 +59,14 @@ if sys.argv[1] == "--tracemalloc":
     tracemalloc.clear_traces()  # what a tracer attached now would see
     held = allocate()
     # this file's lines: what the interpreter allocated while importing is
-    # before a tracer that attaches later
-    snap = tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, __file__)])
+    # before a tracer that attaches later. Grouped by line, then kept by file: the
+    # same rows as filter_traces() before the grouping (both look at a trace's
+    # innermost frame alone, the only one -X tracemalloc=1 keeps), without its
+    # pass over 170,000 traces in Python: 4-11 s a run on a busy 2-CPU host, 0.7-1.2 s now
+    snap = tracemalloc.take_snapshot()  # first, alone: nothing of this line is live yet
+    mine = [s for s in snap.statistics("lineno") if s.traceback[0].filename == __file__]
     top = [{"file": s.traceback[0].filename, "line": s.traceback[0].lineno, "size": s.size,
-            "count": s.count} for s in snap.statistics("lineno")[:10]]
+            "count": s.count} for s in mine[:10]]
     print("top " + json.dumps(top), flush=True)
     sys.exit(0)
 

@@ -5,9 +5,12 @@
 
 DIR holds memtraced, memtracectl and tests/pattern (`make e2e` builds them). Each test starts
 its own daemon on a socket in a fresh temporary directory, bounds every wait and kills what it
-started in a finally block. Prints "PASS name" or "FAIL name: reason" per check, then
-"e2e: N passed, N failed". Standard library only. With --exact, -k names whole tests (-k comm
-is comm alone, not comm_daemon_killed); a name no test has is then an error.
+started in a finally block. Prints "PASS name [S s]" or "FAIL name [S s]: reason" per check
+(S: the seconds the check took), then the slowest tests (--slowest N, default 20: each test's
+seconds from its start to the end of its cleanup, summed over rounds, and its share of the
+run), then "e2e: N passed, N failed". --times FILE also writes every test's seconds there,
+one "seconds<TAB>name" line a test, slowest first. Standard library only. With --exact, -k names whole
+tests (-k comm is comm alone, not comm_daemon_killed); a name no test has is then an error.
 
 --repeat N runs the selected tests N times over (all of them, then all again: a daemon's
 state never carries from one run to the next) and ends with each check's count, "name
@@ -53,6 +56,10 @@ def main():
     ap.add_argument("--stress", type=int, nargs="?", const=1, default=0, metavar="N",
                     help="run them beside CPU, memory, syscall and fork load: N busy loops "
                          "per CPU (default 1)")
+    ap.add_argument("--slowest", type=int, default=20, metavar="N",
+                    help="list the N slowest tests at the end (default 20; 0: none)")
+    ap.add_argument("--times", metavar="FILE",
+                    help="write each test's seconds to FILE (seconds<TAB>name, slowest first)")
     args = ap.parse_args()
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
@@ -84,6 +91,7 @@ def main():
     # processes and the load are killed, never left behind
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(143))
     started = time.monotonic()
+    times = {}  # test name -> seconds, summed over rounds, in run order
     try:
         if load:
             load.start()
@@ -92,10 +100,17 @@ def main():
             if args.repeat > 1:
                 print(f"e2e: round {round_ + 1} of {args.repeat}", flush=True)
             for name, fn in selected:
+                t0 = time.monotonic()
                 run_one(build, name, fn, results)
+                times[name] = times.get(name, 0.0) + time.monotonic() - t0
     finally:
         if load:
             load.stop()
+    print_slowest(times, time.monotonic() - started, args.slowest, args.repeat)
+    if args.times:
+        with open(args.times, "w") as f:
+            for name, secs in sorted(times.items(), key=lambda kv: -kv[1]):
+                f.write(f"{secs:.1f}\t{name}\n")
     print(f"e2e: {results.passed} passed, {results.failed} failed", flush=True)
     if args.repeat > 1 or args.stress:
         under = " under load" if args.stress else ""
@@ -106,16 +121,28 @@ def main():
     return 1 if results.failed or not selected else 0
 
 
+def print_slowest(times, wall, count, rounds):
+    """The count slowest tests: seconds, share of the run's wall time, name."""
+    if count <= 0 or not times:
+        return
+    over = f", {rounds} rounds" if rounds > 1 else ""
+    print(f"e2e: slowest tests (of {len(times)}, {wall:.0f} s in all{over}):", flush=True)
+    for name, secs in sorted(times.items(), key=lambda kv: -kv[1])[:count]:
+        print(f"    {secs:7.1f} s {100 * secs / max(wall, 1e-9):5.1f}%  {name}", flush=True)
+
+
 def run_one(build, name, fn, results):
     r = Run(build, name, results)
+    started = time.monotonic()
     try:
         fn(r)
         if not r.parts:
-            results.record(name)
+            results.record(name, seconds=time.monotonic() - started)
     except Fail as e:
-        results.record(name, str(e), r.log_tail())
+        results.record(name, str(e), r.log_tail(), time.monotonic() - started)
     except Exception as e:
-        results.record(name, f"{type(e).__name__}: {e}", r.log_tail())
+        results.record(name, f"{type(e).__name__}: {e}", r.log_tail(),
+                       time.monotonic() - started)
     finally:
         r.cleanup()
 

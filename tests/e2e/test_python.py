@@ -327,7 +327,8 @@ def python_lines(entries, path):
 
 def check_tracemalloc(r, python, tag):
     """tracemalloc's top 10 lines of pylines.py, then memtrace's, attached."""
-    tm = subprocess.run([python, "-X", "tracemalloc=25", PYLINES, "--tracemalloc"],
+    # one frame a trace: tracemalloc's "lineno" statistics read the innermost frame alone
+    tm = subprocess.run([python, "-X", "tracemalloc=1", PYLINES, "--tracemalloc"],
                         capture_output=True, text=True, timeout=120)
     top = [l for l in tm.stdout.splitlines() if l.startswith("top ")]
     if tm.returncode != 0 or len(top) != 1:
