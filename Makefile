@@ -12,7 +12,7 @@
 #                   qemu (fetched into /var/cache/memtrace-kernels), memtraced --check in
 #                   each and on the host, an end-to-end subset on 6.1, 6.1-rt and the
 #                   newest, preempt_scratch on the RT builds and the newest; results in
-#                   build/kernels/results.json. KERNELS="6.1 sid" picks kernels; JOBS=N guests
+#                   build/kernels/results.json. KERNELS="6.1 sid" picks kernels; GUESTS=N guests
 #                   at once (2); E2E="NAME ..." other end-to-end tests. About 7 minutes
 #                   here from an empty cache (docs/kernels.md)
 #   make deps       install the Debian packages the build and tests need
@@ -423,7 +423,7 @@ check-kernels: deps
 	@tests/install-deps.sh $(KERNEL_PACKAGES)
 	$(MAKE) e2e-progs
 	@python3 tests/kernels/run.py --build $(O) $(addprefix --only ,$(KERNELS)) \
-		$(if $(JOBS),--jobs $(JOBS)) $(if $(E2E),--e2e-tests "$(E2E)")
+		$(if $(GUESTS),--jobs $(GUESTS)) $(if $(E2E),--e2e-tests "$(E2E)")
 
 demo: deps-build
 	$(MAKE) all $(O)/tests/demo
