@@ -19,7 +19,11 @@ mount -t debugfs debugfs /sys/kernel/debug 2>/dev/null
 mount -t tracefs tracefs /sys/kernel/tracing 2>/dev/null
 mount -t bpf bpf /sys/fs/bpf 2>/dev/null
 mount -t cgroup2 cgroup2 /sys/fs/cgroup 2>/dev/null
-mount -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp
+# a tmpfs on /tmp, unless the checkout is there (a clone under /tmp): it would hide it
+case "$(cat $X/repo 2>/dev/null)" in
+/tmp | /tmp/*) ;;
+*) mount -t tmpfs -o mode=1777,nosuid,nodev tmp /tmp ;;
+esac
 mkdir -p /run/memtrace /run/lock /run/user/0
 hostname memtrace-guest
 ip link set lo up 2>/dev/null || ifconfig lo 127.0.0.1 up 2>/dev/null

@@ -334,6 +334,8 @@ def steps_for(entry, args, check_argv):
 
 def boot(entry, kernel, steps, outdir, args):
     """Boot the kernel, run the steps, power off; per-step results and the boot time."""
+    with open(os.path.join(outdir, "repo"), "w") as f:
+        f.write(REPO + "\n")  # guest.sh: no tmpfs over /tmp when the checkout is there
     with open(os.path.join(outdir, "steps.sh"), "w") as f:
         f.write(f"cd {shlex.quote(REPO)} || exit 1\n")
         for name, seconds, argv in steps:
