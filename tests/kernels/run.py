@@ -470,12 +470,10 @@ def check_summary(res, placeholder):
     return out
 
 
-def e2e_summary(results, known=None):
-    """The end-to-end steps together: counts of checks, each test's status and time. A test
-    named in known (name: why) that fails is listed as a known failure, not counted failed."""
-    known = known or {}
+def e2e_summary(results):
+    """The end-to-end steps together: counts of checks, each test's status and time."""
     out = {"rc": 0, "seconds": 0.0, "passed": 0, "failed": 0, "tests": {}, "failures": [],
-           "skipped": [], "known": []}
+           "skipped": []}
     for step, res in results.items():
         if not step.startswith("e2e-"):
             continue
@@ -487,13 +485,6 @@ def e2e_summary(results, known=None):
         rc = res["rc"] if res["rc"] is not None else -1
         out["tests"][name] = {"rc": rc, "seconds": res["seconds"], "passed": passed,
                               "failed": failed}
-        if name in known:
-            out["known"].append(f"{name}: {'failed' if rc != 0 else 'PASSED (no longer known?)'}"
-                                f" ({known[name]})")
-            out["seconds"] += res["seconds"] or 0
-            if rc != 0:
-                out["tests"][name]["known"] = True
-                continue
         out["passed"] += passed
         out["failed"] += failed if rc == 0 or failed else 1
         out["seconds"] += res["seconds"] or 0
@@ -581,7 +572,7 @@ def report_check(label, c, must):
 
 def report_e2e(label, e):
     ok = e["rc"] == 0
-    tests = ", ".join(f"{n} {fmt_s(t['seconds'])}{'' if t['rc'] == 0 else ' KNOWN' if t.get('known') else ' FAIL'}"
+    tests = ", ".join(f"{n} {fmt_s(t['seconds'])}{'' if t['rc'] == 0 else ' FAIL'}"
                       for n, t in e["tests"].items())
     text = f"{e['passed']} passed, {e['failed']} failed, {fmt_s(e['seconds'])}: {tests}"
     say(step_line(label, "e2e", ok, text))
@@ -589,8 +580,6 @@ def report_e2e(label, e):
         say(f"kernels: {label:<7}    FAIL {f[:300]}")
     for s in e["skipped"]:
         say(f"kernels: {label:<7}    SKIP {s[:300]}")
-    for k in e.get("known", []):
-        say(f"kernels: {label:<7}    KNOWN {k[:300]}")
     return ok
 
 
@@ -652,7 +641,7 @@ def run_kernel(entry, args, apts, versions, check_argv, placeholder):
                 rec["check"]["rc"] = -1
             ok &= report_check(label, rec["check"], rec["must_load"])
         if any(n.startswith("e2e-") for n in results):
-            rec["e2e"] = e2e_summary(results, entry.get("known"))
+            rec["e2e"] = e2e_summary(results)
             ok &= report_e2e(label, rec["e2e"])
     except Exception as e:  # output the harness did not expect: a failure, not a crash
         rec["error"] = f"reading the results: {type(e).__name__}: {e}"
