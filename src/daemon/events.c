@@ -58,19 +58,22 @@ static void target_matched(struct daemon *d, int pid)
 	int i, live = targets_matched_now(d), known = 0;
 
 	for (i = 0; i < d->ntargets; i++)
-		known |= d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
-	if (known) {
+		known |= d->targets[i].pid == pid && lc_traced(d->targets[i].phase);
+	switch (lc_on_match(known, live, d->set.max_targets)) {
+	case LC_MATCH_KNOWN:
 		/* attached by the scan at start already */
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-	} else if (live >= d->set.max_targets) {
+		break;
+	case LC_MATCH_OVER_LIMIT:
 		/* BPF let two through at once: one is over the limit after all */
 		probes_unwatch(d->skel, pid);
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 		target_over_limit(d, pid);
-	} else {
+		break;
+	case LC_MATCH_ATTACH:
 		i = target_new(d, pid);
-		d->targets[i].matched = 1;
-		d->targets[i].at_exec = 1;
+		d->targets[i].matched = true;
+		lc_step(&d->targets[i].phase, LC_EV_MATCH_AT_EXEC);
 		if (target_attach(d, i, err, sizeof(err))) {
 			log_msg("pid %d matches, but %s", pid, err);
 			target_unmatch(d, &d->targets[i]);
@@ -82,9 +85,10 @@ static void target_matched(struct daemon *d, int pid)
 			 * its allocator is resolved there, as a traced target's new
 			 * program's is: not on a timer while it runs (and maybe
 			 * exits), nor after an allocator it preloads ran */
-			if (d->targets[i].resolve_pending)
+			if (d->targets[i].phase == LC_RESOLVING)
 				target_hold_in_ldso(d, i);
 		}
+		break;
 	}
 	targets_continue(d, pid);
 }
@@ -108,9 +112,9 @@ static void target_execed(struct daemon *d, int i, int held)
 {
 	struct target *tg = &d->targets[i], *nt;
 	uint64_t now = time_monotonic_ns();
-	int j, pid = tg->pid;
+	int j, succ, pid = tg->pid;
 
-	if (tg->state != SNAP_TARGET_ATTACHED)
+	if (lc_on_exec(tg->phase, false) != LC_EXEC_NEW_GEN)
 		return;
 	tracker_target_exec(&d->tracker, (uint32_t)pid);
 	target_python_off(d, pid);
@@ -119,29 +123,33 @@ static void target_execed(struct daemon *d, int i, int held)
 	j = target_new(d, pid);
 	tg = &d->targets[i];
 	nt = &d->targets[j];
-	tg->state = SNAP_TARGET_EXECED;
+	/* a process being detached that executed: the new program's entry is
+	 * detached with it (target_detach_end) */
+	succ = lc_exec_successor(tg->phase);
+	lc_step(&tg->phase, LC_EV_EXEC);
 	tg->end_ns = now;
-	nt->state = SNAP_TARGET_ATTACHED;
+	lc_step(&nt->phase, LC_EV_NEW_PROGRAM);
+	if (succ >= 0)
+		lc_step(&nt->phase, (enum lc_event)succ);
 	nt->is_child = tg->is_child;
-	tg->is_child = 0;
+	tg->is_child = false;
 	nt->pidfd = tg->pidfd;
 	tg->pidfd = -1;
 	nt->probes = tg->probes;
 	tg->probes = NULL;
 	nt->parent = tg->parent;
 	nt->matched = tg->matched;
-	tg->matched = 0;
+	tg->matched = false;
 	/* the copies of its parent's probes a match's child ran went at the
 	 * exec (remove_on_exec); --follow-forks' stay */
 	nt->copies = tg->copies && target_inherit(d, nt) == PROBES_INHERIT;
-	tg->copies = 0;
+	tg->copies = false;
 	for (int k = 0; k < d->ntargets; k++) {
 		if (d->targets[k].parent == i)
 			d->targets[k].parent = j; /* the links they inherit moved */
 	}
 	nt->attach_ns = now;
 	nt->space = (uint32_t)pid;
-	nt->resolve_pending = 1;
 	nt->execs_seen = tg->execs_seen + 1;
 	/* held at its exec, the process runs this program: its command line is
 	 * this program's; otherwise it may have executed another one or exited
@@ -170,8 +178,7 @@ static void target_give_up(struct daemon *d, int i, const char *why, int held)
 
 	probes_detach(tg->probes);
 	target_ldso_release(tg);
-	tg->resolve_pending = 0;
-	tg->state = SNAP_TARGET_DETACHED; /* first: an exec event drained now is not its */
+	lc_step(&tg->phase, LC_EV_GIVE_UP); /* first: an exec event drained now is not its */
 	if (!held) {
 		ingest_drain(&d->ingest);
 		tg = &d->targets[i];
@@ -218,15 +225,18 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	uint64_t now = time_monotonic_ns();
 	uint32_t key = (uint32_t)ptgid;
 	struct mt_py_config pc;
-	int p = -1, j;
+	int p = -1, j, succ;
 
 	for (int i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == (int)ptgid && d->targets[i].state == SNAP_TARGET_ATTACHED)
+		if (d->targets[i].pid == (int)ptgid && lc_traced(d->targets[i].phase))
 			p = i;
 	}
 	if (child <= 0)
 		return;
-	if (p < 0) {
+	switch (lc_on_fork(p >= 0 ? (int)d->targets[p].phase : -1, p >= 0 && d->targets[p].matched,
+			   p >= 0 && d->targets[p].matched ? targets_matched_now(d) : 0,
+			   d->set.max_targets)) {
+	case LC_FORK_NOT_TARGET: {
 		struct mt_target_watch w;
 
 		/* its parent stopped being traced meanwhile (detached): the child
@@ -238,18 +248,20 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		}
 		return;
 	}
-	if (d->targets[p].matched && targets_matched_now(d) >= d->set.max_targets) {
+	case LC_FORK_OVER_LIMIT:
 		probes_untraced(d->skel, child, MT_UNTRACED_COPIES);
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 		target_over_limit(d, child);
 		return;
+	case LC_FORK_CHILD:
+		break;
 	}
 	targets_retire_pid(d, child); /* an earlier process with this pid */
 	j = target_new(d, child);
 	parent = &d->targets[p];
 	c = &d->targets[j];
 	c->parent = p;
-	c->copies = 1;
+	c->copies = true;
 	c->matched = parent->matched;
 	/* the child runs the parent's program until it executes another (an exec
 	 * event follows then): its command line is the parent's as the daemon
@@ -259,7 +271,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c->alloc_path = target_alloc_path(parent) ? xstrdup(target_alloc_path(parent)) : NULL;
 	c->attach_ns = now;
 	c->space = (uint32_t)child;
-	c->state = SNAP_TARGET_ATTACHED;
+	lc_step(&c->phase, LC_EV_FORKED);
 	/* its heap begins as the parent's now: the fork event is in order */
 	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))
 		log_msg("pid %d: cannot track the child: out of memory", child);
@@ -269,11 +281,14 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		c->pidfd = -1;
 	}
 	if (c->pidfd < 0) { /* gone already: its events are all queued */
-		c->state = SNAP_TARGET_EXITED;
+		lc_step(&c->phase, LC_EV_EXIT);
 		c->end_ns = now;
-		c->release_pending = 1; /* on the next tick, after a whole drain */
+		c->release_pending = true; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
 		target_unmatch(d, c);
+	} else if ((succ = lc_fork_successor(d->targets[p].phase)) >= 0) {
+		/* its parent is being detached: so is it (target_detach_end) */
+		lc_step(&c->phase, (enum lc_event)succ);
 	}
 	/* a forked CPython is the same CPython */
 	if (!bpf_map__lookup_elem(d->skel->maps.pyconf, &key, sizeof(key), &pc, sizeof(pc), 0)) {
@@ -344,7 +359,7 @@ void target_resolve(struct daemon *d, int i, int held)
 	allocator_free(target_alloc(tg));
 	*tg->alloc = a;
 	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
-	tg->resolve_pending = 0;
+	lc_step(&tg->phase, LC_EV_RESOLVED);
 	target_ldso_release(tg);
 	free(tg->command);
 	tg->command = held ? process_read_command(tg->pid) : target_read_command(d, i);
@@ -367,8 +382,7 @@ void target_resolve(struct daemon *d, int i, int held)
 static int pending_entry(struct daemon *d, int pid)
 {
 	for (int i = d->ntargets - 1; i >= 0; i--) {
-		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED &&
-		    d->targets[i].resolve_pending)
+		if (d->targets[i].pid == pid && d->targets[i].phase == LC_RESOLVING)
 			return i;
 	}
 	return -1;
@@ -384,7 +398,7 @@ static void resolve_held(struct daemon *d, int i)
 	if (linkmap_state(d->targets[i].pid) > 0)
 		return; /* still adding objects: the next report will do */
 	target_resolve(d, i, 1);
-	if (!d->targets[i].resolve_pending)
+	if (d->targets[i].phase != LC_RESOLVING)
 		target_ldso_release(&d->targets[i]);
 }
 
@@ -455,7 +469,7 @@ static void target_unmatched(struct daemon *d, int i)
 	char *cmd, *note;
 	int pid = tg->pid;
 
-	if (tg->state != SNAP_TARGET_ATTACHED)
+	if (lc_on_exec(tg->phase, true) != LC_EXEC_UNTRACED)
 		return;
 	tracker_target_exec(&d->tracker, (uint32_t)pid);
 	target_python_off(d, pid);
@@ -467,9 +481,8 @@ static void target_unmatched(struct daemon *d, int i)
 		close(tg->pidfd);
 		tg->pidfd = -1;
 	}
-	tg->resolve_pending = 0;
-	tg->copies = 0; /* gone at the exec */
-	tg->state = SNAP_TARGET_EXECED;
+	tg->copies = false; /* gone at the exec */
+	lc_step(&tg->phase, LC_EV_EXEC);
 	tg->end_ns = time_monotonic_ns();
 	cmd = process_read_command(pid);
 	if (asprintf(&note, "executed %s, which does not match %s %s: not traced since",
@@ -481,7 +494,7 @@ static void target_unmatched(struct daemon *d, int i)
 	log_msg("pid %d %s", pid, tg->note);
 	free(cmd);
 	if (target_nlinks(tg))
-		tg->holds_untraced = 1; /* left in the map until they go */
+		tg->holds_untraced = true; /* left in the map until they go */
 	else
 		probes_unwatch(d->skel, pid);
 	targets_release_probes(d, i);
@@ -538,7 +551,7 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 	for (int i = d->ntargets - 1; i >= 0; i--) {
 		struct target *tg = &d->targets[i];
 
-		if (tg->pid != (int)tgid || tg->state != SNAP_TARGET_ATTACHED)
+		if (tg->pid != (int)tgid || !lc_traced(tg->phase))
 			continue;
 		if (tg->alloc && allocator_undo_python_dispatch(tg->alloc)) {
 			inherited_probes(d, i, &inh);
@@ -585,8 +598,7 @@ void targets_control(struct daemon *d, const struct mt_event *ev)
  * map) is ahead of what its entry has seen. */
 static int exec_unseen(struct daemon *d, const struct target *tg)
 {
-	return tg->state == SNAP_TARGET_ATTACHED &&
-	       probes_exec_count(d->skel, tg->pid) > tg->execs_seen;
+	return lc_traced(tg->phase) && probes_exec_count(d->skel, tg->pid) > tg->execs_seen;
 }
 
 int execs_unseen(struct daemon *d)
@@ -624,7 +636,8 @@ void check_execs(struct daemon *d)
 			continue;
 		}
 		target_execed(d, i, 0);
-		if (target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
+		if (d->targets[d->ntargets - 1].phase == LC_RESOLVING &&
+		    target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
 			match_execed(d, d->ntargets - 1, 0);
 	}
 }

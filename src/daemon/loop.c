@@ -72,10 +72,10 @@ static void view_target_of(const void *targets, int k, struct view_target *out)
 
 	*out = (struct view_target){.pid = tg->pid,
 				    .space = tg->space,
-				    .state = tg->state,
+				    .state = lc_snap_state(tg->phase),
 				    .exit_status = tg->exit_status,
 				    .probes = target_nlinks(tg),
-				    .settling = tg->resolve_pending || tg->at_exec,
+				    .settling = lc_settling(tg->phase),
 				    .command = tg->command,
 				    .note = tg->note,
 				    .alloc = tg->alloc,
@@ -222,7 +222,7 @@ static void tick(struct daemon *d)
 		}
 	}
 	for (int k = 0; k < d->ntargets && !ingest_frozen(&d->ingest); k++) {
-		if (d->targets[k].resolve_pending && d->targets[k].state == SNAP_TARGET_ATTACHED)
+		if (d->targets[k].phase == LC_RESOLVING)
 			target_resolve(d, k, 0);
 	}
 	now = time_monotonic_ns();

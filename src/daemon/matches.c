@@ -39,7 +39,7 @@ int targets_matched_now(const struct daemon *d)
 	int n = 0;
 
 	for (int i = 0; i < d->ntargets; i++)
-		n += d->targets[i].matched && d->targets[i].state == SNAP_TARGET_ATTACHED;
+		n += d->targets[i].matched && lc_traced(d->targets[i].phase);
 	return n;
 }
 
@@ -140,8 +140,7 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		int pid = pids[k], i, known = 0;
 
 		for (i = 0; i < d->ntargets; i++)
-			known |=
-			    d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED;
+			known |= d->targets[i].pid == pid && lc_traced(d->targets[i].phase);
 		/* in the map: a match stopped at its exec or a traced parent's child
 		 * (its event comes through the ring buffer), or a process that runs
 		 * copies of a match's probes untraced (probes of its own would count
@@ -161,7 +160,7 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 			continue;
 		}
 		i = target_new(d, pid);
-		d->targets[i].matched = 1;
+		d->targets[i].matched = true;
 		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 		if (target_attach(d, i, err, sizeof(err))) {
 			log_msg("pid %d matches, but %s", pid, err);

@@ -30,7 +30,7 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 		    rd[i].index < (uint32_t)d->ntargets ? &d->targets[rd[i].index] : NULL;
 
 		/* gone meanwhile (it exited, was detached, executed another program) */
-		if (!tg || tg->pid != rd[i].pid || tg->state != SNAP_TARGET_ATTACHED)
+		if (!tg || tg->pid != rd[i].pid || !lc_traced(tg->phase))
 			continue;
 		if (rd[i].err) {
 			if (resident_failed(&d->resident, rd[i].index))
@@ -82,7 +82,7 @@ void sample_tick(struct daemon *d)
 	for (int k = 0; k < d->ntargets; k++) {
 		const struct tracker_target *t;
 
-		if (d->targets[k].state != SNAP_TARGET_ATTACHED)
+		if (!lc_traced(d->targets[k].phase))
 			continue;
 		t = tracker_find_space(&d->tracker, d->targets[k].space);
 		tt[n++] = (struct timeline_target){.target = (uint32_t)k, .c = t ? &t->c : &none};

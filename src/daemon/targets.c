@@ -110,7 +110,7 @@ int target_current(struct daemon *d, int i)
 	const struct target *tg = &d->targets[i];
 	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
 
-	if (tg->state != SNAP_TARGET_ATTACHED || tg->pidfd < 0 || poll(&pfd, 1, 0) != 0)
+	if (!lc_traced(tg->phase) || tg->pidfd < 0 || poll(&pfd, 1, 0) != 0)
 		return 0; /* it exited: its pid may be another process's by now */
 	return probes_exec_count(d->skel, tg->pid) == tg->execs_seen;
 }
@@ -304,7 +304,7 @@ static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
 	char why[256];
 	int rc;
 
-	if (tg->at_exec || target_inherit(d, tg) == PROBES_OWN)
+	if (!lc_attach_hold(tg->phase, target_inherit(d, tg) != PROBES_OWN))
 		return 0;
 	rc = ptstop_stop(st, tg->pid, time_monotonic_ns() + ATTACH_HOLD_MAX_NS, why, sizeof(why));
 	if (!rc)
@@ -357,7 +357,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	tg = &d->targets[i];
-	tg->state = SNAP_TARGET_ATTACHING;
+	if (tg->phase == LC_NEW) /* else held at its exec (LC_EXEC_HELD) */
+		lc_step(&tg->phase, LC_EV_ATTACH);
 	tg->exit_status = -1;
 	tg->pidfd = target_pidfd_open(tg->pid);
 	if (tg->pidfd < 0) {
@@ -369,11 +370,10 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	tg->command = process_read_command(tg->pid);
-	if (tg->at_exec) {
+	if (tg->phase == LC_EXEC_HELD) {
 		/* its libraries come later: target_resolve() finishes the job */
 		if (allocator_resolve_at_exec(tg->pid, target_alloc(tg), err, errlen))
 			return -1;
-		tg->resolve_pending = 1;
 	} else {
 		if (allocator_resolve(tg->pid, target_alloc(tg), err, errlen))
 			return -1;
@@ -421,7 +421,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "epoll: %s", strerror(errno));
 		return -1;
 	}
-	tg->state = SNAP_TARGET_ATTACHED;
+	lc_step(&tg->phase, LC_EV_PROBES_PLACED); /* held at its exec: LC_RESOLVING */
 	symbolizer_note_process(d->sym, tg->pid); /* only while it is that program */
 	if (probes_exec_count(d->skel, tg->pid)) {
 		/* what was read may be either program's: the new one's entry,
@@ -457,7 +457,7 @@ void target_attach_failed(struct daemon *d, int i)
 		/* accounting began: keep the entry, marked detached */
 		tracker_target_exec(&d->tracker, (uint32_t)pid);
 		tg->pidfd = -1;
-		tg->state = SNAP_TARGET_DETACHED;
+		lc_step(&tg->phase, LC_EV_GIVE_UP);
 		tg->end_ns = time_monotonic_ns();
 	} else {
 		target_free_parts(tg);
@@ -472,7 +472,7 @@ void target_unmatch(struct daemon *d, struct target *tg)
 {
 	if (!tg->matched)
 		return;
-	tg->matched = 0;
+	tg->matched = false;
 	__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 }
 
@@ -510,11 +510,10 @@ void targets_release_probes(struct daemon *d, int i)
 		struct target *tg = &d->targets[p];
 		int used = 0;
 
-		if (tg->state == SNAP_TARGET_ATTACHED || !target_nlinks(tg))
+		if (lc_traced(tg->phase) || !target_nlinks(tg))
 			continue;
 		for (int k = 0; k < d->ntargets && !used; k++)
-			used =
-			    d->targets[k].state == SNAP_TARGET_ATTACHED && runs_copies_of(d, k, p);
+			used = lc_traced(d->targets[k].phase) && runs_copies_of(d, k, p);
 		if (used)
 			continue;
 		/* no traced process runs them: off the loop (they may still fire in
@@ -522,7 +521,7 @@ void targets_release_probes(struct daemon *d, int i)
 		detacher_detach(tg->probes);
 		if (tg->holds_untraced)
 			unwatch_untraced(d, tg->pid);
-		tg->holds_untraced = 0;
+		tg->holds_untraced = false;
 	}
 }
 
@@ -531,7 +530,7 @@ int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
 	int i, rc;
 
 	for (i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED) {
+		if (d->targets[i].pid == pid && lc_traced(d->targets[i].phase)) {
 			snprintf(err, errlen, "pid %d is traced already", pid);
 			return -1;
 		}
@@ -573,12 +572,11 @@ static void detach_finish(struct daemon *d, int i)
 	struct target *tg = &d->targets[i];
 
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid); /* later events are not its */
-	tg->resolve_pending = 0;
 	target_unmatch(d, tg);
 	loop_unwatch(d->epfd, tg->pidfd);
 	close(tg->pidfd);
 	tg->pidfd = -1;
-	tg->state = SNAP_TARGET_DETACHED;
+	lc_step(&tg->phase, LC_EV_DRAINED);
 	tg->end_ns = time_monotonic_ns();
 	log_msg("detached from pid %d (%s); its data stays readable", tg->pid, tg->command);
 }
@@ -594,7 +592,7 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 	int i, k, more;
 
 	for (i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == pid && d->targets[i].state == SNAP_TARGET_ATTACHED)
+		if (d->targets[i].pid == pid && lc_next(d->targets[i].phase, LC_EV_DETACH) >= 0)
 			break;
 	}
 	if (i == d->ntargets) {
@@ -608,15 +606,17 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 	h->n = d->ntargets;
 	h->gone[i] = 1;
 	detach_probes(d, i);
+	lc_step(&d->targets[i].phase, LC_EV_DETACH);
 	do {
 		more = 0;
 		for (k = 0; k < d->ntargets; k++) {
 			struct target *c = &d->targets[k];
 
-			if (!h->gone[k] && c->state == SNAP_TARGET_ATTACHED && c->parent >= 0 &&
+			if (!h->gone[k] && lc_next(c->phase, LC_EV_DETACH) >= 0 && c->parent >= 0 &&
 			    h->gone[c->parent]) {
 				h->gone[k] = more = 1;
 				detach_probes(d, k);
+				lc_step(&c->phase, LC_EV_DETACH);
 			}
 		}
 	} while (more);
@@ -627,19 +627,15 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 {
 	int k;
 
-	for (k = 0; k < h->n; k++) {
-		if (h->gone[k] && d->targets[k].state == SNAP_TARGET_ATTACHED)
-			detach_finish(d, k);
-	}
-	/* children forked while it was being detached (the drain added them) */
-	for (k = h->n; k < d->ntargets; k++) {
-		struct target *c = &d->targets[k];
-
-		if (c->state == SNAP_TARGET_ATTACHED && c->parent >= 0 &&
-		    d->targets[c->parent].state == SNAP_TARGET_DETACHED) {
+	for (k = 0; k < d->ntargets; k++) {
+		if (d->targets[k].phase != LC_DETACHING)
+			continue;
+		/* children forked, or the new program executed, while it was being
+		 * detached (the drain added them, detaching: lc_fork_successor,
+		 * lc_exec_successor) */
+		if (k >= h->n || !h->gone[k])
 			detach_probes(d, k);
-			detach_finish(d, k);
-		}
+		detach_finish(d, k);
 	}
 	free(h->gone);
 	free(h);
@@ -676,7 +672,7 @@ void target_exited(struct daemon *d, int i)
 	unwind_detach(d->unwind, tg->pid);
 	target_unmatch(d, tg);
 	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
-	tg->state = SNAP_TARGET_EXITED;
+	lc_step(&tg->phase, LC_EV_EXIT);
 	tg->end_ns = time_monotonic_ns();
 	/* its children (--follow-forks, a match's) may run on with copies of
 	 * its probes, which live as long as the originals: those stay until
@@ -699,7 +695,7 @@ void targets_release_pending(struct daemon *d)
 		if (!d->targets[k].release_pending)
 			continue;
 		tracker_target_exited(&d->tracker, d->targets[k].space);
-		d->targets[k].release_pending = 0;
+		d->targets[k].release_pending = false;
 	}
 }
 
@@ -708,6 +704,8 @@ void targets_free(struct daemon *d)
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = &d->targets[i];
 
+		if (lc_on_stop(tg->phase) == LC_STOP_DETACH)
+			lc_step(&tg->phase, LC_EV_STOP);
 		probes_detach(tg->probes);
 		target_ldso_release(tg);
 		if (tg->pidfd >= 0)

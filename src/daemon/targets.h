@@ -7,23 +7,26 @@
 #ifndef MEMTRACE_DAEMON_TARGETS_H
 #define MEMTRACE_DAEMON_TARGETS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "daemon/attach/allocator.h"
 #include "daemon/attach/probes.h"
+#include "daemon/lifecycle.h"
 #include "memtrace/event.h"
 
 struct daemon;
 
 struct target {
 	int pid;
-	uint32_t space;	  /* its generation in the tracker (tracker_find_space) */
-	int pidfd;	  /* -1 once the exit has been handled */
-	int pidfd_paused; /* out of the epoll set while the request worker reads the core */
-	int state;	  /* enum snap_target_state */
-	int is_child;	  /* started by us: reap it */
-	int exit_status;  /* wait status, or -1 */
+	uint32_t space;	   /* its generation in the tracker (tracker_find_space) */
+	int pidfd;	   /* -1 once the exit has been handled */
+	bool pidfd_paused; /* out of the epoll set while the request worker reads the core */
+	/* where it is in its life: moved on by lc_step() alone (lifecycle.h) */
+	enum lc_phase phase;
+	bool is_child;	 /* started by us: reap it */
+	int exit_status; /* wait status, or -1 */
 	char *command;
 	char *note; /* one line on what tracing misses, or NULL (snap_target.note) */
 	/* its allocator and its own probes, allocated when first needed
@@ -35,19 +38,17 @@ struct target {
 	uint64_t attach_ns;	    /* CLOCK_MONOTONIC when tracing began */
 	uint64_t end_ns;	    /* when it exited, or 0 */
 	uint64_t execs_seen;	    /* the exec tracepoint's count when this entry began */
-	int resolve_pending;	    /* executed a new program: its allocator is not resolved yet */
-	struct bpf_link *ldso_link; /* meanwhile: the probe that stops it in its ld.so */
-	int parent;	    /* forked from a target (--follow-forks, a match): the entry whose
-			     * probes it inherited, or -1 */
-	int copies;	    /* runs copies of its parent's probes: forked, and not executed a
-			     * program since that dropped them (a match's child does) */
-	int matched;	    /* matched --comm/--exe, or forked by a match (counts in the cap) */
-	int holds_untraced; /* ended, its process runs its probes untraced while
-			     * children run copies (MT_UNTRACED_OWN) */
-	int at_exec;	    /* stopped right after exec: its libraries are not mapped yet */
+	struct bpf_link *ldso_link; /* LC_RESOLVING: the probe that stops it in its ld.so */
+	int parent;	     /* forked from a target (--follow-forks, a match): the entry whose
+			      * probes it inherited, or -1 */
+	bool copies;	     /* runs copies of its parent's probes: forked, and not executed a
+			      * program since that dropped them (a match's child does) */
+	bool matched;	     /* matched --comm/--exe, or forked by a match (counts in the cap) */
+	bool holds_untraced; /* ended, its process runs its probes untraced while
+			      * children run copies (MT_UNTRACED_OWN) */
 	/* exited before we could watch it: what it inherited leaves its heap
 	 * once its events (queued behind its fork) are all applied */
-	int release_pending;
+	bool release_pending;
 };
 
 /* A new entry for pid in d->targets (which may move); returns its index. */
