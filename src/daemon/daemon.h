@@ -51,8 +51,10 @@ struct daemon {
 	struct resident_table resident;
 	struct rss_sampler *sampler;
 	/* the targets (targets.c) */
-	struct target *targets;
-	int ntargets, targets_cap; /* grown by half: a pre-fork server makes thousands */
+	/* the entries, each allocated on its own (it never moves): only this
+	 * table of them grows, by half (a pre-fork server makes thousands) */
+	struct target **targets;
+	int ntargets, targets_cap;
 	uint64_t exec_events_lost; /* lost exec events already acted on */
 	/* matches not traced because --max-targets were traced, counted here
 	 * (the BPF side counts its own: matches_over_limit in docs/metrics.md

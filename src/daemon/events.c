@@ -58,7 +58,7 @@ static void target_matched(struct daemon *d, int pid)
 	int i, live = targets_matched_now(d), known = 0;
 
 	for (i = 0; i < d->ntargets; i++)
-		known |= d->targets[i].pid == pid && lc_traced(d->targets[i].phase);
+		known |= d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase);
 	switch (lc_on_match(known, live, d->set.max_targets)) {
 	case LC_MATCH_KNOWN:
 		/* attached by the scan at start already */
@@ -72,20 +72,20 @@ static void target_matched(struct daemon *d, int pid)
 		break;
 	case LC_MATCH_ATTACH:
 		i = target_new(d, pid);
-		d->targets[i].matched = true;
-		lc_step(&d->targets[i].phase, LC_EV_MATCH_AT_EXEC);
+		d->targets[i]->matched = true;
+		lc_step(&d->targets[i]->phase, LC_EV_MATCH_AT_EXEC);
 		if (target_attach(d, i, err, sizeof(err))) {
 			log_msg("pid %d matches, but %s", pid, err);
-			target_unmatch(d, &d->targets[i]);
+			target_unmatch(d, d->targets[i]);
 			target_attach_failed(d, i);
 		} else {
 			log_msg("pid %d (%s) matches: traced from its first instruction", pid,
-				d->targets[i].command);
+				d->targets[i]->command);
 			/* stopped again in its ld.so once its libraries are mapped,
 			 * its allocator is resolved there, as a traced target's new
 			 * program's is: not on a timer while it runs (and maybe
 			 * exits), nor after an allocator it preloads ran */
-			if (d->targets[i].phase == LC_RESOLVING)
+			if (d->targets[i]->phase == LC_RESOLVING)
 				target_hold_in_ldso(d, i);
 		}
 		break;
@@ -110,7 +110,7 @@ static void target_matched(struct daemon *d, int pid)
  */
 static void target_execed(struct daemon *d, int i, int held)
 {
-	struct target *tg = &d->targets[i], *nt;
+	struct target *tg = d->targets[i], *nt;
 	uint64_t now = time_monotonic_ns();
 	int j, succ, pid = tg->pid;
 
@@ -121,8 +121,7 @@ static void target_execed(struct daemon *d, int i, int held)
 	unwind_detach(d->unwind, pid);
 	targets_retire_pid(d, pid);
 	j = target_new(d, pid);
-	tg = &d->targets[i];
-	nt = &d->targets[j];
+	nt = d->targets[j];
 	/* a process being detached that executed: the new program's entry is
 	 * detached with it (target_detach_end) */
 	succ = lc_exec_successor(tg->phase);
@@ -145,8 +144,8 @@ static void target_execed(struct daemon *d, int i, int held)
 	nt->copies = tg->copies && target_inherit(d, nt) == PROBES_INHERIT;
 	tg->copies = false;
 	for (int k = 0; k < d->ntargets; k++) {
-		if (d->targets[k].parent == i)
-			d->targets[k].parent = j; /* the links they inherit moved */
+		if (d->targets[k]->parent == i)
+			d->targets[k]->parent = j; /* the links they inherit moved */
 	}
 	nt->attach_ns = now;
 	nt->space = (uint32_t)pid;
@@ -174,15 +173,13 @@ static void target_execed(struct daemon *d, int i, int held)
  */
 static void target_give_up(struct daemon *d, int i, const char *why, int held)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 
 	probes_detach(tg->probes);
 	target_ldso_release(tg);
 	lc_step(&tg->phase, LC_EV_GIVE_UP); /* first: an exec event drained now is not its */
-	if (!held) {
+	if (!held)
 		ingest_drain(&d->ingest);
-		tg = &d->targets[i];
-	}
 	tg->end_ns = time_monotonic_ns();
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid);
 	free(tg->note);
@@ -198,10 +195,10 @@ static void target_give_up(struct daemon *d, int i, const char *why, int held)
 static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 {
 	memset(out, 0, sizeof(*out));
-	for (int x = i, p = d->targets[i].parent, hops = 0;
-	     p >= 0 && d->targets[x].copies && hops < 1024;
-	     x = p, p = d->targets[p].parent, hops++) {
-		const struct target_probes *tp = d->targets[p].probes;
+	for (int x = i, p = d->targets[i]->parent, hops = 0;
+	     p >= 0 && d->targets[x]->copies && hops < 1024;
+	     x = p, p = d->targets[p]->parent, hops++) {
+		const struct target_probes *tp = d->targets[p]->probes;
 
 		for (int k = 0; tp && k < tp->nlinks && out->nlinks < (int)ARRAY_SIZE(out->links);
 		     k++) {
@@ -221,21 +218,21 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
  */
 static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 {
-	struct target *parent, *c;
+	struct target *parent = NULL, *c;
 	uint64_t now = time_monotonic_ns();
 	uint32_t key = (uint32_t)ptgid;
 	struct mt_py_config pc;
 	int p = -1, j, succ;
 
 	for (int i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == (int)ptgid && lc_traced(d->targets[i].phase))
+		if (d->targets[i]->pid == (int)ptgid && lc_traced(d->targets[i]->phase))
 			p = i;
 	}
 	if (child <= 0)
 		return;
-	switch (lc_on_fork(p >= 0 ? (int)d->targets[p].phase : -1, p >= 0 && d->targets[p].matched,
-			   p >= 0 && d->targets[p].matched ? targets_matched_now(d) : 0,
-			   d->set.max_targets)) {
+	switch (lc_on_fork(
+	    p >= 0 ? (int)d->targets[p]->phase : -1, p >= 0 && d->targets[p]->matched,
+	    p >= 0 && d->targets[p]->matched ? targets_matched_now(d) : 0, d->set.max_targets)) {
 	case LC_FORK_NOT_TARGET: {
 		struct mt_target_watch w;
 
@@ -257,9 +254,9 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		break;
 	}
 	targets_retire_pid(d, child); /* an earlier process with this pid */
+	parent = d->targets[p];
 	j = target_new(d, child);
-	parent = &d->targets[p];
-	c = &d->targets[j];
+	c = d->targets[j];
 	c->parent = p;
 	c->copies = true;
 	c->matched = parent->matched;
@@ -286,7 +283,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 		c->release_pending = true; /* on the next tick, after a whole drain */
 		probes_unwatch(d->skel, child);
 		target_unmatch(d, c);
-	} else if ((succ = lc_fork_successor(d->targets[p].phase)) >= 0) {
+	} else if ((succ = lc_fork_successor(parent->phase)) >= 0) {
 		/* its parent is being detached: so is it (target_detach_end) */
 		lc_step(&c->phase, (enum lc_event)succ);
 	}
@@ -313,7 +310,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
  */
 void target_resolve(struct daemon *d, int i, int held)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	struct target_probes np, inh;
 	struct allocator a = {0};
 	char err[512], why[600], *note;
@@ -382,7 +379,7 @@ void target_resolve(struct daemon *d, int i, int held)
 static int pending_entry(struct daemon *d, int pid)
 {
 	for (int i = d->ntargets - 1; i >= 0; i--) {
-		if (d->targets[i].pid == pid && d->targets[i].phase == LC_RESOLVING)
+		if (d->targets[i]->pid == pid && d->targets[i]->phase == LC_RESOLVING)
 			return i;
 	}
 	return -1;
@@ -395,22 +392,22 @@ static int pending_entry(struct daemon *d, int pid)
  */
 static void resolve_held(struct daemon *d, int i)
 {
-	if (linkmap_state(d->targets[i].pid) > 0)
+	if (linkmap_state(d->targets[i]->pid) > 0)
 		return; /* still adding objects: the next report will do */
 	target_resolve(d, i, 1);
-	if (d->targets[i].phase != LC_RESOLVING)
-		target_ldso_release(&d->targets[i]);
+	if (d->targets[i]->phase != LC_RESOLVING)
+		target_ldso_release(d->targets[i]);
 }
 
 static void target_hold_in_ldso(struct daemon *d, int i)
 {
-	int pid = d->targets[i].pid;
+	int pid = d->targets[i]->pid;
 	char *path = NULL;
 	uint64_t off;
 
 	if (!linkmap_ldso_probe(pid, &path, &off)) {
-		d->targets[i].ldso_link = probes_attach_ldso(d->skel, pid, path, off);
-		if (!d->targets[i].ldso_link)
+		d->targets[i]->ldso_link = probes_attach_ldso(d->skel, pid, path, off);
+		if (!d->targets[i]->ldso_link)
 			log_msg("pid %d: cannot hold it in ld.so (%s): its allocator is resolved "
 				"once ld.so is done",
 				pid, strerror(errno));
@@ -432,7 +429,7 @@ static void target_hold_in_ldso(struct daemon *d, int i)
  */
 static void match_execed(struct daemon *d, int i, int held)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	char err[512], why[600];
 	int rc;
 
@@ -465,7 +462,7 @@ static void match_execed(struct daemon *d, int i, int held)
  */
 static void target_unmatched(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	char *cmd, *note;
 	int pid = tg->pid;
 
@@ -511,7 +508,7 @@ static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int 
 	int n = d->ntargets, i; /* target_execed appends */
 
 	for (i = 0; i < n; i++) {
-		if (d->targets[i].pid != (int)tgid)
+		if (d->targets[i]->pid != (int)tgid)
 			continue;
 		if (unmatched)
 			target_unmatched(d, i);
@@ -519,7 +516,7 @@ static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int 
 			target_execed(d, i, stopped);
 	}
 	i = pending_entry(d, (int)tgid);
-	if (i >= 0 && target_inherit(d, &d->targets[i]) == PROBES_INHERIT_MATCH)
+	if (i >= 0 && target_inherit(d, d->targets[i]) == PROBES_INHERIT_MATCH)
 		match_execed(d, i, stopped);
 	i = pending_entry(d, (int)tgid);
 	if (i >= 0 && stopped)
@@ -532,7 +529,7 @@ static void target_ldso_event(struct daemon *d, uint32_t tgid)
 {
 	int i = pending_entry(d, (int)tgid);
 
-	if (i >= 0 && d->targets[i].ldso_link)
+	if (i >= 0 && d->targets[i]->ldso_link)
 		resolve_held(d, i);
 	targets_continue(d, (int)tgid);
 }
@@ -549,7 +546,7 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 	char err[512];
 
 	for (int i = d->ntargets - 1; i >= 0; i--) {
-		struct target *tg = &d->targets[i];
+		struct target *tg = d->targets[i];
 
 		if (tg->pid != (int)tgid || !lc_traced(tg->phase))
 			continue;
@@ -604,7 +601,7 @@ static int exec_unseen(struct daemon *d, const struct target *tg)
 int execs_unseen(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++)
-		if (exec_unseen(d, &d->targets[i]))
+		if (exec_unseen(d, d->targets[i]))
 			return 1;
 	return 0;
 }
@@ -622,7 +619,7 @@ void check_execs(struct daemon *d)
 	struct mt_target_watch w;
 
 	for (int i = 0; i < d->ntargets; i++) {
-		struct target *tg = &d->targets[i];
+		struct target *tg = d->targets[i];
 
 		if (!exec_unseen(d, tg))
 			continue;
@@ -636,8 +633,8 @@ void check_execs(struct daemon *d)
 			continue;
 		}
 		target_execed(d, i, 0);
-		if (d->targets[d->ntargets - 1].phase == LC_RESOLVING &&
-		    target_inherit(d, &d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
+		if (d->targets[d->ntargets - 1]->phase == LC_RESOLVING &&
+		    target_inherit(d, d->targets[d->ntargets - 1]) == PROBES_INHERIT_MATCH)
 			match_execed(d, d->ntargets - 1, 0);
 	}
 }

@@ -68,7 +68,7 @@ static void on_resumed(void *ctx)
 static void view_target_of(const void *targets, int k, struct view_target *out)
 {
 	const struct daemon *d = targets;
-	const struct target *tg = &d->targets[k];
+	const struct target *tg = d->targets[k];
 
 	*out = (struct view_target){.pid = tg->pid,
 				    .space = tg->space,
@@ -222,7 +222,7 @@ static void tick(struct daemon *d)
 		}
 	}
 	for (int k = 0; k < d->ntargets && !ingest_frozen(&d->ingest); k++) {
-		if (d->targets[k].phase == LC_RESOLVING)
+		if (d->targets[k]->phase == LC_RESOLVING)
 			target_resolve(d, k, 0);
 	}
 	now = time_monotonic_ns();
@@ -273,7 +273,7 @@ int run_loop(struct daemon *d, int sigfd, int timerfd)
 				}
 				break;
 			case TAG_PIDFD:
-				if ((int)index >= d->ntargets || d->targets[index].pidfd < 0)
+				if ((int)index >= d->ntargets || d->targets[index]->pidfd < 0)
 					break;
 				ingest_drain(&d->ingest); /* its last events come first */
 				if (ingest_frozen(&d->ingest))

@@ -163,24 +163,22 @@ static void daemon_cleanup(struct daemon *d)
 static int first_target(struct daemon *d, const struct options *o, int *child, char *err,
 			size_t errlen)
 {
-	d->targets = xcalloc(1, sizeof(*d->targets));
-	d->targets_cap = 1;
+	int i;
+
 	if (!o->command && !o->pid) {
 		log_msg("no target yet: add them with memtracectl attach PID");
 		return 0;
 	}
-	d->ntargets = 1;
-	d->targets[0].pidfd = -1;
 	if (o->command) {
 		*child = process_spawn(o->command, err, errlen);
 		if (*child < 0)
 			return -1;
-		d->targets[0].pid = *child;
-		d->targets[0].is_child = 1;
+		i = target_new(d, *child);
+		d->targets[i]->is_child = true;
 	} else {
-		d->targets[0].pid = o->pid;
+		i = target_new(d, o->pid);
 	}
-	return target_attach(d, 0, err, errlen);
+	return target_attach(d, i, err, errlen);
 }
 
 /* The kernel's release, as uname -r gives it. */

@@ -39,7 +39,7 @@ int targets_matched_now(const struct daemon *d)
 	int n = 0;
 
 	for (int i = 0; i < d->ntargets; i++)
-		n += d->targets[i].matched && lc_traced(d->targets[i].phase);
+		n += d->targets[i]->matched && lc_traced(d->targets[i]->phase);
 	return n;
 }
 
@@ -140,7 +140,7 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		int pid = pids[k], i, known = 0;
 
 		for (i = 0; i < d->ntargets; i++)
-			known |= d->targets[i].pid == pid && lc_traced(d->targets[i].phase);
+			known |= d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase);
 		/* in the map: a match stopped at its exec or a traced parent's child
 		 * (its event comes through the ring buffer), or a process that runs
 		 * copies of a match's probes untraced (probes of its own would count
@@ -160,11 +160,11 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 			continue;
 		}
 		i = target_new(d, pid);
-		d->targets[i].matched = true;
+		d->targets[i]->matched = true;
 		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 		if (target_attach(d, i, err, sizeof(err))) {
 			log_msg("pid %d matches, but %s", pid, err);
-			target_unmatch(d, &d->targets[i]);
+			target_unmatch(d, d->targets[i]);
 			target_attach_failed(d, i);
 			continue;
 		}
@@ -178,9 +178,9 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 				ingest_drain(&d->ingest); /* what it did until its probes went */
 				target_detach_end(d, h);
 			}
-			free(d->targets[i].note);
-			d->targets[i].note = xstrdup("executed another program while being "
-						     "attached: not a match");
+			free(d->targets[i]->note);
+			d->targets[i]->note = xstrdup("executed another program while being "
+						      "attached: not a match");
 			log_msg("pid %d executed another program while being attached: not a "
 				"match, not traced",
 				pid);

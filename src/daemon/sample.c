@@ -27,7 +27,7 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 
 	for (size_t i = 0; i < n; i++) {
 		const struct target *tg =
-		    rd[i].index < (uint32_t)d->ntargets ? &d->targets[rd[i].index] : NULL;
+		    rd[i].index < (uint32_t)d->ntargets ? d->targets[rd[i].index] : NULL;
 
 		/* gone meanwhile (it exited, was detached, executed another program) */
 		if (!tg || tg->pid != rd[i].pid || !lc_traced(tg->phase))
@@ -56,7 +56,7 @@ static void ask_round(struct daemon *d, uint64_t round_ns, const struct timeline
 
 	for (uint32_t i = 0; i < n; i++)
 		req[i] = (struct rss_request){.index = tt[i].target,
-					      .pid = d->targets[tt[i].target].pid};
+					      .pid = d->targets[tt[i].target]->pid};
 	/* busy: the last round is still being read, this point goes without */
 	if (n)
 		rss_sampler_ask(d->sampler, round_ns, req, n);
@@ -82,9 +82,9 @@ void sample_tick(struct daemon *d)
 	for (int k = 0; k < d->ntargets; k++) {
 		const struct tracker_target *t;
 
-		if (!lc_traced(d->targets[k].phase))
+		if (!lc_traced(d->targets[k]->phase))
 			continue;
-		t = tracker_find_space(&d->tracker, d->targets[k].space);
+		t = tracker_find_space(&d->tracker, d->targets[k]->space);
 		tt[n++] = (struct timeline_target){.target = (uint32_t)k, .c = t ? &t->c : &none};
 	}
 	if (timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals, tt, n) &&

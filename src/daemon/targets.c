@@ -107,7 +107,7 @@ void targets_continue(struct daemon *d, int pid)
  */
 int target_current(struct daemon *d, int i)
 {
-	const struct target *tg = &d->targets[i];
+	const struct target *tg = d->targets[i];
 	struct pollfd pfd = {.fd = tg->pidfd, .events = POLLIN};
 
 	if (!lc_traced(tg->phase) || tg->pidfd < 0 || poll(&pfd, 1, 0) != 0)
@@ -121,7 +121,7 @@ static int pid_current(void *arg, int pid)
 	struct daemon *d = arg;
 
 	for (int i = d->ntargets - 1; i >= 0; i--) {
-		if (d->targets[i].pid == pid)
+		if (d->targets[i]->pid == pid)
 			return target_current(d, i);
 	}
 	return 0;
@@ -135,7 +135,7 @@ void targets_guard_symbolizer(struct daemon *d)
 /* Entry i's command line, read now: "?" unless target_current() after the read. */
 char *target_read_command(struct daemon *d, int i)
 {
-	char *cmd = process_read_command(d->targets[i].pid);
+	char *cmd = process_read_command(d->targets[i]->pid);
 
 	if (target_current(d, i))
 		return cmd;
@@ -164,8 +164,8 @@ void targets_retire_pid(struct daemon *d, int pid)
 	symbolizer_rename(d->sym, pid, (int)key);
 	pystacks_rename(d->py, pid, (int)key);
 	for (int i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].space == (uint32_t)pid)
-			d->targets[i].space = key;
+		if (d->targets[i]->space == (uint32_t)pid)
+			d->targets[i]->space = key;
 	}
 }
 
@@ -205,7 +205,8 @@ static void target_free_parts(struct target *tg)
 	tg->probes = NULL;
 }
 
-/* A new slot in d->targets (which may move). */
+/* A new entry, allocated on its own: it stays where it is until the daemon
+ * stops (only the table of pointers to the entries grows). */
 int target_new(struct daemon *d, int pid)
 {
 	struct target *tg;
@@ -214,8 +215,8 @@ int target_new(struct daemon *d, int pid)
 		d->targets_cap = d->targets_cap < 8 ? 8 : d->targets_cap + d->targets_cap / 2;
 		d->targets = xrealloc(d->targets, (size_t)d->targets_cap * sizeof(*d->targets));
 	}
-	tg = &d->targets[d->ntargets];
-	memset(tg, 0, sizeof(*tg));
+	tg = xcalloc(1, sizeof(*tg));
+	d->targets[d->ntargets] = tg;
 	tg->pid = pid;
 	tg->pidfd = -1;
 	tg->exit_status = -1;
@@ -350,14 +351,13 @@ static void attach_release(const struct target *tg, struct ptstop *st, int *held
  */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	uint64_t image[2], again[2];
 	struct ptstop st;
 	int rc, held, py = 0;
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
-	tg = &d->targets[i];
-	if (tg->phase == LC_NEW) /* else held at its exec (LC_EXEC_HELD) */
+	if (tg->phase == LC_NEW)	/* else held at its exec (LC_EXEC_HELD) */
 		lc_step(&tg->phase, LC_EV_ATTACH);
 	tg->exit_status = -1;
 	tg->pidfd = target_pidfd_open(tg->pid);
@@ -442,7 +442,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 /* target_attach() failed for entry i (the last): undo what it did. */
 void target_attach_failed(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	int pid = tg->pid;
 
 	/* nothing of it may stay live: probes are undone by probes_attach */
@@ -463,7 +463,8 @@ void target_attach_failed(struct daemon *d, int i)
 		target_free_parts(tg);
 		free(tg->command);
 		free(tg->note);
-		d->ntargets--;
+		free(tg);
+		d->targets[--d->ntargets] = NULL;
 	}
 }
 
@@ -486,9 +487,9 @@ int target_inherit(const struct daemon *d, const struct target *tg)
 /* Does the live entry k run copies of entry p's probes? */
 static int runs_copies_of(const struct daemon *d, int k, int p)
 {
-	for (int x = k, hops = 0; x >= 0 && d->targets[x].copies && hops < 1024;
-	     x = d->targets[x].parent, hops++) {
-		if (d->targets[x].parent == p)
+	for (int x = k, hops = 0; x >= 0 && d->targets[x]->copies && hops < 1024;
+	     x = d->targets[x]->parent, hops++) {
+		if (d->targets[x]->parent == p)
 			return 1;
 	}
 	return 0;
@@ -506,14 +507,14 @@ static void unwatch_untraced(struct daemon *d, int pid)
 
 void targets_release_probes(struct daemon *d, int i)
 {
-	for (int p = i, hops = 0; p >= 0 && hops < 1024; p = d->targets[p].parent, hops++) {
-		struct target *tg = &d->targets[p];
+	for (int p = i, hops = 0; p >= 0 && hops < 1024; p = d->targets[p]->parent, hops++) {
+		struct target *tg = d->targets[p];
 		int used = 0;
 
 		if (lc_traced(tg->phase) || !target_nlinks(tg))
 			continue;
 		for (int k = 0; k < d->ntargets && !used; k++)
-			used = lc_traced(d->targets[k].phase) && runs_copies_of(d, k, p);
+			used = lc_traced(d->targets[k]->phase) && runs_copies_of(d, k, p);
 		if (used)
 			continue;
 		/* no traced process runs them: off the loop (they may still fire in
@@ -530,7 +531,7 @@ int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
 	int i, rc;
 
 	for (i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == pid && lc_traced(d->targets[i].phase)) {
+		if (d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase)) {
 			snprintf(err, errlen, "pid %d is traced already", pid);
 			return -1;
 		}
@@ -553,7 +554,7 @@ int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
 /* Stop tracing entry i: probes off (events until now still drain), state detached. */
 static void detach_probes(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 
 	target_python_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
 	probes_detach(tg->probes);
@@ -569,7 +570,7 @@ static void detach_probes(struct daemon *d, int i)
 
 static void detach_finish(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 
 	tracker_target_exec(&d->tracker, (uint32_t)tg->pid); /* later events are not its */
 	target_unmatch(d, tg);
@@ -592,7 +593,7 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 	int i, k, more;
 
 	for (i = 0; i < d->ntargets; i++) {
-		if (d->targets[i].pid == pid && lc_next(d->targets[i].phase, LC_EV_DETACH) >= 0)
+		if (d->targets[i]->pid == pid && lc_next(d->targets[i]->phase, LC_EV_DETACH) >= 0)
 			break;
 	}
 	if (i == d->ntargets) {
@@ -606,11 +607,11 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 	h->n = d->ntargets;
 	h->gone[i] = 1;
 	detach_probes(d, i);
-	lc_step(&d->targets[i].phase, LC_EV_DETACH);
+	lc_step(&d->targets[i]->phase, LC_EV_DETACH);
 	do {
 		more = 0;
 		for (k = 0; k < d->ntargets; k++) {
-			struct target *c = &d->targets[k];
+			struct target *c = d->targets[k];
 
 			if (!h->gone[k] && lc_next(c->phase, LC_EV_DETACH) >= 0 && c->parent >= 0 &&
 			    h->gone[c->parent]) {
@@ -628,7 +629,7 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 	int k;
 
 	for (k = 0; k < d->ntargets; k++) {
-		if (d->targets[k].phase != LC_DETACHING)
+		if (d->targets[k]->phase != LC_DETACHING)
 			continue;
 		/* children forked, or the new program executed, while it was being
 		 * detached (the drain added them, detaching: lc_fork_successor,
@@ -643,7 +644,7 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 
 void target_pidfd_arm(struct daemon *d, int i, int on)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 
 	/* out of the set, not watched for no event: a reaped process's pidfd
 	 * reports EPOLLHUP whatever it is asked for, and would spin the loop */
@@ -658,7 +659,7 @@ void target_pidfd_arm(struct daemon *d, int i, int on)
 
 void target_exited(struct daemon *d, int i)
 {
-	struct target *tg = &d->targets[i];
+	struct target *tg = d->targets[i];
 	int status;
 
 	loop_unwatch(d->epfd, tg->pidfd);
@@ -692,17 +693,17 @@ void target_exited(struct daemon *d, int i)
 void targets_release_pending(struct daemon *d)
 {
 	for (int k = 0; k < d->ntargets; k++) {
-		if (!d->targets[k].release_pending)
+		if (!d->targets[k]->release_pending)
 			continue;
-		tracker_target_exited(&d->tracker, d->targets[k].space);
-		d->targets[k].release_pending = false;
+		tracker_target_exited(&d->tracker, d->targets[k]->space);
+		d->targets[k]->release_pending = false;
 	}
 }
 
 void targets_free(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++) {
-		struct target *tg = &d->targets[i];
+		struct target *tg = d->targets[i];
 
 		if (lc_on_stop(tg->phase) == LC_STOP_DETACH)
 			lc_step(&tg->phase, LC_EV_STOP);
@@ -713,6 +714,7 @@ void targets_free(struct daemon *d)
 		target_free_parts(tg);
 		free(tg->command);
 		free(tg->note);
+		free(tg);
 	}
 	free(d->targets);
 	d->targets = NULL;

@@ -51,7 +51,8 @@ struct target {
 	bool release_pending;
 };
 
-/* A new entry for pid in d->targets (which may move); returns its index. */
+/* A new entry for pid in d->targets; returns its index. An entry does not
+ * move: a pointer to it stays good until targets_free(). */
 int target_new(struct daemon *d, int pid);
 /* Entry tg's allocator and probe table, made empty on first use. */
 struct allocator *target_alloc(struct target *tg);

@@ -13,7 +13,9 @@
 #include <unistd.h>
 
 #include "common/invariant.h"
+#include "daemon/daemon.h"
 #include "daemon/lifecycle.h"
+#include "daemon/targets.h"
 #include "memtrace/snapshot.h"
 #include "unit.h"
 
@@ -352,6 +354,29 @@ TEST(daemon_stops)
 	}
 }
 
+/* Entries do not move: a pointer taken before any number of new entries
+ * (an exec, a fork storm of a pre-fork server) is the entry still. */
+TEST(entries_do_not_move)
+{
+	struct daemon d;
+	struct target *first;
+	int i;
+
+	memset(&d, 0, sizeof(d));
+	i = target_new(&d, 100);
+	first = d.targets[i];
+	CHECK_EQ_U64(first->phase, LC_NEW);
+	CHECK(first->parent == -1 && first->pidfd == -1 && first->exit_status == -1);
+	for (int k = 0; k < 5000; k++)
+		target_new(&d, 1000 + k);
+	CHECK_EQ_U64(d.ntargets, 5001);
+	CHECK(d.targets[i] == first);
+	CHECK_EQ_U64(first->pid, 100);
+	CHECK_EQ_U64(d.targets[4321]->pid, 1000 + 4320);
+	targets_free(&d); /* none attached: nothing to stop */
+	CHECK_EQ_U64(d.ntargets, 0);
+}
+
 int main(void)
 {
 	RUN(every_allowed_transition);
@@ -369,5 +394,6 @@ int main(void)
 	RUN(ldso_loads_while_resolving);
 	RUN(exit_at_each_phase);
 	RUN(daemon_stops);
+	RUN(entries_do_not_move);
 	return UNIT_DONE();
 }
