@@ -32,7 +32,7 @@ static const unsigned char next[LC_PHASES][LC_EVENTS] = {
     [LC_RESOLVING] =
 	{
 	    [LC_EV_RESOLVED] = LC_ATTACHED,
-	    [LC_EV_GIVE_UP] = LC_DETACHED,
+	    [LC_EV_GIVE_UP] = LC_GIVEN_UP,
 	    [LC_EV_EXEC] = LC_EXECED,
 	    [LC_EV_DETACH] = LC_DETACHING,
 	    [LC_EV_EXIT] = LC_EXITED,
@@ -44,6 +44,10 @@ static const unsigned char next[LC_PHASES][LC_EVENTS] = {
 	    [LC_EV_DETACH] = LC_DETACHING,
 	    [LC_EV_EXIT] = LC_EXITED,
 	    [LC_EV_STOP] = LC_DETACHED,
+	},
+    [LC_GIVEN_UP] =
+	{
+	    [LC_EV_EXIT] = LC_EXITED,
 	},
     [LC_DETACHING] =
 	{
@@ -78,6 +82,7 @@ const char *lc_phase_name(enum lc_phase p)
 	    [LC_RESOLVING] = "resolving",
 	    [LC_ATTACHED] = "attached",
 	    [LC_DETACHING] = "detaching",
+	    [LC_GIVEN_UP] = "given-up",
 	    [LC_DETACHED] = "detached",
 	    [LC_EXITED] = "exited",
 	    [LC_EXECED] = "execed",
@@ -113,6 +118,7 @@ int lc_snap_state(enum lc_phase p)
 	case LC_ATTACHED:
 	case LC_DETACHING:
 		return SNAP_TARGET_ATTACHED;
+	case LC_GIVEN_UP:
 	case LC_DETACHED:
 		return SNAP_TARGET_DETACHED;
 	case LC_EXITED:

@@ -24,7 +24,9 @@ enum lc_phase {
 	LC_ATTACHED,  /* traced */
 	LC_DETACHING, /* its probes are off; the ring buffer is being drained of what
 		       * it did until then */
-	LC_DETACHED,  /* no longer traced (detached, or its program could not be) */
+	LC_GIVEN_UP,  /* its new program could not be traced: probes off, its exit
+		       * still watched (target_give_up) */
+	LC_DETACHED,  /* no longer traced: detached, or its attach failed */
 	LC_EXITED,    /* its process exited */
 	LC_EXECED,    /* its process executed a new program: a newer entry traces it */
 	LC_PHASES

@@ -34,7 +34,7 @@ static const struct {
     {LC_EXEC_HELD, LC_EV_PROBES_PLACED, LC_RESOLVING},
     {LC_EXEC_HELD, LC_EV_GIVE_UP, LC_DETACHED},
     {LC_RESOLVING, LC_EV_RESOLVED, LC_ATTACHED},
-    {LC_RESOLVING, LC_EV_GIVE_UP, LC_DETACHED},
+    {LC_RESOLVING, LC_EV_GIVE_UP, LC_GIVEN_UP},
     {LC_RESOLVING, LC_EV_EXEC, LC_EXECED},
     {LC_RESOLVING, LC_EV_DETACH, LC_DETACHING},
     {LC_RESOLVING, LC_EV_EXIT, LC_EXITED},
@@ -43,6 +43,7 @@ static const struct {
     {LC_ATTACHED, LC_EV_DETACH, LC_DETACHING},
     {LC_ATTACHED, LC_EV_EXIT, LC_EXITED},
     {LC_ATTACHED, LC_EV_STOP, LC_DETACHED},
+    {LC_GIVEN_UP, LC_EV_EXIT, LC_EXITED},
     {LC_DETACHING, LC_EV_DRAINED, LC_DETACHED},
     {LC_DETACHING, LC_EV_EXEC, LC_EXECED},
     {LC_DETACHING, LC_EV_STOP, LC_DETACHED},
@@ -137,6 +138,7 @@ TEST(phases_as_snapshots_show_them)
 	CHECK_EQ_U64(lc_snap_state(LC_RESOLVING), SNAP_TARGET_ATTACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_ATTACHED), SNAP_TARGET_ATTACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_DETACHING), SNAP_TARGET_ATTACHED);
+	CHECK_EQ_U64(lc_snap_state(LC_GIVEN_UP), SNAP_TARGET_DETACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_DETACHED), SNAP_TARGET_DETACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_EXITED), SNAP_TARGET_EXITED);
 	CHECK_EQ_U64(lc_snap_state(LC_EXECED), SNAP_TARGET_EXECED);
@@ -307,9 +309,13 @@ TEST(ldso_loads_while_resolving)
 	static const enum lc_event gave_up[] = {LC_EV_NEW_PROGRAM, LC_EV_GIVE_UP};
 
 	CHECK_EQ_U64(walk(LC_NEW, evs, 2), LC_ATTACHED);
-	CHECK_EQ_U64(walk(LC_NEW, gave_up, 2), LC_DETACHED);
+	CHECK_EQ_U64(walk(LC_NEW, gave_up, 2), LC_GIVEN_UP);
+	CHECK(!lc_traced(LC_GIVEN_UP) && !lc_settling(LC_GIVEN_UP));
+	CHECK_EQ_U64(lc_on_exec(LC_GIVEN_UP, false), LC_EXEC_IGNORE);
+	CHECK_EQ_U64(lc_on_fork(LC_GIVEN_UP, false, 0, 0), LC_FORK_NOT_TARGET);
 	/* resolved once only: a later ld.so stop finds no entry resolving */
 	CHECK(lc_next(LC_ATTACHED, LC_EV_RESOLVED) == -1);
+	CHECK(lc_next(LC_GIVEN_UP, LC_EV_RESOLVED) == -1);
 	CHECK(lc_next(LC_DETACHED, LC_EV_RESOLVED) == -1);
 	CHECK(lc_next(LC_EXECED, LC_EV_RESOLVED) == -1);
 }
@@ -326,6 +332,8 @@ TEST(exit_at_each_phase)
 	CHECK(lc_next(LC_EXEC_HELD, LC_EV_GIVE_UP) == LC_DETACHED);
 	CHECK(lc_next(LC_RESOLVING, LC_EV_EXIT) == LC_EXITED);
 	CHECK(lc_next(LC_ATTACHED, LC_EV_EXIT) == LC_EXITED);
+	/* a new program that could not be traced: its exit is still watched */
+	CHECK(lc_next(LC_GIVEN_UP, LC_EV_EXIT) == LC_EXITED);
 	/* the drain of a detach runs on the loop: the exit is served after it */
 	CHECK(lc_next(LC_DETACHING, LC_EV_EXIT) == -1);
 	CHECK(lc_next(LC_DETACHED, LC_EV_EXIT) == -1);
