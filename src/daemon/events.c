@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * What a target goes through after its attach, as the ring buffer reports
- * it in order with its allocations (targets_control): an exec (a new entry
+ * it in order with its allocations (events_control): an exec (a new entry
  * of the same pid, held in its ld.so until the new program's allocator is
  * resolved and probed), a fork of a followed target or of a match (an entry
  * for the child, traced from its first call on the probes it inherited), a
  * --comm/--exe match stopped at its exec, a match that executes a program
  * that does not match (traced no more), and a CPython that installs an
  * allocator. An exec event lost with a full ring buffer is found on the
- * drain timer by its count (check_execs).
+ * drain timer by its count (events_check_execs).
  */
 #include <dirent.h>
 #include <errno.h>
@@ -105,7 +105,7 @@ static void target_matched(struct daemon *d, int pid)
  * the probes stay attached to the process, so calls into a library the new
  * program maps again (libc, nearly always) are counted at once; the
  * allocator is resolved again once the new program's libraries are mapped
- * (target_resolve), and only the probes that differ are changed. held: the
+ * (events_resolve), and only the probes that differ are changed. held: the
  * process is stopped at that exec.
  */
 static void target_execed(struct daemon *d, int i, int held)
@@ -308,7 +308,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
  * and runs nothing meanwhile; else this is the drain tick's try, on a
  * process that runs and may exit at any moment.
  */
-void target_resolve(struct daemon *d, int i, int held)
+void events_resolve(struct daemon *d, int i, int held)
 {
 	struct target *tg = d->targets[i];
 	struct target_probes np, inh;
@@ -394,7 +394,7 @@ static void resolve_held(struct daemon *d, int i)
 {
 	if (linkmap_state(d->targets[i]->pid) > 0)
 		return; /* still adding objects: the next report will do */
-	target_resolve(d, i, 1);
+	events_resolve(d, i, 1);
 	if (d->targets[i]->phase != LC_RESOLVING)
 		target_ldso_release(d->targets[i]);
 }
@@ -424,7 +424,7 @@ static void target_hold_in_ldso(struct daemon *d, int i)
  * again, so that the children it forks from now on get copies. A match's
  * child that ran only copies of its parent's probes has none left (they
  * went at the exec): probes of its own, on the libc beside its ld.so
- * before it runs, as for a new match (target_attach); target_resolve()
+ * before it runs, as for a new match (target_attach); events_resolve()
  * completes them once ld.so is done.
  */
 static void match_execed(struct daemon *d, int i, int held)
@@ -570,7 +570,7 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 	targets_continue(d, (int)tgid);
 }
 
-void targets_control(struct daemon *d, const struct mt_event *ev)
+void events_control(struct daemon *d, const struct mt_event *ev)
 {
 	switch (ev->kind) {
 	case MT_EV_EXEC:
@@ -598,7 +598,7 @@ static int exec_unseen(struct daemon *d, const struct target *tg)
 	return lc_traced(tg->phase) && probes_exec_count(d->skel, tg->pid) > tg->execs_seen;
 }
 
-int execs_unseen(struct daemon *d)
+int events_execs_unseen(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++)
 		if (exec_unseen(d, d->targets[i]))
@@ -613,7 +613,7 @@ int execs_unseen(struct daemon *d)
  * is being written right now (then the next drain has it): only in the
  * former case act here.
  */
-void check_execs(struct daemon *d)
+void events_check_execs(struct daemon *d)
 {
 	uint64_t lost[MT_LOST_SLOTS];
 	struct mt_target_watch w;

@@ -17,14 +17,14 @@ struct daemon;
  * allocator (stopped there), a followed target or a match forked, or (whole-host
  * mode) a matching program was executed and is stopped at its exec.
  */
-void targets_control(struct daemon *d, const struct mt_event *ev);
+void events_control(struct daemon *d, const struct mt_event *ev);
 
 /* On the drain timer: is some target's exec not seen yet? If so, drain the
- * ring buffer, then check_execs acts on those whose event was lost. */
-int execs_unseen(struct daemon *d);
-void check_execs(struct daemon *d);
+ * ring buffer, then events_check_execs acts on those whose event was lost. */
+int events_execs_unseen(struct daemon *d);
+void events_check_execs(struct daemon *d);
 /* ... and new programs whose allocator is still to be resolved (held: the
  * process is stopped for it; 0 on the drain tick). */
-void target_resolve(struct daemon *d, int i, int held);
+void events_resolve(struct daemon *d, int i, int held);
 
 #endif

@@ -41,7 +41,7 @@
 /* A control record moves a target on. */
 static void on_control(void *ctx, const struct mt_event *ev)
 {
-	targets_control(ctx, ev);
+	events_control(ctx, ev);
 }
 
 /* Every record before the drain is applied: children that were gone before
@@ -215,15 +215,15 @@ static void tick(struct daemon *d)
 	/* while a request lane reads the core, it does not change */
 	if (!ingest_frozen(&d->ingest)) {
 		sample_tick(d);
-		if (execs_unseen(d)) {
+		if (events_execs_unseen(d)) {
 			ingest_drain(
 			    &d->ingest); /* an exec event queued since is acted on in order */
-			check_execs(d);
+			events_check_execs(d);
 		}
 	}
 	for (int k = 0; k < d->ntargets && !ingest_frozen(&d->ingest); k++) {
 		if (d->targets[k]->phase == LC_RESOLVING)
-			target_resolve(d, k, 0);
+			events_resolve(d, k, 0);
 	}
 	now = time_monotonic_ns();
 	targets_log_over_limit(d, now);

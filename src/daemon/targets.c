@@ -371,7 +371,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->command = process_read_command(tg->pid);
 	if (tg->phase == LC_EXEC_HELD) {
-		/* its libraries come later: target_resolve() finishes the job */
+		/* its libraries come later: events_resolve() finishes the job */
 		if (allocator_resolve_at_exec(tg->pid, target_alloc(tg), err, errlen))
 			return -1;
 	} else {
