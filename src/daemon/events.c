@@ -148,7 +148,7 @@ static void target_execed(struct daemon *d, int i, int held)
 			d->targets[k]->parent = j; /* the links they inherit moved */
 	}
 	nt->attach_ns = now;
-	nt->space = (uint32_t)pid;
+	nt->gen = (uint32_t)pid;
 	nt->execs_seen = tg->execs_seen + 1;
 	/* held at its exec, the process runs this program: its command line is
 	 * this program's; otherwise it may have executed another one or exited
@@ -267,7 +267,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c->command = xstrdup(parent->command ? parent->command : "?");
 	c->alloc_path = target_alloc_path(parent) ? xstrdup(target_alloc_path(parent)) : NULL;
 	c->attach_ns = now;
-	c->space = (uint32_t)child;
+	c->gen = (uint32_t)child;
 	lc_step(&c->phase, LC_EV_FORKED);
 	/* its heap begins as the parent's now: the fork event is in order */
 	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))

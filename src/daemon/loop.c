@@ -71,7 +71,7 @@ static void view_target_of(const void *targets, int k, struct view_target *out)
 	const struct target *tg = d->targets[k];
 
 	*out = (struct view_target){.pid = tg->pid,
-				    .space = tg->space,
+				    .gen = tg->gen,
 				    .state = lc_snap_state(tg->phase),
 				    .exit_status = tg->exit_status,
 				    .probes = target_nlinks(tg),

@@ -84,7 +84,7 @@ void sample_tick(struct daemon *d)
 
 		if (!lc_traced(d->targets[k]->phase))
 			continue;
-		t = tracker_find_space(&d->tracker, d->targets[k]->space);
+		t = tracker_find_gen(&d->tracker, d->targets[k]->gen);
 		tt[n++] = (struct timeline_target){.target = (uint32_t)k, .c = t ? &t->c : &none};
 	}
 	if (timeline_sample(&d->timeline, now - d->tracker.start_ns, &d->tracker.totals, tt, n) &&

@@ -164,8 +164,8 @@ void targets_retire_pid(struct daemon *d, int pid)
 	symbolizer_rename(d->sym, pid, (int)key);
 	pystacks_rename(d->py, pid, (int)key);
 	for (int i = 0; i < d->ntargets; i++) {
-		if (d->targets[i]->space == (uint32_t)pid)
-			d->targets[i]->space = key;
+		if (d->targets[i]->gen == (uint32_t)pid)
+			d->targets[i]->gen = key;
 	}
 }
 
@@ -388,7 +388,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		py = target_python_frames(d, tg->pid);
 	}
 	tg->attach_ns = time_monotonic_ns();
-	tg->space = (uint32_t)tg->pid;
+	tg->gen = (uint32_t)tg->pid;
 	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
 		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
 		return -1;
@@ -672,7 +672,7 @@ void target_exited(struct daemon *d, int i)
 	probes_unwatch(d->skel, tg->pid);
 	unwind_detach(d->unwind, tg->pid);
 	target_unmatch(d, tg);
-	tracker_target_exited(&d->tracker, tg->space); /* what it inherited leaves it */
+	tracker_target_exited(&d->tracker, tg->gen); /* what it inherited leaves it */
 	lc_step(&tg->phase, LC_EV_EXIT);
 	tg->end_ns = time_monotonic_ns();
 	/* its children (--follow-forks, a match's) may run on with copies of
@@ -695,7 +695,7 @@ void targets_release_pending(struct daemon *d)
 	for (int k = 0; k < d->ntargets; k++) {
 		if (!d->targets[k]->release_pending)
 			continue;
-		tracker_target_exited(&d->tracker, d->targets[k]->space);
+		tracker_target_exited(&d->tracker, d->targets[k]->gen);
 		d->targets[k]->release_pending = false;
 	}
 }

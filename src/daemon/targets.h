@@ -20,7 +20,7 @@ struct daemon;
 
 struct target {
 	int pid;
-	uint32_t space;	   /* its generation in the tracker (tracker_find_space) */
+	uint32_t gen;	   /* its generation in the tracker (tracker_find_gen) */
 	int pidfd;	   /* -1 once the exit has been handled */
 	bool pidfd_paused; /* out of the epoll set while the request worker reads the core */
 	/* where it is in its life: moved on by lc_step() alone (lifecycle.h) */

@@ -84,7 +84,7 @@ static void list(const struct tracker *t, uint32_t pid, struct listed *l)
 	l->t = t;
 	CHECK(tt != NULL);
 	if (tt)
-		CHECK(target_blocks_each(t, tt->space, take, l) == 0);
+		CHECK(target_blocks_each(t, tt->gen, take, l) == 0);
 }
 
 /* The listed block at addr: its index, or -1 (and a failure if it is there twice). */
@@ -188,7 +188,7 @@ TEST(grandchild_and_stop)
 	memset(&l, 0, sizeof(l));
 	l.t = &t;
 	l.stop_after = 2;
-	CHECK(g && target_blocks_each(&t, g->space, take, &l) == 0);
+	CHECK(g && target_blocks_each(&t, g->gen, take, &l) == 0);
 	CHECK_EQ_U64(l.n, 2);
 	CHECK(target_blocks_each(&t, 0xfffffff0u, take, &l) == 0); /* no such target */
 	CHECK_EQ_U64(l.n, 2);

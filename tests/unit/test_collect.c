@@ -110,15 +110,15 @@ static void setup(struct fixture *f)
 	alloc_n(f, PID_B, 0x50000, 1, 7, 0x5555);
 	{ /* at 5 ns, A's second program and B were traced: targets 1 and 2 below */
 		struct timeline_target tt[2] = {
-		    {1, &tracker_find_space(&f->t, PID_A)->c},
-		    {2, &tracker_find_space(&f->t, PID_B)->c},
+		    {1, &tracker_find_gen(&f->t, PID_A)->c},
+		    {2, &tracker_find_gen(&f->t, PID_B)->c},
 		};
 
 		CHECK(timeline_sample(&f->tl, 5, &f->t.totals, tt, 2) == 1);
 	}
 
 	f->targets[0] = (struct view_target){.pid = (int)PID_A,
-					     .space = retired,
+					     .gen = retired,
 					     .state = SNAP_TARGET_EXECED,
 					     .command = "prog a",
 					     .alloc = &f->alloc,
@@ -126,14 +126,14 @@ static void setup(struct fixture *f)
 					     .attach_ns = 1,
 					     .end_ns = 2};
 	f->targets[1] = (struct view_target){.pid = (int)PID_A,
-					     .space = PID_A,
+					     .gen = PID_A,
 					     .state = SNAP_TARGET_ATTACHED,
 					     .command = "prog \"a\"\\2\n",
 					     .alloc = &f->alloc,
 					     .exit_status = -1,
 					     .attach_ns = 2};
 	f->targets[2] = (struct view_target){.pid = (int)PID_B,
-					     .space = PID_B,
+					     .gen = PID_B,
 					     .state = SNAP_TARGET_EXITED,
 					     .command = "b",
 					     .alloc = &f->alloc,

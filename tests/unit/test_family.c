@@ -531,7 +531,7 @@ TEST(random_families)
 				for (int k = 0; k < NADDR; k++)
 					if (p->b[k].inherited)
 						p->b[k].site = 0;
-				CHECK(tracker_target_exited(&t, target(&t, p->pid)->space) == 0);
+				CHECK(tracker_target_exited(&t, target(&t, p->pid)->gen) == 0);
 			} else if (op < 99) {
 				tracker_reset_peak(&t, now_ns);
 			}

@@ -802,14 +802,14 @@ TEST(generations_after_exec)
 	CHECK(tracker_find_target(&t, PID) == NULL);
 	key = tracker_retire(&t, PID);
 	CHECK(key & TRACKER_RETIRED);
-	CHECK_EQ_U64(tracker_space_pid(&t, key), PID);
-	CHECK_EQ_U64(tracker_space_pid(&t, PID), PID);
+	CHECK_EQ_U64(tracker_gen_pid(&t, key), PID);
+	CHECK_EQ_U64(tracker_gen_pid(&t, PID), PID);
 	CHECK(tracker_retire(&t, PID) == 0); /* nothing keyed by PID now */
 	CHECK(tracker_add_target(&t, PID, 5) != NULL);
 	CHECK(tracker_add_target(&t, PID, 6) == NULL); /* current generation exists */
 	alloc(&t, 0x1000, 30, 0xb);		       /* same address, new program */
 	release(&t, 0x2000);			       /* never allocated by the new program */
-	old = tracker_find_space(&t, key);
+	old = tracker_find_gen(&t, key);
 	cur = tracker_find_target(&t, PID);
 	CHECK(old && cur && old != cur);
 	CHECK_EQ_U64(old->c.allocations, 2);

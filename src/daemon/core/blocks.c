@@ -12,7 +12,7 @@
 struct each {
 	const struct tracker *t;
 	const struct viewrows *rows;
-	uint32_t space;
+	uint32_t gen;
 	int (*fn)(void *arg, const struct heap_block *b, int inherited);
 	void *arg;
 };
@@ -21,33 +21,33 @@ static int keep(void *arg, uint32_t id, const struct heap_block *b)
 {
 	struct each *e = arg;
 	struct heap_block shown;
-	uint32_t row_space;
+	uint32_t row_gen;
 
 	/*
 	 * Whose row: a stack's (own blocks, and the blocks a child inherited
 	 * with the same frames as one of its own stacks), or an inherited row's.
 	 */
 	if (id < e->rows->nstacks)
-		row_space = stack_get(&e->t->stacks, id)->tgid;
+		row_gen = stack_get(&e->t->stacks, id)->tgid;
 	else if (id - e->rows->nstacks < e->rows->nrows)
-		row_space = e->t->targets[e->rows->rows[id - e->rows->nstacks].target].space;
+		row_gen = e->t->targets[e->rows->rows[id - e->rows->nstacks].target].gen;
 	else
 		return 0;
-	if (row_space != e->space)
+	if (row_gen != e->gen)
 		return 0;
-	if (b->tgid == e->space)
+	if (b->tgid == e->gen)
 		return e->fn(e->arg, b, 0);
 	shown = *b;
 	shown.stack = viewrows_stack(e->rows, id);
 	return e->fn(e->arg, &shown, 1);
 }
 
-int target_blocks_each(const struct tracker *t, uint32_t space,
+int target_blocks_each(const struct tracker *t, uint32_t gen,
 		       int (*fn)(void *arg, const struct heap_block *b, int inherited), void *arg)
 {
-	const struct tracker_target *tt = tracker_find_space(t, space);
+	const struct tracker_target *tt = tracker_find_gen(t, gen);
 	struct viewrows rows = {0};
-	struct each e = {.t = t, .rows = &rows, .space = space, .fn = fn, .arg = arg};
+	struct each e = {.t = t, .rows = &rows, .gen = gen, .fn = fn, .arg = arg};
 
 	if (!tt)
 		return 0;

@@ -18,12 +18,12 @@ struct tracker;
 
 /*
  * Call fn(arg, block, inherited) for each live block of the generation keyed
- * by space (in no particular order; block->stack is the stack that
+ * by generation (in no particular order; block->stack is the stack that
  * allocated it: for an inherited block, the ancestor's stack, or the
  * child's own stack of the same frames when it has one); fn returns nonzero
  * to stop. Reads the core only. 0, or -1 when out of memory.
  */
-int target_blocks_each(const struct tracker *t, uint32_t space,
+int target_blocks_each(const struct tracker *t, uint32_t gen,
 		       int (*fn)(void *arg, const struct heap_block *b, int inherited), void *arg);
 
 #endif

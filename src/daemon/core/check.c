@@ -67,7 +67,7 @@ void tracker_check_state(const struct tracker *t)
 		own += tg->c.live_allocations - tg->inherited_live;
 		for (uint32_t p = 0; p < tg->nparked; p++)
 			parked += tg->parked[p].known && !tg->parked[p].inherited;
-		MT_INVARIANT(!addrmap_put(&at, (uint64_t)tg->space + 1, i));
+		MT_INVARIANT(!addrmap_put(&at, (uint64_t)tg->gen + 1, i));
 	}
 	/* the totals are the targets' sums */
 	for (size_t k = 0; k < MT_NCOUNTERS; k++)

@@ -176,7 +176,7 @@ static int own_at(const struct tracker *t, const struct tracker_target *tg, uint
 {
 	uint32_t gi;
 
-	if (heap_get(&t->heap, tg->space, addr, out) && born_before(tg, addr, e))
+	if (heap_get(&t->heap, tg->gen, addr, out) && born_before(tg, addr, e))
 		return 1;
 	for (uint32_t i = 0; i < tg->nparked; i++) {
 		const struct tracker_parked *p = &tg->parked[i];
@@ -195,7 +195,7 @@ static int own_at(const struct tracker *t, const struct tracker_target *tg, uint
 			*out = (struct heap_block){.addr = g->addr,
 						   .size = g->size,
 						   .time_ns = g->time_ns,
-						   .tgid = tg->space,
+						   .tgid = tg->gen,
 						   .stack = g->stack};
 			return 1;
 		}

@@ -2,7 +2,7 @@
 /*
  * Recent allocations per thread (see recent.h). Entries live in a pool
  * (indices, so it may grow) with a free list; each thread links its own,
- * oldest first; an open-addressing index finds them by (space, address),
+ * oldest first; an open-addressing index finds them by (generation, address),
  * with backward-shift deletion. An entry knows its home and its slot in the
  * index (kept as the deletions move it), so that evicting it and moving it
  * hash nothing again; the thread of the last call is tried first (events
@@ -15,7 +15,7 @@
 
 struct recent_entry {
 	uint64_t addr; /* 0: free */
-	uint32_t space;
+	uint32_t gen;
 	uint32_t tid;
 	uint32_t seq;	     /* its count in its thread */
 	uint32_t prev, next; /* its thread's FIFO, oldest first (pool index + 1, 0: none) */
@@ -101,9 +101,9 @@ static struct recent_thread *thread_get(struct recent *r, uint32_t tid)
 
 /* ---- the index ----------------------------------------------------------- */
 
-static uint32_t key_hash(uint32_t space, uint64_t addr)
+static uint32_t key_hash(uint32_t gen, uint64_t addr)
 {
-	uint64_t x = addr ^ (uint64_t)space << 47 ^ space;
+	uint64_t x = addr ^ (uint64_t)gen << 47 ^ gen;
 
 	x ^= x >> 33;
 	x *= 0xff51afd7ed558ccdull;
@@ -111,15 +111,15 @@ static uint32_t key_hash(uint32_t space, uint64_t addr)
 	return (uint32_t)x;
 }
 
-/* The index slot of (space, addr) of hash h: its entry's, or the empty one where it would go. */
-static size_t index_slot(const struct recent *r, uint32_t h, uint32_t space, uint64_t addr)
+/* The index slot of (generation, addr) of hash h: its entry's, or the empty one it would take. */
+static size_t index_slot(const struct recent *r, uint32_t h, uint32_t gen, uint64_t addr)
 {
 	size_t i = h & r->index_mask;
 
 	for (;;) {
 		uint32_t e = r->index[i];
 
-		if (!e || (r->pool[e - 1].addr == addr && r->pool[e - 1].space == space))
+		if (!e || (r->pool[e - 1].addr == addr && r->pool[e - 1].gen == gen))
 			return i;
 		i = (i + 1) & r->index_mask;
 	}
@@ -167,7 +167,7 @@ static int index_reserve(struct recent *r)
 		struct recent_entry *e = &r->pool[k];
 
 		if (e->addr) {
-			e->slot = (uint32_t)index_slot(r, e->hash, e->space, e->addr);
+			e->slot = (uint32_t)index_slot(r, e->hash, e->gen, e->addr);
 			r->index[e->slot] = k + 1;
 		}
 	}
@@ -199,17 +199,17 @@ static void entry_drop(struct recent *r, uint32_t k)
 	r->free_list = k;
 }
 
-/* Find (space, addr) of hash h: its entry (pool index + 1) or 0. */
-static uint32_t entry_find(const struct recent *r, uint32_t h, uint32_t space, uint64_t addr)
+/* Find (generation, addr) of hash h: its entry (pool index + 1) or 0. */
+static uint32_t entry_find(const struct recent *r, uint32_t h, uint32_t gen, uint64_t addr)
 {
 	if (!r->count)
 		return 0;
-	return r->index[index_slot(r, h, space, addr)];
+	return r->index[index_slot(r, h, gen, addr)];
 }
 
 /* A new entry of hash h linked after 'after' (0: at the head) of thread t; 0 without memory. */
 static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t after, uint32_t h,
-			  uint32_t space, uint64_t addr, uint32_t seq)
+			  uint32_t gen, uint64_t addr, uint32_t seq)
 {
 	struct recent_entry *e;
 	uint32_t k;
@@ -233,7 +233,7 @@ static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t af
 	}
 	e = &r->pool[k - 1];
 	e->addr = addr;
-	e->space = space;
+	e->gen = gen;
 	e->tid = t->tid;
 	e->seq = seq;
 	e->hash = h;
@@ -247,7 +247,7 @@ static uint32_t entry_new(struct recent *r, struct recent_thread *t, uint32_t af
 		r->pool[after - 1].next = k;
 	else
 		t->head = k;
-	e->slot = (uint32_t)index_slot(r, h, space, addr);
+	e->slot = (uint32_t)index_slot(r, h, gen, addr);
 	r->index[e->slot] = k;
 	r->count++;
 	return k;
@@ -261,9 +261,9 @@ static void evict(struct recent *r, struct recent_thread *t)
 }
 
 /* Thread t's oldest entry k is the only one to evict: it becomes the entry of
- * its new block (h, space, addr), the newest. */
+ * its new block (h, generation, addr), the newest. */
 static void entry_reuse(struct recent *r, struct recent_thread *t, uint32_t k, uint32_t h,
-			uint32_t space, uint64_t addr)
+			uint32_t gen, uint64_t addr)
 {
 	struct recent_entry *e = &r->pool[k - 1];
 
@@ -278,14 +278,14 @@ static void entry_reuse(struct recent *r, struct recent_thread *t, uint32_t k, u
 		t->tail = k;
 	}
 	e->addr = addr;
-	e->space = space;
+	e->gen = gen;
 	e->seq = t->seq;
 	e->hash = h;
-	e->slot = (uint32_t)index_slot(r, h, space, addr);
+	e->slot = (uint32_t)index_slot(r, h, gen, addr);
 	r->index[e->slot] = k;
 }
 
-void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr, int held)
+void recent_alloc(struct recent *r, uint32_t tid, uint32_t gen, uint64_t addr, int held)
 {
 	const struct recent_entry *e;
 	struct recent_thread *t;
@@ -293,9 +293,9 @@ void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr,
 
 	if (!r->threshold)
 		return;
-	h = key_hash(space, addr);
+	h = key_hash(gen, addr);
 	/* a block still known at this address: its free was missed */
-	if ((old = entry_find(r, h, space, addr)))
+	if ((old = entry_find(r, h, gen, addr)))
 		entry_drop(r, old);
 	if (!tid || !(t = thread_get(r, tid)))
 		return;
@@ -304,17 +304,17 @@ void recent_alloc(struct recent *r, uint32_t tid, uint32_t space, uint64_t addr,
 	e = t->head ? &r->pool[t->head - 1] : NULL;
 	if (e && held && addr && t->seq - e->seq >= r->threshold &&
 	    (!e->next || t->seq - r->pool[e->next - 1].seq < r->threshold)) {
-		entry_reuse(r, t, t->head, h, space, addr);
+		entry_reuse(r, t, t->head, h, gen, addr);
 		return;
 	}
 	evict(r, t);
 	if (held && addr)
-		entry_new(r, t, t->tail, h, space, addr, t->seq);
+		entry_new(r, t, t->tail, h, gen, addr, t->seq);
 }
 
-int recent_release(struct recent *r, uint32_t space, uint64_t addr, uint32_t tid)
+int recent_release(struct recent *r, uint32_t gen, uint64_t addr, uint32_t tid)
 {
-	uint32_t k = entry_find(r, key_hash(space, addr), space, addr);
+	uint32_t k = entry_find(r, key_hash(gen, addr), gen, addr);
 	int temporary;
 
 	if (!k)
@@ -324,9 +324,9 @@ int recent_release(struct recent *r, uint32_t space, uint64_t addr, uint32_t tid
 	return temporary;
 }
 
-void recent_take(struct recent *r, uint32_t space, uint64_t addr, struct recent_mark *m)
+void recent_take(struct recent *r, uint32_t gen, uint64_t addr, struct recent_mark *m)
 {
-	uint32_t k = entry_find(r, key_hash(space, addr), space, addr);
+	uint32_t k = entry_find(r, key_hash(gen, addr), gen, addr);
 
 	memset(m, 0, sizeof(*m));
 	if (!k)
@@ -346,17 +346,17 @@ int recent_judge(const struct recent *r, const struct recent_mark *m, uint32_t t
 	return t->seq - m->seq < r->threshold;
 }
 
-void recent_restore(struct recent *r, uint32_t space, uint64_t addr, const struct recent_mark *m)
+void recent_restore(struct recent *r, uint32_t gen, uint64_t addr, const struct recent_mark *m)
 {
 	struct recent_thread *t;
-	uint32_t after, old, h = key_hash(space, addr);
+	uint32_t after, old, h = key_hash(gen, addr);
 
 	if (!m->valid || !(t = thread_get(r, m->tid)) || t->seq - m->seq >= r->threshold)
 		return;
-	if ((old = entry_find(r, h, space, addr)))
+	if ((old = entry_find(r, h, gen, addr)))
 		entry_drop(r, old);
 	/* back in its place in the FIFO, by count */
 	for (after = t->tail; after && t->seq - r->pool[after - 1].seq < t->seq - m->seq;)
 		after = r->pool[after - 1].prev;
-	entry_new(r, t, after, h, space, addr, m->seq);
+	entry_new(r, t, after, h, gen, addr, m->seq);
 }

@@ -48,7 +48,7 @@ struct tracker_target {
 	 * bit set) once a newer generation (after an exec, a re-attach or a
 	 * reused pid) takes the tgid. Symbolizer and Python frames follow it.
 	 */
-	uint32_t space;
+	uint32_t gen;
 	uint32_t empty_stack; /* where allocations go when the stack table is full */
 	uint64_t start_ns;    /* tracing of this target began (CLOCK_MONOTONIC) */
 	struct mt_counters c;

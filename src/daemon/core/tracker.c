@@ -175,7 +175,7 @@ static void account_inherited(struct tracker *t, struct tracker_target *tg,
 	struct stack_entry *s;
 	int is_new;
 
-	idx = stack_intern(&t->stacks, tg->space, words, n, &is_new);
+	idx = stack_intern(&t->stacks, tg->gen, words, n, &is_new);
 	if (idx == STACK_NONE) {
 		idx = tg->empty_stack;
 	} else if (is_new) {
@@ -183,7 +183,7 @@ static void account_inherited(struct tracker *t, struct tracker_target *tg,
 		if (tg->last_fork)
 			family_stack_new(t, tg, idx);
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->space, words, n);
+			t->on_new_stack(t->on_new_stack_arg, tg->gen, words, n);
 	}
 	s = stack_touch(t, tg, idx);
 	if (!missed) {
@@ -202,7 +202,7 @@ static int take_block(struct tracker *t, struct tracker_target *tg, uint64_t add
 		      struct heap_block *out, int *inherited)
 {
 	*inherited = 0;
-	if (heap_remove(&t->heap, tg->space, addr, out))
+	if (heap_remove(&t->heap, tg->gen, addr, out))
 		return 1;
 	if (tg->inherited_live && family_inherited(t, tg, addr, out)) {
 		*inherited = 1;
@@ -216,14 +216,14 @@ static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struc
 		       const uint64_t *frames, uint32_t n)
 {
 	int is_new;
-	uint32_t stack = stack_intern(&t->stacks, tg->space, frames, n, &is_new);
+	uint32_t stack = stack_intern(&t->stacks, tg->gen, frames, n, &is_new);
 
 	if (stack != STACK_NONE && is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
 		if (tg->last_fork) /* its forks hold no blocks of it */
 			family_stack_new(t, tg, stack);
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->space, frames, n);
+			t->on_new_stack(t->on_new_stack_arg, tg->gen, frames, n);
 	}
 	return stack;
 }
@@ -258,7 +258,7 @@ static uint32_t event_stack(struct tracker *t, struct tracker_target *tg, const 
 			return STACK_NONE;
 		}
 		t->stack_id_events++;
-		if (stack == STACK_NONE || stack_get(&t->stacks, stack)->tgid == tg->space)
+		if (stack == STACK_NONE || stack_get(&t->stacks, stack)->tgid == tg->gen)
 			return stack;
 		stack = intern_again(t, tg, ev, stack);
 	} else {
@@ -293,13 +293,13 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;
-	b.tgid = tg->space;
+	b.tgid = tg->gen;
 	b.stack = stack;
 	r = heap_insert(&t->heap, &b, &old);
 	/* counted in its thread; remembered while it may be temporary (an
 	 * entry left at this address by a missed free goes) */
 	t->recent.threshold = t->temporary_threshold;
-	recent_alloc(&t->recent, ev->tid, tg->space, ev->addr, r != HEAP_FULL);
+	recent_alloc(&t->recent, ev->tid, tg->gen, ev->addr, r != HEAP_FULL);
 	if (r == HEAP_FULL) {
 		/* counted as an allocation, never as live: its free will be an
 		 * unknown free */
@@ -361,7 +361,7 @@ static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t 
 	} else if (inherited) {
 		account_inherited(t, tg, &b, 0);
 	} else {
-		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->space, addr, tid));
+		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->gen, addr, tid));
 	}
 	freed_note(t, tg, addr);
 }
@@ -387,7 +387,7 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 		 * not know its outcome, so the old block stays live */
 		if (p->known && !p->inherited) {
 			heap_insert(&t->heap, &p->block, NULL);
-			recent_restore(&t->recent, tg->space, p->old_addr, &p->mark);
+			recent_restore(&t->recent, tg->gen, p->old_addr, &p->mark);
 		}
 	} else {
 		if (tg->nparked == tg->parked_cap) {
@@ -406,9 +406,9 @@ static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
 	memset(&p->mark, 0, sizeof(p->mark));
 	/* an inherited block stays in the parent's tables until the outcome */
 	p->inherited = 0;
-	p->known = heap_remove(&t->heap, tg->space, ev->old_addr, &p->block);
+	p->known = heap_remove(&t->heap, tg->gen, ev->old_addr, &p->block);
 	if (p->known)
-		recent_take(&t->recent, tg->space, ev->old_addr, &p->mark);
+		recent_take(&t->recent, tg->gen, ev->old_addr, &p->mark);
 	else if (tg->inherited_live)
 		p->known = p->inherited = family_inherited(t, tg, ev->old_addr, &p->block);
 }
@@ -430,9 +430,9 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		/* entry event lost: the old block is still on the heap */
 		memset(&mark, 0, sizeof(mark));
 		inherited = 0;
-		known = heap_remove(&t->heap, tg->space, ev->old_addr, &old);
+		known = heap_remove(&t->heap, tg->gen, ev->old_addr, &old);
 		if (known)
-			recent_take(&t->recent, tg->space, ev->old_addr, &mark);
+			recent_take(&t->recent, tg->gen, ev->old_addr, &mark);
 		else if (tg->inherited_live)
 			known = inherited = family_inherited(t, tg, ev->old_addr, &old);
 	}
@@ -440,7 +440,7 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		/* failed: the old block is untouched and stays live */
 		if (known && !inherited) {
 			heap_insert(&t->heap, &old, NULL);
-			recent_restore(&t->recent, tg->space, ev->old_addr, &mark);
+			recent_restore(&t->recent, tg->gen, ev->old_addr, &mark);
 		}
 		return;
 	}
@@ -502,7 +502,7 @@ static void account_shrink(struct tracker *t, struct tracker_target *tg, struct 
 
 	/* for the children that share it, the old size is gone: a new block */
 	family_gone(t, tg, b);
-	heap_set_size(&t->heap, tg->space, b->addr, b->size - n);
+	heap_set_size(&t->heap, tg->gen, b->addr, b->size - n);
 	family_born(t, tg, b->addr);
 	s->t.bytes_freed += n;
 	s->t.live_bytes -= n;
@@ -525,9 +525,9 @@ static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64
 		else
 			i++;
 	}
-	if (heap_remove(&t->heap, tg->space, addr, &b))
+	if (heap_remove(&t->heap, tg->gen, addr, &b))
 		account_release(t, tg, &b, missed,
-				recent_release(&t->recent, tg->space, addr, missed ? 0 : tid));
+				recent_release(&t->recent, tg->gen, addr, missed ? 0 : tid));
 }
 
 /*
@@ -581,7 +581,7 @@ static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t sta
 			tg->maps[i].end = lo;
 			i += 2;
 		}
-		if (heap_get(&t->heap, tg->space, m.block, &block))
+		if (heap_get(&t->heap, tg->gen, m.block, &block))
 			b = &block;
 		if (!b)
 			continue;
@@ -607,7 +607,7 @@ static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct m
 	     i = maps_first_after(tg, ev->addr))
 		mmap_block_drop(t, tg, tg->maps[i].block, ev->tid, 1);
 	on_alloc(t, tg, ev);
-	if (!ev->size || !heap_get(&t->heap, tg->space, ev->addr, NULL))
+	if (!ev->size || !heap_get(&t->heap, tg->gen, ev->addr, NULL))
 		return; /* not held live (--max-live-blocks) */
 	if (maps_insert(tg, maps_first_after(tg, ev->addr), &m)) {
 		/* out of memory: without its piece, its munmap could not find it */
@@ -670,9 +670,9 @@ int tracker_target_exec(struct tracker *t, uint32_t tgid)
 	return 0;
 }
 
-int tracker_target_exited(struct tracker *t, uint32_t space)
+int tracker_target_exited(struct tracker *t, uint32_t gen)
 {
-	struct tracker_target *tg = tracker_space_target(t, space);
+	struct tracker_target *tg = tracker_gen_target(t, gen);
 
 	if (!tg)
 		return -1;

@@ -18,7 +18,7 @@
 #include <stdint.h>
 
 #include "daemon/core/state.h"
-#include "daemon/core/spaces.h"
+#include "daemon/core/generations.h"
 #include "memtrace/event.h"
 #include "memtrace/counters.h"
 
@@ -35,12 +35,12 @@ void tracker_destroy(struct tracker *t);
 int tracker_target_exec(struct tracker *t, uint32_t tgid);
 
 /*
- * The generation keyed by space exited (its events are all applied): the
+ * The generation of that key exited (its events are all applied): the
  * blocks it inherited at a fork and still held leave its heap
  * (inherited_released); its own live blocks stay, as its leaks. 0, or -1 if
  * there is no such generation.
  */
-int tracker_target_exited(struct tracker *t, uint32_t space);
+int tracker_target_exited(struct tracker *t, uint32_t gen);
 
 /*
  * The current generation of parent forked child (an MT_EV_FORK event, in

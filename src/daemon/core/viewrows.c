@@ -339,7 +339,7 @@ int viewrows_build(const struct tracker *t, uint32_t pid, int blocks, struct vie
 	if (!any)
 		return 0;
 	for (i = 0; i < t->ntargets; i++)
-		if (addrmap_put(&target_of, (uint64_t)t->targets[i].space + 1, i))
+		if (addrmap_put(&target_of, (uint64_t)t->targets[i].gen + 1, i))
 			goto out;
 	if (bucket_stacks(t, &target_of, &b))
 		goto out;
@@ -377,7 +377,7 @@ uint32_t viewrows_stack(const struct viewrows *r, uint32_t id)
 uint32_t viewrows_pid(const struct tracker *t, const struct viewrows *r, uint32_t id)
 {
 	if (id < r->nstacks)
-		return tracker_space_pid(t, stack_get(&t->stacks, id)->tgid);
+		return tracker_gen_pid(t, stack_get(&t->stacks, id)->tgid);
 	return t->targets[r->rows[id - r->nstacks].target].tgid;
 }
 
@@ -499,7 +499,7 @@ static int walk_families(struct block_walk *w)
 	}
 	for (o = 0; o < t->ntargets; o++)
 		if (t->targets[o].refs &&
-		    addrmap_put(&target_of, (uint64_t)t->targets[o].space + 1, o))
+		    addrmap_put(&target_of, (uint64_t)t->targets[o].gen + 1, o))
 			goto out;
 	while (!stop && w->nkids && heap_next(&t->heap, &pos, &b)) {
 		if (b.stack < t->stacks.count && addrmap_get(&target_of, (uint64_t)b.tgid + 1, &o))
@@ -524,7 +524,7 @@ static int walk_families(struct block_walk *w)
 			struct heap_block gb = {.addr = g->addr,
 						.size = g->size,
 						.time_ns = g->time_ns,
-						.tgid = ot->space,
+						.tgid = ot->gen,
 						.stack = g->stack};
 
 			stop = emit_inherited(w, o, &gb, g->birth, g->death);

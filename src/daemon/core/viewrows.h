@@ -60,7 +60,7 @@ static inline uint32_t viewrows_count(const struct viewrows *r)
 	return r->nstacks + r->nrows;
 }
 
-/* The stack whose frames row id shows (and whose space names them). */
+/* The stack whose frames row id shows (and whose generation names them). */
 uint32_t viewrows_stack(const struct viewrows *r, uint32_t id);
 /* The pid whose row id is. */
 uint32_t viewrows_pid(const struct tracker *t, const struct viewrows *r, uint32_t id);

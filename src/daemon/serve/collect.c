@@ -44,7 +44,7 @@ static void fill_truncations(const struct daemon_view *v, const struct stack_end
 		const struct stack_entry *e = stack_get(&t->stacks, ce->broken[i].stack);
 		const char *module = ce->broken[i].module;
 
-		if (pid && tracker_space_pid(t, e->tgid) != pid)
+		if (pid && tracker_gen_pid(t, e->tgid) != pid)
 			continue;
 		for (k = 0; k < n && strcmp(rows[k].module, module); k++)
 			;
@@ -112,7 +112,7 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 static void fill_target(const struct daemon_view *v, const struct view_target *tg,
 			struct snapshot *s, struct snap_target *out)
 {
-	const struct tracker_target *tt = tracker_find_space(v->tracker, tg->space);
+	const struct tracker_target *tt = tracker_find_gen(v->tracker, tg->gen);
 	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
 
 	out->pid = (uint32_t)tg->pid;
@@ -227,9 +227,9 @@ static void fill_residents(const struct daemon_view *v, const int *view_index, s
 		s->has_resident |= s->timeline[i].total.has_resident;
 }
 
-/* One breakdown being made: its target's space (the key of its blocks) and mappings. */
+/* One breakdown being made: its target's generation (the key of its blocks) and mappings. */
 struct making {
-	uint32_t space;
+	uint32_t gen;
 	struct smaps maps;
 	struct memmap mm;
 	int ok;
@@ -254,7 +254,7 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 			continue; /* it has no memory now, or it is not this program's */
 		m->target = i;
 		m->time_ns = since_start(v->tracker);
-		mk[n].space = tg.space;
+		mk[n].gen = tg.gen;
 		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
 			m->error = snapshot_strdup(s, why);
 		} else {
@@ -267,10 +267,10 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 	bd->nmemory = n;
 	/* one walk of the live heap for them all: each block in the mapping holding it */
 	while (nok && heap_next(&v->tracker->heap, &pos, &b)) {
-		if (mk[last].space != b.tgid || !mk[last].ok) {
+		if (mk[last].gen != b.tgid || !mk[last].ok) {
 			uint32_t k;
 
-			for (k = 0; k < n && !(mk[k].ok && mk[k].space == b.tgid); k++)
+			for (k = 0; k < n && !(mk[k].ok && mk[k].gen == b.tgid); k++)
 				;
 			if (k == n)
 				continue; /* another target's, or an older generation's */

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Building a snapshot's stacks (see framebuild.h): the rows' numbers, where
- * each stack ends, and the shared frames. A memo from (space, word) to the
+ * each stack ends, and the shared frames. A memo from (generation, word) to the
  * run of table frames it became makes each reference one hash lookup; the
  * references are kept as table indices while the table grows and become
  * pointers at the end.
@@ -20,7 +20,7 @@
 
 struct word_run {
 	uint64_t word;
-	uint32_t space;
+	uint32_t gen;
 	uint32_t first, count; /* frames in the table */
 };
 
@@ -29,7 +29,7 @@ struct framebuild {
 	const struct stack_ends *ends;
 	struct snap_frame *table;
 	uint32_t ntable, table_cap;
-	/* (space, word) -> runs: open addressing of run numbers + 1, probed
+	/* (generation, word) -> runs: open addressing of run numbers + 1, probed
 	 * inline (this is looked up once per frame of every stack walked) */
 	uint32_t *memo;
 	size_t memo_mask;
@@ -38,7 +38,7 @@ struct framebuild {
 	uint32_t *refs; /* table indices */
 	uint64_t nrefs, refs_cap;
 	/* word number of the stack table -> its run + 1 (0: not yet), for the
-	 * space of that run: the common case without hashing the word */
+	 * generation of that run: the common case without hashing the word */
 	uint32_t *by_num;
 	uint32_t nby_num;
 };
@@ -63,12 +63,12 @@ static uint32_t table_add(struct framebuild *b, const struct snap_frame *f)
 }
 
 /* A Python frame, its strings kept by the symbolizer like the native ones. */
-static void python_frame(const struct daemon_view *v, uint32_t space, uint64_t word,
+static void python_frame(const struct daemon_view *v, uint32_t gen, uint64_t word,
 			 struct snap_frame *out)
 {
 	struct snap_frame f;
 
-	pystacks_frame(v->py, (int)space, word, &f);
+	pystacks_frame(v->py, (int)gen, word, &f);
 	*out = f;
 	out->function = (char *)symbolizer_intern(v->sym, f.function);
 	out->file = (char *)symbolizer_intern(v->sym, f.file);
@@ -80,9 +80,9 @@ static void python_frame(const struct daemon_view *v, uint32_t space, uint64_t w
 	free(f.build_id);
 }
 
-static size_t run_slot(const struct framebuild *b, uint32_t space, uint64_t word)
+static size_t run_slot(const struct framebuild *b, uint32_t gen, uint64_t word)
 {
-	uint64_t h = (word ^ (uint64_t)space << 40) * 0x9e3779b97f4a7c15ull;
+	uint64_t h = (word ^ (uint64_t)gen << 40) * 0x9e3779b97f4a7c15ull;
 
 	return (size_t)(h ^ h >> 31) & b->memo_mask;
 }
@@ -95,7 +95,7 @@ static void memo_grow(struct framebuild *b)
 	b->memo = xcalloc(cap, sizeof(*b->memo));
 	b->memo_mask = cap - 1;
 	for (size_t i = 0; i < b->nruns; i++) {
-		size_t pos = run_slot(b, b->runs[i].space, b->runs[i].word);
+		size_t pos = run_slot(b, b->runs[i].gen, b->runs[i].word);
 
 		while (b->memo[pos])
 			pos = (pos + 1) & b->memo_mask;
@@ -104,7 +104,7 @@ static void memo_grow(struct framebuild *b)
 }
 
 /* The frames one word of a space stands for (symbolized on first sight). */
-static const struct word_run *word_run(struct framebuild *b, uint32_t space, uint64_t word)
+static const struct word_run *word_run(struct framebuild *b, uint32_t gen, uint64_t word)
 {
 	struct snap_frame one[SYMBOLIZER_MAX_INLINE + 1];
 	struct word_run *r;
@@ -112,9 +112,9 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 
 	if ((b->nruns + 1) * 2 > b->memo_mask + 1 || !b->memo)
 		memo_grow(b);
-	for (pos = run_slot(b, space, word); b->memo[pos]; pos = (pos + 1) & b->memo_mask) {
+	for (pos = run_slot(b, gen, word); b->memo[pos]; pos = (pos + 1) & b->memo_mask) {
 		r = &b->runs[b->memo[pos] - 1];
-		if (r->word == word && r->space == space)
+		if (r->word == word && r->gen == gen)
 			return r;
 	}
 	if (b->nruns == b->runs_cap) {
@@ -124,17 +124,17 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 	b->memo[pos] = (uint32_t)b->nruns + 1;
 	r = &b->runs[b->nruns++];
 	r->word = word;
-	r->space = space;
+	r->gen = gen;
 	r->first = b->ntable;
 	/* the symbolizer fills its caches: another lane may look up too */
 	if (b->v->sym_lock)
 		pthread_mutex_lock(b->v->sym_lock);
 	if (word & MT_PY_WORD) {
-		python_frame(b->v, space, word, &one[0]);
+		python_frame(b->v, gen, word, &one[0]);
 		n = 1;
 	} else {
 		/* inlined functions add frames at the same address */
-		n = symbolizer_frames_interned(b->v->sym, (int)space, word, one, ARRAY_SIZE(one));
+		n = symbolizer_frames_interned(b->v->sym, (int)gen, word, one, ARRAY_SIZE(one));
 	}
 	if (b->v->sym_lock)
 		pthread_mutex_unlock(b->v->sym_lock);
@@ -144,8 +144,8 @@ static const struct word_run *word_run(struct framebuild *b, uint32_t space, uin
 	return r;
 }
 
-/* The run of word number num of the stack table, in space. */
-static const struct word_run *num_run(struct framebuild *b, uint32_t space, uint32_t num)
+/* The run of word number num of the stack table, in generation. */
+static const struct word_run *num_run(struct framebuild *b, uint32_t gen, uint32_t num)
 {
 	const struct stack_table *t = &b->v->tracker->stacks;
 	const struct word_run *r;
@@ -157,19 +157,19 @@ static const struct word_run *num_run(struct framebuild *b, uint32_t space, uint
 	}
 	if (num < b->nby_num && b->by_num[num]) {
 		r = &b->runs[b->by_num[num] - 1];
-		if (r->space == space)
+		if (r->gen == gen)
 			return r;
 	}
-	r = word_run(b, space, t->words[num]);
+	r = word_run(b, gen, t->words[num]);
 	if (num < b->nby_num)
 		b->by_num[num] = (uint32_t)(r - b->runs) + 1;
 	return r;
 }
 
-void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_t *first,
+void framebuild_word(struct framebuild *b, uint32_t gen, uint32_t num, uint32_t *first,
 		     uint32_t *count)
 {
-	const struct word_run *r = num_run(b, space, num);
+	const struct word_run *r = num_run(b, gen, num);
 
 	*first = r->first;
 	*count = r->count;
@@ -200,7 +200,7 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 	const struct stack_entry *s = stack_get(t, stack);
 	const uint64_t *words = t->words;
 	uint32_t nat = 0, py, i;
-	uint32_t space = s->tgid;
+	uint32_t gen = s->tgid;
 
 	stack_nums(t, stack, nums);
 	/* Python frame words follow the native ones: each run of the
@@ -211,12 +211,12 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 		nat++;
 	py = nat;
 	for (i = 0; i < nat; i++) {
-		const struct word_run *r = num_run(b, space, nums[i]);
+		const struct word_run *r = num_run(b, gen, nums[i]);
 		uint32_t first = r->first, count = r->count;
 
 		if (py < s->nframes && count && is_eval_loop(&b->table[first + count - 1])) {
 			do {
-				const struct word_run *p = num_run(b, space, nums[py]);
+				const struct word_run *p = num_run(b, gen, nums[py]);
 
 				if (fn(arg, p->first, p->count))
 					return;
@@ -227,7 +227,7 @@ void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void
 			return;
 	}
 	for (; py < s->nframes; py++) {
-		const struct word_run *p = num_run(b, space, nums[py]);
+		const struct word_run *p = num_run(b, gen, nums[py]);
 
 		if (fn(arg, p->first, p->count))
 			return;
@@ -342,7 +342,7 @@ uint32_t framebuild_row_pid(const struct daemon_view *v, uint32_t id)
 
 	if (v->rows)
 		return viewrows_pid(t, v->rows, id);
-	return tracker_space_pid(t, stack_get(&t->stacks, id)->tgid);
+	return tracker_gen_pid(t, stack_get(&t->stacks, id)->tgid);
 }
 
 /* Functions that start a program or a thread: a stack that reaches one is whole. */

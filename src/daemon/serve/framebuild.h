@@ -78,8 +78,8 @@ uint64_t framebuild_stack(struct framebuild *b, uint32_t idx, uint32_t *n);
 typedef int framebuild_fn(void *arg, uint32_t first, uint32_t count);
 void framebuild_walk(struct framebuild *b, uint32_t idx, framebuild_fn *fn, void *arg);
 
-/* The run of frames of word number num of the stack table, in space (a tgid). */
-void framebuild_word(struct framebuild *b, uint32_t space, uint32_t num, uint32_t *first,
+/* The run of frames of word number num of the stack table, in generation (a tgid). */
+void framebuild_word(struct framebuild *b, uint32_t gen, uint32_t num, uint32_t *first,
 		     uint32_t *count);
 
 /* Frame i of the table (valid until the table grows: the next walk or stack). */

@@ -64,7 +64,7 @@ struct grouping {
 	size_t seq_cap[2], nseq[2];
 	uint32_t *loc_rank;  /* stack rows: rank of each location string in string order */
 	uint8_t *loc_prefix; /* ... whether it is a prefix of another location */
-	int rows_are_stacks; /* stacks_are_rows() said so: one space, native frames only */
+	int rows_are_stacks; /* stacks_are_rows() said so: one generation, native frames only */
 };
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -366,7 +366,7 @@ static int first_locations(void *arg, uint32_t first, uint32_t count)
 }
 
 /*
- * Stack rows when no two selected stacks can share a row: one space (a
+ * Stack rows when no two selected stacks can share a row: one generation (a
  * process's stacks differ in some return address, hence in some location)
  * and no Python frames (those all have the one location "0x0"). Each stack
  * is its row; only its first locations are looked at, for ordering.
@@ -417,10 +417,10 @@ static int stacks_are_rows(struct grouping *g, const uint32_t *sel, uint32_t nse
  */
 static char *stack_row_key(struct grouping *g, const struct row *r);
 
-/* The location numbers of a stack of native frames of one space, one at a time. */
+/* The location numbers of a stack of native frames of one generation, one at a time. */
 struct loc_iter {
 	struct grouping *g;
-	uint32_t space;
+	uint32_t gen;
 	struct stack_cursor words; /* its word numbers, from the next */
 	uint32_t first, count, k;  /* the current word's frames, and the next of them */
 };
@@ -442,7 +442,7 @@ static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 	while (it->k == it->count) {
 		if (!stack_cursor_next(&it->words, &num))
 			return 0;
-		framebuild_word(it->g->fb, it->space, num, &it->first, &it->count);
+		framebuild_word(it->g->fb, it->gen, num, &it->first, &it->count);
 		it->k = 0;
 	}
 	*loc = frame_key(it->g, it->first + it->k++);
@@ -451,7 +451,7 @@ static int loc_iter_next(struct loc_iter *it, uint32_t *loc)
 
 /*
  * chain_cmp() for stacks that are rows: their word numbers are equal as far
- * as their locations are (the same words of the same space, the same frames),
+ * as their locations are (the same words of the same generation, the same frames),
  * so the comparison starts at the first word they differ in.
  */
 static int chain_cmp_words(struct grouping *g, const struct row *a, const struct row *b)

@@ -120,7 +120,7 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 			   desc->prometheus, desc->prometheus_type);
 		for (int i = 0; i < d->ntargets; i++) {
 			const struct view_target tg = view_target(d, i);
-			const struct tracker_target *tt = tracker_find_space(d->tracker, tg.space);
+			const struct tracker_target *tt = tracker_find_gen(d->tracker, tg.gen);
 			uint64_t v = 0;
 
 			if (superseded(d, i))

@@ -33,7 +33,7 @@
 
 struct scan_target {
 	int pid;
-	uint32_t space;
+	uint32_t gen;
 	uint64_t live_estimate; /* its live blocks when the targets were picked */
 	struct reach r;
 	int marked;
@@ -121,7 +121,7 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 		} else if (!scannable(&tg, err, errlen)) {
 			rc = -1;
 		} else {
-			t[(*n)++] = (struct scan_target){.pid = tg.pid, .space = tg.space};
+			t[(*n)++] = (struct scan_target){.pid = tg.pid, .gen = tg.gen};
 		}
 	} else {
 		for (int k = 0; k < v->ntargets; k++) {
@@ -129,7 +129,7 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 			char ignored[8];
 
 			if (newest(v, tg.pid) == k && scannable(&tg, ignored, sizeof(ignored)))
-				t[(*n)++] = (struct scan_target){.pid = tg.pid, .space = tg.space};
+				t[(*n)++] = (struct scan_target){.pid = tg.pid, .gen = tg.gen};
 		}
 		if (!*n) {
 			snprintf(err, errlen, "no traced process is running");
@@ -138,7 +138,7 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 	}
 	/* how many blocks each holds: the scan makes room for them before it stops it */
 	for (uint32_t i = 0; i < *n; i++) {
-		const struct tracker_target *tt = tracker_find_space(v->tracker, t[i].space);
+		const struct tracker_target *tt = tracker_find_gen(v->tracker, t[i].gen);
 
 		t[i].live_estimate = tt ? tt->c.live_allocations + tt->inherited_live : 0;
 	}
@@ -320,17 +320,17 @@ static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struc
 {
 	int k = newest(v, t->pid);
 	const struct view_target tg = k >= 0 ? view_target(v, k) : (struct view_target){0};
-	const struct tracker_target *tt = tracker_find_space(v->tracker, t->space);
+	const struct tracker_target *tt = tracker_find_gen(v->tracker, t->gen);
 	struct copy c = {.v = *out, .cap = *room, .room = room};
 
-	if (k < 0 || tg.space != t->space || !tt || !scannable(&tg, err, errlen)) {
-		if (k >= 0 && tg.space != t->space)
+	if (k < 0 || tg.gen != t->gen || !tt || !scannable(&tg, err, errlen)) {
+		if (k >= 0 && tg.gen != t->gen)
 			snprintf(err, errlen, "pid %d executed a new program", t->pid);
 		else if (k < 0 || !tt)
 			snprintf(err, errlen, "pid %d is no longer traced", t->pid);
 		return -1;
 	}
-	if (target_blocks_each(v->tracker, t->space, copy_one, &c) || c.nomem) {
+	if (target_blocks_each(v->tracker, t->gen, copy_one, &c) || c.nomem) {
 		snprintf(err, errlen, "out of memory for %zu blocks", c.n);
 		*out = c.v;
 		return -1;

@@ -29,7 +29,7 @@ struct ingest;
 /* One generation of a traced process, as serving reads it. */
 struct view_target {
 	int pid;
-	uint32_t space;	 /* its generation in the tracker (tracker_find_space) */
+	uint32_t gen;	 /* its generation in the tracker (tracker_find_gen) */
 	int state;	 /* enum snap_target_state */
 	int exit_status; /* wait status, or -1 */
 	int probes;	 /* probes attached */

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * The tracker's targets (see spaces.h): one entry per traced generation of
- * a process, found by its pid while it runs and by its space key (the pid,
+ * The tracker's targets (see generations.h): one entry per traced generation of
+ * a process, found by its pid while it runs and by its generation key (the pid,
  * or a retired key of its own) for as long as its data is kept.
  */
-#include "daemon/core/spaces.h"
+#include "daemon/core/generations.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -25,30 +25,30 @@ struct tracker_target *tracker_find_target(struct tracker *t, uint32_t tgid)
 	return NULL;
 }
 
-struct tracker_target *tracker_space_target(struct tracker *t, uint32_t space)
+struct tracker_target *tracker_gen_target(struct tracker *t, uint32_t gen)
 {
 	uint32_t i;
 
 	for (i = 0; i < t->ntargets; i++) {
-		if (t->targets[i].space == space)
+		if (t->targets[i].gen == gen)
 			return &t->targets[i];
 	}
 	return NULL;
 }
 
-const struct tracker_target *tracker_find_space(const struct tracker *t, uint32_t space)
+const struct tracker_target *tracker_find_gen(const struct tracker *t, uint32_t gen)
 {
-	return tracker_space_target((struct tracker *)t, space);
+	return tracker_gen_target((struct tracker *)t, gen);
 }
 
-uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
+uint32_t tracker_gen_pid(const struct tracker *t, uint32_t gen)
 {
 	uint32_t i;
 
-	if (!(space & TRACKER_RETIRED))
-		return space;
+	if (!(gen & TRACKER_RETIRED))
+		return gen;
 	for (i = 0; i < t->ntargets; i++) {
-		if (t->targets[i].space == space)
+		if (t->targets[i].gen == gen)
 			return t->targets[i].tgid;
 	}
 	return 0;
@@ -56,13 +56,13 @@ uint32_t tracker_space_pid(const struct tracker *t, uint32_t space)
 
 uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 {
-	struct tracker_target *tg = tracker_space_target(t, tgid);
+	struct tracker_target *tg = tracker_gen_target(t, tgid);
 	uint32_t key, i;
 
 	if (!tg)
 		return 0;
 	key = TRACKER_RETIRED | ++t->retired;
-	tg->space = key;
+	tg->gen = key;
 	addrmap_free(&tg->freed); /* it takes no more events */
 	/* Stacks keep their index slot: a lookup compares the whole key, so
 	 * the old key's slot position is never matched again. A block's key
@@ -94,7 +94,7 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 	tg = &t->targets[t->ntargets++];
 	memset(tg, 0, sizeof(*tg));
 	tg->tgid = tgid;
-	tg->space = tgid;
+	tg->gen = tgid;
 	tg->refrees = 1; /* until the daemon knows its allocator is not glibc */
 	tg->start_ns = start_ns;
 	tg->empty_stack = empty;
