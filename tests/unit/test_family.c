@@ -431,7 +431,7 @@ static uint32_t rnd(uint32_t n)
 static void model_check(struct tracker *t, struct mproc *m, int np)
 {
 	for (int i = 0; i < np; i++) {
-		const struct tracker_target *tg = NULL;
+		const struct tracker_target *tt = NULL;
 		uint64_t live = 0, bytes = 0, site[16] = {0};
 		struct sums s;
 		struct block_count bc;
@@ -445,13 +445,13 @@ static void model_check(struct tracker *t, struct mproc *m, int np)
 		}
 		for (uint32_t k = 0; k < t->ntargets; k++)
 			if (t->targets[k].tgid == m[i].pid)
-				tg = &t->targets[k];
-		if (!tg)
+				tt = &t->targets[k];
+		if (!tt)
 			continue;
-		CHECK_EQ_U64(tg->c.live_allocations, live);
-		CHECK_EQ_U64(tg->c.live_bytes, bytes);
-		CHECK_EQ_U64(tg->c.unknown_frees, m[i].unknown);
-		CHECK(balanced(&tg->c));
+		CHECK_EQ_U64(tt->c.live_allocations, live);
+		CHECK_EQ_U64(tt->c.live_bytes, bytes);
+		CHECK_EQ_U64(tt->c.unknown_frees, m[i].unknown);
+		CHECK(balanced(&tt->c));
 		row_sums(t, m[i].pid, &s);
 		CHECK_EQ_U64(s.live, live);
 		CHECK_EQ_U64(s.live_bytes, bytes);

@@ -845,17 +845,17 @@ static void check_bytes(struct tracker *t)
 	const struct mt_counters *c = &t->totals;
 	uint64_t heap_bytes = 0, maps_bytes = 0;
 	struct heap_block b;
-	const struct tracker_target *tg = tracker_find_target(t, PID);
+	const struct tracker_target *tt = tracker_find_target(t, PID);
 
 	for (uint64_t i = 0; heap_next(&t->heap, &i, &b);)
 		heap_bytes += b.size;
 	CHECK_EQ_U64(c->live_bytes, heap_bytes);
 	CHECK_EQ_U64(c->live_bytes, c->bytes_allocated - c->bytes_freed - c->missed_free_bytes);
-	for (uint32_t i = 0; i < tg->nmaps; i++) {
-		CHECK(tg->maps[i].start < tg->maps[i].end);
+	for (uint32_t i = 0; i < tt->nmaps; i++) {
+		CHECK(tt->maps[i].start < tt->maps[i].end);
 		if (i)
-			CHECK(tg->maps[i - 1].end <= tg->maps[i].start);
-		maps_bytes += tg->maps[i].end - tg->maps[i].start;
+			CHECK(tt->maps[i - 1].end <= tt->maps[i].start);
+		maps_bytes += tt->maps[i].end - tt->maps[i].start;
 	}
 	/* every test block but the 100-byte malloc one is an mmap block */
 	CHECK_EQ_U64(maps_bytes + 100, heap_bytes);

@@ -27,22 +27,22 @@ static void check_counters(const struct mt_counters *c)
 	MT_INVARIANT(c->temporary_allocations <= c->frees);
 }
 
-static void check_target(const struct tracker_target *tg)
+static void check_target(const struct tracker_target *tt)
 {
-	check_counters(&tg->c);
+	check_counters(&tt->c);
 	/* what it inherited and still holds is part of its live heap */
-	MT_INVARIANT(tg->inherited_live <= tg->c.live_allocations);
-	MT_INVARIANT(tg->inherited_live_bytes <= tg->c.live_bytes);
-	MT_INVARIANT(!tg->released || !tg->inherited_live);
-	MT_INVARIANT(!tg->parent || tg->c.inherited_allocations >= tg->inherited_live);
-	MT_INVARIANT(tg->nparked <= tg->parked_cap);
+	MT_INVARIANT(tt->inherited_live <= tt->c.live_allocations);
+	MT_INVARIANT(tt->inherited_live_bytes <= tt->c.live_bytes);
+	MT_INVARIANT(!tt->released || !tt->inherited_live);
+	MT_INVARIANT(!tt->parent || tt->c.inherited_allocations >= tt->inherited_live);
+	MT_INVARIANT(tt->nparked <= tt->parked_cap);
 }
 
-void tracker_check_event(const struct tracker *t, const struct tracker_target *tg)
+void tracker_check_event(const struct tracker *t, const struct tracker_target *tt)
 {
 	if (!MT_CHECKING)
 		return;
-	check_target(tg);
+	check_target(tt);
 	check_counters(&t->totals);
 }
 
@@ -57,17 +57,17 @@ void tracker_check_state(const struct tracker *t)
 	if (!MT_CHECKING)
 		return;
 	for (i = 0; i < t->ntargets; i++) {
-		const struct tracker_target *tg = &t->targets[i];
+		const struct tracker_target *tt = &t->targets[i];
 
-		check_target(tg);
+		check_target(tt);
 		for (size_t k = 0; k < MT_NCOUNTERS; k++)
 			if (mt_counter_descs[k].merge == MT_MERGE_SUM)
 				mt_counter_set(&sum, k,
-					       mt_counter_get(&sum, k) + mt_counter_get(&tg->c, k));
-		own += tg->c.live_allocations - tg->inherited_live;
-		for (uint32_t p = 0; p < tg->nparked; p++)
-			parked += tg->parked[p].known && !tg->parked[p].inherited;
-		MT_INVARIANT(!addrmap_put(&at, (uint64_t)tg->gen + 1, i));
+					       mt_counter_get(&sum, k) + mt_counter_get(&tt->c, k));
+		own += tt->c.live_allocations - tt->inherited_live;
+		for (uint32_t p = 0; p < tt->nparked; p++)
+			parked += tt->parked[p].known && !tt->parked[p].inherited;
+		MT_INVARIANT(!addrmap_put(&at, (uint64_t)tt->gen + 1, i));
 	}
 	/* the totals are the targets' sums */
 	for (size_t k = 0; k < MT_NCOUNTERS; k++)
@@ -91,12 +91,12 @@ void tracker_check_state(const struct tracker *t)
 		bytes[ti] += e->t.live_bytes;
 	}
 	for (i = 0; i < t->ntargets; i++) {
-		const struct tracker_target *tg = &t->targets[i];
-		int shares = tg->parent && !tg->released;
+		const struct tracker_target *tt = &t->targets[i];
+		int shares = tt->parent && !tt->released;
 
 		MT_INVARIANT(live[i] ==
-			     tg->c.live_allocations - (shares ? tg->c.inherited_allocations : 0));
-		MT_INVARIANT(bytes[i] == tg->c.live_bytes - (shares ? tg->c.inherited_bytes : 0));
+			     tt->c.live_allocations - (shares ? tt->c.inherited_allocations : 0));
+		MT_INVARIANT(bytes[i] == tt->c.live_bytes - (shares ? tt->c.inherited_bytes : 0));
 	}
 	free(live);
 	free(bytes);

@@ -12,8 +12,8 @@
 
 #include "daemon/core/state.h"
 
-/* After an event of tg: its counters' and the totals' equations (O(1)). */
-void tracker_check_event(const struct tracker *t, const struct tracker_target *tg);
+/* After an event of tt: its counters' and the totals' equations (O(1)). */
+void tracker_check_event(const struct tracker *t, const struct tracker_target *tt);
 /* The whole state (O(heap + stacks)): at each request, on a frozen core. */
 void tracker_check_state(const struct tracker *t);
 

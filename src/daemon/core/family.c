@@ -11,16 +11,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-static struct tracker_target *parent_of(const struct tracker *t, const struct tracker_target *tg)
+static struct tracker_target *parent_of(const struct tracker *t, const struct tracker_target *tt)
 {
-	return tg->parent ? &t->targets[tg->parent - 1] : NULL;
+	return tt->parent ? &t->targets[tt->parent - 1] : NULL;
 }
 
-static struct family *fam_of(struct tracker_target *tg)
+static struct family *fam_of(struct tracker_target *tt)
 {
-	if (!tg->fam)
-		tg->fam = calloc(1, sizeof(*tg->fam));
-	return tg->fam;
+	if (!tt->fam)
+		tt->fam = calloc(1, sizeof(*tt->fam));
+	return tt->fam;
 }
 
 static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
@@ -39,12 +39,12 @@ static int grow(void **v, uint32_t *cap, uint32_t n, size_t size)
 	return 0;
 }
 
-/* Forget what tg kept as a parent: no child shares its view any more. */
-static void forget_parent_side(struct tracker *t, struct tracker_target *tg)
+/* Forget what tt kept as a parent: no child shares its view any more. */
+static void forget_parent_side(struct tracker *t, struct tracker_target *tt)
 {
-	struct family *f = tg->fam;
+	struct family *f = tt->fam;
 
-	tg->last_fork = 0;
+	tt->last_fork = 0;
 	if (!f)
 		return;
 	for (uint32_t i = 0; i < f->nhist_stacks; i++) {
@@ -64,9 +64,9 @@ static void forget_parent_side(struct tracker *t, struct tracker_target *tg)
 	f->nhist_stacks = f->hist_stacks_cap = 0;
 }
 
-static void forget_child_side(struct tracker_target *tg)
+static void forget_child_side(struct tracker_target *tt)
 {
-	struct family *f = tg->fam;
+	struct family *f = tt->fam;
 
 	if (!f)
 		return;
@@ -77,38 +77,38 @@ static void forget_child_side(struct tracker_target *tg)
 	f->nifree = f->ifree_cap = 0;
 }
 
-void family_free(struct tracker *t, struct tracker_target *tg)
+void family_free(struct tracker *t, struct tracker_target *tt)
 {
-	forget_parent_side(t, tg);
-	forget_child_side(tg);
-	free(tg->fam);
-	tg->fam = NULL;
+	forget_parent_side(t, tt);
+	forget_child_side(tt);
+	free(tt->fam);
+	tt->fam = NULL;
 }
 
 /*
- * Does tg still need its parent's view? While its inherited blocks are in
+ * Does tt still need its parent's view? While its inherited blocks are in
  * its heap, while the current peak counts them, and while a child of its
  * own needs its view (which includes what it inherited). Moves the refs up
  * the chain and drops the side tables no one needs.
  */
-static void update_hold(struct tracker *t, struct tracker_target *tg)
+static void update_hold(struct tracker *t, struct tracker_target *tt)
 {
-	for (uint32_t hops = 0; tg && hops < 1024; hops++) {
-		struct tracker_target *p = parent_of(t, tg);
-		int need = p && (!tg->released || tg->peak_holder || tg->refs);
+	for (uint32_t hops = 0; tt && hops < 1024; hops++) {
+		struct tracker_target *p = parent_of(t, tt);
+		int need = p && (!tt->released || tt->peak_holder || tt->refs);
 
-		if (!tg->refs)
-			forget_parent_side(t, tg);
-		if (need == tg->holds_parent)
+		if (!tt->refs)
+			forget_parent_side(t, tt);
+		if (need == tt->holds_parent)
 			return;
-		tg->holds_parent = need;
+		tt->holds_parent = need;
 		if (need) {
 			p->refs++;
 		} else {
-			forget_child_side(tg);
+			forget_child_side(tt);
 			p->refs--;
 		}
-		tg = p; /* its need may have changed with its refs */
+		tt = p; /* its need may have changed with its refs */
 	}
 }
 
@@ -123,24 +123,24 @@ int family_fork(struct tracker *t, struct tracker_target *parent, struct tracker
 	return 0;
 }
 
-void family_born(struct tracker *t, struct tracker_target *tg, uint64_t addr)
+void family_born(struct tracker *t, struct tracker_target *tt, uint64_t addr)
 {
-	if (!tg->last_fork || !fam_of(tg))
+	if (!tt->last_fork || !fam_of(tt))
 		return;
 	/* out of memory: taken as born before the fork (a child may see it) */
-	addrmap_put(&tg->fam->births, addr, t->forks);
+	addrmap_put(&tt->fam->births, addr, t->forks);
 }
 
-void family_gone(struct tracker *t, struct tracker_target *tg, const struct heap_block *b)
+void family_gone(struct tracker *t, struct tracker_target *tt, const struct heap_block *b)
 {
-	struct family *f = tg->fam;
+	struct family *f = tt->fam;
 	struct family_ghost *g;
 	uint32_t birth = 0, prev = 0;
 
-	if (!tg->last_fork || !f)
+	if (!tt->last_fork || !f)
 		return;
 	addrmap_del(&f->births, b->addr, &birth);
-	if (birth >= tg->last_fork)
+	if (birth >= tt->last_fork)
 		return; /* no fork while it lived: no child ever saw it */
 	if (grow((void **)&f->ghosts, &f->ghosts_cap, f->nghosts, sizeof(*f->ghosts)))
 		return;
@@ -157,45 +157,45 @@ void family_gone(struct tracker *t, struct tracker_target *tg, const struct heap
 				   .prev = prev};
 }
 
-/* Was tg's own block at addr (live now) born before epoch e? */
-static int born_before(const struct tracker_target *tg, uint64_t addr, uint32_t e)
+/* Was tt's own block at addr (live now) born before epoch e? */
+static int born_before(const struct tracker_target *tt, uint64_t addr, uint32_t e)
 {
 	uint32_t birth = 0;
 
-	if (tg->fam)
-		addrmap_get(&tg->fam->births, addr, &birth);
+	if (tt->fam)
+		addrmap_get(&tt->fam->births, addr, &birth);
 	return birth < e;
 }
 
 /*
- * The block at addr in tg's own part of its view at fork epoch e: a live
+ * The block at addr in tt's own part of its view at fork epoch e: a live
  * own block born before e, a block parked in a realloc, or a ghost.
  */
-static int own_at(const struct tracker *t, const struct tracker_target *tg, uint64_t addr,
+static int own_at(const struct tracker *t, const struct tracker_target *tt, uint64_t addr,
 		  uint32_t e, struct heap_block *out)
 {
 	uint32_t gi;
 
-	if (heap_get(&t->heap, tg->gen, addr, out) && born_before(tg, addr, e))
+	if (heap_get(&t->heap, tt->gen, addr, out) && born_before(tt, addr, e))
 		return 1;
-	for (uint32_t i = 0; i < tg->nparked; i++) {
-		const struct tracker_parked *p = &tg->parked[i];
+	for (uint32_t i = 0; i < tt->nparked; i++) {
+		const struct tracker_parked *p = &tt->parked[i];
 
-		if (p->known && !p->inherited && p->old_addr == addr && born_before(tg, addr, e)) {
+		if (p->known && !p->inherited && p->old_addr == addr && born_before(tt, addr, e)) {
 			*out = p->block;
 			return 1;
 		}
 	}
-	if (!tg->fam || !addrmap_get(&tg->fam->ghost_at, addr, &gi))
+	if (!tt->fam || !addrmap_get(&tt->fam->ghost_at, addr, &gi))
 		return 0;
-	for (; gi; gi = tg->fam->ghosts[gi - 1].prev) {
-		const struct family_ghost *g = &tg->fam->ghosts[gi - 1];
+	for (; gi; gi = tt->fam->ghosts[gi - 1].prev) {
+		const struct family_ghost *g = &tt->fam->ghosts[gi - 1];
 
 		if (g->birth < e && e <= g->death) {
 			*out = (struct heap_block){.addr = g->addr,
 						   .size = g->size,
 						   .time_ns = g->time_ns,
-						   .tgid = tg->gen,
+						   .tgid = tt->gen,
 						   .stack = g->stack};
 			return 1;
 		}
@@ -203,13 +203,13 @@ static int own_at(const struct tracker *t, const struct tracker_target *tg, uint
 	return 0;
 }
 
-int family_inherited(const struct tracker *t, const struct tracker_target *tg, uint64_t addr,
+int family_inherited(const struct tracker *t, const struct tracker_target *tt, uint64_t addr,
 		     struct heap_block *out)
 {
-	const struct tracker_target *c = tg, *p;
+	const struct tracker_target *c = tt, *p;
 	uint32_t e = UINT32_MAX, tomb, hops = 0;
 
-	if (!tg->parent || tg->released)
+	if (!tt->parent || tt->released)
 		return 0;
 	/* up the chain: each child's view at e holds what its parent held at
 	 * the child's fork, less what the child freed before e */
@@ -224,14 +224,14 @@ int family_inherited(const struct tracker *t, const struct tracker_target *tg, u
 	return 0;
 }
 
-void family_took(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t stack,
+void family_took(struct tracker *t, struct tracker_target *tt, uint64_t addr, uint32_t stack,
 		 uint64_t size)
 {
-	struct family *f = fam_of(tg);
+	struct family *f = fam_of(tt);
 	uint32_t i;
 
-	tg->inherited_live--;
-	tg->inherited_live_bytes -= size;
+	tt->inherited_live--;
+	tt->inherited_live_bytes -= size;
 	if (!f)
 		return;
 	addrmap_put(&f->tombs, addr, t->forks);
@@ -246,10 +246,10 @@ void family_took(struct tracker *t, struct tracker_target *tg, uint64_t addr, ui
 	f->ifree[i].bytes += size;
 }
 
-static void hist_push(struct tracker *t, const struct tracker_target *tg, uint32_t s,
+static void hist_push(struct tracker *t, const struct tracker_target *tt, uint32_t s,
 		      uint64_t live_allocations, uint64_t live_bytes)
 {
-	struct family *f = fam_of((struct tracker_target *)tg);
+	struct family *f = fam_of((struct tracker_target *)tt);
 	struct stack_entry *e = stack_get(&t->stacks, s);
 
 	if (!f || grow((void **)&f->hist, &f->hist_cap, f->nhist, sizeof(*f->hist)))
@@ -260,64 +260,64 @@ static void hist_push(struct tracker *t, const struct tracker_target *tg, uint32
 			return;
 		f->hist_stacks[f->nhist_stacks++] = s;
 	}
-	f->hist[f->nhist] = (struct family_hist){.epoch = tg->last_fork,
+	f->hist[f->nhist] = (struct family_hist){.epoch = tt->last_fork,
 						 .prev = e->hist,
 						 .live_allocations = live_allocations,
 						 .live_bytes = live_bytes};
 	e->hist = ++f->nhist;
 }
 
-void family_stack_save(struct tracker *t, const struct tracker_target *tg, uint32_t s)
+void family_stack_save(struct tracker *t, const struct tracker_target *tt, uint32_t s)
 {
 	const struct stack_entry *e = stack_get(&t->stacks, s);
 
 	/* kept already for its latest fork? (its newest record's epoch) */
-	if (e->hist && tg->fam && tg->fam->hist[e->hist - 1].epoch >= tg->last_fork)
+	if (e->hist && tt->fam && tt->fam->hist[e->hist - 1].epoch >= tt->last_fork)
 		return;
-	hist_push(t, tg, s, e->t.live_allocations, e->t.live_bytes);
+	hist_push(t, tt, s, e->t.live_allocations, e->t.live_bytes);
 }
 
-void family_stack_new(struct tracker *t, const struct tracker_target *tg, uint32_t s)
+void family_stack_new(struct tracker *t, const struct tracker_target *tt, uint32_t s)
 {
 	/* it did not exist at the forks so far: nothing live there */
-	hist_push(t, tg, s, 0, 0);
+	hist_push(t, tt, s, 0, 0);
 }
 
-void family_release(struct tracker *t, struct tracker_target *tg,
+void family_release(struct tracker *t, struct tracker_target *tt,
 		    void (*undo)(void *arg, uint32_t stack, uint64_t count, uint64_t bytes),
 		    void *arg)
 {
-	if (!tg->parent || tg->released)
+	if (!tt->parent || tt->released)
 		return;
-	for (uint32_t i = 0; tg->fam && i < tg->fam->nifree; i++)
-		undo(arg, tg->fam->ifree[i].stack, tg->fam->ifree[i].count,
-		     tg->fam->ifree[i].bytes);
-	tg->released = 1;
+	for (uint32_t i = 0; tt->fam && i < tt->fam->nifree; i++)
+		undo(arg, tt->fam->ifree[i].stack, tt->fam->ifree[i].count,
+		     tt->fam->ifree[i].bytes);
+	tt->released = 1;
 	/* the current peak was set while it held them: the peak view still
 	 * counts them until the peak moves */
-	if (t->peak_epoch > tg->fork_peak_epoch) {
-		tg->peak_holder = 1;
+	if (t->peak_epoch > tt->fork_peak_epoch) {
+		tt->peak_holder = 1;
 		t->peak_holders++;
 	}
-	if (tg->fam) {
-		addrmap_free(&tg->fam->ifree_at);
-		free(tg->fam->ifree);
-		tg->fam->ifree = NULL;
-		tg->fam->nifree = tg->fam->ifree_cap = 0;
+	if (tt->fam) {
+		addrmap_free(&tt->fam->ifree_at);
+		free(tt->fam->ifree);
+		tt->fam->ifree = NULL;
+		tt->fam->nifree = tt->fam->ifree_cap = 0;
 	}
-	update_hold(t, tg);
+	update_hold(t, tt);
 }
 
 void family_peak_moved(struct tracker *t)
 {
 	for (uint32_t i = 0; i < t->ntargets; i++) {
-		struct tracker_target *tg = &t->targets[i];
+		struct tracker_target *tt = &t->targets[i];
 
-		if (!tg->peak_holder)
+		if (!tt->peak_holder)
 			continue;
-		tg->peak_holder = 0;
+		tt->peak_holder = 0;
 		t->peak_holders--;
-		update_hold(t, tg);
+		update_hold(t, tt);
 	}
 }
 

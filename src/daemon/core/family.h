@@ -79,47 +79,47 @@ struct family {
 /* child (just added, empty) was forked by parent now: link them (O(1)). 0, or -1 (no memory). */
 int family_fork(struct tracker *t, struct tracker_target *parent, struct tracker_target *child);
 
-/* Own block addr of tg was just added to its heap. */
-void family_born(struct tracker *t, struct tracker_target *tg, uint64_t addr);
-/* Own block b of tg left its heap (freed, missed, unmapped, or resized). */
-void family_gone(struct tracker *t, struct tracker_target *tg, const struct heap_block *b);
+/* Own block addr of tt was just added to its heap. */
+void family_born(struct tracker *t, struct tracker_target *tt, uint64_t addr);
+/* Own block b of tt left its heap (freed, missed, unmapped, or resized). */
+void family_gone(struct tracker *t, struct tracker_target *tt, const struct heap_block *b);
 
 /*
- * Does tg's view hold an inherited block at addr (one its parent or an
- * earlier ancestor held when tg was forked, not freed by tg since)? 1 and
+ * Does tt's view hold an inherited block at addr (one its parent or an
+ * earlier ancestor held when tt was forked, not freed by tt since)? 1 and
  * the block in *out (its stack is the ancestor's), or 0.
  */
-int family_inherited(const struct tracker *t, const struct tracker_target *tg, uint64_t addr,
+int family_inherited(const struct tracker *t, const struct tracker_target *tt, uint64_t addr,
 		     struct heap_block *out);
-/* tg freed (or lost) the inherited block at addr, counted on its own stack. */
-void family_took(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t stack,
+/* tt freed (or lost) the inherited block at addr, counted on its own stack. */
+void family_took(struct tracker *t, struct tracker_target *tt, uint64_t addr, uint32_t stack,
 		 uint64_t size);
 
 /*
- * The next two only for a tg that forked (tg->last_fork), and family_peak_moved
+ * The next two only for a tt that forked (tt->last_fork), and family_peak_moved
  * only while a released child holds the peak (t->peak_holders): the tracker
  * tests that itself, so a process that never forked never comes here.
  */
-/* Before stack s of tg changes its live values: keep them for tg's forks. */
-void family_stack_save(struct tracker *t, const struct tracker_target *tg, uint32_t s);
-/* Stack s of tg was just made. */
-void family_stack_new(struct tracker *t, const struct tracker_target *tg, uint32_t s);
+/* Before stack s of tt changes its live values: keep them for tt's forks. */
+void family_stack_save(struct tracker *t, const struct tracker_target *tt, uint32_t s);
+/* Stack s of tt was just made. */
+void family_stack_new(struct tracker *t, const struct tracker_target *tt, uint32_t s);
 
 /*
- * tg's generation ended: its inherited blocks leave its heap. Calls
+ * tt's generation ended: its inherited blocks leave its heap. Calls
  * undo(arg, stack, count, bytes) for each of its stacks that counted frees
  * of inherited blocks, so that the caller gives back the live values those
  * took; then drops what no one needs any more.
  */
-void family_release(struct tracker *t, struct tracker_target *tg,
+void family_release(struct tracker *t, struct tracker_target *tt,
 		    void (*undo)(void *arg, uint32_t stack, uint64_t count, uint64_t bytes),
 		    void *arg);
 /* The global peak moved (a new peak, or reset-peak): released children no
  * longer count in it (t->peak_holders, above). */
 void family_peak_moved(struct tracker *t);
 
-/* Free tg's side tables, with the tracker (before its stacks). */
-void family_free(struct tracker *t, struct tracker_target *tg);
+/* Free tt's side tables, with the tracker (before its stacks). */
+void family_free(struct tracker *t, struct tracker_target *tt);
 
 /* Bytes of side tables, for the figures. */
 size_t family_bytes(const struct tracker *t);

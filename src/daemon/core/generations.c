@@ -56,14 +56,14 @@ uint32_t tracker_gen_pid(const struct tracker *t, uint32_t gen)
 
 uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 {
-	struct tracker_target *tg = tracker_gen_target(t, tgid);
+	struct tracker_target *tt = tracker_gen_target(t, tgid);
 	uint32_t key, i;
 
-	if (!tg)
+	if (!tt)
 		return 0;
 	key = TRACKER_RETIRED | ++t->retired;
-	tg->gen = key;
-	addrmap_free(&tg->freed); /* it takes no more events */
+	tt->gen = key;
+	addrmap_free(&tt->freed); /* it takes no more events */
 	/* Stacks keep their index slot: a lookup compares the whole key, so
 	 * the old key's slot position is never matched again. A block's key
 	 * is its stack's: the blocks follow. */
@@ -76,7 +76,7 @@ uint32_t tracker_retire(struct tracker *t, uint32_t tgid)
 
 struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint64_t start_ns)
 {
-	struct tracker_target *tg, *v;
+	struct tracker_target *tt, *v;
 	int is_new;
 	uint32_t empty;
 
@@ -91,14 +91,14 @@ struct tracker_target *tracker_add_target(struct tracker *t, uint32_t tgid, uint
 	if (!v)
 		return NULL;
 	t->targets = v;
-	tg = &t->targets[t->ntargets++];
-	memset(tg, 0, sizeof(*tg));
-	tg->tgid = tgid;
-	tg->gen = tgid;
-	tg->refrees = 1; /* until the daemon knows its allocator is not glibc */
-	tg->start_ns = start_ns;
-	tg->empty_stack = empty;
+	tt = &t->targets[t->ntargets++];
+	memset(tt, 0, sizeof(*tt));
+	tt->tgid = tgid;
+	tt->gen = tgid;
+	tt->refrees = 1; /* until the daemon knows its allocator is not glibc */
+	tt->start_ns = start_ns;
+	tt->empty_stack = empty;
 	if (t->ntargets == 1)
 		t->start_ns = start_ns;
-	return tg;
+	return tt;
 }

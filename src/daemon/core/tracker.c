@@ -58,7 +58,7 @@ uint64_t tracker_stack_peak_bytes(const struct tracker *t, const struct stack_en
 /* Before a stack's live bytes change: if a peak was set since it last changed,
  * its current value is its value at that peak; if its target forked since,
  * its current values are the child's (family.h). */
-static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_target *tg,
+static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_target *tt,
 				       uint32_t idx)
 {
 	struct stack_entry *s = stack_get(&t->stacks, idx);
@@ -67,8 +67,8 @@ static struct stack_entry *stack_touch(struct tracker *t, const struct tracker_t
 		s->t.peak_live_bytes = s->t.live_bytes;
 		s->peak_epoch = (uint32_t)t->peak_epoch;
 	}
-	if (tg->last_fork)
-		family_stack_save(t, tg, idx);
+	if (tt->last_fork)
+		family_stack_save(t, tt, idx);
 	return s;
 }
 
@@ -121,30 +121,30 @@ static void count_release(struct mt_counters *c, uint64_t size, int missed, int 
 	c->live_bytes -= size;
 }
 
-static void account_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
+static void account_alloc(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev,
 			  uint32_t stack)
 {
-	struct stack_entry *s = stack_touch(t, tg, stack);
+	struct stack_entry *s = stack_touch(t, tt, stack);
 	uint64_t old_peak = t->totals.peak_live_bytes;
 
 	s->t.allocations++;
 	s->t.bytes_allocated += ev->size;
 	s->t.live_allocations++;
 	s->t.live_bytes += ev->size;
-	count_alloc(&tg->c, ev->size, since(ev->time_ns, tg->start_ns));
+	count_alloc(&tt->c, ev->size, since(ev->time_ns, tt->start_ns));
 	count_alloc(&t->totals, ev->size, since(ev->time_ns, t->start_ns));
 	if (t->totals.peak_live_bytes != old_peak)
 		peak_moved(t);
 }
 
 /* b leaves the heap: freed (by thread tid), or missed; temporary as the caller found. */
-static void account_release(struct tracker *t, struct tracker_target *tg,
+static void account_release(struct tracker *t, struct tracker_target *tt,
 			    const struct heap_block *b, int missed, int temporary)
 {
-	struct stack_entry *s = stack_touch(t, tg, b->stack);
+	struct stack_entry *s = stack_touch(t, tt, b->stack);
 
-	if (tg->last_fork) /* a child may share it */
-		family_gone(t, tg, b);
+	if (tt->last_fork) /* a child may share it */
+		family_gone(t, tt, b);
 	if (missed) {
 		/* a stack's frees count only calls that were seen */
 	} else {
@@ -157,17 +157,17 @@ static void account_release(struct tracker *t, struct tracker_target *tg,
 	}
 	s->t.live_allocations--;
 	s->t.live_bytes -= b->size;
-	count_release(&tg->c, b->size, missed, temporary);
+	count_release(&tt->c, b->size, missed, temporary);
 	count_release(&t->totals, b->size, missed, temporary);
 }
 
 /*
- * tg freed (or, missed, lost the free of) the inherited block b, whose stack
+ * tt freed (or, missed, lost the free of) the inherited block b, whose stack
  * is an ancestor's: counted as its own free on its stack of the same frames,
  * whose live values go below its own (the inherited part is added back by
  * the views, and at the release: family.h).
  */
-static void account_inherited(struct tracker *t, struct tracker_target *tg,
+static void account_inherited(struct tracker *t, struct tracker_target *tt,
 			      const struct heap_block *b, int missed)
 {
 	uint64_t words[STACK_MAX_FRAMES];
@@ -175,68 +175,68 @@ static void account_inherited(struct tracker *t, struct tracker_target *tg,
 	struct stack_entry *s;
 	int is_new;
 
-	idx = stack_intern(&t->stacks, tg->gen, words, n, &is_new);
+	idx = stack_intern(&t->stacks, tt->gen, words, n, &is_new);
 	if (idx == STACK_NONE) {
-		idx = tg->empty_stack;
+		idx = tt->empty_stack;
 	} else if (is_new) {
 		stack_get(&t->stacks, idx)->stack_end = stack_get(&t->stacks, b->stack)->stack_end;
-		if (tg->last_fork)
-			family_stack_new(t, tg, idx);
+		if (tt->last_fork)
+			family_stack_new(t, tt, idx);
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->gen, words, n);
+			t->on_new_stack(t->on_new_stack_arg, tt->gen, words, n);
 	}
-	s = stack_touch(t, tg, idx);
+	s = stack_touch(t, tt, idx);
 	if (!missed) {
 		s->t.frees++;
 		s->t.bytes_freed += b->size;
 	}
 	s->t.live_allocations--;
 	s->t.live_bytes -= b->size;
-	family_took(t, tg, b->addr, idx, b->size);
-	count_release(&tg->c, b->size, missed, 0);
+	family_took(t, tt, b->addr, idx, b->size);
+	count_release(&tt->c, b->size, missed, 0);
 	count_release(&t->totals, b->size, missed, 0);
 }
 
-/* The block at addr of tg's view leaves it: its own, or one it inherited. */
-static int take_block(struct tracker *t, struct tracker_target *tg, uint64_t addr,
+/* The block at addr of tt's view leaves it: its own, or one it inherited. */
+static int take_block(struct tracker *t, struct tracker_target *tt, uint64_t addr,
 		      struct heap_block *out, int *inherited)
 {
 	*inherited = 0;
-	if (heap_remove(&t->heap, tg->gen, addr, out))
+	if (heap_remove(&t->heap, tt->gen, addr, out))
 		return 1;
-	if (tg->inherited_live && family_inherited(t, tg, addr, out)) {
+	if (tt->inherited_live && family_inherited(t, tt, addr, out)) {
 		*inherited = 1;
 		return 1;
 	}
 	return 0;
 }
 
-/* A stack's frames interned under tg's key: STACK_NONE when it cannot be kept. */
-static uint32_t intern(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev,
+/* A stack's frames interned under tt's key: STACK_NONE when it cannot be kept. */
+static uint32_t intern(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev,
 		       const uint64_t *frames, uint32_t n)
 {
 	int is_new;
-	uint32_t stack = stack_intern(&t->stacks, tg->gen, frames, n, &is_new);
+	uint32_t stack = stack_intern(&t->stacks, tt->gen, frames, n, &is_new);
 
 	if (stack != STACK_NONE && is_new) {
 		stack_get(&t->stacks, stack)->stack_end = ev->stack_end;
-		if (tg->last_fork) /* its forks hold no blocks of it */
-			family_stack_new(t, tg, stack);
+		if (tt->last_fork) /* its forks hold no blocks of it */
+			family_stack_new(t, tt, stack);
 		if (t->on_new_stack)
-			t->on_new_stack(t->on_new_stack_arg, tg->gen, frames, n);
+			t->on_new_stack(t->on_new_stack_arg, tt->gen, frames, n);
 	}
 	return stack;
 }
 
-/* Stack old, registered in an earlier generation of tg's address space (it was
- * detached and attached again): the same frames, interned for tg. */
-static uint32_t intern_again(struct tracker *t, struct tracker_target *tg,
+/* Stack old, registered in an earlier generation of tt's address space (it was
+ * detached and attached again): the same frames, interned for tt. */
+static uint32_t intern_again(struct tracker *t, struct tracker_target *tt,
 			     const struct mt_event *ev, uint32_t old)
 {
 	uint64_t frames[STACK_MAX_FRAMES];
 	uint32_t n = stack_words(&t->stacks, old, frames);
 
-	return intern(t, tg, ev, frames, n);
+	return intern(t, tt, ev, frames, n);
 }
 
 /*
@@ -246,7 +246,7 @@ static uint32_t intern_again(struct tracker *t, struct tracker_target *tg,
  * under it. STACK_NONE when it cannot be kept, or (never expected) when the
  * id was never registered: then it is counted, not guessed.
  */
-static uint32_t event_stack(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+static uint32_t event_stack(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev)
 {
 	uint32_t n = (uint32_t)ev->nframes + ev->npyframes, stack;
 	const uint64_t *frames = (const uint64_t *)ev->frames;
@@ -258,29 +258,29 @@ static uint32_t event_stack(struct tracker *t, struct tracker_target *tg, const 
 			return STACK_NONE;
 		}
 		t->stack_id_events++;
-		if (stack == STACK_NONE || stack_get(&t->stacks, stack)->tgid == tg->gen)
+		if (stack == STACK_NONE || stack_get(&t->stacks, stack)->tgid == tt->gen)
 			return stack;
-		stack = intern_again(t, tg, ev, stack);
+		stack = intern_again(t, tt, ev, stack);
 	} else {
-		stack = intern(t, tg, ev, frames, n);
+		stack = intern(t, tt, ev, frames, n);
 	}
 	if (id)
 		stackids_put(&t->ids, id, stack);
 	return stack;
 }
 
-static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+static void on_alloc(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev)
 {
 	struct heap_block b, old;
 	uint32_t stack;
 	int r;
 
-	if (tg->freed.count) /* in use again */
-		addrmap_del(&tg->freed, ev->addr, NULL);
-	stack = event_stack(t, tg, ev);
+	if (tt->freed.count) /* in use again */
+		addrmap_del(&tt->freed, ev->addr, NULL);
+	stack = event_stack(t, tt, ev);
 	if (stack == STACK_NONE) {
-		stack = tg->empty_stack;
-		tg->c.stackless_allocations++;
+		stack = tt->empty_stack;
+		tt->c.stackless_allocations++;
 		t->totals.stackless_allocations++;
 	}
 
@@ -293,31 +293,31 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
 	b.addr = ev->addr;
 	b.size = ev->size;
 	b.time_ns = ev->time_ns;
-	b.tgid = tg->gen;
+	b.tgid = tt->gen;
 	b.stack = stack;
 	r = heap_insert(&t->heap, &b, &old);
 	/* counted in its thread; remembered while it may be temporary (an
 	 * entry left at this address by a missed free goes) */
 	t->recent.threshold = t->temporary_threshold;
-	recent_alloc(&t->recent, ev->tid, tg->gen, ev->addr, r != HEAP_FULL);
+	recent_alloc(&t->recent, ev->tid, tt->gen, ev->addr, r != HEAP_FULL);
 	if (r == HEAP_FULL) {
 		/* counted as an allocation, never as live: its free will be an
 		 * unknown free */
-		tg->c.allocations++;
-		tg->c.bytes_allocated += ev->size;
-		tg->c.untracked_allocations++;
+		tt->c.allocations++;
+		tt->c.bytes_allocated += ev->size;
+		tt->c.untracked_allocations++;
 		t->totals.allocations++;
 		t->totals.bytes_allocated += ev->size;
 		t->totals.untracked_allocations++;
 		return;
 	}
 	if (r == HEAP_REPLACED)
-		account_release(t, tg, &old, 1, 0);
-	else if (tg->inherited_live && family_inherited(t, tg, ev->addr, &old))
-		account_inherited(t, tg, &old, 1); /* its free was not seen */
-	account_alloc(t, tg, ev, stack);
-	if (tg->last_fork)
-		family_born(t, tg, ev->addr);
+		account_release(t, tt, &old, 1, 0);
+	else if (tt->inherited_live && family_inherited(t, tt, ev->addr, &old))
+		account_inherited(t, tt, &old, 1); /* its free was not seen */
+	account_alloc(t, tt, ev, stack);
+	if (tt->last_fork)
+		family_born(t, tt, ev->addr);
 }
 
 /*
@@ -331,91 +331,91 @@ static void on_alloc(struct tracker *t, struct tracker_target *tg, const struct 
  * every one once an event was lost (MT_EVF_LOSSES), since an allocation
  * there may have gone unseen.
  */
-static void freed_note(struct tracker *t, struct tracker_target *tg, uint64_t addr)
+static void freed_note(struct tracker *t, struct tracker_target *tt, uint64_t addr)
 {
-	if (t->losses_seen || !tg->refrees)
+	if (t->losses_seen || !tt->refrees)
 		return; /* an allocation may have gone unseen: no address is known free;
 			 * or its allocator never frees an address twice */
-	if (tg->freed.count >= TRACKER_FREED_MAX)
-		addrmap_free(&tg->freed);
-	addrmap_put(&tg->freed, addr, 1); /* out of memory: forgotten, as above */
+	if (tt->freed.count >= TRACKER_FREED_MAX)
+		addrmap_free(&tt->freed);
+	addrmap_put(&tt->freed, addr, 1); /* out of memory: forgotten, as above */
 }
 
-static void count_unknown_free(struct tracker_target *tg, struct tracker *t)
+static void count_unknown_free(struct tracker_target *tt, struct tracker *t)
 {
-	tg->c.unknown_frees++;
+	tt->c.unknown_frees++;
 	t->totals.unknown_frees++;
 }
 
-static void release_addr(struct tracker *t, struct tracker_target *tg, uint64_t addr, uint32_t tid)
+static void release_addr(struct tracker *t, struct tracker_target *tt, uint64_t addr, uint32_t tid)
 {
 	struct heap_block b;
 	int inherited;
 
-	if (!take_block(t, tg, addr, &b, &inherited)) {
-		if (addrmap_get(&tg->freed, addr, NULL)) {
+	if (!take_block(t, tt, addr, &b, &inherited)) {
+		if (addrmap_get(&tt->freed, addr, NULL)) {
 			t->events_refree++; /* freed already: nothing */
 			return;
 		}
-		count_unknown_free(tg, t);
+		count_unknown_free(tt, t);
 	} else if (inherited) {
-		account_inherited(t, tg, &b, 0);
+		account_inherited(t, tt, &b, 0);
 	} else {
-		account_release(t, tg, &b, 0, recent_release(&t->recent, tg->gen, addr, tid));
+		account_release(t, tt, &b, 0, recent_release(&t->recent, tt->gen, addr, tid));
 	}
-	freed_note(t, tg, addr);
+	freed_note(t, tt, addr);
 }
 
-static struct tracker_parked *parked_find(struct tracker_target *tg, uint32_t tid)
+static struct tracker_parked *parked_find(struct tracker_target *tt, uint32_t tid)
 {
 	uint32_t i;
 
-	for (i = 0; i < tg->nparked; i++) {
-		if (tg->parked[i].tid == tid)
-			return &tg->parked[i];
+	for (i = 0; i < tt->nparked; i++) {
+		if (tt->parked[i].tid == tid)
+			return &tt->parked[i];
 	}
 	return NULL;
 }
 
-static void on_realloc_enter(struct tracker *t, struct tracker_target *tg,
+static void on_realloc_enter(struct tracker *t, struct tracker_target *tt,
 			     const struct mt_event *ev)
 {
-	struct tracker_parked *p = parked_find(tg, ev->tid);
+	struct tracker_parked *p = parked_find(tt, ev->tid);
 
 	if (p) {
 		/* the return of this thread's previous realloc was lost: we do
 		 * not know its outcome, so the old block stays live */
 		if (p->known && !p->inherited) {
 			heap_insert(&t->heap, &p->block, NULL);
-			recent_restore(&t->recent, tg->gen, p->old_addr, &p->mark);
+			recent_restore(&t->recent, tt->gen, p->old_addr, &p->mark);
 		}
 	} else {
-		if (tg->nparked == tg->parked_cap) {
-			uint32_t cap = tg->parked_cap ? tg->parked_cap * 2 : 8;
-			struct tracker_parked *v = realloc(tg->parked, cap * sizeof(*v));
+		if (tt->nparked == tt->parked_cap) {
+			uint32_t cap = tt->parked_cap ? tt->parked_cap * 2 : 8;
+			struct tracker_parked *v = realloc(tt->parked, cap * sizeof(*v));
 
 			if (!v)
 				return; /* the return event falls back to the heap */
-			tg->parked = v;
-			tg->parked_cap = cap;
+			tt->parked = v;
+			tt->parked_cap = cap;
 		}
-		p = &tg->parked[tg->nparked++];
+		p = &tt->parked[tt->nparked++];
 	}
 	p->tid = ev->tid;
 	p->old_addr = ev->old_addr;
 	memset(&p->mark, 0, sizeof(p->mark));
 	/* an inherited block stays in the parent's tables until the outcome */
 	p->inherited = 0;
-	p->known = heap_remove(&t->heap, tg->gen, ev->old_addr, &p->block);
+	p->known = heap_remove(&t->heap, tt->gen, ev->old_addr, &p->block);
 	if (p->known)
-		recent_take(&t->recent, tg->gen, ev->old_addr, &p->mark);
-	else if (tg->inherited_live)
-		p->known = p->inherited = family_inherited(t, tg, ev->old_addr, &p->block);
+		recent_take(&t->recent, tt->gen, ev->old_addr, &p->mark);
+	else if (tt->inherited_live)
+		p->known = p->inherited = family_inherited(t, tt, ev->old_addr, &p->block);
 }
 
-static void on_realloc(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+static void on_realloc(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev)
 {
-	struct tracker_parked *p = parked_find(tg, ev->tid);
+	struct tracker_parked *p = parked_find(tt, ev->tid);
 	struct recent_mark mark;
 	struct heap_block old;
 	int known, inherited;
@@ -425,36 +425,36 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
 		inherited = p->inherited;
 		old = p->block;
 		mark = p->mark;
-		*p = tg->parked[--tg->nparked];
+		*p = tt->parked[--tt->nparked];
 	} else {
 		/* entry event lost: the old block is still on the heap */
 		memset(&mark, 0, sizeof(mark));
 		inherited = 0;
-		known = heap_remove(&t->heap, tg->gen, ev->old_addr, &old);
+		known = heap_remove(&t->heap, tt->gen, ev->old_addr, &old);
 		if (known)
-			recent_take(&t->recent, tg->gen, ev->old_addr, &mark);
-		else if (tg->inherited_live)
-			known = inherited = family_inherited(t, tg, ev->old_addr, &old);
+			recent_take(&t->recent, tt->gen, ev->old_addr, &mark);
+		else if (tt->inherited_live)
+			known = inherited = family_inherited(t, tt, ev->old_addr, &old);
 	}
 	if (!ev->addr && ev->size) {
 		/* failed: the old block is untouched and stays live */
 		if (known && !inherited) {
 			heap_insert(&t->heap, &old, NULL);
-			recent_restore(&t->recent, tg->gen, ev->old_addr, &mark);
+			recent_restore(&t->recent, tt->gen, ev->old_addr, &mark);
 		}
 		return;
 	}
 	/* succeeded (or realloc(p, 0) freed p): one free of the old block ... */
 	if (known && inherited)
-		account_inherited(t, tg, &old, 0);
+		account_inherited(t, tt, &old, 0);
 	else if (known)
-		account_release(t, tg, &old, 0, recent_judge(&t->recent, &mark, ev->tid));
+		account_release(t, tt, &old, 0, recent_judge(&t->recent, &mark, ev->tid));
 	else
-		count_unknown_free(tg, t);
-	freed_note(t, tg, ev->old_addr);
+		count_unknown_free(tt, t);
+	freed_note(t, tt, ev->old_addr);
 	/* ... and one allocation of the new one, even at the same address */
 	if (ev->addr)
-		on_alloc(t, tg, ev);
+		on_alloc(t, tt, ev);
 }
 
 /*
@@ -465,69 +465,69 @@ static void on_realloc(struct tracker *t, struct tracker_target *tg, const struc
  * (one call in frees); a part of a block only moves those bytes from live to
  * freed (bytes_freed, no call in frees), so the invariants of tracker.h hold.
  */
-static size_t maps_first_after(const struct tracker_target *tg, uint64_t addr)
+static size_t maps_first_after(const struct tracker_target *tt, uint64_t addr)
 {
 	/* the first piece ending above addr (pieces are sorted and disjoint) */
-	return SEARCH_FIRST(0, tg->nmaps, tg->maps[mid].end > addr);
+	return SEARCH_FIRST(0, tt->nmaps, tt->maps[mid].end > addr);
 }
 
-static int maps_insert(struct tracker_target *tg, size_t i, const struct tracker_mapping *m)
+static int maps_insert(struct tracker_target *tt, size_t i, const struct tracker_mapping *m)
 {
-	if (tg->nmaps == tg->maps_cap) {
-		uint32_t cap = tg->maps_cap ? tg->maps_cap * 2 : 16;
-		struct tracker_mapping *v = realloc(tg->maps, cap * sizeof(*v));
+	if (tt->nmaps == tt->maps_cap) {
+		uint32_t cap = tt->maps_cap ? tt->maps_cap * 2 : 16;
+		struct tracker_mapping *v = realloc(tt->maps, cap * sizeof(*v));
 
 		if (!v)
 			return -1;
-		tg->maps = v;
-		tg->maps_cap = cap;
+		tt->maps = v;
+		tt->maps_cap = cap;
 	}
-	memmove(&tg->maps[i + 1], &tg->maps[i], (tg->nmaps - i) * sizeof(*m));
-	tg->maps[i] = *m;
-	tg->nmaps++;
+	memmove(&tt->maps[i + 1], &tt->maps[i], (tt->nmaps - i) * sizeof(*m));
+	tt->maps[i] = *m;
+	tt->nmaps++;
 	return 0;
 }
 
-static void maps_remove(struct tracker_target *tg, size_t i)
+static void maps_remove(struct tracker_target *tt, size_t i)
 {
-	memmove(&tg->maps[i], &tg->maps[i + 1], (tg->nmaps - i - 1) * sizeof(tg->maps[0]));
-	tg->nmaps--;
+	memmove(&tt->maps[i], &tt->maps[i + 1], (tt->nmaps - i - 1) * sizeof(tt->maps[0]));
+	tt->nmaps--;
 }
 
 /* n of a block's bytes were unmapped, not all of them. */
-static void account_shrink(struct tracker *t, struct tracker_target *tg, struct heap_block *b,
+static void account_shrink(struct tracker *t, struct tracker_target *tt, struct heap_block *b,
 			   uint64_t n)
 {
-	struct stack_entry *s = stack_touch(t, tg, b->stack);
+	struct stack_entry *s = stack_touch(t, tt, b->stack);
 
 	/* for the children that share it, the old size is gone: a new block */
-	family_gone(t, tg, b);
-	heap_set_size(&t->heap, tg->gen, b->addr, b->size - n);
-	family_born(t, tg, b->addr);
+	family_gone(t, tt, b);
+	heap_set_size(&t->heap, tt->gen, b->addr, b->size - n);
+	family_born(t, tt, b->addr);
 	s->t.bytes_freed += n;
 	s->t.live_bytes -= n;
-	tg->c.bytes_freed += n;
-	tg->c.live_bytes -= n;
+	tt->c.bytes_freed += n;
+	tt->c.live_bytes -= n;
 	t->totals.bytes_freed += n;
 	t->totals.live_bytes -= n;
 	b->size -= n;
 }
 
 /* The block at addr leaves the heap whole (missed: its munmap was not seen). */
-static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64_t addr,
+static void mmap_block_drop(struct tracker *t, struct tracker_target *tt, uint64_t addr,
 			    uint32_t tid, int missed)
 {
 	struct heap_block b;
 
-	for (size_t i = 0; i < tg->nmaps;) {
-		if (tg->maps[i].block == addr)
-			maps_remove(tg, i);
+	for (size_t i = 0; i < tt->nmaps;) {
+		if (tt->maps[i].block == addr)
+			maps_remove(tt, i);
 		else
 			i++;
 	}
-	if (heap_remove(&t->heap, tg->gen, addr, &b))
-		account_release(t, tg, &b, missed,
-				recent_release(&t->recent, tg->gen, addr, missed ? 0 : tid));
+	if (heap_remove(&t->heap, tt->gen, addr, &b))
+		account_release(t, tt, &b, missed,
+				recent_release(&t->recent, tt->gen, addr, missed ? 0 : tid));
 }
 
 /*
@@ -536,64 +536,64 @@ static void mmap_block_drop(struct tracker *t, struct tracker_target *tg, uint64
  * in the range at a page the previous one ended on, and lies in it whole,
  * is freed. (A part of one is not followed: the block stays live.)
  */
-static void munmap_inherited(struct tracker *t, struct tracker_target *tg, uint64_t start,
+static void munmap_inherited(struct tracker *t, struct tracker_target *tt, uint64_t start,
 			     uint64_t end)
 {
 	struct heap_block b;
 
-	while (start < end && tg->inherited_live && family_inherited(t, tg, start, &b) &&
+	while (start < end && tt->inherited_live && family_inherited(t, tt, start, &b) &&
 	       b.size <= end - start) {
-		account_inherited(t, tg, &b, 0);
+		account_inherited(t, tt, &b, 0);
 		start += (b.size + 4095) & ~4095ull;
 	}
 }
 
 /* munmap(start, end - start) by thread tid: release what it covers. */
-static void on_munmap(struct tracker *t, struct tracker_target *tg, uint64_t start, uint64_t end,
+static void on_munmap(struct tracker *t, struct tracker_target *tt, uint64_t start, uint64_t end,
 		      uint32_t tid)
 {
-	size_t i = maps_first_after(tg, start);
+	size_t i = maps_first_after(tt, start);
 
-	if (tg->inherited_live)
-		munmap_inherited(t, tg, start, end);
-	while (i < tg->nmaps && tg->maps[i].start < end) {
-		struct tracker_mapping m = tg->maps[i];
+	if (tt->inherited_live)
+		munmap_inherited(t, tt, start, end);
+	while (i < tt->nmaps && tt->maps[i].start < end) {
+		struct tracker_mapping m = tt->maps[i];
 		uint64_t lo = m.start > start ? m.start : start;
 		uint64_t hi = m.end < end ? m.end : end;
 		struct heap_block block, *b = NULL;
 
 		if (lo == m.start && hi == m.end) {
-			maps_remove(tg, i);
+			maps_remove(tt, i);
 		} else if (lo == m.start) {
-			tg->maps[i++].start = hi;
+			tt->maps[i++].start = hi;
 		} else if (hi == m.end) {
-			tg->maps[i++].end = lo;
+			tt->maps[i++].end = lo;
 		} else {
 			/* a hole in the middle: two pieces remain */
 			struct tracker_mapping tail = {.start = hi, .end = m.end, .block = m.block};
 
-			if (maps_insert(tg, i + 1, &tail)) {
+			if (maps_insert(tt, i + 1, &tail)) {
 				/* cannot keep the tail apart: the block goes whole */
-				mmap_block_drop(t, tg, m.block, tid, 0);
-				i = maps_first_after(tg, start);
+				mmap_block_drop(t, tt, m.block, tid, 0);
+				i = maps_first_after(tt, start);
 				continue;
 			}
-			tg->maps[i].end = lo;
+			tt->maps[i].end = lo;
 			i += 2;
 		}
-		if (heap_get(&t->heap, tg->gen, m.block, &block))
+		if (heap_get(&t->heap, tt->gen, m.block, &block))
 			b = &block;
 		if (!b)
 			continue;
 		if (hi - lo < b->size)
-			account_shrink(t, tg, b, hi - lo);
+			account_shrink(t, tt, b, hi - lo);
 		else
-			release_addr(t, tg, m.block, tid);
+			release_addr(t, tt, m.block, tid);
 	}
 }
 
 /* An mmap block: whatever we held in its range was unmapped unseen. */
-static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct mt_event *ev)
+static void on_mmap(struct tracker *t, struct tracker_target *tt, const struct mt_event *ev)
 {
 	uint64_t end = ev->addr + ev->size;
 	struct tracker_mapping m = {.start = ev->addr, .end = end, .block = ev->addr};
@@ -603,25 +603,25 @@ static void on_mmap(struct tracker *t, struct tracker_target *tg, const struct m
 		t->events_malformed++;
 		return;
 	}
-	for (i = maps_first_after(tg, ev->addr); i < tg->nmaps && tg->maps[i].start < end;
-	     i = maps_first_after(tg, ev->addr))
-		mmap_block_drop(t, tg, tg->maps[i].block, ev->tid, 1);
-	on_alloc(t, tg, ev);
-	if (!ev->size || !heap_get(&t->heap, tg->gen, ev->addr, NULL))
+	for (i = maps_first_after(tt, ev->addr); i < tt->nmaps && tt->maps[i].start < end;
+	     i = maps_first_after(tt, ev->addr))
+		mmap_block_drop(t, tt, tt->maps[i].block, ev->tid, 1);
+	on_alloc(t, tt, ev);
+	if (!ev->size || !heap_get(&t->heap, tt->gen, ev->addr, NULL))
 		return; /* not held live (--max-live-blocks) */
-	if (maps_insert(tg, maps_first_after(tg, ev->addr), &m)) {
+	if (maps_insert(tt, maps_first_after(tt, ev->addr), &m)) {
 		/* out of memory: without its piece, its munmap could not find it */
-		mmap_block_drop(t, tg, ev->addr, ev->tid, 1);
+		mmap_block_drop(t, tt, ev->addr, ev->tid, 1);
 	}
 }
 
 void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
 {
 	for (uint32_t i = 0; i < t->ntargets; i++) {
-		struct tracker_target *tg = &t->targets[i];
+		struct tracker_target *tt = &t->targets[i];
 
-		tg->c.peak_live_bytes = tg->c.live_bytes;
-		tg->c.peak_time_ns = since(now_ns, tg->start_ns);
+		tt->c.peak_live_bytes = tt->c.live_bytes;
+		tt->c.peak_time_ns = since(now_ns, tt->start_ns);
 	}
 	t->totals.peak_live_bytes = t->totals.live_bytes;
 	t->totals.peak_time_ns = since(now_ns, t->start_ns);
@@ -633,50 +633,50 @@ void tracker_reset_peak(struct tracker *t, uint64_t now_ns)
  * a stack of its own come back (what remains is its own). */
 static void undo_inherited(void *arg, uint32_t stack, uint64_t count, uint64_t bytes)
 {
-	struct tracker_target *tg = ((void **)arg)[1];
-	struct stack_entry *s = stack_touch(((void **)arg)[0], tg, stack);
+	struct tracker_target *tt = ((void **)arg)[1];
+	struct stack_entry *s = stack_touch(((void **)arg)[0], tt, stack);
 
 	s->t.live_allocations += count;
 	s->t.live_bytes += bytes;
 }
 
-/* tg's generation ended: the inherited blocks it still holds leave its heap. */
-static void release_inherited(struct tracker *t, struct tracker_target *tg)
+/* tt's generation ended: the inherited blocks it still holds leave its heap. */
+static void release_inherited(struct tracker *t, struct tracker_target *tt)
 {
-	void *arg[2] = {t, tg};
+	void *arg[2] = {t, tt};
 
-	if (!tg->parent || tg->released)
+	if (!tt->parent || tt->released)
 		return;
-	family_release(t, tg, undo_inherited, arg);
-	tg->c.inherited_released += tg->inherited_live;
-	tg->c.inherited_released_bytes += tg->inherited_live_bytes;
-	tg->c.live_allocations -= tg->inherited_live;
-	tg->c.live_bytes -= tg->inherited_live_bytes;
-	t->totals.inherited_released += tg->inherited_live;
-	t->totals.inherited_released_bytes += tg->inherited_live_bytes;
-	t->totals.live_allocations -= tg->inherited_live;
-	t->totals.live_bytes -= tg->inherited_live_bytes;
-	tg->inherited_live = tg->inherited_live_bytes = 0;
+	family_release(t, tt, undo_inherited, arg);
+	tt->c.inherited_released += tt->inherited_live;
+	tt->c.inherited_released_bytes += tt->inherited_live_bytes;
+	tt->c.live_allocations -= tt->inherited_live;
+	tt->c.live_bytes -= tt->inherited_live_bytes;
+	t->totals.inherited_released += tt->inherited_live;
+	t->totals.inherited_released_bytes += tt->inherited_live_bytes;
+	t->totals.live_allocations -= tt->inherited_live;
+	t->totals.live_bytes -= tt->inherited_live_bytes;
+	tt->inherited_live = tt->inherited_live_bytes = 0;
 }
 
 int tracker_target_exec(struct tracker *t, uint32_t tgid)
 {
-	struct tracker_target *tg = tracker_find_target(t, tgid);
+	struct tracker_target *tt = tracker_find_target(t, tgid);
 
-	if (!tg)
+	if (!tt)
 		return -1;
-	tg->ended = 1;
-	release_inherited(t, tg);
+	tt->ended = 1;
+	release_inherited(t, tt);
 	return 0;
 }
 
 int tracker_target_exited(struct tracker *t, uint32_t gen)
 {
-	struct tracker_target *tg = tracker_gen_target(t, gen);
+	struct tracker_target *tt = tracker_gen_target(t, gen);
 
-	if (!tg)
+	if (!tt)
 		return -1;
-	release_inherited(t, tg);
+	release_inherited(t, tt);
 	return 0;
 }
 
@@ -715,19 +715,19 @@ struct tracker_target *tracker_fork(struct tracker *t, uint32_t parent, uint32_t
 
 void tracker_set_refrees(struct tracker *t, uint32_t tgid, int on)
 {
-	struct tracker_target *tg = tracker_find_target(t, tgid);
+	struct tracker_target *tt = tracker_find_target(t, tgid);
 
-	if (!tg)
+	if (!tt)
 		return;
-	tg->refrees = on;
+	tt->refrees = on;
 	if (!on)
-		addrmap_free(&tg->freed);
+		addrmap_free(&tt->freed);
 }
 
 void tracker_event(struct tracker *t, const void *data, size_t len)
 {
 	const struct mt_event *ev = data;
-	struct tracker_target *tg;
+	struct tracker_target *tt;
 
 	t->events_received++;
 	if (len < sizeof(*ev) || len < sizeof(*ev) + ((size_t)ev->nframes + ev->npyframes +
@@ -743,36 +743,36 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 	}
 	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO || ev->kind == MT_EV_PYALLOC)
 		return; /* a process to attach to or to resolve: the daemon's business */
-	tg = tracker_find_target(t, ev->tgid);
-	if (!tg) {
+	tt = tracker_find_target(t, ev->tgid);
+	if (!tt) {
 		t->events_foreign++;
 		return;
 	}
 	switch (ev->kind) {
 	case MT_EV_ALLOC:
 		if (ev->func == MT_FN_MMAP)
-			on_mmap(t, tg, ev);
+			on_mmap(t, tt, ev);
 		else
-			on_alloc(t, tg, ev);
+			on_alloc(t, tt, ev);
 		break;
 	case MT_EV_FREE:
 		if (ev->func == MT_FN_MMAP)
-			on_munmap(t, tg, ev->addr,
+			on_munmap(t, tt, ev->addr,
 				  ev->addr + ev->size < ev->addr ? UINT64_MAX : ev->addr + ev->size,
 				  ev->tid);
 		else
-			release_addr(t, tg, ev->addr, ev->tid);
+			release_addr(t, tt, ev->addr, ev->tid);
 		break;
 	case MT_EV_REALLOC_ENTER:
-		on_realloc_enter(t, tg, ev);
+		on_realloc_enter(t, tt, ev);
 		break;
 	case MT_EV_REALLOC:
-		on_realloc(t, tg, ev);
+		on_realloc(t, tt, ev);
 		break;
 	case MT_EV_EXEC:
-		tg->ended = 1;
-		release_inherited(t, tg); /* its address space is gone */
-		addrmap_free(&tg->freed);
+		tt->ended = 1;
+		release_inherited(t, tt); /* its address space is gone */
+		addrmap_free(&tt->freed);
 		break;
 	case MT_EV_FORK:
 		break; /* the daemon adds the child */
@@ -781,5 +781,5 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		break;
 	}
 	if (MT_CHECKING) /* the sanitizer build (check.h) */
-		tracker_check_event(t, tg);
+		tracker_check_event(t, tt);
 }

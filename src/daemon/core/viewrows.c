@@ -143,9 +143,9 @@ static uint32_t chain_of(const struct tracker *t, uint32_t c, struct level *out)
 	return n;
 }
 
-static int needs_rows(const struct tracker_target *tg, uint32_t pid)
+static int needs_rows(const struct tracker_target *tt, uint32_t pid)
 {
-	return tg->parent && (!tg->released || tg->peak_holder) && (!pid || tg->tgid == pid);
+	return tt->parent && (!tt->released || tt->peak_holder) && (!pid || tt->tgid == pid);
 }
 
 /* The stacks of each target, bucketed: first[i] .. first[i + 1] in list. */
@@ -435,12 +435,12 @@ static int visible(const struct tracker *t, uint32_t x, const struct level *chai
 	return 0;
 }
 
-static uint32_t birth_of(const struct tracker_target *tg, uint64_t addr)
+static uint32_t birth_of(const struct tracker_target *tt, uint64_t addr)
 {
 	uint32_t birth = 0;
 
-	if (tg->fam)
-		addrmap_get(&tg->fam->births, addr, &birth);
+	if (tt->fam)
+		addrmap_get(&tt->fam->births, addr, &birth);
 	return birth;
 }
 
