@@ -58,7 +58,7 @@ struct snap_probe_site {
 };
 
 /*
- * A target's resident memory (section 45): its last sample of /proc/PID/status
+ * A target's resident memory (section SEC_RESIDENT): its last sample of /proc/PID/status
  * and smaps_rollup, and the largest resident_bytes sampled in the peak window.
  */
 struct snap_resident {
@@ -69,7 +69,7 @@ struct snap_resident {
 	uint64_t peak_time_ns; /* when, since tracing began */
 };
 
-/* A target's mappings by kind, on request (section 46; stats --memory). */
+/* A target's mappings by kind, on request (section SEC_MEMORY; stats --memory). */
 struct snap_memory {
 	uint32_t target;    /* index into struct snapshot.targets */
 	char *error;	    /* why there is no breakdown (its smaps could not be read), or NULL */
@@ -77,7 +77,7 @@ struct snap_memory {
 	struct mt_memory m; /* the breakdown; all zero with an error */
 };
 
-/* The targets' breakdowns (section 46: memory and snapshot requests). */
+/* The targets' breakdowns (section SEC_MEMORY: memory and snapshot requests). */
 struct snap_breakdowns {
 	uint32_t nmemory;
 	struct snap_memory *memory; /* by target index, increasing: the targets traced now */
@@ -95,10 +95,10 @@ struct snap_target {
 	struct mt_counters counters;
 	uint32_t nsites; /* probe_sites section; 0 in older snapshots */
 	struct snap_probe_site *sites;
-	struct snap_resident resident; /* section 45; sampled = 0 in older snapshots */
+	struct snap_resident resident; /* section SEC_RESIDENT; sampled = 0 in older snapshots */
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
-	uint64_t started_ns; /* section 52: when its tracing began, since tracing began (its
-			      * counters' peak_time_ns is since then) */
+	uint64_t started_ns; /* section SEC_TIMELINE_TARGETS: when its tracing began, since tracing
+			      * began (its counters' peak_time_ns is since then) */
 };
 
 struct snap_frame {
@@ -117,7 +117,7 @@ struct snap_stack {
 	uint32_t nframes;
 	struct snap_frame **frames; /* innermost first; frames are shared between stacks */
 	struct mt_stack_counters t;
-	uint64_t oldest_live_age_ns; /* section 12: age of its oldest live block */
+	uint64_t oldest_live_age_ns; /* section SEC_AGES: age of its oldest live block */
 	uint32_t stack_end;	     /* enum mt_stack_end: why its frames stop */
 };
 
@@ -129,7 +129,7 @@ struct snap_truncation {
 	uint64_t allocations;
 };
 
-/* The DWARF stack walker's unwind tables (section 40; memtraced --unwind-memory). */
+/* The DWARF stack walker's unwind tables (section SEC_UNWIND; memtraced --unwind-memory). */
 struct snap_unwind {
 	uint64_t memory_limit;	  /* bytes the tables may take (--unwind-memory) */
 	uint64_t memory_used;	  /* bytes of BPF map memory holding them now */
@@ -151,11 +151,12 @@ struct snap_figures {
 	uint64_t live_allocations;
 	uint64_t allocations;	  /* cumulative, at that time */
 	uint64_t bytes_allocated; /* cumulative, at that time */
-	uint32_t has_resident;	  /* resident below was read for that moment (section 45 or 51) */
+	uint32_t has_resident; /* resident below was read for that moment (section SEC_RESIDENT or
+				  SEC_MATCH) */
 	struct mt_resident resident; /* of the point: summed over the targets traced then */
 };
 
-/* One target's figures at a point (section 52). */
+/* One target's figures at a point (section SEC_TIMELINE_TARGETS). */
 struct snap_timeline_target {
 	uint32_t target; /* index into the targets (the snapshot's; the daemon's in its series) */
 	struct snap_figures f;
@@ -170,7 +171,7 @@ struct snap_timeline_point {
 				    * a snapshot without timeline_targets) */
 };
 
-/* Each timeline point's targets' figures (section 52). */
+/* Each timeline point's targets' figures (section SEC_TIMELINE_TARGETS). */
 struct snap_timeline_targets {
 	uint32_t nfigures;
 	struct snap_timeline_target *figures; /* point by point, oldest first */
@@ -184,7 +185,7 @@ struct snap_block {
 	uint32_t stack;	 /* index into struct snapshot.stacks */
 };
 
-/* The live block list (section 9; memtracectl leaks, and a whole snapshot's). */
+/* The live block list (section SEC_BLOCKS; memtracectl leaks, and a whole snapshot's). */
 struct snap_block_list {
 	uint64_t older_than_ns; /* the list holds only blocks at least this old */
 	uint32_t nblocks;
@@ -202,7 +203,7 @@ struct snap_options {
 };
 
 /*
- * How the daemon itself kept up (section 42), when it says: for the bench
+ * How the daemon itself kept up (section SEC_DAEMON), when it says: for the bench
  * and the tests, and anyone asking whether ingest stalls.
  */
 struct snap_daemon {
@@ -221,7 +222,7 @@ struct snap_daemon {
 };
 
 /*
- * Whole-host mode (section 51): what matches, and the matches not traced
+ * Whole-host mode (section SEC_MATCH): what matches, and the matches not traced
  * (docs/metrics.md, matches_over_limit).
  */
 struct snap_match {
@@ -232,7 +233,7 @@ struct snap_match {
 };
 
 /*
- * The stack walker the daemon runs (section 53): the one asked for, or the
+ * The stack walker the daemon runs (section SEC_WALKER): the one asked for, or the
  * one it fell back to when the kernel's verifier refused that one's
  * programs (memtraced --stack-walker; docs/usage.md).
  */
@@ -244,7 +245,7 @@ struct snap_walker {
 };
 
 /*
- * A grouped snapshot (section 43): the daemon grouped the stacks it selected
+ * A grouped snapshot (section SEC_GROUPS): the daemon grouped the stacks it selected
  * into rows and sent the top ones, each as one stack (the row's first, with
  * the row's sums for counters); this says which row each stack stands for,
  * and what the rows it did not send add up to.
@@ -267,7 +268,7 @@ struct snap_groups {
 };
 
 /*
- * Leaking blocks per stack (section 44), instead of the block list: for each
+ * Leaking blocks per stack (section SEC_LEAKS), instead of the block list: for each
  * stack of the snapshot, its live blocks at least older_than_ns old.
  */
 struct snap_leak {
@@ -283,7 +284,7 @@ struct snap_leaks {
 };
 
 /*
- * A leak scan (sections 47 and 48): the daemon stopped each target for a
+ * A leak scan (sections SEC_SCAN and SEC_SCAN_ENTRIES): the daemon stopped each target for a
  * moment, marked its live blocks from its roots (registers, stacks, every
  * memory the program may have written), and sent the blocks no pointer
  * reaches, by stack and kind, in LeakSanitizer's and valgrind's words.
@@ -295,7 +296,7 @@ enum snap_leak_kind {
 	SNAP_LEAK_KINDS
 };
 
-/* The figures of a scan, all 64-bit, in wire order (section 47; more may follow). */
+/* The figures of a scan, all 64-bit, in wire order (section SEC_SCAN; more may follow). */
 struct snap_scan_figures {
 	uint64_t targets;		  /* processes scanned */
 	uint64_t threads;		  /* their threads, stopped */
@@ -345,9 +346,11 @@ struct snap_scan {
  */
 enum snap_kind {
 	SNAP_STACKS = 0, /* stacks with their own numbers: every one, or the top N by a key */
-	SNAP_ROWS,  /* a stack per row of a grouping, with the row's sums (groups, section 43) */
-	SNAP_LEAKS, /* the stacks with the most bytes in old blocks (leaks, section 44) */
-	SNAP_SCAN,  /* the stacks a scan's entries name (scan, sections 47 and 48) */
+	SNAP_ROWS,	 /* a stack per row of a grouping, with the row's sums (groups, section
+			    SEC_GROUPS) */
+	SNAP_LEAKS, /* the stacks with the most bytes in old blocks (leaks, section SEC_LEAKS) */
+	SNAP_SCAN,  /* the stacks a scan's entries name (scan, sections SEC_SCAN and
+		       SEC_SCAN_ENTRIES) */
 	SNAP_KIND_COUNT
 };
 
@@ -377,7 +380,7 @@ struct snapshot {
 	struct snap_timeline_point *timeline; /* oldest first */
 	uint64_t timeline_interval_ns;	      /* between points now (doubles as they merge) */
 	uint64_t started_unix_ns;	      /* wall clock when tracing began; 0 = unknown */
-	struct snap_options options;	      /* how memtraced was started (section 11) */
+	struct snap_options options;	      /* how memtraced was started (section SEC_TRACE) */
 	uint32_t kind; /* enum snap_kind: what the stacks are; its member of the union holds */
 	union {
 		struct snap_groups groups; /* SNAP_ROWS */
@@ -392,21 +395,21 @@ struct snapshot {
 	 * numbers: each says that a section was there, so that a field it
 	 * names holds a figure and not the zero of a snapshot without it.
 	 */
-	uint32_t has_ages;	/* stacks carry oldest_live_age_ns (section 12) */
-	uint32_t has_inherited; /* stacks carry inherited blocks (section 49) */
+	uint32_t has_ages;	/* stacks carry oldest_live_age_ns (section SEC_AGES) */
+	uint32_t has_inherited; /* stacks carry inherited blocks (section SEC_INHERITED) */
 	uint32_t has_resident;	/* targets and timeline points carry resident memory (45) */
 	/*
 	 * Sections a snapshot may have or not, each of its own type and owned
 	 * by the snapshot (snapshot_free): NULL when it has none (its request
 	 * did not ask, the daemon had nothing to say, or it was older).
 	 */
-	struct snap_block_list *block_list;		/* section 9 */
-	struct snap_unwind *unwind;			/* section 40: the DWARF walker runs */
-	struct snap_daemon *daemon;			/* section 42 */
-	struct snap_breakdowns *breakdowns;		/* section 46 */
-	struct snap_match *match;			/* section 51: whole-host mode */
-	struct snap_timeline_targets *timeline_targets; /* section 52 */
-	struct snap_walker *walker;			/* section 53: the stack walker */
+	struct snap_block_list *block_list; /* section SEC_BLOCKS */
+	struct snap_unwind *unwind;	    /* section SEC_UNWIND: the DWARF walker runs */
+	struct snap_daemon *daemon;	    /* section SEC_DAEMON */
+	struct snap_breakdowns *breakdowns; /* section SEC_MEMORY */
+	struct snap_match *match;	    /* section SEC_MATCH: whole-host mode */
+	struct snap_timeline_targets *timeline_targets; /* section SEC_TIMELINE_TARGETS */
+	struct snap_walker *walker;			/* section SEC_WALKER: the stack walker */
 	/*
 	 * Frames, one way: every frame a stack names is in frame_table, and
 	 * every stack's frames array lies in the one block frame_refs, pointers

@@ -67,14 +67,14 @@ struct proto_report {
 	uint32_t pid;
 	int sort;     /* enum mt_sort */
 	uint32_t top; /* stacks to send; 0 = all */
-	int ages;     /* 1: each stack's oldest live block (snapshot section 12) */
+	int ages;     /* 1: each stack's oldest live block (snapshot section SEC_AGES) */
 };
 
 /*
  * rows: the stacks of pid with a nonzero value under select, grouped into
  * rows by by, ordered by order (common/order.h), the top rows sent, each as
  * one stack (its first, with the row's sums), with the rows' keys and what
- * the rows not sent add up to (snapshot section 43).
+ * the rows not sent add up to (snapshot section SEC_GROUPS).
  */
 struct proto_rows {
 	uint32_t pid;
@@ -89,7 +89,7 @@ struct proto_rows {
 /*
  * leaks: per stack of pid with live bytes, its live blocks at least
  * older_than_ns old (count, bytes, age range), the top stacks by bytes
- * (snapshot section 44).
+ * (snapshot section SEC_LEAKS).
  */
 struct proto_leaks {
 	uint32_t pid;
@@ -99,7 +99,7 @@ struct proto_leaks {
 
 /*
  * memory: each traced target's mappings by kind, with the live heap in each
- * (snapshot section 46); read from /proc at length, so answered by a
+ * (snapshot section SEC_MEMORY); read from /proc at length, so answered by a
  * request lane.
  */
 struct proto_memory {
@@ -114,7 +114,7 @@ struct proto_target {
 /*
  * scan: stop a target for a moment, mark its live blocks from its roots,
  * resume it, and answer with the blocks no pointer reaches, by stack
- * (snapshot sections 47 and 48).
+ * (snapshot sections SEC_SCAN and SEC_SCAN_ENTRIES).
  *
  *     scan v=2 pid=1234 top=10 max_pause=1000000000 suppressions=42\n
  *     <42 bytes: leak:PATTERN lines (LeakSanitizer's format, common/suppress.h)>

@@ -386,7 +386,7 @@ static int dec_temporary(struct reader *r)
 	return 0;
 }
 
-/* Section 11: when tracing began, then a counted list of options (more may follow). */
+/* Section SEC_TRACE: when tracing began, then a counted list of options (more may follow). */
 static int dec_trace(struct reader *r)
 {
 	struct snapshot *s = r->d->s;

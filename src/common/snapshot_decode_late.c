@@ -79,7 +79,7 @@ int dec_probe_sites(struct reader *r)
 	return 0;
 }
 
-/* Section 42: a counted list of the daemon's figures (more may follow). */
+/* Section SEC_DAEMON: a counted list of the daemon's figures (more may follow). */
 int dec_daemon(struct reader *r)
 {
 	struct snap_daemon *dm = r->d->s->daemon = dec_part(r->d, sizeof(*dm));
@@ -103,7 +103,7 @@ static int take_kind(struct reader *r, uint32_t kind)
 	return 0;
 }
 
-/* Section 43: the row each stack stands for, then the rows not sent. */
+/* Section SEC_GROUPS: the row each stack stands for, then the rows not sent. */
 int dec_groups(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -136,7 +136,8 @@ int dec_groups(struct reader *r)
 	return rd_fields(r, g, rest, ARRAY_SIZE(rest));
 }
 
-/* Section 49: what each stack's row inherited at a fork (a counted list of fields each). */
+/* Section SEC_INHERITED: what each stack's row inherited at a fork (a counted list of fields each).
+ */
 int dec_inherited(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -169,7 +170,7 @@ int dec_inherited(struct reader *r)
 	return 0;
 }
 
-/* Section 50: the pid each target was forked from (0: none). */
+/* Section SEC_FAMILY: the pid each target was forked from (0: none). */
 int dec_family(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -186,7 +187,7 @@ int dec_family(struct reader *r)
 	return 0;
 }
 
-/* Section 51: whole-host mode, what matches, then a counted list of figures. */
+/* Section SEC_MATCH: whole-host mode, what matches, then a counted list of figures. */
 int dec_match(struct reader *r)
 {
 	struct snap_match *m = r->d->s->match = dec_part(r->d, sizeof(*m));
@@ -196,7 +197,7 @@ int dec_match(struct reader *r)
 	return 0;
 }
 
-/* Section 53: the stack walker's name and why it runs, then a counted list of figures. */
+/* Section SEC_WALKER: the stack walker's name and why it runs, then a counted list of figures. */
 int dec_walker(struct reader *r)
 {
 	struct snap_walker *w = r->d->s->walker = dec_part(r->d, sizeof(*w));
@@ -207,7 +208,7 @@ int dec_walker(struct reader *r)
 	return 0;
 }
 
-/* Section 44: leaking blocks, in total and per stack. */
+/* Section SEC_LEAKS: leaking blocks, in total and per stack. */
 int dec_leaks(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -263,7 +264,7 @@ static int rd_figures(struct reader *r, uint64_t *v, size_t known, uint32_t nfie
 	return 0;
 }
 
-/* Section 45: each target's resident memory, then each timeline point's. */
+/* Section SEC_RESIDENT: each target's resident memory, then each timeline point's. */
 int dec_resident(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -309,7 +310,8 @@ int dec_resident(struct reader *r)
 	return 0;
 }
 
-/* One target's figures at a point (section 52): its index, live figures, resident if read. */
+/* One target's figures at a point (section SEC_TIMELINE_TARGETS): its index, live figures, resident
+ * if read. */
 static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, uint32_t nlive,
 			      uint32_t nresident)
 {
@@ -330,7 +332,8 @@ static int rd_timeline_target(struct reader *r, struct snap_timeline_target *t, 
 	return 0;
 }
 
-/* Section 52: each timeline point's targets (by increasing index), with their figures. */
+/* Section SEC_TIMELINE_TARGETS: each timeline point's targets (by increasing index), with their
+ * figures. */
 int dec_timeline_targets(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -392,7 +395,7 @@ int dec_timeline_targets(struct reader *r)
 	return 0;
 }
 
-/* Section 46: breakdowns by kind of mapping, by target index. */
+/* Section SEC_MEMORY: breakdowns by kind of mapping, by target index. */
 int dec_memory(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -434,7 +437,7 @@ int dec_memory(struct reader *r)
 	}
 	return 0;
 }
-/* Section 47: a leak scan's figures (a counted list), then its suppressions. */
+/* Section SEC_SCAN: a leak scan's figures (a counted list), then its suppressions. */
 int dec_scan(struct reader *r)
 {
 	struct snapshot *s = r->d->s;
@@ -471,7 +474,7 @@ int dec_scan(struct reader *r)
 	return 0;
 }
 
-/* Section 48: the scan's leaks by stack and kind (after section 47). */
+/* Section SEC_SCAN_ENTRIES: the scan's leaks by stack and kind (after section SEC_SCAN). */
 int dec_scan_entries(struct reader *r)
 {
 	struct snapshot *s = r->d->s;

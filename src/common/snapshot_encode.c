@@ -540,7 +540,8 @@ out:
 	free(trunc_refs);
 }
 
-/* Section 52 as the decoder wants it: each point's targets, by increasing index. */
+/* Section SEC_TIMELINE_TARGETS as the decoder wants it: each point's targets, by increasing index.
+ */
 static int check_timeline_targets(const struct snapshot *s)
 {
 	const struct snap_timeline_target *f = s->timeline_targets->figures;

@@ -28,7 +28,7 @@ static void put_block(struct wbuf *body, const struct snap_block *b)
 }
 
 /*
- * Section 9: the live block list. Into a sink, its length is counted first
+ * Section SEC_BLOCKS: the live block list. Into a sink, its length is counted first
  * and the body goes in pieces of BLOCK_PIECE bytes.
  */
 #define BLOCK_PIECE (256 * 1024)
@@ -73,7 +73,7 @@ void encode_blocks(const struct snap_block_list *l, struct wbuf *body, struct wb
 }
 
 /*
- * Sections 45 and 46: the targets' resident memory and the timeline's, and
+ * Sections SEC_RESIDENT and SEC_MEMORY: the targets' resident memory and the timeline's, and
  * the breakdowns by kind of mapping (error_refs: their errors' strings).
  */
 void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs, struct wbuf *body,
@@ -122,7 +122,7 @@ void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs
 	}
 }
 
-/* Sections 47 and 48: a leak scan's figures and suppressions, its entries. */
+/* Sections SEC_SCAN and SEC_SCAN_ENTRIES: a leak scan's figures and suppressions, its entries. */
 void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs, struct wbuf *body,
 			  struct wbuf *out)
 {
@@ -154,7 +154,7 @@ void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs, s
 	enc_section(out, body, SEC_SCAN_ENTRIES);
 }
 
-/* Sections 42-44: the daemon's own figures, a grouped snapshot's rows, leaks. */
+/* Sections SEC_DAEMON-44: the daemon's own figures, a grouped snapshot's rows, leaks. */
 void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, struct wbuf *body,
 			   struct wbuf *out)
 {
@@ -205,7 +205,7 @@ void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, s
 	}
 }
 
-/* Section 52: each timeline point's targets, with the figures of each. */
+/* Section SEC_TIMELINE_TARGETS: each timeline point's targets, with the figures of each. */
 void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
 	if (!s->timeline_targets || !s->ntimeline)
@@ -234,7 +234,8 @@ void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct
 	enc_section(out, body, SEC_TIMELINE_TARGETS);
 }
 
-/* Sections 49-50: what a forked child's rows inherited, and whom each target was forked from. */
+/* Sections SEC_INHERITED-50: what a forked child's rows inherited, and whom each target was forked
+ * from. */
 void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
 {
 	if (s->has_inherited) {

@@ -136,7 +136,8 @@ static inline void enc_figures(struct wbuf *body, const uint64_t *v, size_t n)
 		enc_varint(body, v[i]);
 }
 
-/* A timeline point's live heap and counters (sections 8 and 52), in wire order. */
+/* A timeline point's live heap and counters (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS), in
+ * wire order. */
 static inline void enc_live_figures(struct wbuf *body, const struct snap_figures *f)
 {
 	enc_varint(body, f->live_bytes);
@@ -145,21 +146,21 @@ static inline void enc_live_figures(struct wbuf *body, const struct snap_figures
 	enc_varint(body, f->bytes_allocated);
 }
 
-/* Section 9: the live block list. */
+/* Section SEC_BLOCKS: the live block list. */
 void encode_blocks(const struct snap_block_list *l, struct wbuf *body, struct wbuf *out);
-/* Sections 45 and 46: resident memory, and its breakdowns (error_refs: their
+/* Sections SEC_RESIDENT and SEC_MEMORY: resident memory, and its breakdowns (error_refs: their
  * errors' string references). */
 void encode_memory_sections(const struct snapshot *s, const uint32_t *error_refs, struct wbuf *body,
 			    struct wbuf *out);
-/* Sections 47 and 48: a leak scan (supp_refs: its suppressions' patterns). */
+/* Sections SEC_SCAN and SEC_SCAN_ENTRIES: a leak scan (supp_refs: its suppressions' patterns). */
 void encode_scan_sections(const struct snapshot *s, const uint32_t *supp_refs, struct wbuf *body,
 			  struct wbuf *out);
-/* Sections 42-44: the daemon's figures, grouped rows (row_refs: their keys), leaks. */
+/* Sections SEC_DAEMON-44: the daemon's figures, grouped rows (row_refs: their keys), leaks. */
 void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, struct wbuf *body,
 			   struct wbuf *out);
-/* Section 52: each timeline point's targets. */
+/* Section SEC_TIMELINE_TARGETS: each timeline point's targets. */
 void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
-/* Sections 49-50: what forked children inherited, and whom each was forked from. */
+/* Sections SEC_INHERITED-50: what forked children inherited, and whom each was forked from. */
 void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
 
 #endif

@@ -54,7 +54,7 @@ int rd_counters(struct reader *r, struct mt_counters *c);
 /* Checks the header; returns the payload's compressed and full lengths. */
 int check_header(struct decoder *d, const uint8_t *buf, size_t len, uint64_t *ulen, uint64_t *clen);
 
-/* Sections 32 and up (snapshot_decode_late.c). */
+/* Sections SEC_TARGET_NOTES and up (snapshot_decode_late.c). */
 int dec_target_notes(struct reader *r);
 int dec_unwind(struct reader *r);
 int dec_probe_sites(struct reader *r);

@@ -88,27 +88,27 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_WALKER] = "walker",
 };
 
-/* A timeline point's live figures in wire order (sections 8 and 52): live_bytes,
- * live_allocations, allocations, bytes_allocated. */
+/* A timeline point's live figures in wire order (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS):
+ * live_bytes, live_allocations, allocations, bytes_allocated. */
 #define SNAP_NLIVE_FIGURES 4
 
-/* struct snap_options in wire order (section 11). */
+/* struct snap_options in wire order (section SEC_TRACE). */
 #define SNAP_NOPTIONS 6
 extern const size_t snap_option_offsets[SNAP_NOPTIONS];
 
-/* struct snap_daemon in wire order (section 42). */
+/* struct snap_daemon in wire order (section SEC_DAEMON). */
 #define SNAP_NDAEMON 9
 extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
 
-/* struct snap_match's figures in wire order (section 51). */
+/* struct snap_match's figures in wire order (section SEC_MATCH). */
 #define SNAP_NMATCH 3
 extern const size_t snap_match_offsets[SNAP_NMATCH];
 
-/* struct snap_walker's figures in wire order (section 53). */
+/* struct snap_walker's figures in wire order (section SEC_WALKER). */
 #define SNAP_NWALKER 1
 extern const size_t snap_walker_offsets[SNAP_NWALKER];
 
-/* struct snap_scan_figures in wire order (section 47). */
+/* struct snap_scan_figures in wire order (section SEC_SCAN). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))
 extern const size_t snap_scan_offsets[SNAP_NSCAN];
 
@@ -119,7 +119,7 @@ enum {
 #undef SNAP_STACK_SECTION0
 };
 
-/* Every stack counter (the rest of a grouped snapshot, section 43). */
+/* Every stack counter (the rest of a grouped snapshot, section SEC_GROUPS). */
 enum {
 #define SNAP_STACK_ONE(field, name, section) +1
 	SNAP_STACK_COUNTERS_ALL = 0 MT_STACK_COUNTERS(SNAP_STACK_ONE)

@@ -76,7 +76,7 @@ struct daemon {
 	struct metrics_http *metrics; /* --metrics-listen; NULL without */
 	int epfd;
 	uint64_t start_ns;
-	/* how the loop keeps up (status, section 42), since start or reset-peak */
+	/* how the loop keeps up (status, section SEC_DAEMON), since start or reset-peak */
 	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
 };
 

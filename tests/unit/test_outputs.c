@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * The ecosystem outputs without BPF: histogram bins in the tracker, the
- * snapshot sections 16-18 (histogram, allocator mix, build-ids) through the
+ * snapshot sections SEC_HISTOGRAM-18 (histogram, allocator mix, build-ids) through the
  * codec, folded lines, and the pprof bytes (gunzipped and walked as protobuf).
  */
 #include "unit.h"

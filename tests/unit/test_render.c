@@ -399,7 +399,8 @@ TEST(test_status_text)
 	free(out);
 }
 
-/* Whole-host mode (section 51): status and stats say what matches and what was not traced. */
+/* Whole-host mode (section SEC_MATCH): status and stats say what matches and what was not traced.
+ */
 TEST(test_match_render)
 {
 	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};
@@ -441,7 +442,7 @@ TEST(test_match_render)
 	free(out);
 }
 
-/* The stack walker (section 53): status, stats and report say which and why. */
+/* The stack walker (section SEC_WALKER): status, stats and report say which and why. */
 TEST(test_walker_render)
 {
 	struct render_opts text = {.format = RENDER_TEXT}, json = {.format = RENDER_JSON};

@@ -295,7 +295,7 @@ static void build_random(struct snapshot *s)
 	s->has_ages = rng() % 2;
 	for (uint32_t i = 0; s->has_ages && i < s->nstacks; i++)
 		s->stacks[i].oldest_live_age_ns = random_u64();
-	/* memory over time and the block list (sections 8 and 9) */
+	/* memory over time and the block list (sections SEC_TIMELINE and SEC_BLOCKS) */
 	s->ntimeline = (uint32_t)(rng() % 3 ? rng() % 50 : 0);
 	s->timeline = s->ntimeline ? xcalloc(s->ntimeline, sizeof(*s->timeline)) : NULL;
 	s->timeline_interval_ns = s->ntimeline ? random_u64() : 0;
@@ -306,7 +306,8 @@ static void build_random(struct snapshot *s)
 		s->timeline[i].total.allocations = random_u64();
 		s->timeline[i].total.bytes_allocated = random_u64();
 	}
-	/* the points' targets (section 52): some of the targets at each, in order */
+	/* the points' targets (section SEC_TIMELINE_TARGETS): some of the targets at each, in order
+	 */
 	if (s->ntimeline && rng() % 2) {
 		tt = s->timeline_targets = xcalloc(1, sizeof(*tt));
 		tt->figures = xcalloc((size_t)s->ntimeline * (s->ntargets ? s->ntargets : 1),
@@ -652,7 +653,7 @@ TEST(test_roundtrip_known)
 	CHECK(is_zeroed(&s));
 }
 
-/* Section 51: what whole-host mode matches, and the matches not traced; a
+/* Section SEC_MATCH: what whole-host mode matches, and the matches not traced; a
  * reader takes the figures it knows of a longer list. */
 TEST(test_roundtrip_match)
 {
@@ -688,7 +689,7 @@ TEST(test_roundtrip_match)
 	snapshot_free(&s);
 }
 
-/* Section 53: the stack walker and why it runs; absent in a snapshot without it. */
+/* Section SEC_WALKER: the stack walker and why it runs; absent in a snapshot without it. */
 TEST(test_roundtrip_walker)
 {
 	struct snapshot s, d;
@@ -721,7 +722,7 @@ TEST(test_roundtrip_walker)
 	snapshot_free(&s);
 }
 
-/* Sections 42 and 43: the daemon's figures, a grouped snapshot's rows. */
+/* Sections SEC_DAEMON and SEC_GROUPS: the daemon's figures, a grouped snapshot's rows. */
 TEST(test_roundtrip_daemon_sections)
 {
 	struct snapshot s, d;
@@ -773,7 +774,7 @@ TEST(test_roundtrip_daemon_sections)
 	CHECK(is_zeroed(&s));
 }
 
-/* Section 44: a snapshot of leaking stacks. */
+/* Section SEC_LEAKS: a snapshot of leaking stacks. */
 TEST(test_roundtrip_leaks)
 {
 	struct snapshot s, d;
@@ -811,7 +812,8 @@ TEST(test_roundtrip_leaks)
 	CHECK(is_zeroed(&s));
 }
 
-/* Sections 45 and 46: resident memory per target and over time, breakdowns by mapping. */
+/* Sections SEC_RESIDENT and SEC_MEMORY: resident memory per target and over time, breakdowns by
+ * mapping. */
 TEST(test_roundtrip_resident_sections)
 {
 	struct snapshot s, d;
@@ -876,7 +878,8 @@ TEST(test_roundtrip_resident_sections)
 	CHECK(is_zeroed(&s));
 }
 
-/* Hand-made sections 45 and 46 after a minimal payload (no targets, no timeline). */
+/* Hand-made sections SEC_RESIDENT and SEC_MEMORY after a minimal payload (no targets, no timeline).
+ */
 static int decode_with(uint64_t tag, const struct buf *body, struct snapshot *s, char *err)
 {
 	struct buf p = {0};
@@ -930,7 +933,7 @@ TEST(test_resident_sections_checked)
 }
 
 /*
- * Section 52: each timeline point's targets with their figures, read back
+ * Section SEC_TIMELINE_TARGETS: each timeline point's targets with their figures, read back
  * as written; a file without it (every file written before it) has none.
  */
 TEST(test_roundtrip_timeline_targets)
@@ -1000,7 +1003,8 @@ TEST(test_roundtrip_timeline_targets)
 	snapshot_free(&s);
 }
 
-/* A payload of two targets (pids 7 and 8) and a timeline of one point, then section 52. */
+/* A payload of two targets (pids 7 and 8) and a timeline of one point, then section
+ * SEC_TIMELINE_TARGETS. */
 static int decode_timeline_targets(const struct buf *b51, struct snapshot *s, char *err)
 {
 	struct buf p = {0}, targets = {0}, body = {0};
@@ -1428,7 +1432,7 @@ TEST(test_minimal_payload)
 	CHECK_STR(err, "snapshot: blocks section: stack index out of range");
 	p.data[p.len - 4] = 0;
 
-	/* Section 51 with a figure of a later version: the three known are taken. */
+	/* Section SEC_MATCH with a figure of a later version: the three known are taken. */
 	{
 		struct buf m = {0};
 
@@ -1518,7 +1522,7 @@ TEST(test_bad_payloads)
 	put_varint(&p, S_STACKS);
 	put_varint(&p, 0);
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
-	CHECK_STR(err, "snapshot: section 7 out of order");
+	CHECK_STR(err, "snapshot: section SEC_STACKS out of order");
 	build_payload(&p, 0, NULL, 0);
 	put_varint(&p, 9);
 	put_varint(&p, 5);

@@ -475,7 +475,7 @@ TEST(resident_beside_live)
 	old.uptime_ns = 1000000000ull;
 	new.uptime_ns = 3000000000ull;
 	old.totals.allocations = 2;
-	/* without section 45, nothing is said of resident memory */
+	/* without section SEC_RESIDENT, nothing is said of resident memory */
 	resident_view_build(&v, &new);
 	CHECK(!v.present);
 	diff(&b, &old, &new, &o, RENDER_TEXT);

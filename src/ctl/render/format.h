@@ -76,7 +76,7 @@ void render_json_counters(struct json_writer *w, const struct mt_counters *c, in
 
 /*
  * Stack counters as "name": value, the names of MT_STACK_COUNTERS, those of
- * ids[0..n) in that order; the inherited ones (section 2) only with inherited.
+ * ids[0..n) in that order; the inherited ones (section SEC_META) only with inherited.
  */
 void render_json_stack_counters(struct json_writer *w, const struct mt_stack_counters *t,
 				const enum mt_stack_counter *ids, size_t n, int inherited);
@@ -91,7 +91,7 @@ void render_json_events(struct json_writer *w, const struct snapshot *s);
 void render_text_lost_warning(struct buf *out, const struct snapshot *s);
 
 /*
- * The stack walker the daemon ran and why (section 53): "fp (chosen)",
+ * The stack walker the daemon ran and why (section SEC_WALKER): "fp (chosen)",
  * "fp (dwarf refused by the verifier: ...)"; "" when the snapshot does not
  * say (written before it). The line "stack walker: ...\n" (nothing then),
  * and JSON's "stack_walker": {"name", "reason", "refused"} (no key then).

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
- * `leaks --unreachable`: a leak scan's answer (snapshot sections 47 and 48)
+ * `leaks --unreachable`: a leak scan's answer (snapshot sections SEC_SCAN and SEC_SCAN_ENTRIES)
  * as text, in the style of `leaks` (a header line with the pause, the
  * memory scanned and the counts, then one entry per stack and kind, most
  * bytes first), or as JSON: a "scan" object and "entries".

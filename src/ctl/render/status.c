@@ -302,7 +302,7 @@ static void text_unwind(struct buf *b, const struct snapshot *s)
 	buf_printf(b, "\n");
 }
 
-/* How the daemon kept up (snapshots that carry it, section 42). */
+/* How the daemon kept up (snapshots that carry it, section SEC_DAEMON). */
 static void json_daemon(struct json_writer *w, const struct snapshot *s)
 {
 	const struct snap_daemon *dm = s->daemon;
@@ -323,7 +323,7 @@ static void json_daemon(struct json_writer *w, const struct snapshot *s)
 	json_end_object(w);
 }
 
-/* Whole-host mode (section 51): what matches, and the matches not traced. */
+/* Whole-host mode (section SEC_MATCH): what matches, and the matches not traced. */
 static void json_match(struct json_writer *w, const struct snapshot *s)
 {
 	const struct snap_match *m = s->match;

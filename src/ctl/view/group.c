@@ -69,7 +69,7 @@ static int row_key_cmp(const void *a, const void *b)
 	return strcmp(((const struct group_row *)a)->key, ((const struct group_row *)b)->key);
 }
 
-/* The daemon's rows (section 43): one per stack, its sums on the stack. */
+/* The daemon's rows (section SEC_GROUPS): one per stack, its sums on the stack. */
 static void group_from_rows(const struct snapshot *s, struct group_table *out)
 {
 	const struct snap_groups *g = &s->groups;

@@ -13,7 +13,7 @@
 #include "memtrace/snapshot.h"
 
 struct resident_view {
-	int present;		  /* the snapshot carries resident memory (section 45) */
+	int present;		  /* the snapshot carries resident memory (section SEC_RESIDENT) */
 	uint32_t targets;	  /* targets traced then with figures: the totals' terms */
 	uint32_t unread;	  /* targets traced then without figures (/proc would not say) */
 	struct mt_resident total; /* their last figures summed */

@@ -3,7 +3,7 @@
  * Memory over time as the views show it (series.c): the timeline's points of
  * every target together, or of the targets of one pid (`timeline --pid`,
  * `report --format html --pid`), from the figures each point keeps of the
- * targets traced then (section 52). Computed once from a snapshot for every
+ * targets traced then (section SEC_TIMELINE_TARGETS). Computed once from a snapshot for every
  * renderer.
  */
 #ifndef MEMTRACE_CTL_VIEW_SERIES_H
@@ -31,7 +31,7 @@ struct series {
 /*
  * The series of pid (0: every target). -1 when the snapshot cannot say:
  * pid traced in none of its targets, or a snapshot without its targets'
- * figures (written before section 52); *why says which.
+ * figures (written before section SEC_TIMELINE_TARGETS); *why says which.
  */
 int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const char **why);
 void series_free(struct series *v);

@@ -32,7 +32,7 @@
 #define STACK_RUN 8
 
 /* The counters a stack keeps: those of MT_STACK_COUNTERS but the inherited
- * ones (section 2), which only the views of forked children fill in. */
+ * ones (section SEC_META), which only the views of forked children fill in. */
 #define STACK_KEPT_0(field) uint64_t field;
 #define STACK_KEPT_1(field) uint64_t field;
 #define STACK_KEPT_2(field)

@@ -66,7 +66,7 @@ struct ingest {
 	struct ring_buffer *rb;
 	unsigned left; /* records the drain in progress may still take */
 	int applying;  /* a record is being applied (ingest_record) */
-	/* how ingest keeps up (section 42), since start or ingest_reset_figures */
+	/* how ingest keeps up (section SEC_DAEMON), since start or ingest_reset_figures */
 	uint64_t last_drain_ns;	   /* when the ring buffer was last drained */
 	uint64_t drain_gap_max_ns; /* longest time between two drains */
 	/* the freeze */
@@ -130,7 +130,7 @@ void ingest_thaw(struct ingest *in);
 void ingest_freeze_prepare(struct ingest *in);
 void ingest_freeze_start(struct ingest *in);
 
-/* Section 42's ingest figures: drain gaps, freezes, records deferred. */
+/* Section SEC_DAEMON's ingest figures: drain gaps, freezes, records deferred. */
 void ingest_figures(const struct ingest *in, struct snap_daemon *out);
 /* reset-peak: a new window for the drain gap. */
 void ingest_reset_figures(struct ingest *in);

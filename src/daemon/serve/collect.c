@@ -69,7 +69,7 @@ static void fill_truncations(const struct daemon_view *v, const struct stack_end
 	out->ntruncations = n;
 }
 
-/* How the daemon keeps up (section 42): the view's figures, and the symbol cache's. */
+/* How the daemon keeps up (section SEC_DAEMON): the view's figures, and the symbol cache's. */
 static void fill_daemon(const struct daemon_view *v, struct snapshot *s)
 {
 	struct symbolizer_stats sym;
@@ -235,7 +235,7 @@ struct making {
 	int ok;
 };
 
-/* The breakdowns of the snapshot's targets that are traced now (section 46). */
+/* The breakdowns of the snapshot's targets that are traced now (section SEC_MEMORY). */
 static void fill_breakdowns(const struct daemon_view *v, const int *view_index, struct snapshot *s)
 {
 	struct making *mk = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*mk));

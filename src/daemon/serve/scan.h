@@ -9,7 +9,7 @@
  * (scan/memscan.h, scan/reach.h), resume it, classify. Then one more freeze
  * to name the leaking stacks, match the suppressions against their frames
  * (LSan's rule: a suppressed leak is a root, what it holds is no leak) and
- * build the answer: snapshot sections 47 and 48.
+ * build the answer: snapshot sections SEC_SCAN and SEC_SCAN_ENTRIES.
  *
  * Runs on a worker lane (worker.c), which lends it the freezes.
  */

@@ -59,13 +59,13 @@ struct daemon_view {
 	int has_unwind; /* the DWARF walker runs: its tables are these */
 	struct snap_unwind unwind;
 	/* how the daemon keeps up: the loop's and ingest's figures from view(),
-	 * the symbolizer's added by serving (section 42) */
+	 * the symbolizer's added by serving (section SEC_DAEMON) */
 	struct snap_daemon daemon;
-	/* whole-host mode (section 51): has_match, and match.what is the
+	/* whole-host mode (section SEC_MATCH): has_match, and match.what is the
 	 * daemon's string */
 	int has_match;
 	struct snap_match match;
-	/* the stack walker in use and why (section 53); its strings are the
+	/* the stack walker in use and why (section SEC_WALKER); its strings are the
 	 * daemon's; name NULL: not said */
 	struct snap_walker walker;
 	/* held around what fills the symbolizer's caches when two worker lanes
