@@ -1522,7 +1522,7 @@ TEST(test_bad_payloads)
 	put_varint(&p, S_STACKS);
 	put_varint(&p, 0);
 	CHECK(decode_payload(&p, &s, err, sizeof(err)) == -1);
-	CHECK_STR(err, "snapshot: section SEC_STACKS out of order");
+	CHECK_STR(err, "snapshot: section 7 out of order");
 	build_payload(&p, 0, NULL, 0);
 	put_varint(&p, 9);
 	put_varint(&p, 5);
