@@ -2,8 +2,10 @@
 /*
  * The snapshot decoder's reading of untrusted bytes, shared by its files:
  * bounded readers of one section that check every value and say what is
- * wrong in one line (snapshot_decode.c: the sections every snapshot has and
- * the payload; snapshot_decode_late.c: the later sections, 32 and up).
+ * wrong in one line (snapshot_decode.c: the payload, the sections every
+ * snapshot has and the heap's; snapshot_decode_targets.c: the targets and how
+ * their tracing went; snapshot_decode_resident.c: resident memory;
+ * snapshot_decode_views.c: the answers to one request).
  */
 #ifndef MEMTRACE_SNAPSHOT_READ_H
 #define MEMTRACE_SNAPSHOT_READ_H
@@ -54,7 +56,8 @@ int rd_counters(struct reader *r, struct mt_counters *c);
 /* Checks the header; returns the payload's compressed and full lengths. */
 int check_header(struct decoder *d, const uint8_t *buf, size_t len, uint64_t *ulen, uint64_t *clen);
 
-/* Sections SEC_TARGET_NOTES and up (snapshot_decode_late.c). */
+/* The optional sections, by the file that decodes them (snapshot_decode_targets.c,
+ * snapshot_decode_resident.c, snapshot_decode_views.c). */
 int dec_target_notes(struct reader *r);
 int dec_unwind(struct reader *r);
 int dec_probe_sites(struct reader *r);
