@@ -250,7 +250,7 @@ walk-test-data: $(addprefix $(O)/tests/,paths nofp/paths nofp/qsort_cb nofp/thre
 		nofp_stacktop=$(O)/tests/nofp/stacktop:'descend*6'
 
 unit: $(UNIT_TESTS) $(O)/memtracectl
-	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py
+	@tests/run-unit.sh $(UNIT_TESTS) tests/unit/test_check_layers.py tests/unit/test_e2e_registry.py
 	@tests/golden/run.sh $(O)
 
 # The layering of docs/design.md held to the code (tests/check-layers.py):

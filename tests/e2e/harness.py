@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Shared helpers of the end-to-end tests: processes, daemons, waits, checks.
 
-Test modules (tests/e2e/test_*.py) do `from harness import *` and list their tests in TESTS.
+Test modules (tests/e2e/test_*.py) do `from harness import *`; each of their functions
+test_NAME(r) is the test named NAME (tests/e2e/run.py finds them).
 """
 
 import argparse

@@ -2,6 +2,7 @@
 """End-to-end tests of memtraced and memtracectl on real BPF (needs root).
 
     python3 tests/e2e/run.py --build DIR [-k NAME]... [--exact] [--repeat N] [--stress]
+    python3 tests/e2e/run.py --list
 
 DIR holds memtraced, memtracectl and tests/pattern (`make e2e` builds them). Each test starts
 its own daemon on a socket in a fresh temporary directory, bounds every wait and kills what it
@@ -18,11 +19,23 @@ passed 19/20". --stress [N] runs them beside load (tests/e2e/stress.py: N busy l
 default 1, and a memory, syscall and fork churn), started before the first test and killed
 after the last: a race between a target and the daemon shows there, where an idle machine
 hides it (`make e2e K=NAME REPEAT=20 STRESS=1`).
+
+--list prints every test's name, one a line, in run order, and exits (no root, no --build).
+
+A test is one function, written once: `def test_NAME(r):` at the top level of a module
+tests/e2e/test_*.py is the test named NAME (the function's name without "test_"), given a
+Run. Modules are taken in file name order, the tests of a module in the order they are
+defined (the line each starts on). Functions a module imports are not its tests, and a
+helper never starts with "test_". Tests whose names no function can have (interpose.glibc)
+are generated: a module's `generated_tests()` returns (name, function) pairs, run at the
+place the function is defined. A module that still has a TESTS list, or two tests of one
+name, is an error (tests/unit/test_e2e_registry.py checks both without root).
 """
 
 import argparse
 import glob
 import importlib
+import inspect
 import os
 import signal
 import sys
@@ -33,19 +46,42 @@ from harness import Fail, Results, Run  # noqa: E402
 from stress import Load  # noqa: E402
 
 
-def load_tests():
-    """Every tests/e2e/test_*.py module's TESTS list, in file name order."""
+def module_tests(mod):
+    """A module's tests, (name, function) pairs in the order they are defined: each
+    top-level function test_NAME it defines, and the pairs its generated_tests() returns, at
+    the place that function is defined."""
+    if hasattr(mod, "TESTS"):
+        raise SystemExit(f"e2e: {mod.__name__} has a TESTS list: a test is a function "
+                         "test_NAME (tests/e2e/run.py)")
+    found = []
+    for attr, obj in vars(mod).items():
+        if not inspect.isfunction(obj) or obj.__module__ != mod.__name__:
+            continue
+        line = obj.__code__.co_firstlineno
+        if attr == "generated_tests":
+            found.extend((line, i, name, fn) for i, (name, fn) in enumerate(obj()))
+        elif attr.startswith("test_"):
+            found.append((line, 0, attr[len("test_"):], obj))
+    return [(name, fn) for _, _, name, fn in sorted(found, key=lambda t: t[:2])]
+
+
+def load_tests(here=os.path.dirname(os.path.abspath(__file__))):
+    """Every test_*.py module's tests in here (tests/e2e), modules in file name order."""
     tests = []
-    here = os.path.dirname(os.path.abspath(__file__))
     for path in sorted(glob.glob(os.path.join(here, "test_*.py"))):
-        mod = importlib.import_module(os.path.splitext(os.path.basename(path))[0])
-        tests.extend(mod.TESTS)
+        tests.extend(module_tests(importlib.import_module(
+            os.path.splitext(os.path.basename(path))[0])))
+    seen = set()
+    for name in [n for n, _ in tests]:
+        if name in seen:
+            raise SystemExit(f"e2e: two tests named {name}")
+        seen.add(name)
     return tests
 
 
 def main():
     ap = argparse.ArgumentParser(description="memtrace end-to-end tests (root, real BPF)")
-    ap.add_argument("--build", required=True, metavar="DIR",
+    ap.add_argument("--build", metavar="DIR",
                     help="directory holding memtraced, memtracectl and tests/pattern")
     ap.add_argument("-k", action="append", default=[], metavar="NAME",
                     help="run only tests whose name contains NAME (repeatable)")
@@ -60,7 +96,15 @@ def main():
                     help="list the N slowest tests at the end (default 20; 0: none)")
     ap.add_argument("--times", metavar="FILE",
                     help="write each test's seconds to FILE (seconds<TAB>name, slowest first)")
+    ap.add_argument("--list", action="store_true",
+                    help="print every test's name, one a line, and exit")
     args = ap.parse_args()
+    if args.list:
+        for name, _ in load_tests():
+            print(name)
+        return 0
+    if not args.build:
+        ap.error("--build DIR is required (or --list)")
     if args.repeat < 1:
         ap.error("--repeat must be at least 1")
 

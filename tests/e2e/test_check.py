@@ -305,7 +305,7 @@ def test_walker_fallback(r):
             raise Fail(f"last line: {lines[2]!r}")
 
 
-def test_release_no_hooks(r):
+def test_check_release_no_hooks(r):
     """The daemon built for release has no test hook: none of their variables' names in
     memtraced (the strings the hooks would getenv), none of make bench's programs in the BPF
     object it embeds (build/memtrace.bpf.o, its skeleton's bytes). The test build has them
@@ -336,8 +336,3 @@ def test_release_no_hooks(r):
                          set(found(hooks(r), TEST_HOOK_VARS + BENCH_PROGRAMS)))
         if missing:
             raise Fail(f"{hooks(r)} lacks {missing}")
-
-
-TESTS = [("check", test_check), ("check_release_no_hooks", test_release_no_hooks),
-         ("check_refused", test_check_refused),
-         ("walker_reported", test_walker_reported), ("walker_fallback", test_walker_fallback)]

@@ -401,21 +401,3 @@ def test_sigterm(r):
 def test_sigint(r):
     """SIGINT: the same as SIGTERM."""
     stop_daemon_keeps_target(r, signal.SIGINT)
-
-
-TESTS = [
-    ("attach_pid", test_attach_pid),
-    ("cmd_mode", test_cmd_mode),
-    ("bad_pid", test_bad_pid),
-    ("static_binary", test_static_binary),
-    ("attach_chrooted", test_attach_chrooted),
-    ("attach_replaced_libc", test_attach_replaced_libc),
-    ("thread_exit", test_thread_exit),
-    ("socket_in_use", test_socket_in_use),
-    ("stale_socket", test_stale_socket),
-    ("not_root", test_not_root),
-    ("ctl_no_daemon", test_ctl_no_daemon),
-    ("ctl_usage", test_ctl_usage),
-    ("sigterm", test_sigterm),
-    ("sigint", test_sigint),
-]

@@ -77,7 +77,7 @@ def wait_counters(r, expect, keys):
         time.sleep(POLL)
 
 
-def test_inherited_heap(r):
+def test_family_inherited_heap(r):
     """Each worker's counters, sites and leaks, with the heap it inherited."""
     daemon, expect, parent = family_run(r)
     workers = sorted(p for p in expect if p != parent)
@@ -137,6 +137,3 @@ def test_inherited_heap(r):
     if not balanced(st):
         raise Fail(f"the totals do not add up: {counters_of(st)}")
     stop_daemon_clean(r, daemon)
-
-
-TESTS = [("family_inherited_heap", test_inherited_heap)]

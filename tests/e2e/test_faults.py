@@ -86,7 +86,7 @@ def stop_daemon_clean(r, daemon):
 
 # ---- the daemon dies ------------------------------------------------------------------------
 
-def test_daemon_sigkill(r):
+def test_faults_daemon_sigkill(r):
     """SIGKILL the daemon while the target allocates at full speed: the target finishes with
     correct output, and a new daemon attaches to it at once."""
     # the phase must outlast the kill and the second attach: with one trap per call
@@ -129,7 +129,7 @@ def test_daemon_sigkill(r):
         r.wait_state("exited", target.pid, second)
 
 
-def test_target_killed(r):
+def test_faults_target_killed(r):
     """SIGKILL the target mid-trace: the daemon marks it exited and keeps serving its data."""
     target = start_churn(r, "--threads", "2", "--seconds", "30", "--wait")
     daemon = r.start_daemon("--pid", str(target.pid))
@@ -163,7 +163,7 @@ def targets_of(r, pid):
     return [t for t in status.get("targets", []) if t.get("pid") == pid]
 
 
-def test_target_exec(r):
+def test_faults_target_exec(r):
     """The target executes a new program mid-trace: the daemon sees the exec (a tracepoint
     event in the same ring buffer, so it is ordered after every event of the old program),
     keeps exactly what the old program did under an "execed" entry, and traces the new
@@ -221,7 +221,7 @@ def test_target_exec(r):
 
 # ---- threads that share an in-flight slot ----------------------------------------------------
 
-def test_inflight_shared_slot(r):
+def test_faults_inflight_shared_slot(r):
     """MEMTRACE_INFLIGHT_SLOTS=1: four threads of churn contend for one in-flight slot, so
     while one holds it the others' calls keep their record in task storage, half of their
     allocations through realloc(NULL, n), whose malloc inside must be seen as nested there too:
@@ -256,7 +256,7 @@ def test_inflight_shared_slot(r):
                        "storage: the shared slot was never contended")
 
 
-def test_inflight_dead_holder(r):
+def test_faults_inflight_dead_holder(r):
     """MEMTRACE_INFLIGHT_SLOTS=1, --comm deadinalloc (tests/e2e/deadinalloc.c, an allocator of
     its own): a thread that stays inside malloc holds the one slot, so the main thread's 10
     pairs keep their records in task storage; the process exits with the thread still inside,
@@ -291,7 +291,7 @@ def test_inflight_dead_holder(r):
 
 # ---- losses are counted exactly --------------------------------------------------------------
 
-def test_ringbuf_overflow(r):
+def test_faults_ringbuf_overflow(r):
     """A 4 KiB ring buffer against two threads at full speed: received + lost = produced,
     exactly and per kind, and the text reports carry the warning."""
     target = start_churn(r, "--threads", "2", "--steps", "20000", "--wait")
@@ -344,7 +344,7 @@ def test_ringbuf_overflow(r):
 
 # ---- resource bounds -------------------------------------------------------------------------
 
-def test_max_live_blocks(r):
+def test_faults_max_live_blocks(r):
     """--max-live-blocks 100 against ~1000 live blocks: the daemon keeps running, every call
     is still counted, what it could not hold is untracked_allocations, and status says so."""
     target = start_churn(r, "--threads", "1", "--steps", "20000", "--wait")
@@ -379,7 +379,7 @@ def test_max_live_blocks(r):
         raise Fail("memtraced exited")
 
 
-def test_max_stacks(r):
+def test_faults_max_stacks(r):
     """--max-stacks 3 against the pattern's dozen call sites: every counter still exact, the
     allocations whose stack did not fit are stackless_allocations, reported under an entry
     with no frames, and status says so."""
@@ -411,7 +411,7 @@ def test_max_stacks(r):
 
 # ---- bad clients -----------------------------------------------------------------------------
 
-def test_bad_clients(r):
+def test_faults_bad_clients(r):
     """Malformed, oversized, partial and silent clients: each gets an error or is dropped, the
     daemon stays up and ingest goes on."""
     target = start_churn(r, "--threads", "1", "--seconds", "6", "--wait")
@@ -472,7 +472,7 @@ def test_bad_clients(r):
                 raise Fail("the daemon's log does not mention the dropped clients")
     stop_daemon_clean(r, daemon)
 
-def test_client_never_reads(r):
+def test_faults_client_never_reads(r):
     """A client asks for a snapshot larger than the socket buffer (33 000 live blocks) and
     never reads it: the daemon keeps serving others and ingesting, drops it at its deadline and
     says why."""
@@ -517,7 +517,7 @@ def test_client_never_reads(r):
     stop_daemon_clean(r, daemon)
 
 
-def test_many_clients(r):
+def test_faults_many_clients(r):
     """200 clients at once all get their reply; 300 silent ones at once take every slot, the
     surplus is refused with an error, and the daemon serves again once they are dropped."""
     target = start_churn(r, "--threads", "1", "--steps", "10000", "--wait")
@@ -586,7 +586,7 @@ def as_user(uid, gid, groups=()):
     return ["setpriv", f"--reuid={uid}", f"--regid={gid}", *g]
 
 
-def test_socket_security(r):
+def test_faults_socket_security(r):
     """A real unprivileged user is refused, through the file mode and, were the mode opened,
     through SO_PEERCRED; a member of group memtrace is let in; the socket is 0660."""
     nobody = pwd.getpwnam("nobody")
@@ -662,7 +662,7 @@ def test_socket_security(r):
             subprocess.run(["groupdel", "memtrace"], capture_output=True)
 
 
-def test_default_socket_dir(r):
+def test_faults_default_socket_dir(r):
     """The default socket: /run/memtrace is created 0755 root, the socket is 0660, and both
     the socket and its lock are removed on SIGTERM. (Skipped, as a pass, when another daemon
     on this machine serves the default socket: it is not ours to disturb.)"""
@@ -704,7 +704,7 @@ def test_default_socket_dir(r):
 
 # ---- renderers under valgrind ----------------------------------------------------------------
 
-def test_valgrind_renderers(r):
+def test_faults_valgrind_renderers(r):
     """memtracectl under valgrind memcheck on saved snapshots: every command that reads a file
     and each of its formats, no memory error, no leak."""
     if not shutil.which("valgrind"):
@@ -747,21 +747,3 @@ def test_valgrind_renderers(r):
                        f"{one_line(p.stderr)[:300]}")
         if not p.stdout.strip():
             raise Fail(f"memtracectl {shown} printed nothing")
-
-
-TESTS = [
-    ("faults_daemon_sigkill", test_daemon_sigkill),
-    ("faults_target_killed", test_target_killed),
-    ("faults_target_exec", test_target_exec),
-    ("faults_inflight_shared_slot", test_inflight_shared_slot),
-    ("faults_inflight_dead_holder", test_inflight_dead_holder),
-    ("faults_ringbuf_overflow", test_ringbuf_overflow),
-    ("faults_max_live_blocks", test_max_live_blocks),
-    ("faults_max_stacks", test_max_stacks),
-    ("faults_bad_clients", test_bad_clients),
-    ("faults_client_never_reads", test_client_never_reads),
-    ("faults_many_clients", test_many_clients),
-    ("faults_socket_security", test_socket_security),
-    ("faults_default_socket_dir", test_default_socket_dir),
-    ("faults_valgrind_renderers", test_valgrind_renderers),
-]

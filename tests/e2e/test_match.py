@@ -160,7 +160,7 @@ def finish(r, proc, pid, daemon):
     return st, bad
 
 
-def test_before(r):
+def test_match_preforker_before(r):
     """--comm started before the server: the parent matched at its exec, traced from its
     first instruction; early workers and two rounds of workers traced at their fork with
     the parent's heap, every counter exact, unknown_frees 0 everywhere. In the last round
@@ -210,7 +210,7 @@ def test_before(r):
             raise Fail(f"unknown_frees (pid, n): {bad}")
 
 
-def test_after(r):
+def test_match_preforker_after(r):
     """--comm started while the server runs: the start-up scan attaches the parent and its
     early workers (they inherit nothing: attached, not forked); the workers forked after
     are traced at their fork with the parent's heap as traced since its attach, every
@@ -237,7 +237,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def test_limit(r):
+def test_match_preforker_limit(r):
     """--max-targets 3 on a server forking 3 workers a round: the parent and the first two
     workers are traced, exactly; the third is not, and counts in matches_over_limit, shown
     by status (text and JSON), stats, Prometheus and the log; once the first round's
@@ -284,7 +284,7 @@ def test_limit(r):
     finish(r, proc, pid, daemon)
 
 
-def test_limit_scan(r):
+def test_match_preforker_limit_scan(r):
     """--max-targets 2 started while the server runs: the start-up scan (two passes over
     /proc) traces the parent and one early worker and counts the other once; the round's
     two workers, forked with the limit reached, are counted at their fork (3 in all). The
@@ -404,7 +404,7 @@ def pgbench_failed(out):
     raise Fail(f"pgbench printed no failed transaction count: {one_line(out)[-300:]}")
 
 
-def test_postgres(r):
+def test_match_postgres(r):
     """Debian's PostgreSQL 15: memtraced --comm postgres, nothing else.
 
     daemon_first: started before the server, it matches the postmaster at its exec, traced
@@ -511,8 +511,3 @@ def test_postgres(r):
                 raise Fail(f"SELECT 1 after the daemon was killed: {one!r}")
     finally:
         pg.stop()
-
-
-TESTS = [("match_preforker_before", test_before), ("match_preforker_after", test_after),
-         ("match_preforker_limit", test_limit), ("match_preforker_limit_scan", test_limit_scan),
-         ("match_postgres", test_postgres)]

@@ -366,12 +366,3 @@ def test_exec_daemon_killed(r):
     daemon.send_signal(signal.SIGSTOP)
     sh_proc.send_signal(signal.SIGUSR1)
     kill_while_stopped(r, daemon, sh_proc, expect_file)
-
-
-TESTS = [("attach_detach", test_attach_detach), ("follow_forks", test_follow_forks),
-         ("follow_forks_late", test_follow_forks_late),
-         ("follow_forks_exec", test_follow_forks_exec),
-         ("follow_forks_detach", test_follow_forks_detach),
-         ("no_follow_forks", test_no_follow_forks), ("comm", test_comm),
-         ("comm_daemon_killed", test_comm_daemon_killed),
-         ("exec_daemon_killed", test_exec_daemon_killed)]

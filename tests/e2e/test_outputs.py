@@ -498,8 +498,3 @@ def test_outputs(r):
             err = f.read()
         if rc != 0 or "Sanitizer" in err:
             raise Fail(f"memtraced exited {rc}: {one_line(err)[-300:]}")
-
-
-TESTS = [
-    ("outputs", test_outputs),
-]

@@ -401,11 +401,3 @@ def test_deb(r):
 def glob_debs(build):
     return [os.path.join(build, f) for f in os.listdir(build)
             if f.startswith(f"memtrace_{version()}-") and f.endswith(".deb")]
-
-
-TESTS = [
-    ("install_destdir", test_install_destdir),
-    ("notify_ready", test_notify_ready),
-    ("unit_capabilities", test_unit_capabilities),
-    ("deb", test_deb),
-]

@@ -61,6 +61,3 @@ def test_preempt_scratch(r):
         bad.append(f"sites of threads that did not run: {extra}")
     if bad:
         raise Fail("; ".join(bad[:6]))
-
-
-TESTS = [("preempt_scratch", test_preempt_scratch)]

@@ -274,7 +274,7 @@ def status_note(r, python, tag, env=None):
     return log, text, t
 
 
-def test_inlined_note(r):
+def test_python_inlined_note(r):
     """Debian's LTO python3.11 inlines pymalloc: one line at attach and in status says
     so and names the way out; PYTHONMALLOC=malloc and a pyenv build get no note."""
     debian = "/usr/bin/python3.11"
@@ -370,7 +370,7 @@ def check_tracemalloc(r, python, tag):
     return got_top, want
 
 
-def test_tracemalloc(r):
+def test_python_tracemalloc(r):
     """--python-allocators on pyenv CPython 3.11-3.13: the top-10 lines of a script are
     tracemalloc's, with live sizes within 5 %."""
     for v in ("3.10", "3.11", "3.12", "3.13"):
@@ -393,7 +393,7 @@ while os.path.exists(sys.argv[1]):
 """
 
 
-def test_default_debian(r):
+def test_python_default_debian(r):
     """Default mode (libc probes only) on Debian's python3.11, whose pymalloc is
     inlined: the line that builds 50 MiB of bytearrays leads, with exactly its 50
     buffers of 1 MiB + 1 bytes."""
@@ -412,10 +412,10 @@ int main(int argc, char **argv) { return Py_BytesMain(argc, argv); }
 """
 
 
-def test_embedded_debian(r):
+def test_python_embedded_debian(r):
     """A program embedding Debian's shared libpython3.11: its link map names
     /lib/x86_64-linux-gnu/libpython3.11.so.1.0, its maps /usr/lib/... (merged /usr). The
-    same exact bytearray line as test_default_debian, through the library's Python frames."""
+    same exact bytearray line as test_python_default_debian, through the library's Python frames."""
     libpython = "/usr/lib/x86_64-linux-gnu/libpython3.11.so.1.0"
     if not os.path.exists(libpython) or not os.path.exists("/usr/include/python3.11/Python.h"):
         print(f"SKIP {r.name}: libpython3.11-dev is not installed", flush=True)
@@ -474,7 +474,7 @@ def check_ba_lines(r, argv):
     return target
 
 
-def test_running_server(r):
+def test_python_running_server(r):
     """Attach to a Python server loop that is already running (pyenv 3.12, else
     Debian's 3.11), read a report with its Python lines, detach: it runs on and
     its output is exactly what it prints untraced."""
@@ -569,7 +569,7 @@ def check_threads(r, python, v, tag, want_source, env=None):
     check_offsets_source(r.daemon_logs[-1], target.pid, v.split(".")[1], want_source)
 
 
-def test_threads(r):
+def test_python_threads(r):
     """Allocations from other threads get their own thread's Python stack (the
     thread state is found by pthread_self, not by who holds the GIL)."""
     for v in ("3.10", "3.11", "3.12", "3.13"):
@@ -582,7 +582,7 @@ def test_threads(r):
             check_threads(r, python, v, v, "_Py_DebugOffsets" if v == "3.13" else "DWARF")
 
 
-def test_stripped(r):
+def test_python_stripped(r):
     """The same pyenv interpreters with their libpython stripped of debug info (a copy,
     loaded through LD_LIBRARY_PATH: their RUNPATH yields to it): the built-in table
     on 3.10-3.12, _Py_DebugOffsets on 3.13, and the same exact lines."""
@@ -734,7 +734,7 @@ def check_arenas(r, python, tag):
     print(f"  {tag}: {new} arenas at line {objects}, {freed} freed, {still} left", flush=True)
 
 
-def test_arenas(r):
+def test_python_arenas(r):
     """Default mode: pymalloc's arenas (mmap outside malloc) are allocations of the Python
     line that filled them: exactly the arenas pymalloc reports, and their munmap frees
     them; Debian's python3.11 (pymalloc inlined) and pyenv 3.12."""
@@ -747,7 +747,7 @@ def test_arenas(r):
             check_arenas(r, python, tag)
 
 
-def test_arenas_native(r):
+def test_python_arenas_native(r):
     """A native target's own anonymous mmaps are not traced (only CPython targets have
     their arenas traced): its 8 mmaps of 1 MiB add nothing, its 4 MiB malloc counts once,
     as malloc."""
@@ -778,18 +778,3 @@ def test_arenas_native(r):
     daemon.send_signal(signal.SIGTERM)
     if r.wait_exit(daemon, "memtraced") != 0:
         raise Fail(f"memtraced exited {daemon.returncode} on SIGTERM")
-
-
-TESTS = [
-    ("python_threads", test_threads),
-    ("python_stripped", test_stripped),
-    ("python_default_debian", test_default_debian),
-    ("python_embedded_debian", test_embedded_debian),
-    ("python_running_server", test_running_server),
-    ("python_tracemalloc", test_tracemalloc),
-    ("python_allocators", test_python_allocators),
-    ("python_allocator_hooks", test_python_allocator_hooks),
-    ("python_inlined_note", test_inlined_note),
-    ("python_arenas", test_arenas),
-    ("python_arenas_native", test_arenas_native),
-]

@@ -77,7 +77,7 @@ def check_program(r, t, expect):
                 expect)
 
 
-def test_exec_lag(r):
+def test_races_exec_lag(r):
     """A traced shell executes pattern, which runs to its end while the daemon lags after
     letting it go from its ld.so: its maps were read while it was held there, so every
     stack of it is named, every site exact."""
@@ -101,7 +101,7 @@ def test_exec_lag(r):
     stop_daemon_clean(r, daemon)
 
 
-def test_comm_lag(r):
+def test_races_comm_lag(r):
     """--comm: a match runs to its end while the daemon lags between reading its program
     and attaching to it. Its allocator is resolved while it is held in its ld.so, so the
     lag costs nothing: traced from its first call to its last, exactly."""
@@ -124,7 +124,7 @@ def test_comm_lag(r):
     stop_daemon_clean(r, daemon)
 
 
-def test_fork_then_exec(r):
+def test_races_fork_then_exec(r):
     """--follow-forks: the parent forks a child that allocates and exits, reaps it and
     executes sleep, all while the daemon is frozen; the daemon then drains the fork. The
     child's stacks are named from the parent's program as the daemon knew it at the fork,
@@ -223,15 +223,9 @@ def generations_all(r):
     return r.ctl_json("stats", "--json")["targets"]
 
 
-def test_fork_during_attach(r):
+def test_races_fork_during_attach(r):
     fork_during_attach(r, "pid", "--follow-forks")
 
 
-def test_match_forks_during_attach(r):
+def test_races_match_forks_during_attach(r):
     fork_during_attach(r, "comm")
-
-
-TESTS = [("races_exec_lag", test_exec_lag), ("races_comm_lag", test_comm_lag),
-         ("races_fork_then_exec", test_fork_then_exec),
-         ("races_fork_during_attach", test_fork_during_attach),
-         ("races_match_forks_during_attach", test_match_forks_during_attach)]

@@ -69,6 +69,3 @@ def test_report_by(r):
     rc, _, err = r.ctl("report", "--by", "nonsense")
     if rc != 2:
         raise Fail(f"--by nonsense exited {rc}, expected 2")
-
-
-TESTS = [("report_by", test_report_by)]

@@ -458,11 +458,3 @@ def test_resident_mappings(r):
                    f"{t['resident']['resident_shmem_bytes']}, the program maps {shm}")
     if kinds["image"]["resident_bytes"] < expect["file_bytes"]:
         raise Fail(f"image {kinds['image']}: the program mapped again is {expect['file_bytes']}")
-
-
-TESTS = [
-    ("resident_glibc", test_resident_glibc),
-    ("resident_jemalloc", test_resident_jemalloc),
-    ("resident_per_target", test_resident_per_target),
-    ("resident_mappings", test_resident_mappings),
-]

@@ -298,8 +298,3 @@ def test_scale_realtime(r):
                 raise Fail(f"thread {tid} ({thread_name(daemon.pid, tid)}): policy {policy} "
                            f"nice {nice}, expected 0 and {want}")
     stop_daemon(r, daemon)
-
-
-TESTS = [("scale_views", test_scale_views), ("scale_small_ring", test_scale_small_ring),
-         ("scale_realtime", test_scale_realtime),
-         ("scale_exit_during_snapshot", test_scale_exit_during_snapshot)]

@@ -798,19 +798,3 @@ def test_scan_forked(r):
     rc, _, err = r.ctl("leaks", "--unreachable", "--pid", str(child))
     if rc != 1 or f"pid {child}" not in err or one_error_line(err):
         raise Fail(f"a scan of the exited child: rc {rc}, {one_line(err)[:200]}")
-
-
-TESTS = [
-    ("scan_known", test_scan_known),
-    ("scan_lsan", test_scan_lsan),
-    ("scan_redis", test_scan_redis),
-    ("scan_python", test_scan_python),
-    ("scan_daemon_killed", test_scan_daemon_killed),
-    ("scan_strace", test_scan_strace),
-    ("scan_gdb", test_scan_gdb),
-    ("scan_target_killed", test_scan_target_killed),
-    ("scan_pause_bound", test_scan_pause_bound),
-    ("scan_stop_bound", test_scan_stop_bound),
-    ("scan_threads", test_scan_threads),
-    ("scan_forked", test_scan_forked),
-]

@@ -106,13 +106,6 @@ def test_cxx(r):
         raise Fail("operator new appears as a caller of malloc: counted twice?")
 
 
-TESTS = [
-    ("walkers_agree", test_walkers_agree),
-    ("stack_depth", test_stack_depth),
-    ("cxx", test_cxx),
-]
-
-
 def test_broken_chain(r):
     """A module that uses %rbp as a plain register ends stacks there: the stack
     is marked broken and status/report name the module."""
@@ -134,9 +127,6 @@ def test_broken_chain(r):
     rc, text, _ = r.ctl("status", sock=sock)
     if rc or "stop in brokenfp" not in text:
         raise Fail(f"status does not name the module: {one_line(text)[:300]}")
-
-
-TESTS.append(("broken_chain", test_broken_chain))
 
 
 def test_call_paths(r):
@@ -172,9 +162,6 @@ def test_call_paths(r):
     named = [t for t in rep["truncated_stacks"] if os.path.basename(t["module"]) == "paths_nofp"]
     if not named or named[0]["allocations"] != 15:
         raise Fail(f"truncated_stacks does not name paths_nofp: {rep['truncated_stacks']}")
-
-
-TESTS.append(("call_paths", test_call_paths))
 
 
 def test_stack_ids(r):
@@ -214,6 +201,3 @@ def test_stack_ids(r):
         if reports["1"] != reports["0"]:
             only = set(reports["1"]) ^ set(reports["0"])
             raise Fail(f"{walker}: reports differ; stacks in one only: {sorted(only)[:3]}")
-
-
-TESTS.append(("stack_ids", test_stack_ids))

@@ -65,9 +65,3 @@ def test_deleted_executable(r):
     caller = e["frames"][1]
     if caller["function"] != "main" or "host-copy" not in (caller["module"] or ""):
         raise Fail(f"caller frame in the deleted executable: {caller}")
-
-
-TESTS = [
-    ("dlopen", test_dlopen),
-    ("deleted_executable", test_deleted_executable),
-]

@@ -54,7 +54,7 @@ def path_sites(rep):
     return {k: (n, live, "/".join(sorted(ends))) for k, (n, live, ends) in got.items()}
 
 
-def test_paths(r):
+def test_unwind_paths(r):
     """A->helper, B->helper, C->D->helper built -O2 -fomit-frame-pointer: the
     same per-site report as the frame-pointer build, exact counts, to main."""
     want = {("path_a", "main"): (3, 300, "complete"), ("path_b", "main"): (5, 500, "complete"),
@@ -72,7 +72,7 @@ def test_paths(r):
             raise Fail(f"{tag}: truncated_stacks {rep['truncated_stacks']}")
 
 
-def test_debug_frame(r):
+def test_unwind_debug_frame(r):
     """A program whose call frame information is only in a separate debug
     file (.debug_frame, found through .gnu_debuglink): the same report."""
     src = os.path.join(HERE, "paths.c")
@@ -94,7 +94,7 @@ def test_debug_frame(r):
         raise Fail(f"paths from .debug_frame: {got}")
 
 
-def test_qsort(r):
+def test_unwind_qsort(r):
     """An allocation in qsort's comparator, libc in between: frames on both
     sides of libc down to main, every call counted."""
     rep, stats, out = run_output(r, "qsort", nofp(r, "qsort_cb"))
@@ -117,7 +117,7 @@ def test_qsort(r):
         check_whole(e, "comparator stack")
 
 
-def test_threads(r):
+def test_unwind_threads(r):
     """Two threads: each one's stack reaches its start in libc."""
     rep, stats, _ = run_output(r, "threads", nofp(r, "threads"))
     by_thread = {}
@@ -133,7 +133,7 @@ def test_threads(r):
         raise Fail(f"allocations by thread: {by_thread}")
 
 
-def test_cxx(r):
+def test_unwind_cxx(r):
     """std::vector growth (operator new from the program's instantiation) and
     std::string growth (from libstdc++'s own code): exact counts, to main."""
     rep, stats, out = run_output(r, "cxx", nofp(r, "cxx_vector"))
@@ -157,7 +157,7 @@ def test_cxx(r):
         raise Fail(f"allocations {got}, the program counted {want}")
 
 
-def test_dlopen(r):
+def test_unwind_dlopen(r):
     """A library without frame pointers dlopened after attach: its stacks are
     whole from its first allocation (ld.so's report holds the process until
     the table is in); status shows the tables while it runs."""
@@ -201,7 +201,7 @@ def test_dlopen(r):
         raise Fail(f"tables still loaded after the target exited: {uw}")
 
 
-def test_dlreopen(r):
+def test_unwind_dlreopen(r):
     """A library closed and another of the same code with a larger frame
     opened where it was (tests/e2e/dlreopen.c): the same return addresses,
     other rules; the walker's cached rows of the first must not be used for
@@ -245,7 +245,7 @@ def test_dlreopen(r):
         raise Fail(f"reopen_alloc stacks by bytes: {got}")
 
 
-def test_signal_frame(r):
+def test_unwind_signal_frame(r):
     """An allocation in a signal handler: the walk goes through the kernel's
     signal frame (libc's __restore_rt, a known layout) to the interrupted
     code (raise) and main."""
@@ -262,7 +262,7 @@ def test_signal_frame(r):
         raise Fail(f"truncated_stacks: {rep['truncated_stacks']}")
 
 
-def test_cfi_expression(r):
+def test_unwind_cfi_expression(r):
     """Call frame information the rows cannot hold (a DWARF expression): the
     walk stops there, marked truncated, and status names the module."""
     rep, stats, _ = run_output(r, "cfiexpr", nofp(r, "cfiexpr"))
@@ -280,7 +280,7 @@ def test_cfi_expression(r):
         raise Fail(f"report text: {one_line(text)[:300]}")
 
 
-def test_memory_limit(r):
+def test_unwind_memory_limit(r):
     """--unwind-memory 1M, python3.11 with ssl (libcrypto's table alone is
     larger): the tables that do not fit are refused and counted in status,
     the pool stays within the limit."""
@@ -310,7 +310,7 @@ def test_memory_limit(r):
         raise Fail(f"status text does not say so: {one_line(text)[:300]}")
 
 
-def test_stack_top(r):
+def test_unwind_stack_top(r):
     """A stack whose top page is followed by an inaccessible page
     (tests/e2e/stacktop.c, a makecontext stack): the walker reads the user
     stack in pieces, and none reaches into that page, so every stack is whole,
@@ -334,18 +334,3 @@ def test_stack_top(r):
             got[depth] = (n + e["allocations"], size + e["bytes_allocated"])
         if got != want:
             raise Fail(f"{tag}: (allocations, bytes) by depth {got}")
-
-
-TESTS = [
-    ("unwind_paths", test_paths),
-    ("unwind_debug_frame", test_debug_frame),
-    ("unwind_qsort", test_qsort),
-    ("unwind_threads", test_threads),
-    ("unwind_cxx", test_cxx),
-    ("unwind_dlopen", test_dlopen),
-    ("unwind_dlreopen", test_dlreopen),
-    ("unwind_signal_frame", test_signal_frame),
-    ("unwind_cfi_expression", test_cfi_expression),
-    ("unwind_memory_limit", test_memory_limit),
-    ("unwind_stack_top", test_stack_top),
-]

@@ -25,7 +25,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def test_redis(r):
+def test_unwind_redis(r):
     """redis-benchmark -t set,lpush against Debian's redis-server: the
     allocations of SET and LPUSH have stacks through setCommand and
     pushGenericCommand (lpushCommand tail-calls it) down to main."""
@@ -91,7 +91,7 @@ work()
 """
 
 
-def test_python311(r):
+def test_unwind_python311(r):
     """Debian's python3.11: the Python frames are merged in place of the
     interpreter's, and the native frames around them reach main."""
     if not os.access(PYTHON, os.X_OK):
@@ -117,9 +117,3 @@ def test_python311(r):
     if whole < rep["totals"]["allocations"] * 0.99:
         raise Fail(f"only {whole} of {rep['totals']['allocations']} allocations have whole "
                    f"stacks")
-
-
-TESTS = [
-    ("unwind_redis", test_redis),
-    ("unwind_python311", test_python311),
-]

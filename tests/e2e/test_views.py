@@ -398,7 +398,7 @@ def temporary_sites(r):
                                                   "site_new")}
 
 
-def test_temporary_threshold(r):
+def test_views_temporary_threshold(r):
     """--temporary-threshold 3: blocks freed after 1 or 2 more allocations are temporary too."""
     ages = os.path.join(r.build, "tests", "ages")
     daemon = r.start_daemon("--temporary-threshold", "3", "--", ages, "--no-wait", wait=False)
@@ -446,10 +446,3 @@ def watch_tty(r):
             raise Fail(f"watch exited {rc} after q")
     finally:
         subprocess.run(["tmux", "kill-session", "-t", session], capture_output=True, timeout=10)
-
-
-TESTS = [
-    ("views_pattern", test_views_pattern),
-    ("views_ages", test_views_ages),
-    ("views_temporary_threshold", test_temporary_threshold),
-]

@@ -256,11 +256,4 @@ TEST(test_usage_errors)
 		    "folded");
 }
 
-int main(void)
-{
-	RUN(test_durations);
-	RUN(test_defaults);
-	RUN(test_requests);
-	RUN(test_usage_errors);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -195,9 +195,4 @@ TEST(grandchild_and_stop)
 	tracker_destroy(&t);
 }
 
-int main(void)
-{
-	RUN(child_own_and_inherited);
-	RUN(grandchild_and_stop);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

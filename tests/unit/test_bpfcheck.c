@@ -281,13 +281,4 @@ TEST(test_json)
 	buf_free(&b);
 }
 
-int main(void)
-{
-	RUN(test_stats);
-	RUN(test_last_line);
-	RUN(test_fallback_order);
-	RUN(test_reason);
-	RUN(test_floor);
-	RUN(test_json);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

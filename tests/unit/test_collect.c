@@ -581,16 +581,4 @@ TEST(test_resident)
 	teardown(&f);
 }
 
-int main(void)
-{
-	RUN(test_totals);
-	RUN(test_pid_totals);
-	RUN(test_top_n);
-	RUN(test_pid_stacks);
-	RUN(test_blocks);
-	RUN(test_kinds);
-	RUN(test_truncations);
-	RUN(test_metrics);
-	RUN(test_resident);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -153,14 +153,4 @@ TEST(allocator_frees_twice_glibc_only)
 	CHECK(!frees_twice("/nonexistent/libmalloc.so"));
 }
 
-int main(void)
-{
-	RUN(jump_target_rel32);
-	RUN(jump_target_rel8);
-	RUN(jump_target_not_a_jump);
-	RUN(slot_jump);
-	RUN(libstdcxx_deletes);
-	RUN(jemalloc_deletes);
-	RUN(allocator_frees_twice_glibc_only);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

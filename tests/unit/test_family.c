@@ -632,18 +632,4 @@ TEST(rank_top_matches_sort)
 	}
 }
 
-int main(void)
-{
-	RUN(addrmap_basics);
-	RUN(child_inherits_heap);
-	RUN(parent_changes_after_fork);
-	RUN(grandchild);
-	RUN(release_at_exit);
-	RUN(peak_counts_inherited);
-	RUN(realloc_inherited);
-	RUN(random_families);
-	RUN(munmap_inherited);
-	RUN(invariants_checked);
-	RUN(rank_top_matches_sort);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

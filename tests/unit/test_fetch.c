@@ -253,13 +253,14 @@ TEST(test_socket)
 	buf_free(&bytes);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	int rc;
+
 	snprintf(dir, sizeof(dir), "/tmp/memtrace-test-fetch.XXXXXX");
 	if (!mkdtemp(dir))
 		abort();
-	RUN(test_file_narrowed_or_whole);
-	RUN(test_socket);
+	rc = UNIT_RUN(argc, argv);
 	rmdir(dir); /* the tests removed what they made in it */
-	return UNIT_DONE();
+	return rc;
 }

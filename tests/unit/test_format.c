@@ -139,12 +139,4 @@ TEST(test_frame_names)
 	free(s);
 }
 
-int main(void)
-{
-	RUN(test_bytes);
-	RUN(test_tracemalloc_sizes);
-	RUN(test_durations);
-	RUN(test_terminal_text);
-	RUN(test_frame_names);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -245,14 +245,4 @@ TEST(python_frames_first)
 	group_free(&t);
 }
 
-int main(void)
-{
-	RUN(python_frames_first);
-	RUN(names);
-	RUN(frame_keys);
-	RUN(by_function);
-	RUN(by_line_and_stack);
-	RUN(cumulative);
-	RUN(empty);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

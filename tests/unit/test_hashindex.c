@@ -98,10 +98,4 @@ TEST(test_strtab)
 	CHECK_EQ_U64(strtab_count(&t), 0);
 }
 
-int main(void)
-{
-	RUN(test_index);
-	RUN(test_hashes);
-	RUN(test_strtab);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

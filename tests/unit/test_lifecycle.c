@@ -385,23 +385,4 @@ TEST(entries_do_not_move)
 	CHECK_EQ_U64(d.ntargets, 0);
 }
 
-int main(void)
-{
-	RUN(every_allowed_transition);
-	RUN(every_other_transition_refused);
-	RUN(refused_step_is_an_invariant);
-	RUN(phases_as_snapshots_show_them);
-	RUN(attach_running);
-	RUN(exec_during_attach);
-	RUN(match_at_exec);
-	RUN(match_past_max_targets);
-	RUN(fork_during_exec_hold);
-	RUN(fork_before_probes_placed);
-	RUN(child_gone_at_its_fork);
-	RUN(detach_during_exec);
-	RUN(ldso_loads_while_resolving);
-	RUN(exit_at_each_phase);
-	RUN(daemon_stops);
-	RUN(entries_do_not_move);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -91,10 +91,4 @@ TEST(bad_values)
 	CHECK(getenv("NOTIFY_SOCKET") == NULL);
 }
 
-int main(void)
-{
-	RUN(ready_to_path);
-	RUN(ready_to_abstract);
-	RUN(bad_values);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -87,10 +87,4 @@ TEST(test_views_keep_them)
 	leaks_view_free(&v);
 }
 
-int main(void)
-{
-	RUN(test_group_order);
-	RUN(test_leak_order);
-	RUN(test_views_keep_them);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

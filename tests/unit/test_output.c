@@ -165,11 +165,4 @@ TEST(test_dash_is_stdout)
 	remove_dir();
 }
 
-int main(void)
-{
-	RUN(test_writes_new_file_0600);
-	RUN(test_replaces_existing_file);
-	RUN(test_failure_leaves_nothing);
-	RUN(test_dash_is_stdout);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -316,13 +316,4 @@ TEST(test_html_escapes_script)
 	snapshot_free(&s);
 }
 
-int main(void)
-{
-	RUN(test_size_bins);
-	RUN(test_tracker_counts_every_allocation);
-	RUN(test_codec_sections);
-	RUN(test_folded);
-	RUN(test_pprof);
-	RUN(test_html_escapes_script);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

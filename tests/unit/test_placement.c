@@ -487,20 +487,4 @@ TEST(real_libc)
 	probesite_forget();
 }
 
-int main(void)
-{
-	RUN(glibc);
-	RUN(interposers);
-	RUN(cpython);
-	RUN(branch_back_into_skipped_code);
-	RUN(arguments);
-	RUN(endbr64);
-	RUN(unsafe_prefixes);
-	RUN(jump_tables);
-	RUN(truncated);
-	RUN(emulated_forms);
-	RUN(dispatch);
-	RUN(byte_scans);
-	RUN(real_libc);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -407,17 +407,4 @@ TEST(read_command_controls)
 	waitpid(pid, &status, 0);
 }
 
-int main(void)
-{
-	RUN(kroots_text);
-	RUN(smaps_vmflags);
-	RUN(parse_fixture);
-	RUN(parse_is_file);
-	RUN(find_edges);
-	RUN(parse_empty_and_odd_but_valid);
-	RUN(parse_malformed);
-	RUN(parse_mutations);
-	RUN(read_self);
-	RUN(read_command_controls);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -384,18 +384,4 @@ TEST(test_reply_header)
 	CHECK(proto_reply_parse_header(hdr, &status, &len) == -1);
 }
 
-int main(void)
-{
-	RUN(test_defaults);
-	RUN(test_round_trip_per_kind);
-	RUN(test_valid_lines);
-	RUN(test_longest_line);
-	RUN(test_invalid_lines);
-	RUN(test_keys_of_other_kinds);
-	RUN(test_kind_values);
-	RUN(test_versions);
-	RUN(test_error_quotes_bounded);
-	RUN(test_format_refuses);
-	RUN(test_reply_header);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -112,11 +112,4 @@ TEST(test_bounds)
 	CHECK_EQ_U64(pyinline_scan(code, sizeof(code), BASE, BASE + 50, NULL), 0);
 }
 
-int main(void)
-{
-	RUN(test_nonpie_promoted);
-	RUN(test_pie_promoted);
-	RUN(test_out_of_line);
-	RUN(test_bounds);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -252,11 +252,4 @@ TEST(test_dwarf)
 	elfmod_close(self);
 }
 
-int main(void)
-{
-	RUN(test_debug_offsets_313);
-	RUN(test_debug_offsets_refused);
-	RUN(test_table);
-	RUN(test_dwarf);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -78,10 +78,4 @@ TEST(test_truncated_and_garbage)
 		(void)pystacks_line(lt312, n, 1, 62);
 }
 
-int main(void)
-{
-	RUN(test_cpython312_lines);
-	RUN(test_cpython310_lines);
-	RUN(test_truncated_and_garbage);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -395,18 +395,4 @@ TEST(no_blocks)
 	reach_free(&r);
 }
 
-int main(void)
-{
-	RUN(roots_and_chains);
-	RUN(lost_list_and_ring);
-	RUN(upgrade_possible_to_reachable);
-	RUN(registers_and_stack_pointer);
-	RUN(suppressed_leak_holds_others);
-	RUN(overlap_and_unread_never_reported);
-	RUN(words_between_blocks_are_roots);
-	RUN(ranges_in_any_order);
-	RUN(find_against_brute_force);
-	RUN(entries_by_stack_and_kind);
-	RUN(no_blocks);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

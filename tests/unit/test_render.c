@@ -672,20 +672,4 @@ TEST(test_scan_json)
 	free(text);
 }
 
-int main(void)
-{
-	RUN(test_scan_text);
-	RUN(test_scan_json);
-	RUN(test_stats_json);
-	RUN(test_report_json);
-	RUN(test_status_json);
-	RUN(test_pretty_json);
-	RUN(test_stats_text);
-	RUN(test_report_text);
-	RUN(test_status_text);
-	RUN(test_match_render);
-	RUN(test_walker_render);
-	RUN(test_json_escape);
-	RUN(test_json_writer);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

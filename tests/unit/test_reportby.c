@@ -97,10 +97,4 @@ TEST(cumulative)
 	free(out);
 }
 
-int main(void)
-{
-	RUN(by_function);
-	RUN(by_line_allocated);
-	RUN(cumulative);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -409,17 +409,4 @@ TEST(timeline_resident)
 	timeline_free(&tl);
 }
 
-int main(void)
-{
-	RUN(status_sample);
-	RUN(rollup_sample);
-	RUN(malformed_status);
-	RUN(malformed_rollup);
-	RUN(kb_values);
-	RUN(breakdown_glibc_threads);
-	RUN(breakdown_frag);
-	RUN(malformed_smaps);
-	RUN(resident_table);
-	RUN(timeline_resident);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -59,9 +59,4 @@ TEST(test_edges)
 	CHECK_EQ_U64(SEARCH_FIRST(SIZE_MAX - 10, SIZE_MAX, mid >= SIZE_MAX - 3), SIZE_MAX - 3);
 }
 
-int main(void)
-{
-	RUN(test_against_linear);
-	RUN(test_edges);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

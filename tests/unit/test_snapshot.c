@@ -1854,34 +1854,4 @@ TEST(test_names)
 	}
 }
 
-int main(void)
-{
-	RUN(test_roundtrip_known);
-	RUN(test_roundtrip_daemon_sections);
-	RUN(test_roundtrip_leaks);
-	RUN(test_roundtrip_match);
-	RUN(test_roundtrip_walker);
-	RUN(test_roundtrip_resident_sections);
-	RUN(test_resident_sections_checked);
-	RUN(test_roundtrip_timeline_targets);
-	RUN(test_timeline_targets_checked);
-	RUN(test_roundtrip_scan);
-	RUN(test_roundtrip_many_blocks);
-	RUN(test_roundtrip_random);
-	RUN(test_roundtrip_empty);
-	RUN(test_roundtrip_long_strings);
-	RUN(test_encode_limits);
-	RUN(test_dedup);
-	RUN(test_truncation);
-	RUN(test_bit_flips);
-	RUN(test_header_errors);
-	RUN(test_minimal_payload);
-	RUN(test_bad_payloads);
-	RUN(test_varint_overflow);
-	RUN(test_one_kind);
-	RUN(test_mutated_payloads);
-	RUN(test_select);
-	RUN(test_names);
-	RUN(test_funcs_compat);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -136,10 +136,4 @@ TEST(no_stacks)
 	snapshot_free(&out);
 }
 
-int main(void)
-{
-	RUN(round_trip);
-	RUN(twins);
-	RUN(no_stacks);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -126,11 +126,4 @@ TEST(find_first)
 	suppressions_free(&s);
 }
 
-int main(void)
-{
-	RUN(file_format);
-	RUN(file_errors);
-	RUN(template_match);
-	RUN(find_first);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -971,9 +971,10 @@ TEST(elf_open_shared)
 	rmdir(dir);
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	const char *tmp = getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp";
+	int rc;
 	ssize_t n = readlink("/proc/self/exe", exe_path, sizeof(exe_path) - 1);
 
 	if (n <= 0) {
@@ -986,21 +987,7 @@ int main(void)
 		perror("mkdtemp");
 		return 1;
 	}
-	RUN(elf_self);
-	RUN(elf_libc_malloc);
-	RUN(elf_open_shared);
-	RUN(elf_lookup_rules);
-	RUN(elf_synthetic_mutations);
-	RUN(symbolize_return_address);
-	RUN(symbolize_libc);
-	RUN(symbolize_no_mapping);
-	RUN(symbolize_not_elf);
-	RUN(symbolize_deleted_copy);
-	RUN(symbolize_forked_child);
-	RUN(symbolize_guard_refuses);
-	RUN(symbolize_other_program_refused);
-	RUN(elf_refuses_bad_files);
-	RUN(elf_mutations);
+	rc = UNIT_RUN(argc, argv);
 	rmdir(tmpdir);
-	return UNIT_DONE();
+	return rc;
 }

@@ -286,14 +286,4 @@ TEST(temporary_threshold_n)
 	tracker_destroy(&t);
 }
 
-int main(void)
-{
-	RUN(sample_interval);
-	RUN(bounded_merge);
-	RUN(targets_merge);
-	RUN(targets_bounded);
-	RUN(reset_peak);
-	RUN(temporary_threshold_1);
-	RUN(temporary_threshold_n);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -1131,30 +1131,4 @@ TEST(stack_ids_table_full)
 	tracker_destroy(&t);
 }
 
-int main(void)
-{
-	RUN(heap_insert_find_remove);
-	RUN(heap_limit);
-	RUN(heap_model);
-	RUN(stack_interning);
-	RUN(malloc_free_counts);
-	RUN(unknown_and_missed_frees);
-	RUN(refree_is_nothing);
-	RUN(refree_after_losses);
-	RUN(realloc_semantics);
-	RUN(realloc_race_with_other_thread);
-	RUN(realloc_enter_lost);
-	RUN(peak_per_stack);
-	RUN(peak_epoch_wrap);
-	RUN(foreign_and_malformed_events);
-	RUN(heap_full_counts_untracked);
-	RUN(exec_stops_counting);
-	RUN(generations_after_exec);
-	RUN(python_frame_words);
-	RUN(mmap_blocks);
-	RUN(temporary_allocations);
-	RUN(stack_ids);
-	RUN(stack_ids_new_generation);
-	RUN(stack_ids_table_full);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

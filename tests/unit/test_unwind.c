@@ -208,11 +208,4 @@ TEST(decode_pointer)
 	CHECK_EQ_U64(unwind_decode_pointer(sdata4, 4, 0xff, 0, &v), 0); /* omit */
 }
 
-int main(void)
-{
-	RUN(eh_frame_rules);
-	RUN(debug_frame_from_separate_file);
-	RUN(not_elf);
-	RUN(decode_pointer);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

@@ -79,9 +79,4 @@ TEST(test_overflow)
 	CHECK_EQ_U64(v, 1ull << 63);
 }
 
-int main(void)
-{
-	RUN(test_round_trip);
-	RUN(test_overflow);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

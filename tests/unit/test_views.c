@@ -562,17 +562,4 @@ TEST(report_oldest)
 	new_stacks[0].oldest_live_age_ns = 0;
 }
 
-int main(void)
-{
-	RUN(rows_computed);
-	RUN(diff_text);
-	RUN(diff_vanished_and_json);
-	RUN(peak_sums);
-	RUN(leaks_by_age);
-	RUN(timeline_rates);
-	RUN(timeline_of_pid);
-	RUN(watch_growth);
-	RUN(report_oldest);
-	RUN(resident_beside_live);
-	return UNIT_DONE();
-}
+UNIT_MAIN()

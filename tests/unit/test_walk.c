@@ -1302,7 +1302,7 @@ TEST(window_reads)
 {
 	static uint8_t img[3 * 4096];
 	struct stack_window w;
-	__u64 out[2], base = 0x7ffe0000f000ull; /* page-aligned */
+	__u64 out[2] = {0}, base = 0x7ffe0000f000ull; /* page-aligned */
 	unsigned long before;
 
 	for (size_t i = 0; i < sizeof(img) / 8; i++)
@@ -1417,21 +1417,8 @@ TEST(stack_ids)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
 	elf_version(EV_CURRENT);
-	RUN(dwarf_walk_matches_libdw);
-	RUN(fp_walk_matches_libdw);
-	RUN(depth_limit);
-	RUN(fp_walk_ends);
-	RUN(dwarf_walk_ends);
-	RUN(dwarf_cache_generation);
-	RUN(row_and_map_lookup);
-	RUN(damaged_stacks);
-	RUN(every_rule);
-	RUN(fp_batches_deep);
-	RUN(dense_page);
-	RUN(window_reads);
-	RUN(stack_ids);
-	return UNIT_DONE();
+	return UNIT_RUN(argc, argv);
 }

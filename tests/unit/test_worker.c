@@ -394,11 +394,4 @@ TEST(worker_scan_deadline)
 	stop();
 }
 
-int main(void)
-{
-	RUN(evqueue_order);
-	RUN(worker_freeze);
-	RUN(worker_small_joins);
-	RUN(worker_scan_deadline);
-	return UNIT_DONE();
-}
+UNIT_MAIN()
