@@ -184,7 +184,7 @@ $(O)/tests/%: tests/e2e/%.c | $(O)/tests
 # object of their own that shares memtrace.bpf.o's ring buffer (tests/bench/bench.py).
 E2E_PROGS += $(O)/tests/memtraced-hooks
 HOOKS_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/hooks/%.o)
-$(O)/bench.bpf.o: bpf/bench.bpf.c include/memtrace/event.h $(O)/vmlinux.h | $(O)
+$(O)/bench.bpf.o: bpf/bench.bpf.c bpf/nopriv.bpf.h include/memtrace/event.h $(O)/vmlinux.h | $(O)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
 		-Wall -Werror -c $< -o $@
 $(O)/bench.skel.h: $(O)/bench.bpf.o
