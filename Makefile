@@ -159,6 +159,13 @@ $(O)/tests/test_walk: tests/unit/test_walk.c tests/unit/unit.h tests/unit/bpfshi
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Wno-unknown-pragmas -Itests/unit -Ibpf $< \
 		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
+# Every BPF program of both objects has a tail call (bpf/nopriv.bpf.h), read
+# from the objects themselves.
+$(O)/tests/test_nopriv: tests/unit/test_nopriv.c tests/unit/unit.h $(O)/memtrace.bpf.o \
+		$(O)/bench.bpf.o $(O)/libmemtrace.a | $(O)/tests
+	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit -DMT_BPF_OBJS_DIR='"$(O)"' $< \
+		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
