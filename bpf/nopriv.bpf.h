@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause */
 /*
  * No program of ours runs on a private stack (docs/design.md, "No private
- * stack for our programs"). Since 6.13 the x86 JIT (arm64's too, later)
+ * stack for our programs"). Since 6.13 the verifier, with the x86 JIT,
  * gives a kprobe, tracepoint or raw tracepoint program whose function needs
  * 64 bytes of stack or more a stack of its own per CPU instead of the
  * task's, unless some function of the program has a tail call
