@@ -159,6 +159,13 @@ $(O)/tests/test_walk: tests/unit/test_walk.c tests/unit/unit.h tests/unit/bpfshi
 	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Wno-unknown-pragmas -Itests/unit -Ibpf $< \
 		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
 
+# Every BPF program of both objects has a tail call (bpf/nopriv.bpf.h), read
+# from the objects themselves.
+$(O)/tests/test_nopriv: tests/unit/test_nopriv.c tests/unit/unit.h $(O)/memtrace.bpf.o \
+		$(O)/bench.bpf.o $(O)/libmemtrace.a | $(O)/tests
+	$(CC) $(CFLAGS) -Wno-missing-field-initializers -Itests/unit -DMT_BPF_OBJS_DIR='"$(O)"' $< \
+		$(O)/libmemtrace.a $(LDFLAGS) $(LDLIBS) -o $@
+
 # Test programs are built with frame pointers so their stacks are meaningful.
 E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
@@ -184,7 +191,7 @@ $(O)/tests/%: tests/e2e/%.c | $(O)/tests
 # object of their own that shares memtrace.bpf.o's ring buffer (tests/bench/bench.py).
 E2E_PROGS += $(O)/tests/memtraced-hooks
 HOOKS_OBJS := $(DAEMON_SRCS:src/%.c=$(O)/hooks/%.o)
-$(O)/bench.bpf.o: bpf/bench.bpf.c include/memtrace/event.h $(O)/vmlinux.h | $(O)
+$(O)/bench.bpf.o: bpf/bench.bpf.c bpf/nopriv.bpf.h include/memtrace/event.h $(O)/vmlinux.h | $(O)
 	$(CLANG) -g -O2 -target bpf -mcpu=v3 -D__TARGET_ARCH_$(ARCH) -Iinclude -I$(O) \
 		-Wall -Werror -c $< -o $@
 $(O)/bench.skel.h: $(O)/bench.bpf.o

@@ -12,6 +12,7 @@
 #include <bpf/bpf_helpers.h>
 #include <bpf/bpf_tracing.h>
 #include "memtrace/event.h"
+#include "nopriv.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -39,6 +40,16 @@ static __always_inline void count_lost(__u32 slot)
 	if (n)
 		__sync_fetch_and_add(n, 1);
 }
+
+/* The never-taken tail call of the programs that use a stack
+ * (bpf/nopriv.bpf.h): an array of their type, always empty. The empty
+ * programs use none: no private stack for them either. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} nopriv_kprobe SEC(".maps");
 
 /*
  * The uprobe floor (make bench, MEMTRACE_BENCH_PROGRAMS=empty): the same
@@ -96,6 +107,7 @@ int minimal_enter(struct pt_regs *ctx)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 size = PT_REGS_PARM1(ctx);
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_kprobe);
 	bpf_map_update_elem(&minimal_sizes, &tid, &size, BPF_ANY);
 	return 0;
 }
@@ -106,6 +118,7 @@ int minimal_return(struct pt_regs *ctx)
 	__u32 tid = (__u32)bpf_get_current_pid_tgid();
 	__u64 *size = bpf_map_lookup_elem(&minimal_sizes, &tid), n;
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_kprobe);
 	if (!size)
 		return 0;
 	n = *size;
@@ -119,6 +132,7 @@ int minimal_free(struct pt_regs *ctx)
 {
 	__u64 addr = PT_REGS_PARM1(ctx);
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_kprobe);
 	if (addr)
 		minimal_emit(MT_EV_FREE, addr, 0);
 	return 0;

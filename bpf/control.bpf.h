@@ -107,6 +107,15 @@ static __always_inline void exec_match(struct linux_binprm *bprm, __u32 tgid)
 	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 }
 
+/* The raw tracepoint programs' array for their never-taken tail call
+ * (bpf/nopriv.bpf.h): always empty. */
+struct {
+	__uint(type, BPF_MAP_TYPE_PROG_ARRAY);
+	__uint(max_entries, 1);
+	__type(key, __u32);
+	__type(value, __u32);
+} nopriv_raw_tp SEC(".maps");
+
 SEC("raw_tp/sched_process_exec")
 int on_exec(struct bpf_raw_tracepoint_args *ctx)
 {
@@ -115,6 +124,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = id >> 32;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
 	inflight_drop(bpf_get_current_task_btf(), (__u32)id);
 
 	if (w && w->untraced == MT_UNTRACED_COPIES) {
@@ -165,6 +175,7 @@ int ldso_state(struct pt_regs *ctx)
 {
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	if (!bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	stop_current(tgid);
@@ -186,6 +197,7 @@ int uw_ldso(struct pt_regs *ctx)
 	struct mt_unwind_proc *up = bpf_map_lookup_elem(&uw_procs, &tgid);
 	__s32 state = 0;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	if (!up || !bpf_map_lookup_elem(&targets, &tgid))
 		return 0;
 	if (up->r_state_addr &&
@@ -209,6 +221,7 @@ int pyalloc_set(struct pt_regs *ctx)
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32;
 	struct mt_target_watch *w;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	/* cookie 1: the first argument is the domain; the raw one's table
 	 * (PYMEM_DOMAIN_RAW, 0) is not where PyObject_Free dispatches */
 	if (bpf_get_attach_cookie(ctx) == 1 && PT_REGS_PARM1(ctx) == 0)
@@ -242,6 +255,7 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 	__u16 is_match;
 	__u8 *arenas;
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
 	if (!w || !w->follow || w->untraced == MT_UNTRACED_OWN)
 		return 0; /* MT_UNTRACED_OWN: its probes are not inherited after its exec */
 	ctgid = BPF_CORE_READ(child, tgid);
@@ -299,6 +313,7 @@ int on_process_exit(struct bpf_raw_tracepoint_args *ctx)
 	__u32 tgid = id >> 32;
 	struct mt_target_watch *w;
 
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
 	inflight_drop(bpf_get_current_task_btf(), (__u32)id);
 	if (!untraced_probed || (__u32)id != tgid)
 		return 0; /* a thread other than the leader: the process goes on */

@@ -12,6 +12,7 @@
 #include <bpf/bpf_tracing.h>
 #include <bpf/bpf_core_read.h>
 #include "memtrace/event.h"
+#include "nopriv.bpf.h"
 
 char LICENSE[] SEC("license") = "Dual BSD/GPL";
 
@@ -360,6 +361,7 @@ int alloc_enter(struct pt_regs *ctx)
 	struct inflight *in, st = {};
 	__u64 n, m, a1, a2, a3;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	if (not_traced())
 		return 0; /* its return probe finds no call in flight */
 	if (inflight_enter(bpf_get_current_task_btf(), sp, &in) || !in)
@@ -468,6 +470,7 @@ int free_enter(struct pt_regs *ctx)
 {
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	entry_args(ctx, cookie, &addr, &a2, &a3);
 	if (!addr || not_traced())
 		return 0; /* free(NULL) is nothing */
@@ -493,6 +496,7 @@ int outer_free_enter(struct pt_regs *ctx)
 	__u64 cookie = bpf_get_attach_cookie(ctx), addr, a2, a3, sp = entry_sp(ctx, cookie);
 	struct inflight *in = NULL;
 
+	MT_NO_PRIV_STACK(ctx, &stages);
 	if (not_traced())
 		return 0;
 	entry_args(ctx, cookie, &addr, &a2, &a3);

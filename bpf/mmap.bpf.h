@@ -40,6 +40,7 @@ int mmap_enter(struct trace_event_raw_sys_enter *ctx)
 	__u64 id = bpf_get_current_pid_tgid(), addr, len, prot, flags;
 	__u32 tid = (__u32)id;
 
+	MT_NO_PRIV_STACK(ctx, &stages_tp);
 	if (!mmap_traced(id >> 32))
 		return 0;
 	addr = ctx->args[0];
@@ -91,6 +92,7 @@ int munmap_enter(struct trace_event_raw_sys_enter *ctx)
 {
 	__u64 id = bpf_get_current_pid_tgid(), addr, len;
 
+	MT_NO_PRIV_STACK(ctx, &stages_tp);
 	if (!mmap_traced(id >> 32))
 		return 0;
 	addr = ctx->args[0];

@@ -408,12 +408,14 @@ MT_STAGE_PROGRAMS(stage_python, python_stage)
 SEC("uprobe")
 int stage_emit(struct pt_regs *ctx)
 {
+	MT_NO_PRIV_STACK(ctx, &stages);
 	return emit_stage(ctx);
 }
 
 SEC("tracepoint")
 int stage_emit_tp(void *ctx)
 {
+	MT_NO_PRIV_STACK(ctx, &stages_tp);
 	return emit_stage(ctx);
 }
 
