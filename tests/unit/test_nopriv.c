@@ -43,7 +43,7 @@ static int nopriv_rule(const struct bpf_insn *insns, size_t n)
 }
 
 /* The rule on programs made by hand: it can fail. */
-TEST(test_rule)
+TEST(rule)
 {
 	const struct bpf_insn empty[] = {
 	    {.code = BPF_ALU64 | BPF_MOV | BPF_K, .dst_reg = BPF_REG_0, .imm = 0},
@@ -120,7 +120,7 @@ static int check_object(const char *path, const char *const *want, unsigned *see
 	return n;
 }
 
-TEST(test_memtrace_programs)
+TEST(memtrace_programs)
 {
 	/* one of each kind, so that a wrong object cannot pass by having none */
 	const char *const want[] = {
@@ -132,7 +132,7 @@ TEST(test_memtrace_programs)
 	CHECK_EQ_U64(seen, (1u << 9) - 1);
 }
 
-TEST(test_bench_programs)
+TEST(bench_programs)
 {
 	const char *const want[] = {"empty_enter", "minimal_enter", "minimal_return",
 				    "minimal_free", NULL};
@@ -142,10 +142,4 @@ TEST(test_bench_programs)
 	CHECK_EQ_U64(seen, (1u << 4) - 1);
 }
 
-int main(void)
-{
-	RUN(test_rule);
-	RUN(test_memtrace_programs);
-	RUN(test_bench_programs);
-	return UNIT_DONE();
-}
+UNIT_MAIN()
