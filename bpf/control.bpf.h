@@ -62,6 +62,10 @@ static __always_inline int exec_matches(struct linux_binprm *bprm)
 		return BPF_CORE_READ(ino, i_ino) == cfg.match_ino &&
 		       BPF_CORE_READ(ino, i_sb, s_dev) == cfg.match_dev;
 	}
+	/* --cgroup/--unit: the cgroup v2 directory or one below it (the
+	 * process's ancestor at that level is it) */
+	if (cfg.match_cgid)
+		return bpf_get_current_ancestor_cgroup_id(cfg.match_cglevel) == cfg.match_cgid;
 	return 0;
 }
 
@@ -134,7 +138,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		w = NULL;
 	}
 	if (!w) {
-		if (cfg.match_comm[0] || cfg.match_ino)
+		if (cfg.match_comm[0] || cfg.match_ino || cfg.match_cgid)
 			exec_match(bprm, tgid);
 		return 0;
 	}
@@ -162,6 +166,66 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	stop_current(tgid);
 	if (emit_small(MT_EV_EXEC, 0, 1, 0, 0))
 		cont_current(tgid); /* the daemon will not hear of it */
+	return 0;
+}
+
+/* Does cgroup c (of the v2 hierarchy) lie in the matched cgroup or below it? */
+static __always_inline int cgroup_in_match(struct cgroup *c)
+{
+	int level = BPF_CORE_READ(c, level);
+
+	if (level < (int)cfg.match_cglevel)
+		return 0;
+	/* self is a cgroup's first member: its parent's self is its parent */
+	for (int i = 0; i < 64 && level > (int)cfg.match_cglevel; i++, level--)
+		c = (struct cgroup *)BPF_CORE_READ(c, self.parent);
+	return c && level == (int)cfg.match_cglevel && BPF_CORE_READ(c, kn, id) == cfg.match_cgid;
+}
+
+/*
+ * --cgroup/--unit: a process was moved to another cgroup (cgroup.procs
+ * written: a container runtime, systemd, an administrator). Into the
+ * matched one, untraced: the daemon attaches to it as it runs (it is not
+ * stopped: it may be anywhere in its code). Out of it, traced as a match:
+ * its calls count no more from here (MT_UNTRACED_OWN), and the daemon ends
+ * its entry. The tracepoint fires once a whole process has moved, for each
+ * hierarchy; only the v2 one (hierarchy 0) is the match's.
+ */
+SEC("raw_tp/cgroup_attach_task")
+int on_cgroup_move(struct bpf_raw_tracepoint_args *ctx)
+{
+	struct cgroup *dst = (struct cgroup *)ctx->args[0];
+	struct task_struct *task = (struct task_struct *)ctx->args[2];
+	struct mt_target_watch *w;
+	struct mt_event *ev;
+	__u32 tgid;
+	int in;
+
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
+	if (!cfg.match_cgid || BPF_CORE_READ(dst, root, hierarchy_id) != 0)
+		return 0;
+	in = cgroup_in_match(dst);
+	tgid = BPF_CORE_READ(task, tgid);
+	w = bpf_map_lookup_elem(&targets, &tgid);
+	if (in ? w != NULL : !w || !w->matched || w->untraced)
+		return 0;
+	if (!in) {
+		w->untraced = MT_UNTRACED_OWN;
+		untraced_probed = 1;
+	}
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		count_lost(MT_EV_MATCH);
+		return 0;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = MT_EV_MATCH;
+	ev->tgid = tgid;
+	ev->tid = tgid;
+	ev->old_addr = in ? MT_MATCH_MOVED_IN : MT_MATCH_MOVED_OUT;
+	ev->stack_end = MT_STACK_NONE;
+	ev->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
 	return 0;
 }
 

@@ -84,7 +84,8 @@ enum mt_event_kind {
 	MT_EV_REALLOC = 4,	 /* old_addr, addr = result (0 if NULL), size */
 	MT_EV_EXEC = 5,		 /* a target executed a new program (sched_process_exec) */
 	MT_EV_FORK = 6,		 /* a followed target forked: addr = the child's pid */
-	MT_EV_MATCH = 7,	 /* a new program matches --comm/--exe; it is stopped (SIGSTOP) */
+	MT_EV_MATCH = 7,	 /* a new program matches --comm/--exe/--cgroup; it is stopped
+				  * (SIGSTOP); old_addr: MT_MATCH_MOVED_IN/OUT */
 	MT_EV_LDSO = 8,		 /* a target that executed a new program reached ld.so's
 				  * _dl_debug_state; it is stopped (SIGSTOP). addr = 1:
 				  * a traced process's linker has mapped or unmapped
@@ -258,6 +259,13 @@ enum {
  * marked MT_UNTRACED_OWN and not stopped). */
 #define MT_EXEC_UNMATCHED 1
 
+/* MT_EV_MATCH's old_addr, --cgroup/--unit: a running process was moved into
+ * the cgroup (not stopped: attach as to a running process), or a traced one
+ * out of it (marked MT_UNTRACED_OWN: its calls count no more). 0: a new
+ * program matched at its exec, stopped there. */
+#define MT_MATCH_MOVED_IN  1
+#define MT_MATCH_MOVED_OUT 2
+
 /* Read-only configuration the daemon sets before load (.rodata). */
 struct mt_bpf_config {
 	__u32 stack_depth;  /* frames to capture, <= MT_MAX_FRAMES */
@@ -267,6 +275,9 @@ struct mt_bpf_config {
 	char match_comm[16]; /* comm to match; "" = none */
 	__u64 match_dev;     /* kernel dev_t (major << 20 | minor) of --exe; 0 = none */
 	__u64 match_ino;
+	__u64 match_cgid;    /* --cgroup/--unit: the cgroup v2 directory's id; 0 = none */
+	__u32 match_cglevel; /* its depth below the hierarchy's root */
+	__u32 match_cgpad;
 	__u32 match_follow;  /* --follow-forks: a match's children stay traced whatever
 			      * they execute */
 	__u32 max_matches;   /* matched targets alive at once, at most */

@@ -26,15 +26,18 @@ struct server;
 struct metrics_http;
 struct rss_sampler;
 
+struct cgmatch;
+
 /* How the targets are traced (from the command line). */
 struct daemon_settings {
-	int python_allocators;	     /* --python-allocators: probe PyObject_Malloc & co. */
-	int follow_forks;	     /* --follow-forks: children become targets */
-	int max_targets;	     /* --max-targets: matched (--comm/--exe) targets alive */
-	const char *match_comm;	     /* --comm NAME, or NULL */
-	const char *match_exe;	     /* --exe PATH, or NULL */
-	char *match_what;	     /* "--comm NAME" or "--exe PATH"; NULL: not whole-host */
-	struct snap_options options; /* as given on the command line, for snapshots */
+	int python_allocators;	      /* --python-allocators: probe PyObject_Malloc & co. */
+	int follow_forks;	      /* --follow-forks: children become targets */
+	int max_targets;	      /* --max-targets: matched (--comm/--exe) targets alive */
+	const char *match_comm;	      /* --comm NAME, or NULL */
+	const char *match_exe;	      /* --exe PATH, or NULL */
+	struct cgmatch *match_cgroup; /* --cgroup/--unit resolved, or NULL */
+	char *match_what;	      /* "--comm NAME" or "--exe PATH"; NULL: not whole-host */
+	struct snap_options options;  /* as given on the command line, for snapshots */
 	/* the stack walker whose programs loaded (enum mt_stack_walker; the
 	 * one asked for, or one after it: attach/walker.h), and why it runs:
 	 * "default", "chosen", or what the verifier refused before it */

@@ -28,6 +28,7 @@
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
+#include "daemon/proc/cgpath.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/ptstop.h"
@@ -91,6 +92,58 @@ static void target_matched(struct daemon *d, int pid)
 		break;
 	}
 	targets_continue(d, pid);
+}
+
+/*
+ * --cgroup/--unit: pid was moved into the cgroup (in), or out of it. Into
+ * it, untraced: attached as it runs (not stopped: what it allocated before
+ * is not known, and its frees of that count as frees of unknown blocks).
+ * Out of it, traced as a match: the BPF side counts its calls no more since
+ * the move, so its events before the move are all applied (they are ahead
+ * in the ring buffer); it is detached now, and children that run copies of
+ * its probes with it (targets.c: target_detach_begin).
+ */
+static void target_moved(struct daemon *d, int pid, int in)
+{
+	const char *cg = d->set.match_cgroup ? d->set.match_cgroup->path : "";
+	struct target *traced = NULL;
+	struct target_detach *h;
+	char err[512], *note;
+	int i, known;
+
+	for (i = 0; i < d->ntargets; i++)
+		if (d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase))
+			traced = d->targets[i];
+	known = traced != NULL;
+	if (!in) {
+		if (!traced || !(h = target_detach_begin(d, pid, err, sizeof(err))))
+			return;
+		target_detach_end(d, h); /* the match ends with it (detach_finish) */
+		if (traced->phase == LC_DETACHED &&
+		    asprintf(&note, "moved out of cgroup %s: not traced since", cg) >= 0) {
+			free(traced->note);
+			traced->note = note;
+		}
+		log_msg("pid %d moved out of cgroup %s: detached", pid, cg);
+		return;
+	}
+	if (known || !d->set.match_cgroup || !cgmatch_has_pid(d->set.match_cgroup, pid))
+		return; /* traced already, or moved on again */
+	if (lc_on_match(false, targets_matched_now(d), d->set.max_targets) == LC_MATCH_OVER_LIMIT) {
+		target_over_limit(d, pid);
+		return;
+	}
+	i = target_new(d, pid);
+	d->targets[i]->matched = true;
+	__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+	if (target_attach(d, i, err, sizeof(err))) {
+		log_msg("pid %d moved into cgroup %s, but %s", pid, cg, err);
+		target_unmatch(d, d->targets[i]);
+		target_attach_failed(d, i);
+		return;
+	}
+	log_msg("pid %d (%s) moved into cgroup %s: traced from now", pid,
+		d->targets[i]->command ? d->targets[i]->command : "?", cg);
 }
 
 /* ---- an exec, a fork: events from the ring buffer ------------------------- */
@@ -482,9 +535,9 @@ static void target_unmatched(struct daemon *d, int i)
 	lc_step(&tg->phase, LC_EV_EXEC);
 	tg->end_ns = time_monotonic_ns();
 	cmd = process_read_command(pid);
-	if (asprintf(&note, "executed %s, which does not match %s %s: not traced since",
-		     cmd ? cmd : "a program", d->set.match_comm ? "--comm" : "--exe",
-		     d->set.match_comm ? d->set.match_comm : d->set.match_exe) >= 0) {
+	if (asprintf(&note, "executed %s, which does not match %s%s: not traced since",
+		     cmd ? cmd : "a program", d->set.match_what ? d->set.match_what : "the match",
+		     "") >= 0) {
 		free(tg->note);
 		tg->note = note;
 	}
@@ -586,7 +639,10 @@ void events_control(struct daemon *d, const struct mt_event *ev)
 		target_forked(d, ev->tgid, (int)ev->addr);
 		break;
 	case MT_EV_MATCH:
-		target_matched(d, (int)ev->tgid);
+		if (ev->old_addr == MT_MATCH_MOVED_IN || ev->old_addr == MT_MATCH_MOVED_OUT)
+			target_moved(d, (int)ev->tgid, ev->old_addr == MT_MATCH_MOVED_IN);
+		else
+			target_matched(d, (int)ev->tgid);
 		break;
 	}
 }

@@ -30,6 +30,7 @@
 #include "daemon/sample.h"
 #include "daemon/targets.h"
 #include "daemon/matches.h"
+#include "daemon/proc/cgpath.h"
 #include "daemon/attach/bpfcheck.h"
 #include "daemon/attach/detacher.h"
 #include "daemon/attach/features.h"
@@ -65,8 +66,8 @@ static int have_cap_kill(void)
 /* ---- start and stop ------------------------------------------------------- */
 
 /* The BPF programs' configuration from the options; 0, or -1 with err. */
-static int bpf_options_from(const struct options *o, struct bpf_options *bo, char *err,
-			    size_t errlen)
+static int bpf_options_from(const struct options *o, const struct cgmatch *d_cgroup,
+			    struct bpf_options *bo, char *err, size_t errlen)
 {
 	memset(bo, 0, sizeof(*bo));
 	bo->stack_depth = o->stack_depth;
@@ -94,6 +95,10 @@ static int bpf_options_from(const struct options *o, struct bpf_options *bo, cha
 		bo->match_dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
 		bo->match_ino = st.st_ino;
 	}
+	if (d_cgroup) {
+		bo->match_cgid = d_cgroup->id;
+		bo->match_cglevel = d_cgroup->level;
+	}
 	return 0;
 }
 
@@ -108,9 +113,16 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->set.max_targets = (int)o->max_targets;
 	d->set.match_comm = o->match_comm;
 	d->set.match_exe = o->match_exe;
-	if ((o->match_comm || o->match_exe) &&
-	    asprintf(&d->set.match_what, "%s %s", o->match_comm ? "--comm" : "--exe",
-		     o->match_comm ? o->match_comm : o->match_exe) < 0)
+	if ((o->match_comm || o->match_exe || o->match_cgroup || o->match_unit) &&
+	    asprintf(&d->set.match_what, "%s %s",
+		     o->match_comm     ? "--comm"
+		     : o->match_exe    ? "--exe"
+		     : o->match_cgroup ? "--cgroup"
+				       : "--unit",
+		     o->match_comm     ? o->match_comm
+		     : o->match_exe    ? o->match_exe
+		     : o->match_cgroup ? o->match_cgroup
+				       : o->match_unit) < 0)
 		return -1;
 	d->set.options = (struct snap_options){
 	    .stack_depth = o->stack_depth,
@@ -154,6 +166,7 @@ static void daemon_cleanup(struct daemon *d)
 	timeline_free(&d->timeline);
 	tracker_destroy(&d->tracker);
 	free(d->set.match_what);
+	free(d->set.match_cgroup);
 	if (d->epfd >= 0)
 		close(d->epfd);
 }
@@ -166,7 +179,8 @@ static int first_target(struct daemon *d, const struct options *o, int *child, c
 	int i;
 
 	if (!o->command && !o->pid) {
-		log_msg("no target yet: add them with memtracectl attach PID");
+		if (!o->match_comm && !o->match_exe && !o->match_cgroup && !o->match_unit)
+			log_msg("no target yet: add them with memtracectl attach PID");
 		return 0;
 	}
 	if (o->command) {
@@ -258,6 +272,7 @@ int main(int argc, char **argv)
 	sigset_t mask;
 	char err[512];
 	int rc, sigfd = -1, timerfd = -1, child = -1;
+	struct cgmatch *cgroup = NULL;
 
 	util_progname = "memtraced";
 	/* a tracer on a production host makes no network calls: no debuginfod */
@@ -276,10 +291,19 @@ int main(int argc, char **argv)
 		log_msg("%s", err);
 		return 1;
 	}
-	if ((o.match_comm || o.match_exe) && !have_cap_kill()) {
-		log_msg("--comm/--exe need CAP_KILL: a match of another user could not be "
-			"continued after its stop at exec (docs/packaging.md)");
+	if ((o.match_comm || o.match_exe || o.match_cgroup || o.match_unit) && !have_cap_kill()) {
+		log_msg("--comm/--exe/--cgroup/--unit need CAP_KILL: a match of another user could "
+			"not be continued after its stop at exec (docs/packaging.md)");
 		return 1;
+	}
+	if (o.match_cgroup || o.match_unit) {
+		cgroup = xrealloc(NULL, sizeof(*cgroup));
+		if (cgmatch_resolve(o.match_cgroup, o.match_unit, cgroup, err, sizeof(err))) {
+			log_msg("%s %s: %s", o.match_cgroup ? "--cgroup" : "--unit",
+				o.match_cgroup ? o.match_cgroup : o.match_unit, err);
+			free(cgroup);
+			return 1;
+		}
 	}
 	if (o.pid && (rc = process_check_pid(o.pid))) {
 		log_msg("cannot attach to pid %d: %s", o.pid, process_check_reason(rc));
@@ -297,6 +321,7 @@ int main(int argc, char **argv)
 		log_msg("out of memory");
 		return 1;
 	}
+	d.set.match_cgroup = cgroup;
 	loop_wire(&d, &svc);
 	d.server = server_listen(o.socket_path, &svc, o.client_timeout_s * 1000000000ull, err,
 				 sizeof(err));
@@ -305,7 +330,7 @@ int main(int argc, char **argv)
 	if (o.metrics_listen &&
 	    !(d.metrics = metrics_http_listen(o.metrics_listen, &svc, err, sizeof(err))))
 		goto fail;
-	if (bpf_options_from(&o, &bo, err, sizeof(err)))
+	if (bpf_options_from(&o, cgroup, &bo, err, sizeof(err)))
 		goto fail;
 	if (load_programs(&d, &o, &bo, err, sizeof(err)))
 		goto fail;
@@ -334,15 +359,22 @@ int main(int argc, char **argv)
 	}
 	if (first_target(&d, &o, &child, err, sizeof(err)))
 		goto fail;
-	if (o.match_comm || o.match_exe) {
+	if (o.match_comm || o.match_exe || cgroup) {
 		/* matches stopped since the programs were loaded come first */
 		ingest_drain(&d.ingest);
 		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
 		ingest_drain(&d.ingest); /* the forks of those attached come as events */
 		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
-		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
-			"start, or as a match forks them",
-			rc);
+		if (cgroup)
+			log_msg("cgroup %s%s (id %llu): %d processes traced now; new ones as they "
+				"start there, as a traced one forks them, or as they are moved in",
+				cgroup->mount, strcmp(cgroup->path, "/") ? cgroup->path : "",
+				(unsigned long long)cgroup->id, rc);
+		else
+			log_msg(
+			    "whole-host mode: %d matching processes traced now; new ones as they "
+			    "start, or as a match forks them",
+			    rc);
 	}
 	if (child > 0 && process_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));

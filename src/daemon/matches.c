@@ -23,6 +23,7 @@
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
+#include "daemon/proc/cgpath.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/ptstop.h"
@@ -58,7 +59,7 @@ void targets_log_over_limit(struct daemon *d, uint64_t now)
 {
 	uint64_t total;
 
-	if (!d->set.match_comm && !d->set.match_exe)
+	if (!d->set.match_what)
 		return;
 	total = targets_over_limit(d);
 	if (total == d->over_limit_logged || now < d->over_limit_log_ns)
@@ -71,13 +72,17 @@ void targets_log_over_limit(struct daemon *d, uint64_t now)
 	d->over_limit_log_ns = now + 1000000000ull; /* at most one line a second */
 }
 
-/* Does pid run the program --comm/--exe names? exe_st: --exe's file. */
-static int process_matches(int pid, const char *comm, const struct stat *exe_st)
+/* Does pid run the program --comm/--exe names, or is it in --cgroup's
+ * cgroup (cg)? exe_st: --exe's file. */
+static int process_matches(int pid, const char *comm, const struct stat *exe_st,
+			   const struct cgmatch *cg)
 {
 	char path[64], name[32] = "";
 	struct stat st;
 	FILE *f;
 
+	if (cg)
+		return cgmatch_has_pid(cg, pid);
 	if (comm) {
 		snprintf(path, sizeof(path), "/proc/%d/comm", pid);
 		f = fopen(path, "re");
@@ -94,7 +99,8 @@ static int process_matches(int pid, const char *comm, const struct stat *exe_st)
 }
 
 /* The processes running now that match, in /proc's order; *n of them. */
-static int *list_matching(const char *comm, const struct stat *exe_st, int *n)
+static int *list_matching(const char *comm, const struct stat *exe_st, const struct cgmatch *cg,
+			  int *n)
 {
 	struct dirent *de;
 	int *pids = NULL, cap = 0;
@@ -108,7 +114,7 @@ static int *list_matching(const char *comm, const struct stat *exe_st, int *n)
 	while ((de = readdir(dir))) {
 		int pid = atoi(de->d_name);
 
-		if (pid <= 0 || pid == getpid() || !process_matches(pid, comm, exe_st))
+		if (pid <= 0 || pid == getpid() || !process_matches(pid, comm, exe_st, cg))
 			continue;
 		if (*n == cap) {
 			cap = cap ? 2 * cap : 64;
@@ -134,7 +140,7 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 	}
 	/* listed before any is attached: none of them runs copies of probes
 	 * placed by this pass */
-	pids = list_matching(comm, &exe_st, &n);
+	pids = list_matching(comm, &exe_st, d->set.match_cgroup, &n);
 	for (int k = 0; k < n; k++) {
 		char err[512];
 		int pid = pids[k], i, known = 0;
@@ -147,7 +153,8 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		 * its calls twice) */
 		if (known || !probes_watch_get(d->skel, pid, &w))
 			continue;
-		if (!process_matches(pid, comm, &exe_st) || process_check_pid(pid))
+		if (!process_matches(pid, comm, &exe_st, d->set.match_cgroup) ||
+		    process_check_pid(pid))
 			continue; /* it executed another program, or exited, meanwhile */
 		if (targets_matched_now(d) >= d->set.max_targets) {
 			for (i = 0; i < nrefused && refused[i] != pid; i++)
@@ -171,7 +178,8 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		/* the check above came before the exec tracepoint watched it: no
 		 * exec since the watch (the count is 0) and still matching means
 		 * the program attached to is a match */
-		if (!probes_exec_count(d->skel, pid) && !process_matches(pid, comm, &exe_st)) {
+		if (!probes_exec_count(d->skel, pid) &&
+		    !process_matches(pid, comm, &exe_st, d->set.match_cgroup)) {
 			struct target_detach *h = target_detach_begin(d, pid, err, sizeof(err));
 
 			if (h) {

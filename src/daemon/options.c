@@ -46,7 +46,7 @@ static void usage(FILE *f)
 	    "                             fp: frame pointers; kernel: bpf_get_stack;\n"
 	    "                             caller: the call site alone. When the kernel's\n"
 	    "                             verifier refuses a walker, the next loads: dwarf,\n"
-	    "                             fp, caller (kernel: fp, caller)"
+	    "                             fp, caller (kernel: fp, caller)\n"
 	    "      --unwind-memory N      unwind tables at most (bytes, K, M, G; 256M)\n"
 	    "      --ring-buffer-size N   ring buffer bytes, a power of two (default 32 MiB)\n"
 	    "      --max-live-blocks N    live blocks tracked before counting as untracked\n"
@@ -73,9 +73,18 @@ static void usage(FILE *f)
 	    "                             is traced no more (without --follow-forks); a later\n"
 	    "                             rename (prctl) changes nothing\n"
 	    "      --exe PATH             whole host: the same for the file PATH\n"
-	    "      --max-targets N        --comm/--exe: at most N traced at once (default 64,\n"
-	    "                             at most 1000); matches past it are not traced,\n"
-	    "                             counted (matches_over_limit) and logged\n"
+	    "      --cgroup PATH          trace every process in a cgroup v2 directory or\n"
+	    "                             below it (PATH under the cgroup2 mount, or relative\n"
+	    "                             to its root): those there at start, each that\n"
+	    "                             executes a program there (from its first\n"
+	    "                             instruction), their children, and those moved in\n"
+	    "                             (attached as they run); one moved out is detached\n"
+	    "      --unit NAME            the same for a systemd unit's cgroup (NAME, or\n"
+	    "                             NAME.service)\n"
+	    "      --max-targets N        --comm/--exe/--cgroup/--unit: at most N traced at\n"
+	    "                             once (default 64, at most 1000); matches past it\n"
+	    "                             are not traced, counted (matches_over_limit) and\n"
+	    "                             logged\n"
 	    "      --realtime             drain the ring buffer at real-time priority\n"
 	    "                             (SCHED_FIFO 1; requests are still served at nice 10)\n"
 	    "      --check                load every BPF program in every configuration\n"
@@ -111,6 +120,8 @@ int parse_options(int argc, char **argv, struct options *o)
 		OPT_FOLLOW,
 		OPT_COMM,
 		OPT_EXE,
+		OPT_CGROUP,
+		OPT_UNIT,
 		OPT_MAX_TARGETS,
 		OPT_REALTIME,
 		OPT_UNWIND_MEMORY,
@@ -133,6 +144,8 @@ int parse_options(int argc, char **argv, struct options *o)
 	    {"follow-forks", no_argument, NULL, OPT_FOLLOW},
 	    {"comm", required_argument, NULL, OPT_COMM},
 	    {"exe", required_argument, NULL, OPT_EXE},
+	    {"cgroup", required_argument, NULL, OPT_CGROUP},
+	    {"unit", required_argument, NULL, OPT_UNIT},
 	    {"max-targets", required_argument, NULL, OPT_MAX_TARGETS},
 	    {"realtime", no_argument, NULL, OPT_REALTIME},
 	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
@@ -243,6 +256,17 @@ int parse_options(int argc, char **argv, struct options *o)
 				return usage_error("--exe takes an absolute path", optarg);
 			o->match_exe = optarg;
 			break;
+		case OPT_CGROUP:
+			if (!optarg[0])
+				return usage_error("--cgroup takes a cgroup v2 directory", optarg);
+			o->match_cgroup = optarg;
+			break;
+		case OPT_UNIT:
+			if (!optarg[0] || strchr(optarg, '/'))
+				return usage_error(
+				    "--unit takes a unit's name (nginx.service, say)", optarg);
+			o->match_unit = optarg;
+			break;
 		case OPT_UNWIND_MEMORY:
 			if (unwind_parse_size(optarg, &o->unwind_memory))
 				return usage_error("--unwind-memory takes 1M to 4G bytes (K, M, G)",
@@ -272,16 +296,20 @@ int parse_options(int argc, char **argv, struct options *o)
 		o->command = &argv[optind];
 	if (o->pid && o->command)
 		return usage_error("give either --pid or a command, not both", NULL);
-	if (o->match_comm && o->match_exe)
-		return usage_error("give either --comm or --exe, not both", NULL);
-	if ((o->match_comm || o->match_exe) && (o->pid || o->command))
-		return usage_error("--comm and --exe select their own targets: no --pid or command",
-				   NULL);
+	if (!!o->match_comm + !!o->match_exe + !!o->match_cgroup + !!o->match_unit > 1)
+		return usage_error("give one of --comm, --exe, --cgroup and --unit", NULL);
+	if ((o->match_comm || o->match_exe || o->match_cgroup || o->match_unit) &&
+	    (o->pid || o->command))
+		return usage_error(
+		    "--comm, --exe, --cgroup and --unit select their own targets: no "
+		    "--pid or command",
+		    NULL);
 	if (o->json && !o->check)
 		return usage_error("--json goes with --check", NULL);
-	if (o->check && (o->pid || o->command || o->match_comm || o->match_exe))
+	if (o->check && (o->pid || o->command || o->match_comm || o->match_exe || o->match_cgroup ||
+			 o->match_unit))
 		return usage_error("--check loads the programs and attaches nothing: no --pid, "
-				   "command, --comm or --exe",
+				   "command, --comm, --exe, --cgroup or --unit",
 				   NULL);
 	if (!o->max_targets)
 		o->max_targets = 64;

@@ -22,6 +22,8 @@ struct options {
 	int follow_forks;
 	const char *match_comm;
 	const char *match_exe;
+	const char *match_cgroup; /* --cgroup PATH */
+	const char *match_unit;	  /* --unit NAME */
 	uint64_t max_targets;
 	uint64_t unwind_memory;
 	int realtime;		/* --realtime: the loop thread at SCHED_FIFO 1 */

@@ -1,0 +1,196 @@
+#!/usr/bin/env python3
+"""End-to-end tests of tracing by cgroup (memtraced --cgroup PATH, --unit NAME).
+
+A cgroup of the v2 hierarchy made by the test (on hybrid hosts the unified one beside the v1
+controllers; on others the only one), and tests/e2e/forker in it four ways: there before the
+daemon starts (the scan at start), started there after it (an exec in the cgroup, traced
+from its first instruction), moved in by writing cgroup.procs while it runs (attached as it
+runs), and the children each of them forks (from their first call). One more forker runs
+outside the cgroup and must not be traced. Every process's own counters must equal what it
+says it did. Then a traced process moved out of the cgroup is detached, and status says
+why. Bad paths and units get one line and a non-zero exit."""
+
+import subprocess
+
+from harness import *  # noqa: F401,F403
+from test_match import generations
+
+OWN = ("allocations", "frees", "bytes_allocated", "bytes_freed")
+
+
+def v2_mount():
+    """Where the cgroup2 file system is mounted, or None."""
+    with open("/proc/self/mountinfo") as f:
+        for line in f:
+            pre, _, post = line.partition(" - ")
+            if post.split(" ", 1)[0] == "cgroup2":
+                return pre.split()[4].replace("\\040", " ")
+    return None
+
+
+def procs_of(cg):
+    try:
+        with open(os.path.join(cg, "cgroup.procs")) as f:
+            return [int(x) for x in f.read().split()]
+    except OSError:
+        return []
+
+
+def remove_cgroup(cg, root):
+    """Kill what is left in cg and below, then remove the directories, deepest first."""
+    for d, _, _ in sorted(os.walk(cg), key=lambda w: -w[0].count("/")):
+        for pid in procs_of(d):
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+    end = deadline_after(10)
+    for d, _, _ in sorted(os.walk(cg), key=lambda w: -w[0].count("/")):
+        while True:
+            try:
+                os.rmdir(d)
+                break
+            except FileNotFoundError:
+                break
+            except OSError:
+                if time.monotonic() > end:
+                    break
+                time.sleep(POLL)
+
+
+def move(pid, cg):
+    with open(os.path.join(cg, "cgroup.procs"), "w") as f:
+        f.write(f"{pid}\n")
+
+
+def in_cgroup(r, cg, name, *args):
+    """forker started by a shell that moves itself into cg first, then executes it."""
+    prog = os.path.join(r.build, "tests", "forker")
+    sh = f'echo $$ > "{cg}/cgroup.procs" && exec "{prog}" "$@"'
+    return r.spawn(["sh", "-c", sh, "sh", *args], "target", name)
+
+
+def forker_lines(path, proc, n):
+    """{pid: counts} of forker's first n "expect PID {json}" lines."""
+    end = deadline_after()
+    while True:
+        got = {}
+        with open(path, errors="replace") as f:
+            for line in f:
+                if line.startswith("expect ") and line.endswith("\n"):
+                    _, pid, js = line.split(" ", 2)
+                    got[int(pid)] = json.loads(js)
+        if len(got) >= n:
+            return got
+        if proc.poll() is not None or time.monotonic() > end:
+            raise Fail(f"{os.path.basename(path)}: {len(got)} lines of {n} "
+                       f"(it exited: {proc.poll()})")
+        time.sleep(POLL)
+
+
+def newest(st, pid):
+    g = generations(st, pid)
+    return g[-1] if g else None
+
+
+def check_own(st, pid, want, what):
+    t = newest(st, pid)
+    if t is None:
+        raise Fail(f"{what} (pid {pid}) is not a target")
+    bad = [f"{k}={t['counters'][k]} (expected {want[k]})" for k in OWN
+           if t["counters"][k] != want[k]]
+    if bad:
+        raise Fail(f"{what} (pid {pid}): " + "; ".join(bad))
+
+
+def test_cgroup_match(r):
+    root = v2_mount()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    os.mkdir(cg + "/inner")
+    try:
+        with r.part("errors"):
+            for args, says in ((["--cgroup", rel + "/none"], "no such cgroup"),
+                               (["--cgroup", "/sys/fs/cgroup/memory/x"] if root != "/sys/fs/cgroup"
+                                else ["--cgroup", "/a/../b"], "cgroup"),
+                               (["--unit", f"memtrace-none-{os.getpid()}"], "has no cgroup"),
+                               (["--cgroup", rel, "--comm", "x"], "one of")):
+                p = subprocess.run([r.memtraced, "--socket", r.sock + ".bad", *args],
+                                   capture_output=True, text=True, timeout=30)
+                msg = one_error_line(p.stderr)
+                if p.returncode == 0 or msg or says not in p.stderr:
+                    raise Fail(f"memtraced {' '.join(args)}: status {p.returncode}, "
+                               f"{msg or one_line(p.stderr)!r} (wanted a line with {says!r})")
+
+        # there before the daemon starts (below the cgroup: its sub-cgroup), and one outside
+        pre = in_cgroup(r, cg + "/inner", "pre.out", "--hold")
+        pre_pid = int(r.wait_line(os.path.join(r.tmp, "pre.out"), "ready ", pre))
+        out_p = r.spawn([os.path.join(r.build, "tests", "forker")], "target", "outside.out")
+        out_pid = int(r.wait_line(os.path.join(r.tmp, "outside.out"), "ready ", out_p))
+        moved = r.spawn([os.path.join(r.build, "tests", "forker")], "target", "moved.out")
+        moved_pid = int(r.wait_line(os.path.join(r.tmp, "moved.out"), "ready ", moved))
+
+        r.start_daemon("--cgroup", rel)
+        with r.part("at_start"):
+            r.wait_state("attached", pre_pid)
+            st = r.ctl_json("status", "--json")
+            if generations(st, out_pid) or generations(st, moved_pid):
+                raise Fail("a process outside the cgroup is a target")
+
+        # started there after the daemon: traced from its exec
+        later = in_cgroup(r, cg, "later.out")
+        later_pid = int(r.wait_line(os.path.join(r.tmp, "later.out"), "ready ", later))
+        # moved in as it runs
+        move(moved_pid, cg + "/inner")
+        with r.part("moved_in"):
+            r.wait_state("attached", moved_pid)
+
+        for pid in (pre_pid, later_pid, moved_pid, out_pid):
+            os.kill(pid, signal.SIGUSR1)
+        # each forker's three children, and the parents (pre holds: its children wait)
+        want = {}
+        for name, proc, n in (("pre.out", pre, 3), ("later.out", later, 4),
+                              ("moved.out", moved, 4), ("outside.out", out_p, 4)):
+            want[name] = forker_lines(os.path.join(r.tmp, name), proc, n)
+        with r.part("children_exact"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                try:
+                    for name in ("pre.out", "later.out", "moved.out"):
+                        for pid, e in want[name].items():
+                            if pid in (later_pid,):
+                                continue  # traced from its exec: ld.so's and stdio's too
+                            check_own(st, pid, e, name.split(".")[0])
+                    break
+                except Fail:
+                    if time.monotonic() > end:
+                        raise
+                    time.sleep(POLL)
+        with r.part("later_from_exec"):
+            t = newest(st, later_pid)
+            if t is None:
+                raise Fail("the forker started in the cgroup is not a target")
+            if t["counters"]["allocations"] < want["later.out"][later_pid]["allocations"]:
+                raise Fail(f"it made {t['counters']['allocations']} allocations, fewer than "
+                           f"the {want['later.out'][later_pid]['allocations']} it counted")
+        with r.part("outside_not_traced"):
+            for pid in want["outside.out"]:
+                if generations(st, pid):
+                    raise Fail(f"pid {pid}, outside the cgroup, is a target")
+
+        # moved out: detached, and status says why
+        move(pre_pid, root)
+        with r.part("moved_out"):
+            t = r.wait_state("detached", pre_pid)
+            note = t.get("note") or ""
+            if "moved out of cgroup" not in note:
+                raise Fail(f"its note is {note!r}")
+            rc, text, _ = r.ctl("status")
+            if "moved out of cgroup" not in text:
+                raise Fail("status (text) does not say it moved out")
+    finally:
+        remove_cgroup(cg, root)
