@@ -42,10 +42,11 @@ REPO = os.path.dirname(os.path.dirname(HERE))
 # What every end-to-end subset runs (names, exact): counts exact on the known pattern; stacks
 # of a program built without frame pointers, down to main; a forked child that executes a new
 # program; --comm matching; Python frames of Debian's python3.11; leaks --unreachable; the
-# daemon SIGKILLed with its target unharmed. None needs PostgreSQL or Redis (a guest has no
+# daemon SIGKILLed with its target unharmed; --cgroup (a guest mounts only the v2 hierarchy,
+# the host is hybrid: both are tried). None needs PostgreSQL or Redis (a guest has no
 # systemd to run them as the host does) or pyenv's interpreters.
 E2E_SUBSET = ["attach_pid", "unwind_paths", "follow_forks_exec", "comm",
-              "python_default_debian", "scan_known", "faults_daemon_sigkill"]
+              "python_default_debian", "scan_known", "faults_daemon_sigkill", "cgroup_match"]
 # Two threads' uprobe programs interleaved on one CPU (a real-time thread preempting an
 # ordinary one mid-event): on 6.1-rt it passes with one scratch set too (there the uprobe
 # dispatcher's per-CPU buffer, a mutex, still serializes them: tried with a build of one set),
