@@ -495,7 +495,12 @@ uninstall:
 # A .deb from a copy of the tree in $(O)/deb (dpkg-buildpackage writes into the
 # parent directory, which must not be the checkout's).
 DEB_SRC := $(O)/deb/memtrace-$(VERSION)
-deb:
+# What dpkg-buildpackage needs beyond the build's own packages (debian/control's
+# Build-Depends: debhelper-compat (= 13) is debhelper's)
+DEB_PACKAGES := debhelper dpkg-dev fakeroot
+
+deb: deps-build
+	@tests/install-deps.sh $(DEB_PACKAGES)
 	rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
 	tar -cf - --exclude=./build --exclude=./.git --exclude='./$(O)' . | tar -xf - -C $(DEB_SRC)
 	cp -r packaging/debian $(DEB_SRC)/debian
