@@ -39,6 +39,15 @@ static __always_inline void cont_current(__u32 tgid)
 }
 
 /*
+ * --cgroup/--unit (or memtracectl attach --cgroup, while the daemon runs):
+ * the cgroup v2 directory's id (0: none) and its level below the root. Not
+ * .rodata, so that a running daemon can start a match: the daemon writes
+ * the level first, then the id.
+ */
+volatile __u64 match_cgid;
+volatile __u32 match_cglevel;
+
+/*
  * Whole-host mode: does the program just executed match --comm or --exe?
  * Its comm is already the new program's name here.
  */
@@ -64,8 +73,8 @@ static __always_inline int exec_matches(struct linux_binprm *bprm)
 	}
 	/* --cgroup/--unit: the cgroup v2 directory or one below it (the
 	 * process's ancestor at that level is it) */
-	if (cfg.match_cgid)
-		return bpf_get_current_ancestor_cgroup_id(cfg.match_cglevel) == cfg.match_cgid;
+	if (match_cgid)
+		return bpf_get_current_ancestor_cgroup_id(match_cglevel) == match_cgid;
 	return 0;
 }
 
@@ -138,7 +147,7 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		w = NULL;
 	}
 	if (!w) {
-		if (cfg.match_comm[0] || cfg.match_ino || cfg.match_cgid)
+		if (cfg.match_comm[0] || cfg.match_ino || match_cgid)
 			exec_match(bprm, tgid);
 		return 0;
 	}
@@ -172,14 +181,14 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 /* Does cgroup c (of the v2 hierarchy) lie in the matched cgroup or below it? */
 static __always_inline int cgroup_in_match(struct cgroup *c)
 {
-	int level = BPF_CORE_READ(c, level);
+	int level = BPF_CORE_READ(c, level), want = (int)match_cglevel;
 
-	if (level < (int)cfg.match_cglevel)
+	if (level < want)
 		return 0;
 	/* self is a cgroup's first member: its parent's self is its parent */
-	for (int i = 0; i < 64 && level > (int)cfg.match_cglevel; i++, level--)
+	for (int i = 0; i < 64 && level > want; i++, level--)
 		c = (struct cgroup *)BPF_CORE_READ(c, self.parent);
-	return c && level == (int)cfg.match_cglevel && BPF_CORE_READ(c, kn, id) == cfg.match_cgid;
+	return c && level == want && BPF_CORE_READ(c, kn, id) == match_cgid;
 }
 
 /*
@@ -202,7 +211,7 @@ int on_cgroup_move(struct bpf_raw_tracepoint_args *ctx)
 	int in;
 
 	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
-	if (!cfg.match_cgid || BPF_CORE_READ(dst, root, hierarchy_id) != 0)
+	if (!match_cgid || BPF_CORE_READ(dst, root, hierarchy_id) != 0)
 		return 0;
 	in = cgroup_in_match(dst);
 	tgid = BPF_CORE_READ(task, tgid);

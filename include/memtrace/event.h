@@ -275,9 +275,6 @@ struct mt_bpf_config {
 	char match_comm[16]; /* comm to match; "" = none */
 	__u64 match_dev;     /* kernel dev_t (major << 20 | minor) of --exe; 0 = none */
 	__u64 match_ino;
-	__u64 match_cgid;    /* --cgroup/--unit: the cgroup v2 directory's id; 0 = none */
-	__u32 match_cglevel; /* its depth below the hierarchy's root */
-	__u32 match_cgpad;
 	__u32 match_follow;  /* --follow-forks: a match's children stay traced whatever
 			      * they execute */
 	__u32 max_matches;   /* matched targets alive at once, at most */

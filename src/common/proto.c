@@ -72,6 +72,11 @@ static const struct key memory_keys[] = {PID(memory)};
 
 static const struct key target_keys[] = {{"pid", KEY_U32, AT(target.pid), 1, PROTO_MAX_PID}};
 
+static const struct key cgroup_keys[] = {
+    {"path", KEY_U32, AT(cgroup.path), 1, PROTO_MAX_CGROUP_PATH},
+    {"unit", KEY_FLAG, AT(cgroup.unit), 0, 1},
+};
+
 static const struct key scan_keys[] = {
     PID(scan),
     TOP(scan),
@@ -95,6 +100,7 @@ static const struct {
     [PROTO_ATTACH] = {"attach", target_keys, ARRAY_SIZE(target_keys), "pid"},
     [PROTO_DETACH] = {"detach", target_keys, ARRAY_SIZE(target_keys), "pid"},
     [PROTO_RESET_PEAK] = {"reset-peak", NULL, 0, NULL},
+    [PROTO_ATTACH_CGROUP] = {"attach-cgroup", cgroup_keys, ARRAY_SIZE(cgroup_keys), "path"},
 };
 
 void proto_request_init(struct proto_request *r, int kind)

@@ -35,6 +35,7 @@
 #define PROTO_SCAN_MAX_PAUSE	 3600000000000ull /* 1 h */
 #define PROTO_SCAN_DEFAULT_PAUSE 1000000000ull	  /* 1 s */
 #define PROTO_MAX_SUPPRESSIONS	 (1u << 20)	  /* bytes after a scan line */
+#define PROTO_MAX_CGROUP_PATH	 4095		  /* bytes after an attach-cgroup line */
 
 /*
  * What a request asks for: the kind is its first word. Every answer has the
@@ -43,17 +44,19 @@
  * them (docs/snapshot-format.md says which sections).
  */
 enum proto_kind {
-	PROTO_STATUS = 1, /* "status": nothing more (status, timeline; proto_status) */
-	PROTO_SNAPSHOT,	  /* "snapshot": everything: every stack, the live blocks with
-			   * their ages, each target's mappings by kind (snapshot -o) */
-	PROTO_REPORT,	  /* "report": the top stacks by one key (struct proto_report) */
-	PROTO_ROWS,	  /* "rows": stacks grouped into rows, the top rows (proto_rows) */
-	PROTO_LEAKS,	  /* "leaks": stacks by their blocks past an age (proto_leaks) */
-	PROTO_MEMORY,	  /* "memory": each target's mappings by kind (proto_memory) */
-	PROTO_SCAN,	  /* "scan": which live blocks no pointer reaches (proto_scan) */
-	PROTO_ATTACH,	  /* "attach": start tracing pid= (proto_target), answer as status */
-	PROTO_DETACH,	  /* "detach": stop tracing pid= (its data stays), answer as status */
-	PROTO_RESET_PEAK, /* "reset-peak": start a new peak window, answer as status */
+	PROTO_STATUS = 1,    /* "status": nothing more (status, timeline; proto_status) */
+	PROTO_SNAPSHOT,	     /* "snapshot": everything: every stack, the live blocks with
+			      * their ages, each target's mappings by kind (snapshot -o) */
+	PROTO_REPORT,	     /* "report": the top stacks by one key (struct proto_report) */
+	PROTO_ROWS,	     /* "rows": stacks grouped into rows, the top rows (proto_rows) */
+	PROTO_LEAKS,	     /* "leaks": stacks by their blocks past an age (proto_leaks) */
+	PROTO_MEMORY,	     /* "memory": each target's mappings by kind (proto_memory) */
+	PROTO_SCAN,	     /* "scan": which live blocks no pointer reaches (proto_scan) */
+	PROTO_ATTACH,	     /* "attach": start tracing pid= (proto_target), answer as status */
+	PROTO_DETACH,	     /* "detach": stop tracing pid= (its data stays), answer as status */
+	PROTO_RESET_PEAK,    /* "reset-peak": start a new peak window, answer as status */
+	PROTO_ATTACH_CGROUP, /* "attach-cgroup": trace a cgroup's processes (proto_cgroup), answer
+			      * as status */
 	PROTO_KIND_COUNT
 };
 
@@ -106,6 +109,19 @@ struct proto_memory {
 	uint32_t pid; /* 0 = every target */
 };
 
+/*
+ * attach-cgroup: every process of a cgroup v2 directory or below it, as
+ * memtraced --cgroup does (--unit: unit=1), from now on. The path or the
+ * unit's name follows the line, path= bytes of it:
+ *
+ *     attach-cgroup v=2 path=24 unit=0\n
+ *     <24 bytes: system.slice/web.service>
+ */
+struct proto_cgroup {
+	uint32_t path; /* bytes after the line: 1 to PROTO_MAX_CGROUP_PATH */
+	int unit;      /* 1: they name a systemd unit, not a path */
+};
+
 /* attach and detach: the process. */
 struct proto_target {
 	uint32_t pid; /* 1 or more */
@@ -138,6 +154,7 @@ struct proto_request {
 		struct proto_memory memory;
 		struct proto_target target; /* attach, detach */
 		struct proto_scan scan;
+		struct proto_cgroup cgroup; /* attach-cgroup */
 	};
 };
 

@@ -44,6 +44,8 @@ enum option {
 	OPT_UNREACHABLE,
 	OPT_SUPPRESSIONS,
 	OPT_MAX_PAUSE,
+	OPT_CGROUP,
+	OPT_UNIT,
 	OPT_COUNT
 };
 
@@ -85,6 +87,8 @@ static const struct {
     [OPT_UNREACHABLE] = {"--unreachable", 0, 1u << CMD_LEAKS},
     [OPT_SUPPRESSIONS] = {"--suppressions", 1, 1u << CMD_LEAKS},
     [OPT_MAX_PAUSE] = {"--max-pause", 1, 1u << CMD_LEAKS},
+    [OPT_CGROUP] = {"--cgroup", 1, 1u << CMD_ATTACH},
+    [OPT_UNIT] = {"--unit", 1, 1u << CMD_ATTACH},
 };
 
 static const struct {
@@ -139,6 +143,9 @@ static void usage(FILE *f)
 	    "                        what was live at the moment of peak_live_bytes\n"
 	    "  reset-peak            start a new peak window (peak = live bytes now)\n"
 	    "  attach PID            start tracing process PID (the daemon may trace many)\n"
+	    "  attach --cgroup PATH  trace every process of a cgroup v2 directory or below it,\n"
+	    "                        as memtraced --cgroup does (one cgroup a daemon)\n"
+	    "  attach --unit NAME    the same for a systemd unit's cgroup\n"
 	    "  detach PID            stop tracing PID; its probes go, its data stays\n"
 	    "  leaks [--older-than DURATION] [--top N] [--pid PID]\n"
 	    "                        live blocks at least that old (default 0s), by stack\n"
@@ -275,6 +282,15 @@ static int set_option(struct args *a, int opt, const char *value)
 			return usage_error("bad --sort '%s' (expected live, allocated, count, "
 					   "peak or temporary)",
 					   value);
+		break;
+	case OPT_CGROUP:
+	case OPT_UNIT:
+		if (a->cgroup)
+			return usage_error("give one of --cgroup and --unit");
+		if (!value[0] || strlen(value) > PROTO_MAX_CGROUP_PATH)
+			return usage_error("bad %s '%s'", options[opt].name, value);
+		a->cgroup = value;
+		a->cgroup_unit = opt == OPT_UNIT;
 		break;
 	case OPT_PID:
 		if (parse_u64(value, PROTO_MAX_PID, &v) || !v)
@@ -472,6 +488,12 @@ static void make_request(struct args *a)
 		break;
 	case CMD_ATTACH:
 	case CMD_DETACH:
+		if (a->cgroup) {
+			proto_request_init(r, PROTO_ATTACH_CGROUP);
+			r->cgroup.path = (uint32_t)strlen(a->cgroup);
+			r->cgroup.unit = a->cgroup_unit;
+			break;
+		}
 		proto_request_init(r, a->command == CMD_ATTACH ? PROTO_ATTACH : PROTO_DETACH);
 		r->target.pid = a->pid;
 		break;
@@ -562,14 +584,17 @@ int args_parse(int argc, char **argv, struct args *a)
 					   commands[a->command].name);
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
-	if (a->command == CMD_ATTACH || a->command == CMD_DETACH) {
+	if (a->cgroup && a->nfiles)
+		return usage_error("attach takes a pid or %s, not both",
+				   a->cgroup_unit ? "--unit" : "--cgroup");
+	if ((a->command == CMD_ATTACH || a->command == CMD_DETACH) && !a->cgroup) {
 		uint64_t pid;
 
 		if (!a->nfiles || parse_u64(a->files[0], PROTO_MAX_PID, &pid) || !pid)
 			return usage_error("%s needs a pid", commands[a->command].name);
 		a->pid = (uint32_t)pid;
 	}
-	if (a->nfiles < commands[a->command].nargs)
+	if (a->nfiles < commands[a->command].nargs && !a->cgroup)
 		return usage_error("%s needs %d snapshot files (see memtracectl --help)",
 				   commands[a->command].name, commands[a->command].nargs);
 	if (a->command == CMD_SNAPSHOT && !a->output)

@@ -55,6 +55,8 @@ struct args {
 	int sort;		  /* --sort (enum mt_sort) */
 	uint64_t max_pause_ns;	  /* --max-pause */
 	const char *suppressions; /* --suppressions FILE, or NULL */
+	const char *cgroup;	  /* attach --cgroup PATH or --unit NAME, or NULL */
+	int cgroup_unit;	  /* it is --unit's */
 	unsigned given;		  /* bit per option given (args.c's enum option) */
 };
 

@@ -309,7 +309,7 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 	return 0;
 }
 
-int fetch_scan(const struct proto_request *req, const char *socket_path, const void *body,
+int fetch_body(const struct proto_request *req, const char *socket_path, const void *body,
 	       size_t len, struct snapshot *snap)
 {
 	struct buf data = {0};
@@ -323,6 +323,14 @@ int fetch_scan(const struct proto_request *req, const char *socket_path, const v
 		return -1;
 	}
 	buf_free(&data);
+	return 0;
+}
+
+int fetch_scan(const struct proto_request *req, const char *socket_path, const void *body,
+	       size_t len, struct snapshot *snap)
+{
+	if (fetch_body(req, socket_path, body, len, snap))
+		return -1;
 	if (snap->kind != SNAP_SCAN) {
 		log_msg("%s: the answer holds no scan (an older memtraced?)", socket_path);
 		snapshot_free(snap);

@@ -32,6 +32,14 @@ int fetch_checked(const struct proto_request *req, const char *socket_path, cons
 		  struct buf *raw, struct snapshot_counts *counts);
 
 /*
+ * A request with a body (attach-cgroup: the path or unit): the request line,
+ * then body[0..len), and the answer decoded into snap. 0, or -1 after a
+ * one-line message.
+ */
+int fetch_body(const struct proto_request *req, const char *socket_path, const void *body,
+	       size_t len, struct snapshot *snap);
+
+/*
  * A scan (req->kind PROTO_SCAN): the request line, then body[0..len)
  * (its suppressions, as many bytes as req->scan.suppressions says), and the
  * answer decoded into snap. 0, or -1 after a one-line message.

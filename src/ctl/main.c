@@ -209,6 +209,23 @@ static int run_scan(const struct args *a)
 	return rc ? EXIT_RUNTIME : 0;
 }
 
+/* attach --cgroup/--unit: the path or name sent after the request line. */
+static int run_attach_cgroup(const struct args *a)
+{
+	struct snapshot snap;
+	struct buf out = {0};
+	int rc;
+
+	if (fetch_body(&a->request, a->socket, a->cgroup, strlen(a->cgroup), &snap))
+		return EXIT_RUNTIME;
+	rc = print_status(&out, &snap, a);
+	snapshot_free(&snap);
+	if (!rc)
+		rc = write_output(a->output, out.data, out.len);
+	buf_free(&out);
+	return rc ? EXIT_RUNTIME : 0;
+}
+
 static int run_snapshot(const struct args *a)
 {
 	struct snapshot_counts counts;
@@ -380,6 +397,8 @@ int main(int argc, char **argv)
 		return rc > 0 ? 0 : EXIT_USAGE;
 	if (a.unreachable)
 		return run_scan(&a);
+	if (a.cgroup)
+		return run_attach_cgroup(&a);
 	if (commands[a.command].run)
 		return commands[a.command].run(&a);
 	return run_print(&a, commands[a.command].print);

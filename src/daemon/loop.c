@@ -14,6 +14,7 @@
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/signalfd.h>
@@ -29,6 +30,7 @@
 #include "daemon/attach/probes.h"
 #include "daemon/attach/walker.h"
 #include "daemon/elf/elfmod.h"
+#include "daemon/proc/cgpath.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
@@ -134,6 +136,20 @@ static int service_attach(void *ctx, int pid, char *err, size_t errlen)
 	return target_attach_pid(ctx, pid, err, errlen);
 }
 
+static int service_attach_cgroup(void *ctx, const char *what, int unit, char *err, size_t errlen)
+{
+	struct cgmatch *m = xrealloc(NULL, sizeof(*m));
+	char desc[CGPATH_MAX + 16], why[512];
+
+	if (cgmatch_resolve(unit ? NULL : what, unit ? what : NULL, m, why, sizeof(why))) {
+		snprintf(err, errlen, "%s %s: %s", unit ? "--unit" : "--cgroup", what, why);
+		free(m);
+		return -1;
+	}
+	snprintf(desc, sizeof(desc), "%s %s", unit ? "--unit" : "--cgroup", what);
+	return matches_cgroup_start(ctx, m, desc, err, errlen);
+}
+
 static int service_detach(void *ctx, int pid, char *err, size_t errlen)
 {
 	struct daemon *d = ctx;
@@ -183,6 +199,7 @@ void loop_wire(struct daemon *d, struct service *svc)
 				.view = service_view,
 				.attach = service_attach,
 				.detach = service_detach,
+				.attach_cgroup = service_attach_cgroup,
 				.reset_peak = service_reset_peak,
 				.watch = service_watch,
 				.unwatch = service_unwatch};

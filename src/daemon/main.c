@@ -66,8 +66,8 @@ static int have_cap_kill(void)
 /* ---- start and stop ------------------------------------------------------- */
 
 /* The BPF programs' configuration from the options; 0, or -1 with err. */
-static int bpf_options_from(const struct options *o, const struct cgmatch *d_cgroup,
-			    struct bpf_options *bo, char *err, size_t errlen)
+static int bpf_options_from(const struct options *o, struct bpf_options *bo, char *err,
+			    size_t errlen)
 {
 	memset(bo, 0, sizeof(*bo));
 	bo->stack_depth = o->stack_depth;
@@ -95,10 +95,6 @@ static int bpf_options_from(const struct options *o, const struct cgmatch *d_cgr
 		bo->match_dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);
 		bo->match_ino = st.st_ino;
 	}
-	if (d_cgroup) {
-		bo->match_cgid = d_cgroup->id;
-		bo->match_cglevel = d_cgroup->level;
-	}
 	return 0;
 }
 
@@ -113,16 +109,10 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->set.max_targets = (int)o->max_targets;
 	d->set.match_comm = o->match_comm;
 	d->set.match_exe = o->match_exe;
-	if ((o->match_comm || o->match_exe || o->match_cgroup || o->match_unit) &&
-	    asprintf(&d->set.match_what, "%s %s",
-		     o->match_comm     ? "--comm"
-		     : o->match_exe    ? "--exe"
-		     : o->match_cgroup ? "--cgroup"
-				       : "--unit",
-		     o->match_comm     ? o->match_comm
-		     : o->match_exe    ? o->match_exe
-		     : o->match_cgroup ? o->match_cgroup
-				       : o->match_unit) < 0)
+	/* a cgroup's: matches_cgroup_start */
+	if ((o->match_comm || o->match_exe) &&
+	    asprintf(&d->set.match_what, "%s %s", o->match_comm ? "--comm" : "--exe",
+		     o->match_comm ? o->match_comm : o->match_exe) < 0)
 		return -1;
 	d->set.options = (struct snap_options){
 	    .stack_depth = o->stack_depth,
@@ -321,7 +311,6 @@ int main(int argc, char **argv)
 		log_msg("out of memory");
 		return 1;
 	}
-	d.set.match_cgroup = cgroup;
 	loop_wire(&d, &svc);
 	d.server = server_listen(o.socket_path, &svc, o.client_timeout_s * 1000000000ull, err,
 				 sizeof(err));
@@ -330,7 +319,7 @@ int main(int argc, char **argv)
 	if (o.metrics_listen &&
 	    !(d.metrics = metrics_http_listen(o.metrics_listen, &svc, err, sizeof(err))))
 		goto fail;
-	if (bpf_options_from(&o, cgroup, &bo, err, sizeof(err)))
+	if (bpf_options_from(&o, &bo, err, sizeof(err)))
 		goto fail;
 	if (load_programs(&d, &o, &bo, err, sizeof(err)))
 		goto fail;
@@ -359,22 +348,25 @@ int main(int argc, char **argv)
 	}
 	if (first_target(&d, &o, &child, err, sizeof(err)))
 		goto fail;
-	if (o.match_comm || o.match_exe || cgroup) {
+	if (cgroup) {
+		char what[sizeof(cgroup->path) + 16];
+
+		snprintf(what, sizeof(what), "%s %s", o.match_cgroup ? "--cgroup" : "--unit",
+			 o.match_cgroup ? o.match_cgroup : o.match_unit);
+		rc = matches_cgroup_start(&d, cgroup, what, err, sizeof(err));
+		cgroup = NULL; /* the daemon's now */
+		if (rc)
+			goto fail;
+	}
+	if (o.match_comm || o.match_exe) {
 		/* matches stopped since the programs were loaded come first */
 		ingest_drain(&d.ingest);
 		rc = attach_matching(&d, o.match_comm, o.match_exe, 0);
 		ingest_drain(&d.ingest); /* the forks of those attached come as events */
 		rc += attach_matching(&d, o.match_comm, o.match_exe, 1);
-		if (cgroup)
-			log_msg("cgroup %s%s (id %llu): %d processes traced now; new ones as they "
-				"start there, as a traced one forks them, or as they are moved in",
-				cgroup->mount, strcmp(cgroup->path, "/") ? cgroup->path : "",
-				(unsigned long long)cgroup->id, rc);
-		else
-			log_msg(
-			    "whole-host mode: %d matching processes traced now; new ones as they "
-			    "start, or as a match forks them",
-			    rc);
+		log_msg("whole-host mode: %d matching processes traced now; new ones as they "
+			"start, or as a match forks them",
+			rc);
 	}
 	if (child > 0 && process_spawn_resume(child)) {
 		snprintf(err, sizeof(err), "cannot start pid %d: %s", child, strerror(errno));
@@ -399,6 +391,7 @@ int main(int argc, char **argv)
 	return rc;
 fail:
 	log_msg("%s", err);
+	free(cgroup);
 	if (child > 0) {
 		kill(child, SIGKILL);
 		waitpid(child, NULL, 0);

@@ -126,6 +126,48 @@ static int *list_matching(const char *comm, const struct stat *exe_st, const str
 	return pids;
 }
 
+int matches_cgroup_start(struct daemon *d, struct cgmatch *m, const char *what, char *err,
+			 size_t errlen)
+{
+	struct memtrace_bpf *skel = d->skel;
+	int n;
+
+	if (d->set.match_what) {
+		snprintf(err, errlen, "this daemon traces %s already: one match a daemon",
+			 d->set.match_what);
+		free(m);
+		return -1;
+	}
+	if (!skel->rodata->cfg.hold_exec) {
+		snprintf(err, errlen,
+			 "a cgroup match needs CAP_KILL: a process stopped at its exec "
+			 "could not be continued");
+		free(m);
+		return -1;
+	}
+	if (!skel->links.on_cgroup_move &&
+	    !(skel->links.on_cgroup_move = bpf_program__attach(skel->progs.on_cgroup_move))) {
+		snprintf(err, errlen, "cannot attach to the cgroup_attach_task raw tracepoint: %s",
+			 strerror(errno));
+		free(m);
+		return -1;
+	}
+	d->set.match_cgroup = m;
+	d->set.match_what = xstrdup(what);
+	/* the level before the id: the programs read the id first */
+	skel->bss->match_cglevel = m->level;
+	__atomic_store_n(&skel->bss->match_cgid, m->id, __ATOMIC_RELEASE);
+	/* matches stopped since come first; the forks of those attached come as events */
+	ingest_drain(&d->ingest);
+	n = attach_matching(d, NULL, NULL, 0);
+	ingest_drain(&d->ingest);
+	n += attach_matching(d, NULL, NULL, 1);
+	log_msg("cgroup %s%s (id %llu): %d processes traced now; new ones as they start there, as "
+		"a traced one forks them, or as they are moved in",
+		m->mount, strcmp(m->path, "/") ? m->path : "", (unsigned long long)m->id, n);
+	return 0;
+}
+
 int attach_matching(struct daemon *d, const char *comm, const char *exe, int last)
 {
 	/* refused by the first pass: the second does not count them again */

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 struct daemon;
+struct cgmatch;
 
 /*
  * At start: attach to the matching processes running now that are not
@@ -22,6 +23,17 @@ struct daemon;
  * match").
  */
 int attach_matching(struct daemon *d, const char *comm, const char *exe, int last);
+/*
+ * Start tracing cgroup m (resolved: proc/cgpath.h; the daemon owns it from
+ * here): the BPF programs' match (the exec tracepoint, and the move
+ * tracepoint attached now), then the scan of its processes running now (as
+ * attach_matching, twice); what is its description ("--cgroup PATH").
+ * memtraced --cgroup/--unit at start, and memtracectl attach --cgroup while
+ * it runs. 0, or -1 with a one-line reason in err (a match traced already;
+ * no CAP_KILL to continue what the exec tracepoint stops; the tracepoint).
+ */
+int matches_cgroup_start(struct daemon *d, struct cgmatch *m, const char *what, char *err,
+			 size_t errlen);
 /* Matched targets traced now (the --max-targets cap counts them). */
 int targets_matched_now(const struct daemon *d);
 /* A match refused at --max-targets (logged with the BPF side's on the tick). */

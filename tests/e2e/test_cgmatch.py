@@ -194,3 +194,64 @@ def test_cgroup_match(r):
                 raise Fail("status (text) does not say it moved out")
     finally:
         remove_cgroup(cg, root)
+
+
+def test_cgroup_attach(r):
+    """memtracectl attach --cgroup on a daemon started with no target: the cgroup's processes
+    running then are traced, and one started there after, with their forks, exactly; a
+    second match, a bad path or a pid with --cgroup get one line."""
+    root = v2_mount()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-attach-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        pre = in_cgroup(r, cg, "pre.out", "--hold")
+        pre_pid = int(r.wait_line(os.path.join(r.tmp, "pre.out"), "ready ", pre))
+        r.start_daemon()
+        with r.part("errors_before"):
+            for args, says in ((["attach", "--cgroup", rel + "/none"], "no such cgroup"),
+                               (["attach", "--unit", f"memtrace-none-{os.getpid()}"],
+                                "has no cgroup"),
+                               (["attach", "--cgroup", rel, str(pre_pid)], "not both")):
+                rc, _, err = r.ctl(*args)
+                msg = one_error_line(err)
+                if rc == 0 or msg or says not in err:
+                    raise Fail(f"memtracectl {' '.join(args)}: status {rc}, "
+                               f"{msg or one_line(err)!r} (wanted a line with {says!r})")
+        with r.part("attached"):
+            rc, out, err = r.ctl("attach", "--cgroup", rel)
+            if rc != 0:
+                raise Fail(f"attach --cgroup exited {rc}: {one_line(err)}")
+            if str(pre_pid) not in out:
+                raise Fail(f"its status does not show pid {pre_pid}: {one_line(out)[:300]}")
+            r.wait_state("attached", pre_pid)
+        with r.part("second_refused"):
+            rc, _, err = r.ctl("attach", "--cgroup", "/")
+            if rc == 0 or "already" not in err or one_error_line(err):
+                raise Fail(f"a second match: status {rc}, {one_line(err)!r}")
+        later = in_cgroup(r, cg, "later.out")
+        later_pid = int(r.wait_line(os.path.join(r.tmp, "later.out"), "ready ", later))
+        for pid in (pre_pid, later_pid):
+            os.kill(pid, signal.SIGUSR1)
+        want = {}
+        want.update(forker_lines(os.path.join(r.tmp, "pre.out"), pre, 3))
+        got_later = forker_lines(os.path.join(r.tmp, "later.out"), later, 4)
+        want.update({p: e for p, e in got_later.items() if p != later_pid})
+        with r.part("exact"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                try:
+                    for pid, e in want.items():
+                        check_own(st, pid, e, "a forker's child")
+                    if newest(st, later_pid) is None:
+                        raise Fail("the forker started in the cgroup is not a target")
+                    break
+                except Fail:
+                    if time.monotonic() > end:
+                        raise
+                    time.sleep(POLL)
+    finally:
+        remove_cgroup(cg, root)

@@ -15,7 +15,7 @@ import urllib.request
 
 from harness import *  # noqa: F401,F403
 
-CONFIGS = ["dwarf", "fp", "kernel", "caller", "dwarf-no-ids", "dwarf-comm", "dwarf-exe", "dwarf-cgroup"]
+CONFIGS = ["dwarf", "fp", "kernel", "caller", "dwarf-no-ids", "dwarf-comm", "dwarf-exe"]
 WALKER_PROGRAM = {"dwarf": "walk_dwarf", "fp": "walk_fp", "kernel": "walk_kernel",
                   "caller": "walk_caller"}
 FEATURES = ["btf", "ringbuf", "tail_calls", "task_storage", "global_functions",

@@ -292,7 +292,7 @@ void bpfcheck_render_text(const struct check_report *r, struct buf *b)
 
 struct config_def {
 	const char *name, *what;
-	int walker, ids_off, comm, exe, follow, no_hold, cgroup;
+	int walker, ids_off, comm, exe, follow, no_hold;
 };
 
 /*
@@ -301,16 +301,15 @@ struct config_def {
  * least one load; the last three on the default walker (docs/usage.md).
  */
 static const struct config_def configs[] = {
-    {"dwarf", "the default: the DWARF walker", MT_WALK_DWARF, 0, 0, 0, 0, 0, 0},
-    {"fp", "--stack-walker fp", MT_WALK_FP, 0, 0, 0, 0, 0, 0},
-    {"kernel", "--stack-walker kernel", MT_WALK_KERNEL, 0, 0, 0, 0, 0, 0},
-    {"caller", "--stack-walker caller (the last fallback)", MT_WALK_CALLER, 0, 0, 0, 0, 0, 0},
+    {"dwarf", "the default: the DWARF walker", MT_WALK_DWARF, 0, 0, 0, 0, 0},
+    {"fp", "--stack-walker fp", MT_WALK_FP, 0, 0, 0, 0, 0},
+    {"kernel", "--stack-walker kernel", MT_WALK_KERNEL, 0, 0, 0, 0, 0},
+    {"caller", "--stack-walker caller (the last fallback)", MT_WALK_CALLER, 0, 0, 0, 0, 0},
     {"dwarf-no-ids",
      "stacks in full (MEMTRACE_STACK_IDS=0), --follow-forks, no CAP_KILL (no hold at exec)",
-     MT_WALK_DWARF, 1, 0, 0, 1, 1, 0},
-    {"dwarf-comm", "--comm with --follow-forks", MT_WALK_DWARF, 0, 1, 0, 1, 0, 0},
-    {"dwarf-exe", "--exe", MT_WALK_DWARF, 0, 0, 1, 0, 0, 0},
-    {"dwarf-cgroup", "--cgroup/--unit", MT_WALK_DWARF, 0, 0, 0, 0, 0, 1},
+     MT_WALK_DWARF, 1, 0, 0, 1, 1},
+    {"dwarf-comm", "--comm with --follow-forks", MT_WALK_DWARF, 0, 1, 0, 1, 0},
+    {"dwarf-exe", "--exe", MT_WALK_DWARF, 0, 0, 1, 0, 0},
 };
 
 static double now_seconds(void)
@@ -422,11 +421,6 @@ static void check_config(struct check_report *r, struct check_config *c, const s
 
 	if (d->comm)
 		o.match_comm = "memtracecheck";
-	if (d->cgroup) {
-		/* any cgroup: the code verified is the same for every id and level */
-		o.match_cgid = 1;
-		o.match_cglevel = 1;
-	}
 	if (d->exe && !stat("/proc/self/exe", &st)) {
 		/* the kernel's dev_t, as the exec tracepoint sees it */
 		o.match_dev = (uint64_t)major(st.st_dev) << 20 | minor(st.st_dev);

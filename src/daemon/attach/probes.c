@@ -92,8 +92,6 @@ int probes_configure(struct memtrace_bpf *skel, const struct bpf_options *o)
 			sizeof(skel->rodata->cfg.match_comm) - 1);
 	skel->rodata->cfg.match_dev = o->match_dev;
 	skel->rodata->cfg.match_ino = o->match_ino;
-	skel->rodata->cfg.match_cgid = o->match_cgid;
-	skel->rodata->cfg.match_cglevel = o->match_cglevel;
 	skel->rodata->cfg.match_follow = o->match_follow;
 	skel->rodata->cfg.max_matches = o->max_matches;
 	skel->rodata->cfg.hold_exec = o->hold_exec;
@@ -204,18 +202,6 @@ static struct memtrace_bpf *load_walker(const struct bpf_options *o, struct walk
 			 rc == -EPERM ? " (memtraced needs root: CAP_BPF and CAP_PERFMON)" : "");
 		memtrace_bpf__destroy(skel);
 		return NULL;
-	}
-	/* --cgroup/--unit: processes moved into the cgroup, or out of it */
-	if (o->match_cgid) {
-		skel->links.on_cgroup_move = bpf_program__attach(skel->progs.on_cgroup_move);
-		if (!skel->links.on_cgroup_move) {
-			snprintf(err, errlen,
-				 "cannot attach to the cgroup_attach_task raw "
-				 "tracepoint: %s",
-				 strerror(errno));
-			memtrace_bpf__destroy(skel);
-			return NULL;
-		}
 	}
 	return skel;
 }

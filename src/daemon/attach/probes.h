@@ -25,8 +25,6 @@ struct bpf_options {
 	const char *match_comm; /* NULL: none */
 	uint64_t match_dev;	/* kernel dev_t of --exe; 0: none */
 	uint64_t match_ino;
-	uint64_t match_cgid; /* --cgroup/--unit: the cgroup's id; 0: none */
-	uint32_t match_cglevel;
 	uint32_t match_follow;
 	uint32_t max_matches;
 	uint32_t hold_exec; /* stop targets at exec until their allocator is resolved */

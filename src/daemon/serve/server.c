@@ -313,7 +313,7 @@ static struct worker *get_worker(struct server *srv)
 static int changes_core(const struct proto_request *req)
 {
 	return req->kind == PROTO_RESET_PEAK || req->kind == PROTO_ATTACH ||
-	       req->kind == PROTO_DETACH;
+	       req->kind == PROTO_DETACH || req->kind == PROTO_ATTACH_CGROUP;
 }
 
 /* A parsed request: answer it, hand it to the worker, or put it off. */
@@ -353,6 +353,29 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 			reply_error(c, err);
 			return HANDLED_REPLY;
 		}
+		if (req->kind == PROTO_ATTACH_CGROUP) {
+			struct proto_request status;
+			char *what = xmalloc(c->body_len + 1);
+			int rc;
+
+			memcpy(what, c->body, c->body_len);
+			what[c->body_len] = 0;
+			free(c->body);
+			c->body = NULL;
+			rc = strlen(what) != c->body_len
+				 ? (snprintf(err, sizeof(err), "bad request: a NUL in the cgroup"),
+				    -1)
+				 : svc->attach_cgroup(svc->ctx, what, req->cgroup.unit, err,
+						      sizeof(err));
+			free(what);
+			if (rc) {
+				reply_error(c, err);
+				return HANDLED_REPLY;
+			}
+			proto_request_init(&status, PROTO_STATUS);
+			reply_here(srv, c, &status);
+			return HANDLED_REPLY;
+		}
 		/* answered as status (of the process attached or detached) */
 		reply_here(srv, c, req);
 		return HANDLED_REPLY;
@@ -384,15 +407,21 @@ static int handle_request(struct server *srv, int slot, size_t len)
 		reply_error(c, "busy: too many unread replies, try again");
 		return HANDLED_REPLY;
 	}
-	if (c->req.kind == PROTO_SCAN && c->req.scan.suppressions) {
-		/* the suppressions follow the line; part of them may have come with it */
+	if ((c->req.kind == PROTO_SCAN && c->req.scan.suppressions) ||
+	    c->req.kind == PROTO_ATTACH_CGROUP) {
+		/* the suppressions or the cgroup follow the line; part of them may have
+		 * come with it */
 		size_t extra = c->inlen - len;
+		uint32_t want =
+		    c->req.kind == PROTO_SCAN ? c->req.scan.suppressions : c->req.cgroup.path;
 
-		if (extra > c->req.scan.suppressions) {
-			reply_error(c, "bad request: more bytes than suppressions= says");
+		if (extra > want) {
+			reply_error(c, c->req.kind == PROTO_SCAN
+					   ? "bad request: more bytes than suppressions= says"
+					   : "bad request: more bytes than path= says");
 			return HANDLED_REPLY;
 		}
-		c->body_want = c->req.scan.suppressions;
+		c->body_want = want;
 		c->body = xmalloc(c->body_want);
 		memcpy(c->body, c->in + len, extra);
 		c->body_len = extra;

@@ -117,6 +117,8 @@ struct service {
 	/* memtracectl attach/detach/reset-peak: 0, or -1 with a one-line reason. */
 	int (*attach)(void *ctx, int pid, char *err, size_t errlen);
 	int (*detach)(void *ctx, int pid, char *err, size_t errlen);
+	/* memtracectl attach --cgroup/--unit: what (NUL-terminated) is a path, or a unit */
+	int (*attach_cgroup)(void *ctx, const char *what, int unit, char *err, size_t errlen);
 	void (*reset_peak)(void *ctx);
 	/* Watch fd for events (EPOLLIN, EPOLLOUT, ...; again: change them), as
 	 * what, with index; 0 or -1 (errno). unwatch: no more. */
