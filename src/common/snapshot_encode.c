@@ -220,8 +220,9 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 	uint32_t version_ref, match_ref, walker_refs[2] = {0, 0};
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
-	uint32_t *supp_refs = NULL;
+	uint32_t *supp_refs = NULL, *cgroup_refs = NULL;
 	size_t nsites = 0;
+	int any_cgroup = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -276,6 +277,23 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->instruction);
 			site_refs[nsites++] = intern_string(e, ps->why);
 			site_refs[nsites++] = intern_string(e, ps->via);
+		}
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		any_cgroup |= s->targets[i].cgroup.known != 0;
+	if (any_cgroup) {
+		cgroup_refs =
+		    calloc(SNAP_CGROUP_STRINGS * (size_t)s->ntargets, sizeof(*cgroup_refs));
+		if (!cgroup_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; cgroup_refs && i < s->ntargets; i++) {
+			const struct snap_cgroup *c = &s->targets[i].cgroup;
+			const char *str[SNAP_CGROUP_STRINGS] = {
+			    c->path,	c->memory_path, c->unit, c->container,
+			    c->runtime, c->pod,		c->why};
+
+			for (size_t k = 0; c->known && k < SNAP_CGROUP_STRINGS; k++)
+				cgroup_refs[SNAP_CGROUP_STRINGS * i + k] = intern_string(e, str[k]);
 		}
 	}
 	if (s->kind == SNAP_ROWS) {
@@ -528,7 +546,28 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 							      snap_walker_offsets[i]));
 		enc_section(out, &body, SEC_WALKER);
 	}
+	if (any_cgroup) {
+		enc_varint(&body, s->ntargets);
+		enc_varint(&body, MT_NCGROUP);
+		for (uint32_t i = 0; i < s->ntargets; i++) {
+			const struct snap_cgroup *c = &s->targets[i].cgroup;
+
+			enc_varint(&body, c->known != 0);
+			if (!c->known)
+				continue;
+			for (size_t k = 0; k < SNAP_CGROUP_STRINGS; k++)
+				enc_varint(&body, cgroup_refs[SNAP_CGROUP_STRINGS * i + k]);
+			enc_varint(&body, c->nspid);
+			enc_varint(&body, c->time_ns);
+			enc_varint(&body, c->m.version);
+			enc_varint(&body, c->m.have);
+			for (size_t k = 0; k < MT_NCGROUP; k++)
+				enc_varint(&body, mt_cgroup_get(&c->m.f, k));
+		}
+		enc_section(out, &body, SEC_CGROUP);
+	}
 out:
+	free(cgroup_refs);
 	free(error_refs);
 	free(supp_refs);
 	free(row_refs);
