@@ -587,6 +587,10 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 	if (n > 0 && cgroup_parse_nspid(text, (size_t)n, &l->nspid, why, sizeof(why)))
 		l->nspid = 0; /* a kernel before 4.1: no label, not an error */
 	why[0] = '\0';
+	if (!mem) {
+		*labels = *l;
+		goto out;
+	}
 
 	/* the unified hierarchy's memory controller, else v1's */
 	if (w->v2[0] && root) {

@@ -88,7 +88,8 @@ int cgroup_parse_file(enum cgroup_file f, const char *text, size_t len, struct m
  * and mem untouched). A cgroup without memory controller files is not an
  * error: mem->version is MT_CGROUP_NONE and mem_why says why; when the
  * figures come from v1 because the unified cgroup has no memory controller
- * (these hosts), mem_why says that too; "" otherwise.
+ * (these hosts), mem_why says that too; "" otherwise. mem NULL: the
+ * labels only (no memory controller file is read).
  */
 int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
 		char *mem_why, size_t mem_whylen, char *err, size_t errlen);
