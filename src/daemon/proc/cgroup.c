@@ -587,7 +587,13 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 	if (n > 0 && cgroup_parse_nspid(text, (size_t)n, &l->nspid, why, sizeof(why)))
 		l->nspid = 0; /* a kernel before 4.1: no label, not an error */
 	why[0] = '\0';
-	if (!mem) {
+	if (!mem) { /* where the figures would come from, without reading them */
+		snprintf(dir, sizeof(dir), "%s%s/%s", root ? root : "",
+			 strcmp(w->v2, "/") ? w->v2 : "", files[CG_V2_CURRENT].name);
+		if (w->v2[0] && root && !access(dir, F_OK))
+			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->v2);
+		else if (w->memory[0] && fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC))
+			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->memory);
 		*labels = *l;
 		goto out;
 	}

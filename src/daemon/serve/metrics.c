@@ -50,7 +50,7 @@ static void put_cgroup_labels(struct buf *b, const struct daemon_view *d, int i)
 	const struct {
 		const char *name, *value;
 	} v[] = {
-	    {"cgroup", l ? l->path : NULL},
+	    {"cgroup", l ? (l->memory_path[0] ? l->memory_path : l->path) : NULL},
 	    {"unit", l ? l->unit : NULL},
 	    {"container", l ? l->container : NULL},
 	    {"runtime", l ? l->runtime : NULL},
