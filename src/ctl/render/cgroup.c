@@ -75,7 +75,7 @@ void render_text_target_cgroup(struct buf *b, const struct snap_target *t)
 	buf_printf(b, "%s", strcmp(sep, ", ") ? "" : ")");
 	if (c->nspid)
 		buf_printf(b, ", nspid %" PRIu32, c->nspid);
-	if (c->path && strcmp(c->path, cgroup_path(c))) {
+	if (c->path && strcmp(c->path, cgroup_path(c)) && strcmp(c->path, "/")) {
 		buf_printf(b, "; unified hierarchy ");
 		format_text(b, c->path);
 	}

@@ -17,7 +17,7 @@
 /*
  * Text: "  cgroup /PATH (unit U, container ID runtime R, pod P), nspid N" (PATH:
  * its memory cgroup's, else its unified one's; "; unified hierarchy /P"
- * when that one differs),
+ * when that one differs and is not the root),
  * then "  memory cgroup /PATH (v1): 48.2 MiB of 64.0 MiB (75 %), headroom
  * 15.8 MiB; oom_kill 0" and its breakdown, or why there are no figures.
  */

@@ -604,7 +604,8 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 		rc = read_files(dir, CG_V2_CURRENT, CG_V2_EVENTS, &m, why, sizeof(why));
 		if (rc == 0)
 			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->v2);
-		else if (rc == 1)
+		else if (rc == 1 && strcmp(w->v2, "/"))
+			/* (the root's has none: its memory is the whole machine's) */
 			snprintf(note, sizeof(note),
 				 "the unified cgroup %s has no memory controller files", w->v2);
 		rc = rc < 0 ? -1 : 0;
