@@ -197,7 +197,7 @@ def test_cgroup_v1_limit(r):
                            f"memory {mem_path}")
             if c["memory"].get("path") == want:
                 raise Fail("the process outside is labelled with the test's cgroup")
-        with r.part("stats_text"):
+        with r.part("text"):
             rc, out, err = r.ctl("stats")
             block = stats_block(out, pid)
             line = next((l for l in block if l.startswith(f"  memory cgroup {want} (v1)")),
@@ -208,6 +208,12 @@ def test_cgroup_v1_limit(r):
                            f"{line or one_line(out)[-300:]}")
             for l in block:
                 print(f"    stats: {l}", flush=True)
+            rc, out, err = r.ctl("watch", "--count", "1", "--pid", str(pid))
+            line = next((l for l in out.splitlines() if l.startswith(f"  cgroup {want}: ")),
+                        None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"watch: no \"  cgroup {want}: ...\" line: {one_line(out)[-300:]}")
+            print(f"    watch: {line.strip()}", flush=True)
             rc, out, err = r.ctl("status")
             line = next((l for l in out.splitlines() if l.startswith(f"  cgroup {want}")),
                         None)

@@ -173,3 +173,32 @@ void render_json_target_cgroup(struct json_writer *w, const struct snap_target *
 	json_end_object(w);
 	json_end_object(w);
 }
+
+void render_text_cgroups(struct buf *b, const struct snapshot *s, uint32_t pid)
+{
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		const struct snap_cgroup *c = &s->targets[i].cgroup;
+		int seen = 0;
+
+		if (!c->known || !c->m.version || s->targets[i].state != SNAP_TARGET_ATTACHED ||
+		    (pid && s->targets[i].pid != pid))
+			continue;
+		for (uint32_t k = 0; k < i && !seen; k++) {
+			const struct snap_cgroup *o = &s->targets[k].cgroup;
+
+			seen = o->known && o->m.version &&
+			       s->targets[k].state == SNAP_TARGET_ATTACHED &&
+			       (!pid || s->targets[k].pid == pid) &&
+			       !strcmp(cgroup_path(o), cgroup_path(c));
+		}
+		if (seen)
+			continue; /* one line per cgroup */
+		buf_printf(b, "  cgroup ");
+		format_text(b, cgroup_path(c));
+		buf_printf(b, ": ");
+		text_usage(b, &c->m);
+		if (have(&c->m, FIG(oom_kills)))
+			buf_printf(b, "; oom_kill %" PRIu64, c->m.f.oom_kills);
+		buf_printf(b, "\n");
+	}
+}

@@ -23,6 +23,13 @@
  */
 void render_text_target_cgroup(struct buf *b, const struct snap_target *t);
 
+/*
+ * Text, for watch: "  cgroup /PATH: 48.2 MiB of 64.0 MiB (75 %), headroom
+ * 15.8 MiB; oom_kill 0", once per memory cgroup of the targets traced now
+ * (of pid; 0: all).
+ */
+void render_text_cgroups(struct buf *b, const struct snapshot *s, uint32_t pid);
+
 /* JSON: a target's "cgroup" member (nothing when it has none). */
 void render_json_target_cgroup(struct json_writer *w, const struct snap_target *t);
 

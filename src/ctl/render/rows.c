@@ -5,6 +5,7 @@
  * decides how they look.
  */
 #include "ctl/render/rows.h"
+#include "ctl/render/cgroup.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/view/resident.h"
@@ -391,6 +392,7 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 	}
 	buf_printf(out, "%.0f allocs/s (%s/s), peak %s, lost %" PRIu64 "\n", v->rate, brate, peak,
 		   snapshot_events_lost(s));
+	render_text_cgroups(out, s, v->pid); /* the limit beside the heap */
 	for (size_t k = 0; k < v->shown; k++) {
 		const struct group_row *r = v->rows[k].row;
 		char grew[32];
