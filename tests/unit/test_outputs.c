@@ -281,7 +281,8 @@ TEST(test_pprof)
 	snapshot_free(&s);
 }
 
-/* Each sample carries its target's cgroup labels when the snapshot has them (section 54). */
+/* Each sample carries its target's cgroup labels when the snapshot has them (section SEC_CGROUP).
+ */
 TEST(test_pprof_cgroup_labels)
 {
 	struct render_opts o = {0};

@@ -4,7 +4,7 @@
  * same figures: its labels (cgroup path, unit, container, pod, NSpid) and
  * its memory cgroup's usage beside the limit, with the headroom left, the
  * memory.stat breakdown and the events counters. Each prints nothing for a
- * target without them (a snapshot older than section 54), so older files
+ * target without them (a snapshot older than section SEC_CGROUP), so older files
  * read as before.
  */
 #ifndef MEMTRACE_CTL_RENDER_CGROUP_H

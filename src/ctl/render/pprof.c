@@ -11,7 +11,7 @@
  * sample type, inuse_space/bytes, holding each stack's peak_live_bytes.
  * One sample per stack with a "pid" label, and the string labels its
  * target's cgroup gives it (cgroup, unit, container, runtime, pod) when the
- * snapshot has them (section 54); locations leaf first, one per
+ * snapshot has them (section SEC_CGROUP); locations leaf first, one per
  * distinct (pid, address); functions by (name, file); one mapping per
  * module, with its build-id.
  */
@@ -232,7 +232,8 @@ static int gzip(const struct buf *in, struct buf *out)
 	return rc == Z_STREAM_END ? 0 : -1;
 }
 
-/* The cgroup of pid's newest target that has one, or NULL (a snapshot without section 54). */
+/* The cgroup of pid's newest target that has one, or NULL (a snapshot without section SEC_CGROUP).
+ */
 static const struct snap_cgroup *stack_cgroup(const struct snapshot *s, uint32_t pid)
 {
 	for (uint32_t i = s->ntargets; i-- > 0;) {
