@@ -174,6 +174,10 @@ struct snap_figures {
 	uint32_t has_resident; /* resident below was read for that moment (section SEC_RESIDENT or
 				  SEC_MATCH) */
 	struct mt_resident resident; /* of the point: summed over the targets traced then */
+	/* a target's figure only (section SEC_TIMELINE_CGROUP): its memory cgroup's usage
+	 * and limit read for that moment (limit MT_CGROUP_NO_LIMIT: none) */
+	uint32_t has_cgroup;
+	uint64_t cgroup_usage_bytes, cgroup_limit_bytes;
 };
 
 /* One target's figures at a point (section SEC_TIMELINE_TARGETS). */

@@ -551,6 +551,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_TIMELINE_TARGETS] = dec_timeline_targets,
     [SEC_WALKER] = dec_walker,
     [SEC_CGROUP] = dec_cgroup,
+    [SEC_TIMELINE_CGROUP] = dec_timeline_cgroup,
 };
 
 /*

@@ -264,3 +264,37 @@ int dec_cgroup(struct reader *r)
 	}
 	return 0;
 }
+
+/*
+ * Section SEC_TIMELINE_CGROUP: for each figure of section SEC_TIMELINE_TARGETS
+ * (in its order), a flag, then a counted list: the memory cgroup's usage
+ * and limit read for that point.
+ */
+int dec_timeline_cgroup(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n, nfields = 0;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE_TARGETS, &n) || rd_nfigures(r, &nfields))
+		return -1;
+	if (!s->timeline_targets || n != s->timeline_targets->nfigures)
+		return dec_fail(r->d, "timeline_cgroup section: %u figures, not %u", n,
+				s->timeline_targets ? s->timeline_targets->nfigures : 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_figures *f = &s->timeline_targets->figures[i].f;
+		uint64_t has, v[2] = {0, 0};
+
+		if (rd_varint(r, &has))
+			return -1;
+		if (has > 1)
+			return dec_fail(r->d, "timeline_cgroup section: bad flag");
+		if (!has)
+			continue;
+		if (rd_figures(r, v, 2, nfields))
+			return -1;
+		f->has_cgroup = 1;
+		f->cgroup_usage_bytes = v[0];
+		f->cgroup_limit_bytes = v[1];
+	}
+	return 0;
+}

@@ -214,6 +214,46 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 	return e->ptrs[i].frame;
 }
 
+/*
+ * Section SEC_TIMELINE_CGROUP, when a timeline target's figure has its
+ * cgroup's: in the order section SEC_TIMELINE_TARGETS writes the figures
+ * (point by point), whose decoder numbers them so.
+ */
+static void encode_timeline_cgroup(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	const struct snap_timeline_targets *tt = s->timeline_targets;
+	uint64_t n = 0;
+	int any = 0;
+
+	if (!tt || !s->ntimeline)
+		return; /* no section SEC_TIMELINE_TARGETS */
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		n += p->ntargets;
+		for (uint32_t k = 0; k < p->ntargets && !any; k++)
+			any = tt->figures[p->first + k].f.has_cgroup != 0;
+	}
+	if (!any)
+		return;
+	enc_varint(body, n);
+	enc_varint(body, 2); /* usage, limit */
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		for (uint32_t k = 0; k < p->ntargets; k++) {
+			const struct snap_figures *f = &tt->figures[p->first + k].f;
+
+			enc_varint(body, f->has_cgroup != 0);
+			if (!f->has_cgroup)
+				continue;
+			enc_varint(body, f->cgroup_usage_bytes);
+			enc_varint(body, f->cgroup_limit_bytes);
+		}
+	}
+	enc_section(out, body, SEC_TIMELINE_CGROUP);
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
@@ -566,6 +606,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		}
 		enc_section(out, &body, SEC_CGROUP);
 	}
+	encode_timeline_cgroup(s, &body, out);
 out:
 	free(cgroup_refs);
 	free(error_refs);

@@ -48,6 +48,7 @@ enum section {
 	SEC_TIMELINE_TARGETS = 52, /* each timeline point's targets, with their figures */
 	SEC_WALKER = 53,	   /* the stack walker in use, and why */
 	SEC_CGROUP = 54,	   /* each target's cgroup labels and memory cgroup figures */
+	SEC_TIMELINE_CGROUP = 55,  /* the timeline's targets' memory cgroup usage and limit */
 	SEC_KNOWN
 };
 
@@ -88,6 +89,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_TIMELINE_TARGETS] = "timeline_targets",
     [SEC_WALKER] = "walker",
     [SEC_CGROUP] = "cgroup",
+    [SEC_TIMELINE_CGROUP] = "timeline_cgroup",
 };
 
 /* A timeline point's live figures in wire order (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS):

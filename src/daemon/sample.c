@@ -39,6 +39,11 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 			resident_set_labels(&d->resident, rd[i].index, &rd[i].labels);
 			resident_record_cgroup(&d->resident, rd[i].index, round_ns, &rd[i].cg,
 					       rd[i].cg_why);
+			if (rd[i].cg.version && (rd[i].cg.have & 1u)) /* usage read */
+				timeline_set_target_cgroup(
+				    &d->timeline, round_ns, rd[i].index, rd[i].cg.f.usage_bytes,
+				    (rd[i].cg.have & 2u) ? rd[i].cg.f.limit_bytes
+							 : MT_CGROUP_NO_LIMIT);
 		}
 		if (rd[i].err) {
 			if (resident_failed(&d->resident, rd[i].index))

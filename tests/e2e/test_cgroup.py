@@ -147,7 +147,8 @@ def stats_block(out, pid):
 
 def test_cgroup_v1_limit(r):
     """A cgroup of the v1 memory controller limited to 64 MiB, cgalloc holding 24 MiB in it:
-    status and stats show its path, the limit as written, usage and headroom; a process
+    status, stats, watch and timeline --pid show its path, the limit as written, usage and
+    headroom; a process
     outside it is labelled with its own cgroup; Prometheus has the cgroup's series."""
     if not os.path.isdir(V1_MEMORY):
         raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
@@ -184,6 +185,17 @@ def test_cgroup_v1_limit(r):
             if t["cgroup"].get("nspid") != pid:
                 raise Fail(f"nspid {t['cgroup'].get('nspid')}: the test runs in the host's "
                            f"pid namespace, so it is the pid {pid}")
+        with r.part("timeline"):
+            end = deadline_after()
+            while True:
+                tl = r.ctl_json("timeline", "--pid", str(pid), "--json")
+                got = [p for p in tl.get("points", []) if p.get("cgroup_limit_bytes") == LIMIT]
+                if got and got[-1].get("cgroup_usage_bytes", 0) >= HOLD_MIB * MIB:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"timeline --pid {pid}: no point with the cgroup's limit and "
+                               f"usage: {tl.get('points', [])[-3:]}")
+                time.sleep(0.2)
         with r.part("status_json"):
             t = attached(r.ctl_json("status", "--json"), pid)
             if (t.get("cgroup") or {}).get("path") != want:

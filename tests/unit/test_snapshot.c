@@ -1000,6 +1000,12 @@ TEST(test_roundtrip_cgroup)
 	put_varint(&b, 65);
 	CHECK(decode_with(54, &b, &s, err) == -1);
 	CHECK_STR(err, "snapshot: cgroup section: 65 figures per entry exceed the limit of 64");
+	b.len = 0;
+	put_varint(&b, 1); /* a figure of a timeline that has none */
+	put_varint(&b, 2);
+	put_varint(&b, 0);
+	CHECK(decode_with(55, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: timeline_cgroup section: 1 figures, not 0");
 	buf_free(&b);
 }
 
@@ -1061,8 +1067,26 @@ TEST(test_roundtrip_timeline_targets)
 	CHECK(!d.timeline_targets->figures[1].f.has_resident &&
 	      d.timeline_targets->figures[2].f.has_resident);
 	CHECK_EQ_U64(d.timeline_targets->figures[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
+	CHECK(!d.timeline_targets->figures[4].f.has_cgroup); /* no section SEC_TIMELINE_CGROUP */
 	snapshot_free(&d);
 	free(bytes);
+	/* section SEC_TIMELINE_CGROUP: the memory cgroup's usage and limit of some figures */
+	tt->figures[3].f = (struct snap_figures){
+	    .has_cgroup = 1, .cgroup_usage_bytes = 7, .cgroup_limit_bytes = MT_CGROUP_NO_LIMIT};
+	tt->figures[4].f.has_cgroup = 1;
+	tt->figures[4].f.cgroup_usage_bytes = 48 << 20;
+	tt->figures[4].f.cgroup_limit_bytes = 64 << 20;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK(!memcmp(&d.timeline_targets->figures[i].f, &tt->figures[i].f,
+			      sizeof(tt->figures[i].f)));
+	CHECK_EQ_U64(d.timeline_targets->figures[3].f.cgroup_limit_bytes, MT_CGROUP_NO_LIMIT);
+	CHECK(!d.timeline_targets->figures[2].f.has_cgroup);
+	snapshot_free(&d);
+	free(bytes);
+	tt->figures[3].f.has_cgroup = tt->figures[4].f.has_cgroup = 0;
 	/* what the decoder would refuse is never written */
 	s.timeline_targets->figures[2].target = 0; /* the second point's targets out of order */
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);
