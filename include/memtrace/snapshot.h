@@ -173,10 +173,10 @@ struct snap_figures {
 	uint64_t bytes_allocated; /* cumulative, at that time */
 	uint32_t has_resident; /* resident below was read for that moment (section SEC_RESIDENT or
 				  SEC_MATCH) */
+	uint32_t has_cgroup;   /* the cgroup figures at the end were read (a target's only) */
 	struct mt_resident resident; /* of the point: summed over the targets traced then */
 	/* a target's figure only (section SEC_TIMELINE_CGROUP): its memory cgroup's usage
 	 * and limit read for that moment (limit MT_CGROUP_NO_LIMIT: none) */
-	uint32_t has_cgroup;
 	uint64_t cgroup_usage_bytes, cgroup_limit_bytes;
 };
 
