@@ -227,10 +227,11 @@ def test_cgroup_v1_limit(r):
                 raise Fail(f"watch: no \"  cgroup {want}: ...\" line: {one_line(out)[-300:]}")
             print(f"    watch: {line.strip()}", flush=True)
             rc, out, err = r.ctl("status")
-            line = next((l for l in out.splitlines() if l.startswith(f"  cgroup {want}")),
-                        None)
-            if rc != 0 or line is None:
-                raise Fail(f"status text has no \"  cgroup {want}\" line: {one_line(out)[-300:]}")
+            line = next((l for l in out.splitlines()
+                         if l.startswith(f"pid {pid}: cgroup {want}, ")), None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"status text has no \"pid {pid}: cgroup {want}\" line with the limit: "
+                           f"{one_line(out)[-300:]}")
             print(f"    status: {line.strip()}", flush=True)
     finally:
         stop_all(r)

@@ -43,15 +43,12 @@ static void text_usage(struct buf *b, const struct mt_cgroup_memory *m)
 	}
 }
 
-void render_text_target_cgroup(struct buf *b, const struct snap_target *t)
+/* "cgroup /PATH (unit U, container ID R, pod P), nspid N; unified hierarchy /Q" */
+static void text_labels(struct buf *b, const struct snap_cgroup *c)
 {
-	const struct snap_cgroup *c = &t->cgroup;
-	const struct mt_cgroup_memory *m = &c->m;
 	const char *sep = " (";
 
-	if (!c->known)
-		return;
-	buf_printf(b, "  cgroup ");
+	buf_printf(b, "cgroup ");
 	format_text(b, cgroup_path(c));
 	if (c->unit) {
 		buf_printf(b, "%sunit ", sep);
@@ -79,6 +76,32 @@ void render_text_target_cgroup(struct buf *b, const struct snap_target *t)
 		buf_printf(b, "; unified hierarchy ");
 		format_text(b, c->path);
 	}
+}
+
+void render_text_target_cgroup_line(struct buf *b, const struct snap_target *t)
+{
+	const struct snap_cgroup *c = &t->cgroup;
+
+	if (!c->known)
+		return;
+	buf_printf(b, "pid %" PRIu32 ": ", t->pid);
+	text_labels(b, c);
+	if (c->m.version) {
+		buf_printf(b, ": ");
+		text_usage(b, &c->m);
+	}
+	buf_printf(b, "\n");
+}
+
+void render_text_target_cgroup(struct buf *b, const struct snap_target *t)
+{
+	const struct snap_cgroup *c = &t->cgroup;
+	const struct mt_cgroup_memory *m = &c->m;
+
+	if (!c->known)
+		return;
+	buf_printf(b, "  ");
+	text_labels(b, c);
 	buf_printf(b, "\n");
 	if (!m->version) {
 		buf_printf(b, "  memory cgroup: none");

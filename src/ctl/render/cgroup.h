@@ -24,6 +24,12 @@
 void render_text_target_cgroup(struct buf *b, const struct snap_target *t);
 
 /*
+ * Text, for status: one line, "pid N: cgroup /PATH (...), nspid N: 48.2 MiB
+ * of 64.0 MiB (75 %), headroom 15.8 MiB".
+ */
+void render_text_target_cgroup_line(struct buf *b, const struct snap_target *t);
+
+/*
  * Text, for watch: "  cgroup /PATH: 48.2 MiB of 64.0 MiB (75 %), headroom
  * 15.8 MiB; oom_kill 0", once per memory cgroup of the targets traced now
  * (of pid; 0: all).

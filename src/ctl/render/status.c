@@ -496,12 +496,8 @@ static void text_status(struct buf *b, const struct snapshot *s)
 		format_text(b, s->targets[i].note);
 		buf_printf(b, "\n");
 	}
-	for (uint32_t i = 0; i < s->ntargets; i++) {
-		if (!s->targets[i].cgroup.known)
-			continue;
-		buf_printf(b, "pid %" PRIu32 ":\n", s->targets[i].pid);
-		render_text_target_cgroup(b, &s->targets[i]);
-	}
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		render_text_target_cgroup_line(b, &s->targets[i]);
 }
 
 static void text_stats(struct buf *b, const struct snapshot *s, const struct snapshot *stacks)
