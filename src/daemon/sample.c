@@ -35,6 +35,9 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 		/* gone meanwhile (it exited, was detached, executed another program) */
 		if (!tg || tg->pid != rd[i].pid || !lc_traced(tg->phase))
 			continue;
+		/* (when the process is gone, its resident reading's line says so) */
+		if (rd[i].cg_err && !rd[i].err && resident_cgroup_failed(&d->resident, rd[i].index))
+			log_msg("pid %d: no cgroup labels or figures: %s", rd[i].pid, rd[i].cg_why);
 		if (!rd[i].cg_err) {
 			resident_set_labels(&d->resident, rd[i].index, &rd[i].labels);
 			resident_record_cgroup(&d->resident, rd[i].index, round_ns, &rd[i].cg,

@@ -65,12 +65,22 @@ void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t t
 	struct resident_target *e = entry(t, index);
 
 	e->cgroup_sampled = 1;
+	e->cgroup_failed = 0;
 	e->cgroup_time_ns = time_ns;
 	e->cg = *m;
 	if (!e->cgroup_why || strcmp(e->cgroup_why, why ? why : "")) {
 		free(e->cgroup_why);
 		e->cgroup_why = why && *why ? xstrdup(why) : NULL;
 	}
+}
+
+int resident_cgroup_failed(struct resident_table *t, uint32_t index)
+{
+	struct resident_target *e = entry(t, index);
+	int first = !e->cgroup_failed;
+
+	e->cgroup_failed = 1;
+	return first;
 }
 
 const struct resident_target *resident_get_cgroup(const struct resident_table *t, uint32_t index)

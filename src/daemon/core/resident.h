@@ -29,6 +29,7 @@ struct resident_target {
 	uint64_t cgroup_time_ns;    /* when, since tracing began */
 	struct mt_cgroup_memory cg; /* version 0: none (cgroup_why says why) */
 	char *cgroup_why;	    /* why none, or where they come from; NULL: nothing */
+	int cgroup_failed; /* the last reading of its cgroup failed (said once in the log) */
 };
 
 struct resident_table {
@@ -47,6 +48,8 @@ void resident_set_labels(struct resident_table *t, uint32_t index,
 /* Target index's memory cgroup figures m read at time_ns, why ("" or a note). */
 void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t time_ns,
 			    const struct mt_cgroup_memory *m, const char *why);
+/* Target index's cgroup could not be read: 1 the first time in a row (to say it), else 0. */
+int resident_cgroup_failed(struct resident_table *t, uint32_t index);
 /* Its entry when its cgroup was read (labels or figures), else NULL (or t is NULL). */
 const struct resident_target *resident_get_cgroup(const struct resident_table *t, uint32_t index);
 /* Its entry, or NULL when never sampled (or t is NULL). */
