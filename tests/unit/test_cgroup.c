@@ -8,6 +8,7 @@
  * one clear error and change nothing.
  */
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "daemon/proc/cgroup.h"
@@ -361,6 +362,119 @@ TEST(files_malformed)
 	}
 }
 
+/* A file of the fake tree: dir/name with text (the directories made on the way). */
+static void put(const char *root, const char *rel, const char *name, const char *text)
+{
+	char path[1024];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s%s", root, rel);
+	for (char *p = path + 1; *p; p++) {
+		if (*p == '/') {
+			*p = '\0';
+			mkdir(path, 0755);
+			*p = '/';
+		}
+	}
+	mkdir(path, 0755);
+	if (!name)
+		return;
+	snprintf(path, sizeof(path), "%s%s/%s", root, rel, name);
+	f = fopen(path, "w");
+	if (!f) {
+		perror(path);
+		exit(1);
+	}
+	fputs(text, f);
+	fclose(f);
+}
+
+/*
+ * Which hierarchy's figures, and what the output says when there are none,
+ * on fake trees (directories with the controller's files): a unified cgroup
+ * with a memory controller, one without it beside a v1 memory cgroup (these
+ * hosts), no unified hierarchy, no memory controller at all.
+ */
+TEST(memory_at_trees)
+{
+	char base[] = "/tmp/memtrace-cgroup-XXXXXX", uni[64], v1[64], why[4096],
+	     mp[MT_CGROUP_PATH_MAX];
+	struct cgroup_where w = {"/app.slice/shop.service", "/shop"};
+	struct mt_cgroup_memory m;
+	struct cgroup_roots roots;
+
+	CHECK(mkdtemp(base) != NULL);
+	snprintf(uni, sizeof(uni), "%s/unified", base);
+	snprintf(v1, sizeof(v1), "%s/memory", base);
+	put(uni, "/app.slice/shop.service", "memory.current", "51085312\n");
+	put(uni, "/app.slice/shop.service", "memory.max", "67108864\n");
+	put(uni, "/app.slice/shop.service", "memory.events", "high 0\nmax 2\noom 0\noom_kill 0\n");
+	put(v1, "/shop", "memory.usage_in_bytes", "1000\n");
+	put(v1, "/shop", "memory.limit_in_bytes", "9223372036854771712\n");
+	put(uni, "/bare", NULL, NULL); /* a unified cgroup without memory files */
+
+	/* v2 with its memory controller: its figures (memory.high, memory.stat absent: unread) */
+	roots = (struct cgroup_roots){uni, v1};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_V2);
+	CHECK_STR(mp, "/app.slice/shop.service");
+	CHECK_EQ_U64(m.f.limit_bytes, 64 * MIB);
+	CHECK_EQ_U64(m.f.max_events, 2);
+	CHECK(!(m.have & BIT(high_bytes)) && !(m.have & BIT(anon_bytes)));
+	CHECK_STR(why, "");
+	/* a unified cgroup without a memory controller: the v1 memory cgroup's, and a note */
+	strcpy(w.v2, "/bare");
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_V1);
+	CHECK_STR(mp, "/shop");
+	CHECK_EQ_U64(m.f.usage_bytes, 1000);
+	CHECK_EQ_U64(m.f.limit_bytes, MT_CGROUP_NO_LIMIT);
+	CHECK_STR(why, "the unified cgroup /bare has no memory controller files: figures of its v1 "
+		       "memory cgroup");
+	/* ... and no v1 memory cgroup either (the process's is gone) */
+	strcpy(w.memory, "/gone");
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_NONE);
+	CHECK_STR(mp, "");
+	CHECK_STR(why, "the unified cgroup /bare has no memory controller files; the v1 memory "
+		       "cgroup /gone has no memory.usage_in_bytes");
+	/* a host without cgroup v2, and a process without a memory line */
+	roots = (struct cgroup_roots){NULL, v1};
+	w = (struct cgroup_where){"/x", ""};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_NONE);
+	CHECK_STR(why, "no cgroup v2 hierarchy and no v1 memory line");
+	/* a unified hierarchy, the process in its root, no memory line */
+	roots = (struct cgroup_roots){uni, v1};
+	w = (struct cgroup_where){"/", ""};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_NONE);
+	CHECK_STR(why, "the cgroup has no memory controller");
+	/* a v1 memory line but no v1 memory controller mounted */
+	roots = (struct cgroup_roots){NULL, NULL};
+	w = (struct cgroup_where){"", "/shop"};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_STR(why, "no v1 memory controller mounted");
+	/* the root of the unified hierarchy never has memory.current: no note for it */
+	roots = (struct cgroup_roots){uni, v1};
+	w = (struct cgroup_where){"/", "/shop"};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_V1);
+	CHECK_STR(why, "");
+	/* a file that is not what it should be: no figures, and which file says why */
+	put(v1, "/bad", "memory.usage_in_bytes", "lots\n");
+	w = (struct cgroup_where){"", "/bad"};
+	cgroup_memory_at(&w, &roots, mp, &m, why, sizeof(why));
+	CHECK_EQ_U64(m.version, MT_CGROUP_NONE);
+	CHECK(has(why, "memory.usage_in_bytes: \"lots\" is not a number"));
+	{
+		char cmd[128];
+
+		snprintf(cmd, sizeof(cmd), "rm -rf %s", base);
+		CHECK(system(cmd) == 0);
+	}
+}
+
 /* The thin reader on this very process: labels as /proc says, whatever the host. */
 TEST(read_self)
 {
@@ -391,6 +505,7 @@ int main(void)
 	RUN(v2_files);
 	RUN(v1_files);
 	RUN(files_malformed);
+	RUN(memory_at_trees);
 	RUN(read_self);
 	return UNIT_DONE();
 }

@@ -544,6 +544,59 @@ static int read_files(const char *dir, enum cgroup_file first, enum cgroup_file 
 	return rc;
 }
 
+void cgroup_memory_at(const struct cgroup_where *w, const struct cgroup_roots *roots,
+		      char *memory_path, struct mt_cgroup_memory *mem, char *mem_why,
+		      size_t mem_whylen)
+{
+	char dir[MT_CGROUP_PATH_MAX + 256], why[3 * MT_CGROUP_PATH_MAX] = "";
+	char note[MT_CGROUP_PATH_MAX + 128] = "";
+	struct mt_cgroup_memory m = {0};
+	const char *root = roots->unified;
+	int rc;
+
+	memory_path[0] = '\0';
+	/* the unified hierarchy's memory controller, else v1's */
+	if (w->v2[0] && root) {
+		snprintf(dir, sizeof(dir), "%s%s", root, strcmp(w->v2, "/") ? w->v2 : "");
+		rc = read_files(dir, CG_V2_CURRENT, CG_V2_EVENTS, &m, why, sizeof(why));
+		if (rc == 0)
+			snprintf(memory_path, MT_CGROUP_PATH_MAX, "%s", w->v2);
+		else if (rc == 1 && strcmp(w->v2, "/"))
+			/* (the root's has none: its memory is the whole machine's) */
+			snprintf(note, sizeof(note),
+				 "the unified cgroup %s has no memory controller files", w->v2);
+	}
+	if (!m.version && !why[0] && w->memory[0]) {
+		if (!roots->v1_memory) {
+			snprintf(why, sizeof(why), "no v1 memory controller mounted");
+		} else {
+			snprintf(dir, sizeof(dir), "%s%s", roots->v1_memory,
+				 strcmp(w->memory, "/") ? w->memory : "");
+			rc = read_files(dir, CG_V1_USAGE, CG_V1_FAILCNT, &m, why, sizeof(why));
+			if (rc == 0)
+				snprintf(memory_path, MT_CGROUP_PATH_MAX, "%s", w->memory);
+			else if (rc == 1)
+				snprintf(why, sizeof(why), "the v1 memory cgroup %s has no %s",
+					 w->memory, files[CG_V1_USAGE].name);
+		}
+	}
+	if (!m.version && !why[0])
+		snprintf(why, sizeof(why), "%s",
+			 note[0]		  ? note
+			 : !root && !w->memory[0] ? "no cgroup v2 hierarchy and no v1 memory line"
+						  : "the cgroup has no memory controller");
+	else if (m.version && note[0])
+		snprintf(why, sizeof(why), "%s: figures of its v1 memory cgroup", note);
+	else if (!m.version && note[0] && why[0]) {
+		char both[sizeof(why)];
+
+		snprintf(both, sizeof(both), "%s; %s", note, why);
+		memcpy(why, both, sizeof(why));
+	}
+	*mem = m;
+	snprintf(mem_why, mem_whylen, "%s", why);
+}
+
 int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
 		char *mem_why, size_t mem_whylen, char *err, size_t errlen)
 {
@@ -552,7 +605,10 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 	struct cgroup_where *w = calloc(1, sizeof(*w));
 	struct mt_cgroup_memory m = {0};
 	const char *root = unified_root();
-	char why[3 * MT_CGROUP_PATH_MAX] = "", note[MT_CGROUP_PATH_MAX + 128] = "";
+	const struct cgroup_roots roots = {root, fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC)
+						     ? "/sys/fs/cgroup/memory"
+						     : NULL};
+	char why[3 * MT_CGROUP_PATH_MAX] = "";
 	ssize_t n;
 	int rc = 0;
 
@@ -592,53 +648,13 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 			 strcmp(w->v2, "/") ? w->v2 : "", files[CG_V2_CURRENT].name);
 		if (w->v2[0] && root && !access(dir, F_OK))
 			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->v2);
-		else if (w->memory[0] && fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC))
+		else if (w->memory[0] && roots.v1_memory)
 			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->memory);
 		*labels = *l;
 		goto out;
 	}
 
-	/* the unified hierarchy's memory controller, else v1's */
-	if (w->v2[0] && root) {
-		snprintf(dir, sizeof(dir), "%s%s", root, strcmp(w->v2, "/") ? w->v2 : "");
-		rc = read_files(dir, CG_V2_CURRENT, CG_V2_EVENTS, &m, why, sizeof(why));
-		if (rc == 0)
-			snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->v2);
-		else if (rc == 1 && strcmp(w->v2, "/"))
-			/* (the root's has none: its memory is the whole machine's) */
-			snprintf(note, sizeof(note),
-				 "the unified cgroup %s has no memory controller files", w->v2);
-		rc = rc < 0 ? -1 : 0;
-	}
-	if (!m.version && !why[0] && w->memory[0]) {
-		if (!fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC)) {
-			snprintf(why, sizeof(why),
-				 "no v1 memory controller at /sys/fs/cgroup/memory");
-		} else {
-			snprintf(dir, sizeof(dir), "/sys/fs/cgroup/memory%s",
-				 strcmp(w->memory, "/") ? w->memory : "");
-			rc = read_files(dir, CG_V1_USAGE, CG_V1_FAILCNT, &m, why, sizeof(why));
-			if (rc == 0)
-				snprintf(l->memory_path, sizeof(l->memory_path), "%s", w->memory);
-			else if (rc == 1)
-				snprintf(why, sizeof(why), "the v1 memory cgroup %s has no %s",
-					 w->memory, files[CG_V1_USAGE].name);
-			rc = 0;
-		}
-	}
-	if (!m.version && !why[0])
-		snprintf(why, sizeof(why), "%s",
-			 note[0] ? note
-			 : !root ? "no cgroup v2 hierarchy and no v1 memory line"
-				 : "the cgroup has no memory controller");
-	else if (m.version && note[0])
-		snprintf(why, sizeof(why), "%s: figures of its v1 memory cgroup", note);
-	else if (!m.version && note[0] && why[0]) {
-		char both[sizeof(why)];
-
-		snprintf(both, sizeof(both), "%s; %s", note, why);
-		memcpy(why, both, sizeof(why));
-	}
+	cgroup_memory_at(w, &roots, l->memory_path, &m, why, sizeof(why));
 	*labels = *l;
 	*mem = m;
 	snprintf(mem_why, mem_whylen, "%s", why);

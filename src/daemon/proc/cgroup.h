@@ -79,6 +79,25 @@ const char *cgroup_file_name(enum cgroup_file f);
 int cgroup_parse_file(enum cgroup_file f, const char *text, size_t len, struct mt_cgroup_memory *m,
 		      char *err, size_t errlen);
 
+/* Where the hierarchies are mounted (NULL: not at all). */
+struct cgroup_roots {
+	const char *unified;   /* "/sys/fs/cgroup" (v2 only) or "/sys/fs/cgroup/unified" */
+	const char *v1_memory; /* "/sys/fs/cgroup/memory" on hybrid hosts */
+};
+
+/*
+ * The memory cgroup figures of a process that is where w says, under
+ * roots: the unified cgroup's when it has memory.current, else the v1
+ * memory cgroup's; *memory_path (MT_CGROUP_PATH_MAX bytes) names which ("":
+ * none). mem->version 0 when none could be read, and mem_why says why
+ * (no hierarchy, no memory controller files, a file that is not what it
+ * should be); when the v1 figures stand in for a unified cgroup without a
+ * memory controller, mem_why says so too; "" otherwise.
+ */
+void cgroup_memory_at(const struct cgroup_where *w, const struct cgroup_roots *roots,
+		      char *memory_path, struct mt_cgroup_memory *mem, char *mem_why,
+		      size_t mem_whylen);
+
 /*
  * Read pid's labels (its cgroup and what it names, NSpid) into *labels and
  * its memory cgroup's figures into *mem: those of the unified hierarchy's
