@@ -324,9 +324,3 @@ def test_cgroup_v2_unified(r):
         stop_all(r)
         remove_cgroup(r, cg)
 
-
-TESTS = [
-    ("cgroup_v1_limit", test_cgroup_v1_limit),
-    ("cgroup_prometheus", test_cgroup_prometheus),
-    ("cgroup_v2_unified", test_cgroup_v2_unified),
-]

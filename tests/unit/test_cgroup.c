@@ -492,20 +492,4 @@ TEST(read_self)
 	CHECK(has(err, "/proc/-5/cgroup"));
 }
 
-int main(void)
-{
-	RUN(proc_hybrid);
-	RUN(proc_podman_and_lists);
-	RUN(proc_v2_only);
-	RUN(proc_malformed);
-	RUN(identify_units);
-	RUN(identify_containers);
-	RUN(identify_kubepods);
-	RUN(nspid);
-	RUN(v2_files);
-	RUN(v1_files);
-	RUN(files_malformed);
-	RUN(memory_at_trees);
-	RUN(read_self);
-	return UNIT_DONE();
-}
+UNIT_MAIN()
