@@ -324,3 +324,49 @@ def test_cgroup_v2_unified(r):
         stop_all(r)
         remove_cgroup(r, cg)
 
+
+
+def test_cgroup_container_labels(r):
+    """A cgroup shaped as podman's with cgroupfs makes it (libpod_parent/libpod-<64 hex>, here
+    under a parent of the test's own, in the v1 memory controller): the target is labelled
+    with the container id and runtime podman, its cgroup with the full path, and Prometheus
+    puts them on its series. (No container runtime runs: a real one is issue 33's item 5.)"""
+    if not os.path.isdir(V1_MEMORY):
+        raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
+    ident = f"{os.getpid():08x}" * 8
+    parent = make_cgroup(V1_MEMORY, f"memtrace-e2e-libpod_parent-{os.getpid()}")
+    cg = make_cgroup(parent, f"libpod-{ident}")
+    want = cg[len(V1_MEMORY):]
+    try:
+        port = free_port()
+        prog = os.path.join(r.build, "tests", "cgalloc")
+        daemon = r.start_daemon("--sample-interval", "200", "--metrics-listen", str(port),
+                                "--", "sh", "-c",
+                                f"echo $$ > {cg}/cgroup.procs; exec {prog} 4",
+                                tag="memtraced-libpod")
+        r.wait_line(os.path.join(r.tmp, "memtraced-libpod.out"), "ready ", daemon)
+        pid = wait_attached(r, daemon)
+        c = wait_cgroup(r, pid, want)["cgroup"]
+        if c.get("container") != ident or c.get("runtime") != "podman" or c.get("unit"):
+            raise Fail(f"labels {c}: expected container {ident}, runtime podman, no unit")
+        rc, out, _ = r.ctl("status")
+        line = next((l for l in out.splitlines() if l.startswith(f"pid {pid}: cgroup {want} ")),
+                    None)
+        if rc != 0 or line is None or f"(container {ident} podman)" not in line:
+            raise Fail(f"status text: {line or one_line(out)[-300:]}")
+        print(f"    status: {line}", flush=True)
+        end = deadline_after()
+        label = f'container="{ident}",runtime="podman"'
+        while True:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                          timeout=10).read().decode()
+            if any(l.startswith(f'memtrace_live_bytes{{pid="{pid}"') and label in l
+                   for l in text.splitlines()):
+                break
+            if time.monotonic() > end:
+                raise Fail(f"no memtrace_live_bytes series of {pid} with {label}")
+            time.sleep(0.3)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+        remove_cgroup(r, parent)
