@@ -34,7 +34,7 @@ TEST(proc_hybrid)
 {
 	static const char text[] = "9:name=systemd:/\n"
 				   "8:pids:/\n"
-				   "4:memory:/process_api/528795a0bd12be0362938248bf4b2033\n"
+				   "4:memory:/batch/4f1c2a9e0d3b5c7e8a6f9b1d2c3e4f50\n"
 				   "2:cpuacct,cpu:/\n"
 				   "0::/\n";
 	struct cgroup_where w;
@@ -42,7 +42,7 @@ TEST(proc_hybrid)
 
 	CHECK(parse_where(text, &w, err, sizeof(err)) == 0);
 	CHECK_STR(w.v2, "/");
-	CHECK_STR(w.memory, "/process_api/528795a0bd12be0362938248bf4b2033");
+	CHECK_STR(w.memory, "/batch/4f1c2a9e0d3b5c7e8a6f9b1d2c3e4f50");
 }
 
 /* A podman container there: every line is its cgroup; a controller list with memory in it. */
@@ -137,7 +137,7 @@ TEST(identify_units)
 	l = ident("/");
 	CHECK_STR(l.unit, "");
 	CHECK_STR(l.container, "");
-	l = ident("/process_api/528795a0bd12be0362938248bf4b2033");
+	l = ident("/batch/4f1c2a9e0d3b5c7e8a6f9b1d2c3e4f50");
 	CHECK_STR(l.unit, "");
 	CHECK_STR(l.container, ""); /* 32 hex digits: not a container id */
 	l = ident("/system.slice/docker.service");
