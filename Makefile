@@ -337,7 +337,7 @@ bench-fork: all $(O)/tests/heapscale
 # New inputs go to $(O)/fuzz/corpus-<target>/, never into the committed seeds.
 
 FUZZ_SECONDS ?= 60
-FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement rss suppress
+FUZZ_TARGETS := proto snapshot procmaps elf pyoffsets unwind placement rss suppress cgroup
 FUZZ_CFLAGS  := -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined \
 		$(WARN) -std=gnu11 -D_GNU_SOURCE -DMEMTRACE_VERSION=\"$(VERSION)\" -Iinclude -Isrc
 FUZZ_SRCS_proto    := $(COMMON_SRCS)
@@ -345,6 +345,7 @@ FUZZ_SRCS_snapshot := $(COMMON_SRCS)
 FUZZ_SRCS_procmaps := src/daemon/proc/procmaps.c src/daemon/proc/kroots.c $(COMMON_SRCS)
 FUZZ_SRCS_rss      := $(addprefix src/daemon/proc/,rss.c smaps.c memmap.c procmaps.c) $(COMMON_SRCS)
 FUZZ_SRCS_suppress := $(COMMON_SRCS)
+FUZZ_SRCS_cgroup   := src/daemon/proc/cgroup.c $(COMMON_SRCS)
 ELF_SRCS := $(wildcard src/daemon/elf/*.c)
 FUZZ_SRCS_elf      := $(addprefix src/daemon/,symbols/dwarfline.c attach/elfjump.c) \
 		       $(ELF_SRCS) $(COMMON_SRCS)

@@ -12,6 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memtrace/cgroup.h"
 #include "memtrace/counters.h"
 #include "memtrace/resident.h"
 
@@ -83,6 +84,24 @@ struct snap_breakdowns {
 	struct snap_memory *memory; /* by target index, increasing: the targets traced now */
 };
 
+/*
+ * A target's cgroup (section SEC_CGROUP): the labels /proc/PID/cgroup and status give
+ * it, and its memory cgroup's figures as last sampled (include/memtrace/cgroup.h).
+ */
+struct snap_cgroup {
+	uint32_t known;	   /* 0: nothing read (an older snapshot, or /proc would not say) */
+	char *path;	   /* its cgroup (v2 "0::" path, else its v1 memory one) */
+	char *memory_path; /* the memory cgroup the figures are of; NULL: none */
+	char *unit;	   /* the innermost systemd unit of the path, or NULL */
+	char *container;   /* the container id the path names, or NULL */
+	char *runtime;	   /* docker, podman, containerd, cri-o, kubepods; or NULL */
+	char *pod;	   /* a Kubernetes pod's uid, or NULL */
+	char *why;	   /* why no figures, or where they come from; NULL: nothing to say */
+	uint32_t nspid;	   /* its pid in its own pid namespace; 0 unknown */
+	uint64_t time_ns;  /* when the figures were read, since tracing began */
+	struct mt_cgroup_memory m; /* m.version 0: no figures */
+};
+
 struct snap_target {
 	uint32_t pid;
 	uint32_t state;	     /* enum snap_target_state */
@@ -99,6 +118,7 @@ struct snap_target {
 	uint32_t parent_pid;	       /* family section: the process it was forked from; 0 none */
 	uint64_t started_ns; /* section SEC_TIMELINE_TARGETS: when its tracing began, since tracing
 			      * began (its counters' peak_time_ns is since then) */
+	struct snap_cgroup cgroup; /* section SEC_CGROUP; known = 0 in older snapshots */
 };
 
 struct snap_frame {
@@ -153,7 +173,11 @@ struct snap_figures {
 	uint64_t bytes_allocated; /* cumulative, at that time */
 	uint32_t has_resident; /* resident below was read for that moment (section SEC_RESIDENT or
 				  SEC_MATCH) */
+	uint32_t has_cgroup;   /* the cgroup figures at the end were read (a target's only) */
 	struct mt_resident resident; /* of the point: summed over the targets traced then */
+	/* a target's figure only (section SEC_TIMELINE_CGROUP): its memory cgroup's usage
+	 * and limit read for that moment (limit MT_CGROUP_NO_LIMIT: none) */
+	uint64_t cgroup_usage_bytes, cgroup_limit_bytes;
 };
 
 /* One target's figures at a point (section SEC_TIMELINE_TARGETS). */

@@ -550,6 +550,8 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_MATCH] = dec_match,
     [SEC_TIMELINE_TARGETS] = dec_timeline_targets,
     [SEC_WALKER] = dec_walker,
+    [SEC_CGROUP] = dec_cgroup,
+    [SEC_TIMELINE_CGROUP] = dec_timeline_cgroup,
 };
 
 /*

@@ -2,7 +2,8 @@
 /*
  * The snapshot decoder's sections on resident memory: each target's last
  * sample, each timeline point's targets with their figures, and a target's
- * mappings by kind with the live heap in each.
+ * mappings by kind with the live heap in each; and on the memory cgroup
+ * beside it: each target's cgroup (its labels and figures).
  * Each is optional: a snapshot without one reads as before it existed.
  */
 #include "memtrace/snapshot.h"
@@ -214,6 +215,86 @@ int dec_memory(struct reader *r)
 		}
 		if (rd_varint(r, &m->m.unmapped_allocations) || rd_varint(r, &m->m.unmapped_bytes))
 			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Section SEC_CGROUP: each target's cgroup: a flag, then its strings, NSpid, when
+ * its figures were read, their version, which were read and a counted list.
+ */
+int dec_cgroup(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n, nfields = 0;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TARGETS, &n) || rd_nfigures(r, &nfields))
+		return -1;
+	if (n != s->ntargets)
+		return dec_fail(r->d, "cgroup section: %u targets, not %u", n, s->ntargets);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_cgroup *c = &s->targets[i].cgroup;
+		char **str[SNAP_CGROUP_STRINGS] = {&c->path,	  &c->memory_path, &c->unit,
+						   &c->container, &c->runtime,	   &c->pod,
+						   &c->why};
+		uint64_t known, version, have;
+
+		if (rd_varint(r, &known))
+			return -1;
+		if (known > 1)
+			return dec_fail(r->d, "cgroup section: bad known flag");
+		if (!known)
+			continue;
+		c->known = 1;
+		for (size_t k = 0; k < SNAP_CGROUP_STRINGS; k++) {
+			if (rd_string(r, str[k]))
+				return -1;
+		}
+		if (rd_u32(r, &c->nspid) || rd_varint(r, &c->time_ns) || rd_varint(r, &version) ||
+		    rd_varint(r, &have))
+			return -1;
+		if (version > MT_CGROUP_V2)
+			return dec_fail(r->d, "cgroup section: unknown cgroup version %llu",
+					(unsigned long long)version);
+		c->m.version = (uint32_t)version;
+		/* the figures this version knows; a later one's bits are dropped */
+		c->m.have = (uint32_t)(have & ((1ull << MT_NCGROUP) - 1));
+		if (rd_figures(r, (uint64_t *)&c->m.f, MT_NCGROUP, nfields))
+			return -1;
+	}
+	return 0;
+}
+
+/*
+ * Section SEC_TIMELINE_CGROUP: for each figure of section SEC_TIMELINE_TARGETS
+ * (in its order), a flag, then a counted list: the memory cgroup's usage
+ * and limit read for that point.
+ */
+int dec_timeline_cgroup(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint32_t n, nfields = 0;
+
+	if (rd_count(r, 1, SNAPSHOT_MAX_TIMELINE_TARGETS, &n) || rd_nfigures(r, &nfields))
+		return -1;
+	if (!s->timeline_targets || n != s->timeline_targets->nfigures)
+		return dec_fail(r->d, "timeline_cgroup section: %u figures, not %u", n,
+				s->timeline_targets ? s->timeline_targets->nfigures : 0);
+	for (uint32_t i = 0; i < n; i++) {
+		struct snap_figures *f = &s->timeline_targets->figures[i].f;
+		uint64_t has, v[2] = {0, 0};
+
+		if (rd_varint(r, &has))
+			return -1;
+		if (has > 1)
+			return dec_fail(r->d, "timeline_cgroup section: bad flag");
+		if (!has)
+			continue;
+		if (rd_figures(r, v, 2, nfields))
+			return -1;
+		f->has_cgroup = 1;
+		f->cgroup_usage_bytes = v[0];
+		f->cgroup_limit_bytes = v[1];
 	}
 	return 0;
 }

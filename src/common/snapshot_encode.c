@@ -214,14 +214,55 @@ static uint32_t intern_frame_fast(struct encoder *e, const struct snap_frame *f)
 	return e->ptrs[i].frame;
 }
 
+/*
+ * Section SEC_TIMELINE_CGROUP, when a timeline target's figure has its
+ * cgroup's: in the order section SEC_TIMELINE_TARGETS writes the figures
+ * (point by point), whose decoder numbers them so.
+ */
+static void encode_timeline_cgroup(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	const struct snap_timeline_targets *tt = s->timeline_targets;
+	uint64_t n = 0;
+	int any = 0;
+
+	if (!tt || !s->ntimeline)
+		return; /* no section SEC_TIMELINE_TARGETS */
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		n += p->ntargets;
+		for (uint32_t k = 0; k < p->ntargets && !any; k++)
+			any = tt->figures[p->first + k].f.has_cgroup != 0;
+	}
+	if (!any)
+		return;
+	enc_varint(body, n);
+	enc_varint(body, 2); /* usage, limit */
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		for (uint32_t k = 0; k < p->ntargets; k++) {
+			const struct snap_figures *f = &tt->figures[p->first + k].f;
+
+			enc_varint(body, f->has_cgroup != 0);
+			if (!f->has_cgroup)
+				continue;
+			enc_varint(body, f->cgroup_usage_bytes);
+			enc_varint(body, f->cgroup_limit_bytes);
+		}
+	}
+	enc_section(out, body, SEC_TIMELINE_CGROUP);
+}
+
 static void encode_sections(struct encoder *e, const struct snapshot *s, struct wbuf *out)
 {
 	struct wbuf body = {.nomem = &e->nomem};
 	uint32_t version_ref, match_ref, walker_refs[2] = {0, 0};
 	uint32_t *target_refs, *trunc_refs = NULL, *note_refs = NULL;
 	uint32_t *frame_refs = NULL, *site_refs = NULL, *row_refs = NULL, *error_refs = NULL;
-	uint32_t *supp_refs = NULL;
+	uint32_t *supp_refs = NULL, *cgroup_refs = NULL;
 	size_t nsites = 0;
+	int any_cgroup = 0;
 	int any_note = 0;
 	size_t nrefs = 0, refs_cap = 0;
 
@@ -276,6 +317,23 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 			site_refs[nsites++] = intern_string(e, ps->instruction);
 			site_refs[nsites++] = intern_string(e, ps->why);
 			site_refs[nsites++] = intern_string(e, ps->via);
+		}
+	}
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		any_cgroup |= s->targets[i].cgroup.known != 0;
+	if (any_cgroup) {
+		cgroup_refs =
+		    calloc(SNAP_CGROUP_STRINGS * (size_t)s->ntargets, sizeof(*cgroup_refs));
+		if (!cgroup_refs)
+			e->nomem = 1;
+		for (uint32_t i = 0; cgroup_refs && i < s->ntargets; i++) {
+			const struct snap_cgroup *c = &s->targets[i].cgroup;
+			const char *str[SNAP_CGROUP_STRINGS] = {
+			    c->path,	c->memory_path, c->unit, c->container,
+			    c->runtime, c->pod,		c->why};
+
+			for (size_t k = 0; c->known && k < SNAP_CGROUP_STRINGS; k++)
+				cgroup_refs[SNAP_CGROUP_STRINGS * i + k] = intern_string(e, str[k]);
 		}
 	}
 	if (s->kind == SNAP_ROWS) {
@@ -528,7 +586,29 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 							      snap_walker_offsets[i]));
 		enc_section(out, &body, SEC_WALKER);
 	}
+	if (any_cgroup) {
+		enc_varint(&body, s->ntargets);
+		enc_varint(&body, MT_NCGROUP);
+		for (uint32_t i = 0; i < s->ntargets; i++) {
+			const struct snap_cgroup *c = &s->targets[i].cgroup;
+
+			enc_varint(&body, c->known != 0);
+			if (!c->known)
+				continue;
+			for (size_t k = 0; k < SNAP_CGROUP_STRINGS; k++)
+				enc_varint(&body, cgroup_refs[SNAP_CGROUP_STRINGS * i + k]);
+			enc_varint(&body, c->nspid);
+			enc_varint(&body, c->time_ns);
+			enc_varint(&body, c->m.version);
+			enc_varint(&body, c->m.have);
+			for (size_t k = 0; k < MT_NCGROUP; k++)
+				enc_varint(&body, mt_cgroup_get(&c->m.f, k));
+		}
+		enc_section(out, &body, SEC_CGROUP);
+	}
+	encode_timeline_cgroup(s, &body, out);
 out:
+	free(cgroup_refs);
 	free(error_refs);
 	free(supp_refs);
 	free(row_refs);

@@ -71,6 +71,8 @@ int dec_family(struct reader *r);
 int dec_match(struct reader *r);
 int dec_timeline_targets(struct reader *r);
 int dec_walker(struct reader *r);
+int dec_cgroup(struct reader *r);
+int dec_timeline_cgroup(struct reader *r);
 int dec_scan(struct reader *r);
 int dec_scan_entries(struct reader *r);
 

@@ -47,6 +47,8 @@ enum section {
 	SEC_MATCH = 51,		   /* whole-host mode: what matches, matches not traced */
 	SEC_TIMELINE_TARGETS = 52, /* each timeline point's targets, with their figures */
 	SEC_WALKER = 53,	   /* the stack walker in use, and why */
+	SEC_CGROUP = 54,	   /* each target's cgroup labels and memory cgroup figures */
+	SEC_TIMELINE_CGROUP = 55,  /* the timeline's targets' memory cgroup usage and limit */
 	SEC_KNOWN
 };
 
@@ -86,6 +88,8 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_MATCH] = "match",
     [SEC_TIMELINE_TARGETS] = "timeline_targets",
     [SEC_WALKER] = "walker",
+    [SEC_CGROUP] = "cgroup",
+    [SEC_TIMELINE_CGROUP] = "timeline_cgroup",
 };
 
 /* A timeline point's live figures in wire order (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS):
@@ -107,6 +111,10 @@ extern const size_t snap_match_offsets[SNAP_NMATCH];
 /* struct snap_walker's figures in wire order (section SEC_WALKER). */
 #define SNAP_NWALKER 1
 extern const size_t snap_walker_offsets[SNAP_NWALKER];
+
+/* A target's cgroup strings in section SEC_CGROUP: path, memory_path, unit, container,
+ * runtime, pod, why. */
+#define SNAP_CGROUP_STRINGS 7
 
 /* struct snap_scan_figures in wire order (section SEC_SCAN). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))

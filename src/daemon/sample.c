@@ -4,14 +4,17 @@
  * of each target traced at that moment, and the resident memory of those
  * targets, asked of the sampler thread and taken when it has read them. A
  * round's readings count only for targets still traced, under the same pid,
- * when they are taken.
+ * when they are taken. Each reading brings the target's cgroup too: its
+ * labels anew and its memory cgroup's figures.
  */
 #include <stdlib.h>
+#include <string.h>
 
 #include "daemon/daemon.h"
 #include "daemon/sample.h"
 #include "daemon/targets.h"
 #include "daemon/core/tracker.h"
+#include "daemon/proc/cgroup.h"
 #include "daemon/proc/sampler.h"
 #include "common/util.h"
 
@@ -32,6 +35,19 @@ static void take_round(struct daemon *d, uint64_t round_ns, const struct rss_rea
 		/* gone meanwhile (it exited, was detached, executed another program) */
 		if (!tg || tg->pid != rd[i].pid || !lc_traced(tg->phase))
 			continue;
+		/* (when the process is gone, its resident reading's line says so) */
+		if (rd[i].cg_err && !rd[i].err && resident_cgroup_failed(&d->resident, rd[i].index))
+			log_msg("pid %d: no cgroup labels or figures: %s", rd[i].pid, rd[i].cg_why);
+		if (!rd[i].cg_err) {
+			resident_set_labels(&d->resident, rd[i].index, &rd[i].labels);
+			resident_record_cgroup(&d->resident, rd[i].index, round_ns, &rd[i].cg,
+					       rd[i].cg_why);
+			if (rd[i].cg.version && (rd[i].cg.have & 1u)) /* usage read */
+				timeline_set_target_cgroup(
+				    &d->timeline, round_ns, rd[i].index, rd[i].cg.f.usage_bytes,
+				    (rd[i].cg.have & 2u) ? rd[i].cg.f.limit_bytes
+							 : MT_CGROUP_NO_LIMIT);
+		}
 		if (rd[i].err) {
 			if (resident_failed(&d->resident, rd[i].index))
 				log_msg("pid %d: no resident memory figures: %s", rd[i].pid,
@@ -63,6 +79,29 @@ static void ask_round(struct daemon *d, uint64_t round_ns, const struct timeline
 	free(req);
 }
 
+/*
+ * Label each target traced now that has no labels yet (attached, forked or
+ * a new program since the last tick): its cgroup and NSpid, two small reads
+ * of /proc. A process gone meanwhile gets empty labels, and is not read again
+ * until a sample reads it.
+ */
+static void label_new_targets(struct daemon *d)
+{
+	for (int k = 0; k < d->ntargets; k++) {
+		struct mt_cgroup_labels *l;
+		char err[256];
+
+		if (!lc_traced(d->targets[k]->phase) ||
+		    resident_get_cgroup(&d->resident, (uint32_t)k))
+			continue;
+		l = xcalloc(1, sizeof(*l));
+		if (cgroup_read(d->targets[k]->pid, l, NULL, NULL, 0, err, sizeof(err)))
+			memset(l, 0, sizeof(*l));
+		resident_set_labels(&d->resident, (uint32_t)k, l);
+		free(l);
+	}
+}
+
 void sample_tick(struct daemon *d)
 {
 	static const struct mt_counters none;
@@ -72,6 +111,7 @@ void sample_tick(struct daemon *d)
 	uint32_t n = 0;
 	size_t nrd;
 
+	label_new_targets(d);
 	if (d->sampler && rss_sampler_take(d->sampler, &round, &rd, &nrd))
 		take_round(d, round, rd, nrd);
 	if (!d->tracker.ntargets || now < d->tracker.start_ns ||

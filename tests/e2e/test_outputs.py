@@ -199,7 +199,9 @@ def http_get(url, timeout=10):
 
 
 def exposition_value(text, name, pid):
-    m = re.search(rf'^{name}\{{pid="{pid}",command="[^"]*"\}} (\S+)$', text, re.M)
+    # (then the labels of its cgroup: docs/metrics.md, "Cgroup")
+    m = re.search(rf'^{name}\{{pid="{pid}",command="[^"]*"(?:,[a-z_]+="[^"]*")*\}} (\S+)$', text,
+                  re.M)
     if not m:
         raise Fail(f"no {name}{{pid=\"{pid}\"}} in the exposition")
     return float(m.group(1))

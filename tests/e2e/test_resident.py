@@ -187,8 +187,9 @@ def test_resident_glibc(r):
         with urllib.request.urlopen(f"http://127.0.0.1:{r.metrics_port}/metrics",
                                     timeout=10) as resp:
             body = resp.read().decode()
-        m = re.search(r'^memtrace_resident_bytes\{pid="%d",command="[^"]*"\} (\d+)$' % pid, body,
-                      re.M)
+        # (then the labels of its cgroup: docs/metrics.md, "Cgroup")
+        m = re.search(r'^memtrace_resident_bytes\{pid="%d",command="[^"]*"(?:,[a-z_]+="[^"]*")*\} '
+                      r'(\d+)$' % pid, body, re.M)
         if not m:
             raise Fail("no memtrace_resident_bytes series for the target")
         near("memtrace_resident_bytes", int(m.group(1)), vm_rss(pid), SAME_MOMENT)

@@ -2,20 +2,21 @@
 # Makes the snapshot files the golden test renders (tests/golden/*.mts): a
 # run of the demo program (two snapshots two seconds apart, for diff), of
 # Debian's python3.11 (Python frames), of tests/e2e/frag.c (resident
-# memory, a breakdown by mapping) and of two frag processes (memory over
-# time per target). Run by hand, as root, only when the
+# memory, a breakdown by mapping), of two frag processes (memory over
+# time per target) and of frag in a v1 memory cgroup limited to 64 MiB (a
+# target's cgroup, section SEC_CGROUP). Run by hand, as root, only when the
 # snapshot format gains something the files should show; then
 # tests/golden/run.sh --update rewrites the expected outputs, and the diff
 # of those is reviewed like code.
 #
-#   sudo tests/golden/make-snapshots.sh BUILD_DIR [demo|python|frag|targets]...
+#   sudo tests/golden/make-snapshots.sh BUILD_DIR [demo|python|frag|targets|cgroup]...
 #
 # Name the ones to make: the others' renders must stay byte for byte what
 # they are (older files read as before), so they are remade only on purpose.
 set -eu
 build=$(cd "$1" && pwd)
 shift
-which=${*:-demo python frag targets}
+which=${*:-demo python frag targets cgroup}
 want() { case " $which " in *" $1 "*) return 0 ;; esac; return 1; }
 here=$(cd "$(dirname "$0")" && pwd)
 src=$(cd "$here/../e2e" && pwd)
@@ -85,5 +86,28 @@ echo "targets.mts: pids $apid (traced from its start) and $bpid (attached)"
 kill -TERM $dpid
 wait $dpid || true
 kill -TERM "$apid" $bpid 2>/dev/null || true
+fi
+# a target in a cgroup of the v1 memory controller limited to 64 MiB (section
+# SEC_CGROUP): its labels and the cgroup's usage beside the limit
+if want cgroup; then
+cg=/sys/fs/cgroup/memory/memtrace-golden
+host=/sys/fs/cgroup/memory/memtrace-golden-host # a neutral cgroup to start from: it is recorded
+mkdir -p $cg $host
+echo 67108864 >$cg/memory.limit_in_bytes
+sh -c "echo \$\$ > $host/cgroup.procs; exec \"$build/memtraced\" --socket \"$tmp/c.sock\" \
+	--sample-interval 250 -- sh -c 'echo \$\$ > $cg/cgroup.procs; exec ./frag --no-wait --total-mb 8'" \
+	>"$tmp/c1.out" 2>"$tmp/c.log" &
+dpid=$!
+i=0
+while ! grep -q expect "$tmp/c1.out" 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+sleep 1
+"$build/memtracectl" --socket "$tmp/c.sock" snapshot -o "$here/cgroup.mts"
+cpid=$(sed -n 's/^ready //p' "$tmp/c1.out")
+echo "cgroup.mts: pid $cpid in $cg"
+kill -TERM $dpid
+wait $dpid || true
+kill -TERM "$cpid" 2>/dev/null || true
+i=0
+while ! rmdir $cg $host 2>/dev/null && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
 fi
 ls -l "$here"/*.mts

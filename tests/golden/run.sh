@@ -124,6 +124,16 @@ check targets.timeline.pid2 text $f timeline --pid 31055 --rows 5
 check targets.timeline.pid2.json text $f timeline --pid 31055 --json
 check targets.report.pid2.json text $f report --pid 31055 --format json
 check targets.html.pid2 hash $f report --format html --pid 31055
+# a target's cgroup (sections SEC_CGROUP, SEC_TIMELINE_CGROUP): cgroup.mts, frag 24417 in a v1 memory cgroup
+# limited to 64 MiB, started from another cgroup (the shell's entry keeps that one)
+f=cgroup.mts
+check cgroup.status text $f status
+check cgroup.status.json text $f status --json
+check cgroup.stats text $f stats
+check cgroup.stats.json text $f stats --json
+check cgroup.pprof hash $f report --format pprof
+check cgroup.timeline.pid text $f timeline --pid 24417
+check cgroup.timeline.pid.json text $f timeline --pid 24417 --json
 for by in function line stack; do
 	check_diff diff.by-$by --by $by
 	check_diff diff.by-$by.json --by $by --format json

@@ -581,4 +581,78 @@ TEST(test_resident)
 	teardown(&f);
 }
 
+/*
+ * Each target's cgroup: its labels and memory cgroup figures into the
+ * snapshot (section SEC_CGROUP), Prometheus labels on its series, and each traced
+ * memory cgroup's figures once (a limit not set is +Inf).
+ */
+TEST(test_cgroup)
+{
+	struct fixture f;
+	struct snapshot s;
+	struct buf b = {0};
+	struct mt_cgroup_labels l = {.path = "/system.slice/docker-ab.scope",
+				     .memory_path = "/system.slice/docker-ab.scope",
+				     .unit = "docker-ab.scope",
+				     .container = "ab",
+				     .runtime = "docker",
+				     .nspid = 1};
+	struct mt_cgroup_memory m = {.version = MT_CGROUP_V1};
+	struct mt_resident r = {.resident_bytes = 4096};
+	char line[512];
+
+	setup(&f);
+	f.v.resident = &f.res;
+	CHECK(collect(&f, "status v=2", &s) == 0);
+	for (uint32_t i = 0; i < s.ntargets; i++)
+		CHECK(!s.targets[i].cgroup.known); /* nothing read yet */
+	snapshot_free(&s);
+	m.f.usage_bytes = 48 << 20;
+	m.f.limit_bytes = 64 << 20;
+	m.f.oom_kills = 0;
+	m.have = (1u << 0) | (1u << 1) | (1u << 12);
+	resident_record(&f.res, 1, 5, &r);
+	resident_set_labels(&f.res, 1, &l);
+	resident_record_cgroup(&f.res, 1, 5, &m, "");
+	CHECK(collect(&f, "status v=2", &s) == 0);
+	CHECK(s.targets[1].cgroup.known);
+	CHECK_STR(s.targets[1].cgroup.path, "/system.slice/docker-ab.scope");
+	CHECK_STR(s.targets[1].cgroup.unit, "docker-ab.scope");
+	CHECK_STR(s.targets[1].cgroup.runtime, "docker");
+	CHECK(!s.targets[1].cgroup.pod && !s.targets[1].cgroup.why);
+	CHECK_EQ_U64(s.targets[1].cgroup.nspid, 1);
+	CHECK_EQ_U64(s.targets[1].cgroup.m.f.limit_bytes, 64 << 20);
+	CHECK(!s.targets[0].cgroup.known);
+	snapshot_free(&s);
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	b.len--;
+	snprintf(line, sizeof(line),
+		 "memtrace_resident_bytes{pid=\"%u\",command=\"prog \\\"a\\\"\\\\2\\n\","
+		 "cgroup=\"/system.slice/docker-ab.scope\",unit=\"docker-ab.scope\","
+		 "container=\"ab\",runtime=\"docker\",nspid=\"1\"} 4096",
+		 PID_A);
+	CHECK(has_line(&b, line));
+	CHECK(has_line(&b, "# TYPE memtrace_cgroup_limit_bytes gauge"));
+	CHECK(has_line(&b, "memtrace_cgroup_limit_bytes{cgroup=\"/system.slice/docker-ab.scope\","
+			   "version=\"v1\"} 67108864"));
+	CHECK(has_line(&b, "memtrace_cgroup_usage_bytes{cgroup=\"/system.slice/docker-ab.scope\","
+			   "version=\"v1\"} 50331648"));
+	CHECK(has_line(&b, "# TYPE memtrace_cgroup_oom_kills_total counter"));
+	CHECK(!strstr((const char *)b.data, "memtrace_cgroup_high_bytes")); /* not read (v1) */
+	b.len = 0;
+	m.f.limit_bytes = MT_CGROUP_NO_LIMIT;
+	resident_record_cgroup(&f.res, 1, 9, &m, "a note");
+	metrics_render(&f.v, &b);
+	buf_put(&b, "", 1);
+	CHECK(has_line(&b, "memtrace_cgroup_limit_bytes{cgroup=\"/system.slice/docker-ab.scope\","
+			   "version=\"v1\"} +Inf"));
+	CHECK(collect(&f, "status v=2", &s) == 0);
+	CHECK_STR(s.targets[1].cgroup.why, "a note");
+	CHECK_EQ_U64(s.targets[1].cgroup.time_ns, 9);
+	snapshot_free(&s);
+	buf_free(&b);
+	teardown(&f);
+}
+
 UNIT_MAIN()

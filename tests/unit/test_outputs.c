@@ -281,6 +281,57 @@ TEST(test_pprof)
 	snapshot_free(&s);
 }
 
+/* Each sample carries its target's cgroup labels when the snapshot has them (section SEC_CGROUP).
+ */
+TEST(test_pprof_cgroup_labels)
+{
+	struct render_opts o = {0};
+	struct snapshot s;
+	struct buf gz = {0};
+	uint8_t *raw = malloc(1 << 20);
+	z_stream z = {0};
+	struct pb r, sub = {0};
+	unsigned field;
+	uint64_t v;
+	int saw[4] = {0};
+	static const char *const want[4] = {"cgroup", "/libpod_parent/libpod-ab", "container",
+					    "podman"};
+
+	build(&s);
+	s.ntargets = 1;
+	s.targets = calloc(1, sizeof(*s.targets));
+	s.targets[0].pid = 7;
+	s.targets[0].cgroup =
+	    (struct snap_cgroup){.known = 1,
+				 .path = snapshot_strdup(&s, "/"),
+				 .memory_path = snapshot_strdup(&s, "/libpod_parent/libpod-ab"),
+				 .container = snapshot_strdup(&s, "ab"),
+				 .runtime = snapshot_strdup(&s, "podman")};
+	CHECK(!render_pprof(&gz, &s, &o));
+	CHECK(inflateInit2(&z, 16 + 15) == Z_OK);
+	z.next_in = gz.data;
+	z.avail_in = (uInt)gz.len;
+	z.next_out = raw;
+	z.avail_out = 1 << 20;
+	CHECK(inflate(&z, Z_FINISH) == Z_STREAM_END);
+	r.p = raw;
+	r.end = raw + z.total_out;
+	inflateEnd(&z);
+	while (r.p < r.end) {
+		if (pb_field(&r, &field, &v, &sub)) {
+			CHECK(!"malformed protobuf");
+			break;
+		}
+		for (int k = 0; field == 6 && k < 4; k++)
+			saw[k] |= v == strlen(want[k]) && !memcmp(sub.p, want[k], v);
+	}
+	for (int k = 0; k < 4; k++)
+		CHECK(saw[k]);
+	buf_free(&gz);
+	free(raw);
+	snapshot_free(&s);
+}
+
 TEST(test_html_escapes_script)
 {
 	struct render_opts o = {0};

@@ -933,6 +933,83 @@ TEST(test_resident_sections_checked)
 }
 
 /*
+ * Section SEC_CGROUP: each target's cgroup labels and memory cgroup figures, read
+ * back as written (a target with none stays unknown, "no limit" stays
+ * UINT64_MAX); a snapshot without it (every file before it) has none; a
+ * malformed one is refused with one line.
+ */
+TEST(test_roundtrip_cgroup)
+{
+	struct snapshot s, d;
+	struct buf b = {0};
+	uint8_t *bytes;
+	size_t len;
+	char err[256];
+
+	build_known(&s);
+	CHECK(s.ntargets >= 2);
+	s.targets[0].cgroup = (struct snap_cgroup){
+	    .known = 1,
+	    .path = snapshot_strdup(&s, "/libpod_parent/libpod-ab12"),
+	    .memory_path = snapshot_strdup(&s, "/libpod_parent/libpod-ab12"),
+	    .container = snapshot_strdup(&s, "ab12"),
+	    .runtime = snapshot_strdup(&s, "podman"),
+	    .why = snapshot_strdup(&s, "the unified cgroup has no memory controller files"),
+	    .nspid = 1,
+	    .time_ns = 123456789,
+	    .m = {.version = MT_CGROUP_V1, .have = 0x151b}};
+	for (size_t k = 0; k < MT_NCGROUP; k++)
+		mt_cgroup_set(&s.targets[0].cgroup.m.f, k, (1ull << (20 + k)) + k);
+	s.targets[0].cgroup.m.f.high_bytes = MT_CGROUP_NO_LIMIT;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	CHECK(d.targets[0].cgroup.known);
+	CHECK_STR(d.targets[0].cgroup.path, "/libpod_parent/libpod-ab12");
+	CHECK_STR(d.targets[0].cgroup.container, "ab12");
+	CHECK_STR(d.targets[0].cgroup.runtime, "podman");
+	CHECK(!d.targets[0].cgroup.unit && !d.targets[0].cgroup.pod);
+	CHECK_STR(d.targets[0].cgroup.why, "the unified cgroup has no memory controller files");
+	CHECK_EQ_U64(d.targets[0].cgroup.nspid, 1);
+	CHECK_EQ_U64(d.targets[0].cgroup.time_ns, 123456789);
+	CHECK(
+	    !memcmp(&d.targets[0].cgroup.m, &s.targets[0].cgroup.m, sizeof(s.targets[0].cgroup.m)));
+	CHECK_EQ_U64(d.targets[0].cgroup.m.f.high_bytes, MT_CGROUP_NO_LIMIT);
+	CHECK(!d.targets[1].cgroup.known && !d.targets[1].cgroup.path);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+	/* without labels, no section: decoded as before */
+	build_known(&s);
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	for (uint32_t i = 0; i < d.ntargets; i++)
+		CHECK(!d.targets[i].cgroup.known);
+	snapshot_free(&d);
+	free(bytes);
+	snapshot_free(&s);
+	/* malformed: a count of targets that is not the targets section's, a bad flag */
+	put_varint(&b, 1);
+	put_varint(&b, MT_NCGROUP);
+	put_varint(&b, 0);
+	CHECK(decode_with(54, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: cgroup section: 1 targets, not 0");
+	CHECK(is_zeroed(&s));
+	b.len = 0;
+	put_varint(&b, 0);
+	put_varint(&b, 65);
+	CHECK(decode_with(54, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: cgroup section: 65 figures per entry exceed the limit of 64");
+	b.len = 0;
+	put_varint(&b, 1); /* a figure of a timeline that has none */
+	put_varint(&b, 2);
+	put_varint(&b, 0);
+	CHECK(decode_with(55, &b, &s, err) == -1);
+	CHECK_STR(err, "snapshot: timeline_cgroup section: 1 figures, not 0");
+	buf_free(&b);
+}
+
+/*
  * Section SEC_TIMELINE_TARGETS: each timeline point's targets with their figures, read back
  * as written; a file without it (every file written before it) has none.
  */
@@ -990,8 +1067,26 @@ TEST(test_roundtrip_timeline_targets)
 	CHECK(!d.timeline_targets->figures[1].f.has_resident &&
 	      d.timeline_targets->figures[2].f.has_resident);
 	CHECK_EQ_U64(d.timeline_targets->figures[4].f.resident.lazyfree_bytes, (1ull << 56) + 2);
+	CHECK(!d.timeline_targets->figures[4].f.has_cgroup); /* no section SEC_TIMELINE_CGROUP */
 	snapshot_free(&d);
 	free(bytes);
+	/* section SEC_TIMELINE_CGROUP: the memory cgroup's usage and limit of some figures */
+	tt->figures[3].f = (struct snap_figures){
+	    .has_cgroup = 1, .cgroup_usage_bytes = 7, .cgroup_limit_bytes = MT_CGROUP_NO_LIMIT};
+	tt->figures[4].f.has_cgroup = 1;
+	tt->figures[4].f.cgroup_usage_bytes = 48 << 20;
+	tt->figures[4].f.cgroup_limit_bytes = 64 << 20;
+	CHECK_EQ_U64(snapshot_encode(&s, &bytes, &len), 0);
+	CHECK(snapshot_decode(bytes, len, &d, err, sizeof(err)) == 0);
+	CHECK(snapshot_eq(&s, &d));
+	for (uint32_t i = 0; i < 5; i++)
+		CHECK(!memcmp(&d.timeline_targets->figures[i].f, &tt->figures[i].f,
+			      sizeof(tt->figures[i].f)));
+	CHECK_EQ_U64(d.timeline_targets->figures[3].f.cgroup_limit_bytes, MT_CGROUP_NO_LIMIT);
+	CHECK(!d.timeline_targets->figures[2].f.has_cgroup);
+	snapshot_free(&d);
+	free(bytes);
+	tt->figures[3].f.has_cgroup = tt->figures[4].f.has_cgroup = 0;
 	/* what the decoder would refuse is never written */
 	s.timeline_targets->figures[2].target = 0; /* the second point's targets out of order */
 	CHECK(snapshot_encode(&s, &bytes, &len) == -E2BIG);

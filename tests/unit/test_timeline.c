@@ -137,6 +137,13 @@ TEST(targets_merge)
 	CHECK(timeline_set_target_resident(&tl, 5, 4, &r) == 0);  /* no such point */
 	CHECK(tl.targets[2].f.has_resident && tl.targets[2].f.resident.resident_bytes == 8192);
 	CHECK(!tl.targets[0].f.has_resident && !tl.points[1].total.has_resident);
+	/* a target's memory cgroup usage and limit, as its resident memory */
+	CHECK(timeline_set_target_cgroup(&tl, 10, 4, 48 << 20, 64 << 20) == 1);
+	CHECK(timeline_set_target_cgroup(&tl, 10, 3, 1, 2) == 0);
+	CHECK(timeline_set_target_cgroup(&tl, 5, 4, 1, 2) == 0);
+	CHECK(tl.targets[2].f.has_cgroup && tl.targets[2].f.cgroup_usage_bytes == 48 << 20 &&
+	      tl.targets[2].f.cgroup_limit_bytes == 64 << 20);
+	CHECK(!tl.targets[0].f.has_cgroup && !tl.points[1].total.has_cgroup);
 	for (t = 20; t < 10 * 3000; t += 10)
 		sample_targets(&tl, t, (uint32_t)(t / 10) % 7, (uint32_t)(t / 10) % 5);
 	check_targets(&tl);

@@ -9,7 +9,9 @@
  * alloc_objects/count, alloc_space/bytes, inuse_objects/count,
  * inuse_space/bytes (default_sample_type inuse_space). --peak profile: one
  * sample type, inuse_space/bytes, holding each stack's peak_live_bytes.
- * One sample per stack with a "pid" label; locations leaf first, one per
+ * One sample per stack with a "pid" label, and the string labels its
+ * target's cgroup gives it (cgroup, unit, container, runtime, pod) when the
+ * snapshot has them (section SEC_CGROUP); locations leaf first, one per
  * distinct (pid, address); functions by (name, file); one mapping per
  * module, with its build-id.
  */
@@ -230,11 +232,24 @@ static int gzip(const struct buf *in, struct buf *out)
 	return rc == Z_STREAM_END ? 0 : -1;
 }
 
+/* The cgroup of pid's newest target that has one, or NULL (a snapshot without section SEC_CGROUP).
+ */
+static const struct snap_cgroup *stack_cgroup(const struct snapshot *s, uint32_t pid)
+{
+	for (uint32_t i = s->ntargets; i-- > 0;) {
+		if (s->targets[i].pid == pid && s->targets[i].cgroup.known)
+			return &s->targets[i].cgroup;
+	}
+	return NULL;
+}
+
 int render_pprof(struct buf *out, const struct snapshot *s, const struct render_opts *o)
 {
 	struct pprof p = {0};
 	struct buf body = {0}, msg = {0}, sub = {0}, tmp = {0}, packed = {0};
 	char comment[1100];
+	const struct snap_cgroup *cg = NULL;
+	uint32_t cg_pid = 0;
 	int rc;
 
 	intern(&p, ""); /* string 0 is the empty string */
@@ -255,6 +270,10 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 
 		if (o->peak && !st->t.peak_live_bytes)
 			continue;
+		if (st->pid != cg_pid) { /* stacks of one pid mostly come together */
+			cg_pid = st->pid;
+			cg = stack_cgroup(s, st->pid);
+		}
 		for (uint32_t j = 0; j < st->nframes; j++)
 			pb_varint(&packed, location_id(&p, st->pid, st->frames[j], &tmp));
 		if (packed.len)
@@ -272,6 +291,25 @@ int render_pprof(struct buf *out, const struct snapshot *s, const struct render_
 		pb_uint(&label, 1, intern(&p, "pid"));
 		pb_uint(&label, 3, st->pid);
 		pb_bytes(&msg, 3, label.data, label.len);
+		label.len = 0;
+		if (cg) { /* Label{key, str}: where the process runs */
+			const char *kv[][2] = {
+			    {"cgroup", cg->memory_path ? cg->memory_path : cg->path},
+			    {"unit", cg->unit},
+			    {"container", cg->container},
+			    {"runtime", cg->runtime},
+			    {"pod", cg->pod},
+			};
+
+			for (size_t k = 0; k < sizeof(kv) / sizeof(kv[0]); k++) {
+				if (!kv[k][1])
+					continue;
+				pb_uint(&label, 1, intern(&p, kv[k][0]));
+				pb_uint(&label, 2, intern(&p, kv[k][1]));
+				pb_bytes(&msg, 3, label.data, label.len);
+				label.len = 0;
+			}
+		}
 		buf_free(&label);
 		pb_message(&body, PROFILE_SAMPLE, &msg);
 	}

@@ -5,6 +5,7 @@
  * decides how they look.
  */
 #include "ctl/render/rows.h"
+#include "ctl/render/cgroup.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
 #include "ctl/view/resident.h"
@@ -391,6 +392,7 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 	}
 	buf_printf(out, "%.0f allocs/s (%s/s), peak %s, lost %" PRIu64 "\n", v->rate, brate, peak,
 		   snapshot_events_lost(s));
+	render_text_cgroups(out, s, v->pid); /* the limit beside the heap */
 	for (size_t k = 0; k < v->shown; k++) {
 		const struct group_row *r = v->rows[k].row;
 		char grew[32];
@@ -451,6 +453,20 @@ static void json_timeline(struct buf *out, const struct series *v, const struct 
 			json_key(&w, mt_resident_descs[k].name);
 			if (p->total.has_resident)
 				json_u64(&w, mt_resident_get(&p->total.resident, k));
+			else
+				json_null(&w);
+		}
+		if (v->cgroup) { /* a pid's: its memory cgroup then (null: not read) */
+			const struct snap_figures *f = &p->total;
+
+			json_key(&w, "cgroup_usage_bytes");
+			if (f->has_cgroup)
+				json_u64(&w, f->cgroup_usage_bytes);
+			else
+				json_null(&w);
+			json_key(&w, "cgroup_limit_bytes");
+			if (f->has_cgroup && f->cgroup_limit_bytes != MT_CGROUP_NO_LIMIT)
+				json_u64(&w, f->cgroup_limit_bytes);
 			else
 				json_null(&w);
 		}
@@ -532,7 +548,20 @@ static void text_timeline(struct buf *out, const struct series *v, uint32_t max_
 		}
 		put_bar(out, p->total.live_bytes, resident, max);
 		/* the rate since the row above, so no burst falls between rows */
-		buf_printf(out, "  %.0f\n", series_rate(v, last == UINT32_MAX ? 0 : last, i));
+		buf_printf(out, "  %.0f", series_rate(v, last == UINT32_MAX ? 0 : last, i));
+		if (v->cgroup && p->total.has_cgroup) { /* the limit beside the heap */
+			char use[32], lim[32];
+
+			format_size(use, sizeof(use), (int64_t)p->total.cgroup_usage_bytes, 0);
+			if (p->total.cgroup_limit_bytes == MT_CGROUP_NO_LIMIT)
+				buf_printf(out, "  cgroup %s, no limit", use);
+			else {
+				format_size(lim, sizeof(lim), (int64_t)p->total.cgroup_limit_bytes,
+					    0);
+				buf_printf(out, "  cgroup %s of %s", use, lim);
+			}
+		}
+		buf_printf(out, "\n");
 		last = i;
 	}
 }

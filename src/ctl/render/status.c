@@ -8,6 +8,7 @@
 #include "ctl/render/status.h"
 #include "ctl/render/format.h"
 #include "ctl/render/json.h"
+#include "ctl/render/cgroup.h"
 #include "ctl/render/resident.h"
 #include "ctl/view/sites.h"
 #include "memtrace/event.h"
@@ -227,6 +228,7 @@ static void json_target(struct json_writer *w, const struct snapshot *s, uint32_
 	if (!with_counters) /* status: where each function is probed */
 		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
+	render_json_target_cgroup(w, t);
 	if (with_counters) {
 		json_key(w, "counters");
 		json_begin_object(w);
@@ -494,6 +496,8 @@ static void text_status(struct buf *b, const struct snapshot *s)
 		format_text(b, s->targets[i].note);
 		buf_printf(b, "\n");
 	}
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		render_text_target_cgroup_line(b, &s->targets[i]);
 }
 
 static void text_stats(struct buf *b, const struct snapshot *s, const struct snapshot *stacks)
@@ -555,6 +559,7 @@ static void text_stats(struct buf *b, const struct snapshot *s, const struct sna
 		format_text(b, t->command ? t->command : "-");
 		buf_printf(b, "\n");
 		render_text_target_resident(b, t);
+		render_text_target_cgroup(b, t);
 	}
 	render_text_memory(b, s);
 	text_stats_extras(b, s, stacks);

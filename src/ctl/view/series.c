@@ -21,6 +21,11 @@ static void add_figures(struct snap_figures *out, const struct snap_figures *f, 
 	out->has_resident = (first || out->has_resident) && f->has_resident;
 	if (f->has_resident)
 		mt_resident_add(&out->resident, &f->resident);
+	if (f->has_cgroup) { /* a pid is in one cgroup: its newest target's reading */
+		out->has_cgroup = 1;
+		out->cgroup_usage_bytes = f->cgroup_usage_bytes;
+		out->cgroup_limit_bytes = f->cgroup_limit_bytes;
+	}
 }
 
 /*
@@ -53,6 +58,7 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 				continue;
 			add_figures(&q->total, &t->f, !n++);
 			v->resident |= (int)t->f.has_resident;
+			v->cgroup |= (int)t->f.has_cgroup;
 			seen[t->target] = i + 1;
 		}
 		if (!n)

@@ -20,6 +20,7 @@ struct series {
 	uint64_t interval_ns;			  /* the timeline's, between points now */
 	struct snap_timeline_point *own;	  /* a pid's points (their total is the pid's) */
 	int resident;		 /* the snapshot carries resident memory: show the column */
+	int cgroup;		 /* a pid's series: some point has its memory cgroup's usage */
 	int has_peak;		 /* some point has resident figures */
 	uint64_t peak_bytes;	 /* the largest resident_bytes of them */
 	uint64_t peak_time_ns;	 /* when, since tracing began */

@@ -50,6 +50,46 @@ int resident_failed(struct resident_table *t, uint32_t index)
 	return first;
 }
 
+void resident_set_labels(struct resident_table *t, uint32_t index, const struct mt_cgroup_labels *l)
+{
+	struct resident_target *e = entry(t, index);
+
+	if (!e->labels)
+		e->labels = xmalloc(sizeof(*e->labels));
+	*e->labels = *l;
+}
+
+void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t time_ns,
+			    const struct mt_cgroup_memory *m, const char *why)
+{
+	struct resident_target *e = entry(t, index);
+
+	e->cgroup_sampled = 1;
+	e->cgroup_failed = 0;
+	e->cgroup_time_ns = time_ns;
+	e->cg = *m;
+	if (!e->cgroup_why || strcmp(e->cgroup_why, why ? why : "")) {
+		free(e->cgroup_why);
+		e->cgroup_why = why && *why ? xstrdup(why) : NULL;
+	}
+}
+
+int resident_cgroup_failed(struct resident_table *t, uint32_t index)
+{
+	struct resident_target *e = entry(t, index);
+	int first = !e->cgroup_failed;
+
+	e->cgroup_failed = 1;
+	return first;
+}
+
+const struct resident_target *resident_get_cgroup(const struct resident_table *t, uint32_t index)
+{
+	return t && index < t->n && (t->v[index].labels || t->v[index].cgroup_sampled)
+		   ? &t->v[index]
+		   : NULL;
+}
+
 const struct resident_target *resident_get(const struct resident_table *t, uint32_t index)
 {
 	return t && index < t->n && t->v[index].sampled ? &t->v[index] : NULL;
@@ -67,6 +107,10 @@ void resident_reset_peak(struct resident_table *t, uint64_t time_ns)
 
 void resident_free(struct resident_table *t)
 {
+	for (uint32_t i = 0; i < t->n; i++) {
+		free(t->v[i].labels);
+		free(t->v[i].cgroup_why);
+	}
 	free(t->v);
 	t->v = NULL;
 	t->n = 0;

@@ -12,6 +12,7 @@
 
 #include <stdint.h>
 
+#include "memtrace/cgroup.h"
 #include "memtrace/resident.h"
 
 struct resident_target {
@@ -21,6 +22,14 @@ struct resident_target {
 	struct mt_resident last;
 	uint64_t peak_bytes;   /* the largest resident_bytes sampled in the window */
 	uint64_t peak_time_ns; /* when, since tracing began */
+	/* its cgroup: labels read when the entry was made and with each sample
+	 * (NULL: never read), its memory cgroup's figures of the last sample */
+	struct mt_cgroup_labels *labels;
+	int cgroup_sampled;	    /* cgroup figures (or why none) were read at least once */
+	uint64_t cgroup_time_ns;    /* when, since tracing began */
+	struct mt_cgroup_memory cg; /* version 0: none (cgroup_why says why) */
+	char *cgroup_why;	    /* why none, or where they come from; NULL: nothing */
+	int cgroup_failed; /* the last reading of its cgroup failed (said once in the log) */
 };
 
 struct resident_table {
@@ -33,6 +42,16 @@ void resident_record(struct resident_table *t, uint32_t index, uint64_t time_ns,
 		     const struct mt_resident *r);
 /* Target index's reading failed: 1 the first time in a row (to say it), else 0. */
 int resident_failed(struct resident_table *t, uint32_t index);
+/* Target index's cgroup labels, read now (the figures are left as they are). */
+void resident_set_labels(struct resident_table *t, uint32_t index,
+			 const struct mt_cgroup_labels *l);
+/* Target index's memory cgroup figures m read at time_ns, why ("" or a note). */
+void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t time_ns,
+			    const struct mt_cgroup_memory *m, const char *why);
+/* Target index's cgroup could not be read: 1 the first time in a row (to say it), else 0. */
+int resident_cgroup_failed(struct resident_table *t, uint32_t index);
+/* Its entry when its cgroup was read (labels or figures), else NULL (or t is NULL). */
+const struct resident_target *resident_get_cgroup(const struct resident_table *t, uint32_t index);
 /* Its entry, or NULL when never sampled (or t is NULL). */
 const struct resident_target *resident_get(const struct resident_table *t, uint32_t index);
 /* A new peak window at time_ns: each target's peak becomes its last figure. */

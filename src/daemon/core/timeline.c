@@ -122,20 +122,43 @@ int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt
 	return 1;
 }
 
-int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t target,
-				 const struct mt_resident *r)
+/* Target's figures at the point sampled at time_ns, or NULL (merged away, or not traced then). */
+static struct snap_figures *target_at(struct timeline *tl, uint64_t time_ns, uint32_t target)
 {
 	struct snap_timeline_point *p = point_at(tl, time_ns);
 	uint32_t lo, hi;
 
 	if (!p)
-		return 0;
+		return NULL;
 	/* a point's targets are by increasing index */
 	hi = p->first + p->ntargets;
 	lo = (uint32_t)SEARCH_FIRST(p->first, hi, tl->targets[mid].target >= target);
 	if (lo == hi || tl->targets[lo].target != target)
+		return NULL;
+	return &tl->targets[lo].f;
+}
+
+int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t target,
+				 const struct mt_resident *r)
+{
+	struct snap_figures *f = target_at(tl, time_ns, target);
+
+	if (!f)
 		return 0;
-	tl->targets[lo].f.has_resident = 1;
-	tl->targets[lo].f.resident = *r;
+	f->has_resident = 1;
+	f->resident = *r;
+	return 1;
+}
+
+int timeline_set_target_cgroup(struct timeline *tl, uint64_t time_ns, uint32_t target,
+			       uint64_t usage, uint64_t limit)
+{
+	struct snap_figures *f = target_at(tl, time_ns, target);
+
+	if (!f)
+		return 0;
+	f->has_cgroup = 1;
+	f->cgroup_usage_bytes = usage;
+	f->cgroup_limit_bytes = limit;
 	return 1;
 }

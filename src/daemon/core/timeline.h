@@ -69,5 +69,8 @@ int timeline_sample(struct timeline *tl, uint64_t now_ns, const struct mt_counte
 int timeline_set_resident(struct timeline *tl, uint64_t time_ns, const struct mt_resident *r);
 int timeline_set_target_resident(struct timeline *tl, uint64_t time_ns, uint32_t target,
 				 const struct mt_resident *r);
+/* The same for a target's memory cgroup usage and limit (MT_CGROUP_NO_LIMIT: none). */
+int timeline_set_target_cgroup(struct timeline *tl, uint64_t time_ns, uint32_t target,
+			       uint64_t usage, uint64_t limit);
 
 #endif

@@ -7,6 +7,7 @@
  */
 #include "daemon/proc/sampler.h"
 #include "daemon/proc/rss.h"
+#include "daemon/proc/cgroup.h"
 #include "common/util.h"
 
 #include <errno.h>
@@ -43,6 +44,9 @@ static void read_round(struct rss_reading *v, size_t n)
 	for (size_t i = 0; i < n; i++) {
 		v[i].why[0] = '\0';
 		v[i].err = rss_read(v[i].pid, &v[i].r, v[i].why, sizeof(v[i].why));
+		/* cg_why: the error when cg_err (cgroup_read writes one or the other) */
+		v[i].cg_err = cgroup_read(v[i].pid, &v[i].labels, &v[i].cg, v[i].cg_why,
+					  sizeof(v[i].cg_why), v[i].cg_why, sizeof(v[i].cg_why));
 	}
 }
 

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "memtrace/cgroup.h"
 #include "memtrace/resident.h"
 
 struct rss_request {
@@ -29,6 +30,12 @@ struct rss_reading {
 	int err;       /* 0, or -errno from rss_read() */
 	char why[200]; /* its one-line reason when err */
 	struct mt_resident r;
+	/* its cgroup, read with it (proc/cgroup.h): cg_err 0, or -errno when
+	 * /proc/PID/cgroup could not be read (labels and cg then unread) */
+	int cg_err;
+	struct mt_cgroup_labels labels;
+	struct mt_cgroup_memory cg;
+	char cg_why[512]; /* why no figures, or where they come from; cg_err's reason */
 };
 
 struct rss_sampler;

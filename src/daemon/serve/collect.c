@@ -20,6 +20,7 @@
 #include "daemon/core/timeline.h"
 #include "daemon/core/tracker.h"
 #include "daemon/core/check.h"
+#include "daemon/proc/cgroup.h"
 #include "daemon/proc/memmap.h"
 #include "daemon/proc/rss.h"
 #include "daemon/proc/smaps.h"
@@ -215,11 +216,63 @@ static void fill_resident(const struct daemon_view *v, int k, struct snap_reside
 	}
 }
 
-/* s->targets[i] is v->targets[view_index[i]]: their resident figures. */
+static char *label(struct snapshot *s, const char *v)
+{
+	return v && *v ? snapshot_strdup(s, v) : NULL;
+}
+
+/*
+ * Target k's cgroup: its labels and memory cgroup's figures as last read,
+ * read anew (like its resident memory) when a lane builds the snapshot.
+ */
+static void fill_cgroup(const struct daemon_view *v, int k, struct snapshot *s,
+			struct snap_cgroup *out)
+{
+	const struct resident_target *rt = resident_get_cgroup(v->resident, (uint32_t)k);
+	const struct view_target tg = view_target(v, k);
+	const struct mt_cgroup_labels *l = rt ? rt->labels : NULL;
+	struct mt_cgroup_labels *now = NULL;
+	char why[512];
+
+	if (v->off_loop && tg.state == SNAP_TARGET_ATTACHED) {
+		now = xmalloc(sizeof(*now));
+		if (!cgroup_read(tg.pid, now, &out->m, why, sizeof(why), why, sizeof(why))) {
+			l = now;
+			out->time_ns = since_start(v->tracker);
+			out->why = label(s, why);
+		} else {
+			out->m = (struct mt_cgroup_memory){0};
+			free(now);
+			now = NULL;
+		}
+	}
+	if (!now && rt && rt->cgroup_sampled) {
+		out->time_ns = rt->cgroup_time_ns;
+		out->m = rt->cg;
+		out->why = label(s, rt->cgroup_why);
+	}
+	if (!l || !l->path[0]) {
+		*out = (struct snap_cgroup){0};
+		free(now);
+		return;
+	}
+	out->known = 1;
+	out->path = label(s, l->path);
+	out->memory_path = label(s, l->memory_path);
+	out->unit = label(s, l->unit);
+	out->container = label(s, l->container);
+	out->runtime = label(s, l->runtime);
+	out->pod = label(s, l->pod);
+	out->nspid = l->nspid > 0 ? (uint32_t)l->nspid : 0;
+	free(now);
+}
+
+/* s->targets[i] is v->targets[view_index[i]]: their resident figures and cgroups. */
 static void fill_residents(const struct daemon_view *v, const int *view_index, struct snapshot *s)
 {
 	for (uint32_t i = 0; i < s->ntargets; i++) {
 		fill_resident(v, view_index[i], &s->targets[i].resident);
+		fill_cgroup(v, view_index[i], s, &s->targets[i].cgroup);
 		s->has_resident |= s->targets[i].resident.sampled;
 	}
 	/* the timeline's points came with theirs (fill_timeline) */

@@ -3,7 +3,9 @@
  * The Prometheus text exposition (format 0.0.4) of the daemon's state:
  * every counter of include/memtrace/counters.h per target (one series per
  * pid, its newest generation), its sampled resident memory while it is
- * traced (include/memtrace/resident.h), lost events by kind, target states. Served by
+ * traced (include/memtrace/resident.h), lost events by kind, target states,
+ * each labelled with its cgroup (include/memtrace/cgroup.h), and each traced
+ * memory cgroup's figures once. Served by
  * metrics_http.c; a pure function of the view, so it is unit tested.
  */
 #include <stdio.h>
@@ -40,11 +42,88 @@ static void put_label_value(struct buf *b, const char *s)
 	}
 }
 
-static void put_target_labels(struct buf *b, const char *name, const struct view_target *tg)
+/* ,cgroup="...",unit="..." of target i: the labels its cgroup gives it, those it has. */
+static void put_cgroup_labels(struct buf *b, const struct daemon_view *d, int i)
+{
+	const struct resident_target *rt = resident_get_cgroup(d->resident, (uint32_t)i);
+	const struct mt_cgroup_labels *l = rt ? rt->labels : NULL;
+	const struct {
+		const char *name, *value;
+	} v[] = {
+	    {"cgroup", l ? (l->memory_path[0] ? l->memory_path : l->path) : NULL},
+	    {"unit", l ? l->unit : NULL},
+	    {"container", l ? l->container : NULL},
+	    {"runtime", l ? l->runtime : NULL},
+	    {"pod", l ? l->pod : NULL},
+	};
+
+	for (size_t k = 0; k < sizeof(v) / sizeof(v[0]); k++) {
+		if (!v[k].value || !*v[k].value)
+			continue;
+		buf_printf(b, ",%s=\"", v[k].name);
+		put_label_value(b, v[k].value);
+		buf_printf(b, "\"");
+	}
+	if (l && l->nspid > 0)
+		buf_printf(b, ",nspid=\"%d\"", (int)l->nspid);
+}
+
+static void put_target_labels(struct buf *b, const char *name, const struct daemon_view *d, int i,
+			      const struct view_target *tg)
 {
 	buf_printf(b, "%s{pid=\"%d\",command=\"", name, tg->pid);
 	put_label_value(b, tg->command);
-	buf_printf(b, "\"}");
+	buf_printf(b, "\"");
+	put_cgroup_labels(b, d, i);
+	buf_printf(b, "}");
+}
+
+/*
+ * Each memory cgroup a target traced now is in, once (its last figures, of
+ * the target that read them last): labelled by the cgroup and its version.
+ * A limit not set is +Inf.
+ */
+static void metrics_cgroup(const struct daemon_view *d, struct buf *b)
+{
+	for (size_t m = 0; m < MT_NCGROUP; m++) {
+		const struct mt_cgroup_desc *desc = &mt_cgroup_descs[m];
+		int header = 0;
+
+		for (int i = 0; i < d->ntargets; i++) {
+			const struct view_target tg = view_target(d, i);
+			const struct resident_target *rt =
+			    resident_get_cgroup(d->resident, (uint32_t)i);
+			int dup = 0;
+			uint64_t v;
+
+			if (!rt || !rt->labels || !rt->cg.version || !(rt->cg.have & (1u << m)) ||
+			    tg.state != SNAP_TARGET_ATTACHED || superseded(d, i))
+				continue;
+			for (int k = 0; k < i && !dup; k++) {
+				const struct resident_target *o =
+				    resident_get_cgroup(d->resident, (uint32_t)k);
+
+				dup = o && o->labels && o->cg.version &&
+				      view_target(d, k).state == SNAP_TARGET_ATTACHED &&
+				      !superseded(d, k) &&
+				      !strcmp(o->labels->memory_path, rt->labels->memory_path);
+			}
+			if (dup)
+				continue; /* one series per cgroup */
+			if (!header++)
+				buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus,
+					   desc->help, desc->prometheus, desc->prometheus_type);
+			buf_printf(b, "%s{cgroup=\"", desc->prometheus);
+			put_label_value(b, rt->labels->memory_path);
+			buf_printf(b, "\",version=\"%s\"} ",
+				   mt_cgroup_version_name(rt->cg.version));
+			v = mt_cgroup_get(&rt->cg.f, m);
+			if (v == MT_CGROUP_NO_LIMIT)
+				buf_printf(b, "+Inf\n");
+			else
+				buf_printf(b, "%llu\n", (unsigned long long)v);
+		}
+	}
 }
 
 /*
@@ -68,7 +147,7 @@ static void metrics_resident(const struct daemon_view *d, struct buf *b)
 
 			if (!rt || tg.state != SNAP_TARGET_ATTACHED || superseded(d, i))
 				continue;
-			put_target_labels(b, name, &tg);
+			put_target_labels(b, name, d, i, &tg);
 			buf_printf(b, " %llu\n",
 				   (unsigned long long)(m < MT_NRESIDENT
 							    ? mt_resident_get(&rt->last, m)
@@ -128,15 +207,15 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 
 			if (tt)
 				v = mt_counter_get(&tt->c, m);
-			buf_printf(b, "%s{pid=\"%d\",command=\"", desc->prometheus, tg.pid);
-			put_label_value(b, tg.command);
+			put_target_labels(b, desc->prometheus, d, i, &tg);
 			if (desc->unit == MT_UNIT_NS)
-				buf_printf(b, "\"} %.9f\n", (double)v / 1e9);
+				buf_printf(b, " %.9f\n", (double)v / 1e9);
 			else
-				buf_printf(b, "\"} %llu\n", (unsigned long long)v);
+				buf_printf(b, " %llu\n", (unsigned long long)v);
 		}
 	}
 	metrics_resident(d, b);
+	metrics_cgroup(d, b);
 	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
 		      "# TYPE memtrace_target_state gauge\n");
 	for (int i = 0; i < d->ntargets; i++) {
@@ -144,6 +223,8 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 
 		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", tg.pid);
 		put_label_value(b, tg.command);
-		buf_printf(b, "\",state=\"%s\"} 1\n", snap_target_state_name((uint32_t)tg.state));
+		buf_printf(b, "\"");
+		put_cgroup_labels(b, d, i);
+		buf_printf(b, ",state=\"%s\"} 1\n", snap_target_state_name((uint32_t)tg.state));
 	}
 }

@@ -1,0 +1,372 @@
+#!/usr/bin/env python3
+"""End-to-end tests of a target's cgroup (issue 33 items 2 and 3): labels and the memory limit
+beside the heap, on the real kernel's cgroup filesystems. The test makes a cgroup under the v1
+memory controller with a 64 MiB limit and one in the unified (v2) hierarchy, starts
+tests/e2e/cgalloc in each (it holds N MiB written page by page, so they are charged), and reads
+what memtraced says: the cgroup path, the limit equal to what the test wrote, usage and headroom
+beside it, in status and stats JSON and text and in Prometheus; a process outside labelled with
+its own cgroup, as /proc/PID/cgroup says. On hosts whose unified hierarchy has no memory
+controller (these machines: only hugetlb), the v2 cgroup's figures are absent, and the output
+must say so and fall back to the v1 memory cgroup, not fail. The cgroups are removed after."""
+
+import urllib.request
+
+from harness import *  # noqa: F401,F403
+from test_outputs import free_port
+
+MIB = 1 << 20
+V1_MEMORY = "/sys/fs/cgroup/memory"
+LIMIT = 64 * MIB
+HOLD_MIB = 24
+
+
+def proc_cgroup(pid):
+    """(v2 path, v1 memory path) from /proc/PID/cgroup, as the test reads it itself."""
+    v2 = mem = None
+    with open(f"/proc/{pid}/cgroup") as f:
+        for line in f:
+            ident, ctl, path = line.rstrip("\n").split(":", 2)
+            if ident == "0" and ctl == "":
+                v2 = path
+            elif "memory" in ctl.split(","):
+                mem = path
+    return v2, mem
+
+
+def unified_root():
+    """Where the unified hierarchy is mounted, or None."""
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            parts = line.split()
+            if parts[2] == "cgroup2":
+                return parts[1]
+    return None
+
+
+def make_cgroup(parent, name):
+    path = os.path.join(parent, name)
+    os.mkdir(path)
+    return path
+
+
+def remove_cgroup(r, path):
+    """rmdir once its processes are gone (killed by the caller)."""
+    end = deadline_after()
+    while os.path.isdir(path):
+        try:
+            os.rmdir(path)
+        except OSError:
+            if time.monotonic() > end:
+                raise Fail(f"cannot remove {path}: its processes did not go")
+            time.sleep(0.1)
+
+
+def stop_all(r):
+    """Every process of the test gone (the daemons after SIGTERM, so they detach; with the
+    programs they started, in their process groups), so that its cgroups can be removed."""
+    for p, kind in reversed(r.procs):
+        if p.poll() is None and kind == "daemon":
+            p.send_signal(signal.SIGTERM)
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+    for p, _ in r.procs:
+        try:
+            os.killpg(p.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            p.wait(timeout=r.daemon_exit_budget())
+        except subprocess.TimeoutExpired:
+            pass
+
+
+def wait_attached(r, daemon):
+    """The pid of the target memtraced started, once its program (after the shell's exec)
+    is attached."""
+    end = deadline_after()
+    while True:
+        if daemon.poll() is not None:
+            raise Fail(f"memtraced exited with status {daemon.returncode}")
+        for t in r.ctl_json("status", "--json").get("targets", []):
+            if t.get("state") == "attached" and "cgalloc" in (t.get("command") or ""):
+                r.extra_pids.add(t["pid"])
+                return t["pid"]
+        if time.monotonic() > end:
+            raise Fail("the program was never attached")
+        time.sleep(0.1)
+
+
+def cgalloc_in(r, cgroup_dir, mib, tag):
+    """memtraced starting cgalloc MIB inside cgroup_dir (the shell moves itself in, then
+    executes it): the daemon and the pid, once the program holds its memory."""
+    prog = os.path.join(r.build, "tests", "cgalloc")
+    daemon = r.start_daemon("--sample-interval", "200", "--", "sh", "-c",
+                            f"echo $$ > {cgroup_dir}/cgroup.procs; exec {prog} {mib}",
+                            tag=f"memtraced-{tag}")
+    out = os.path.join(r.tmp, f"memtraced-{tag}.out")
+    r.wait_line(out, "ready ", daemon)
+    return daemon, wait_attached(r, daemon)
+
+
+def attached(status, pid):
+    for t in status.get("targets", []):
+        if t.get("pid") == pid and t.get("state") == "attached":
+            return t
+    seen = [(t.get("pid"), t.get("state")) for t in status.get("targets", [])]
+    raise Fail(f"no attached target {pid} in {seen}")
+
+
+def wait_cgroup(r, pid, want_path, what="stats"):
+    """The target's cgroup member once it names want_path and has figures read since."""
+    end = deadline_after()
+    while True:
+        t = attached(r.ctl_json(what, "--json"), pid)
+        cg = t.get("cgroup") or {}
+        mem = cg.get("memory") or {}
+        if cg.get("path") == want_path and (mem.get("version") or mem.get("note")):
+            return t
+        if time.monotonic() > end:
+            raise Fail(f"pid {pid}: its cgroup never showed as {want_path}: {cg}")
+        time.sleep(0.2)
+
+
+def stats_block(out, pid):
+    """The lines stats text prints under its attached target pid."""
+    lines, inside = [], False
+    for l in out.splitlines():
+        if l.startswith("target "):
+            inside = l.startswith(f"target {pid} attached")
+        elif not l.startswith("  "):
+            inside = False
+        elif inside:
+            lines.append(l)
+    return lines
+
+
+def test_cgroup_v1_limit(r):
+    """A cgroup of the v1 memory controller limited to 64 MiB, cgalloc holding 24 MiB in it:
+    status, stats, watch and timeline --pid show its path, the limit as written, usage and
+    headroom; a process
+    outside it is labelled with its own cgroup; Prometheus has the cgroup's series."""
+    if not os.path.isdir(V1_MEMORY):
+        raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
+    name = f"memtrace-e2e-{os.getpid()}"
+    cg = make_cgroup(V1_MEMORY, name)
+    try:
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(LIMIT))
+        daemon, pid = cgalloc_in(r, cg, HOLD_MIB, "v1")
+        prog = os.path.join(r.build, "tests", "cgalloc")
+        outside = r.spawn([prog, "4"], "target", "outside.out")
+        r.wait_line(os.path.join(r.tmp, "outside.out"), "ready ", outside)
+        rc, _, err = r.ctl("attach", str(outside.pid))
+        if rc != 0:
+            raise Fail(f"attach {outside.pid}: {one_line(err)}")
+        r.wait_state("attached", outside.pid)
+        want = "/" + name
+        with r.part("stats_json"):
+            t = wait_cgroup(r, pid, want)
+            mem = t["cgroup"]["memory"]
+            if mem.get("version") != "v1" or mem.get("path") != want:
+                raise Fail(f"memory cgroup: {mem}, expected v1 {want}")
+            if mem.get("cgroup_limit_bytes") != LIMIT:
+                raise Fail(f"cgroup_limit_bytes {mem.get('cgroup_limit_bytes')}, the test "
+                           f"wrote {LIMIT}")
+            usage = mem.get("cgroup_usage_bytes", 0)
+            if not HOLD_MIB * MIB <= usage <= LIMIT:
+                raise Fail(f"cgroup_usage_bytes {usage}: cgalloc holds {HOLD_MIB} MiB in it")
+            if mem.get("cgroup_headroom_bytes") != LIMIT - usage:
+                raise Fail(f"headroom {mem.get('cgroup_headroom_bytes')} is not "
+                           f"{LIMIT} - {usage}")
+            if mem.get("cgroup_oom_kills") != 0:
+                raise Fail(f"cgroup_oom_kills {mem.get('cgroup_oom_kills')}")
+            if t["cgroup"].get("nspid") != pid:
+                raise Fail(f"nspid {t['cgroup'].get('nspid')}: the test runs in the host's "
+                           f"pid namespace, so it is the pid {pid}")
+        with r.part("timeline"):
+            end = deadline_after()
+            while True:
+                tl = r.ctl_json("timeline", "--pid", str(pid), "--json")
+                got = [p for p in tl.get("points", []) if p.get("cgroup_limit_bytes") == LIMIT]
+                if got and got[-1].get("cgroup_usage_bytes", 0) >= HOLD_MIB * MIB:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"timeline --pid {pid}: no point with the cgroup's limit and "
+                               f"usage: {tl.get('points', [])[-3:]}")
+                time.sleep(0.2)
+        with r.part("status_json"):
+            t = attached(r.ctl_json("status", "--json"), pid)
+            if (t.get("cgroup") or {}).get("path") != want:
+                raise Fail(f"status: cgroup {t.get('cgroup')}, expected {want}")
+        with r.part("outside"):
+            v2, mem_path = proc_cgroup(outside.pid)
+            t = wait_cgroup(r, outside.pid, mem_path)
+            c = t["cgroup"]
+            if c.get("unified_path") != v2 or c["memory"].get("path") != mem_path:
+                raise Fail(f"outside: {c}; /proc/{outside.pid}/cgroup says v2 {v2}, "
+                           f"memory {mem_path}")
+            if c["memory"].get("path") == want:
+                raise Fail("the process outside is labelled with the test's cgroup")
+        with r.part("text"):
+            rc, out, err = r.ctl("stats")
+            block = stats_block(out, pid)
+            line = next((l for l in block if l.startswith(f"  memory cgroup {want} (v1)")),
+                        None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line or \
+                    "headroom" not in line or "oom_kill 0" not in line:
+                raise Fail(f"stats text: no memory cgroup line of {want} with its limit: "
+                           f"{line or one_line(out)[-300:]}")
+            for l in block:
+                print(f"    stats: {l}", flush=True)
+            rc, out, err = r.ctl("watch", "--count", "1", "--pid", str(pid))
+            line = next((l for l in out.splitlines() if l.startswith(f"  cgroup {want}: ")),
+                        None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"watch: no \"  cgroup {want}: ...\" line: {one_line(out)[-300:]}")
+            print(f"    watch: {line.strip()}", flush=True)
+            rc, out, err = r.ctl("status")
+            line = next((l for l in out.splitlines()
+                         if l.startswith(f"pid {pid}: cgroup {want}, ")), None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"status text has no \"pid {pid}: cgroup {want}\" line with the limit: "
+                           f"{one_line(out)[-300:]}")
+            print(f"    status: {line.strip()}", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+
+
+def test_cgroup_prometheus(r):
+    """The Prometheus endpoint: each target's series labelled with its cgroup, and the
+    memory cgroup's limit once, as written."""
+    if not os.path.isdir(V1_MEMORY):
+        raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
+    name = f"memtrace-e2e-prom-{os.getpid()}"
+    cg = make_cgroup(V1_MEMORY, name)
+    try:
+        with open(os.path.join(cg, "memory.limit_in_bytes"), "w") as f:
+            f.write(str(LIMIT))
+        port = free_port()
+        prog = os.path.join(r.build, "tests", "cgalloc")
+        daemon = r.start_daemon("--sample-interval", "200", "--metrics-listen", str(port),
+                                "--", "sh", "-c",
+                                f"echo $$ > {cg}/cgroup.procs; exec {prog} 8",
+                                tag="memtraced-prom")
+        r.wait_line(os.path.join(r.tmp, "memtraced-prom.out"), "ready ", daemon)
+        pid = wait_attached(r, daemon)
+        wait_cgroup(r, pid, "/" + name)
+        time.sleep(0.5)  # a sample on the loop's side too
+        want = f'memtrace_cgroup_limit_bytes{{cgroup="/{name}",version="v1"}} {LIMIT}'
+        end = deadline_after()
+        while True:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                          timeout=10).read().decode()
+            if want in text.splitlines():
+                break
+            if time.monotonic() > end:
+                got = [l for l in text.splitlines() if l.startswith("memtrace_cgroup_limit")]
+                raise Fail(f"no line {want}: {got}")
+            time.sleep(0.3)
+        label = f'memtrace_resident_bytes{{pid="{pid}",command="{prog} 8",cgroup="/{name}",'
+        if not any(l.startswith(label) for l in text.splitlines()):
+            got = [l for l in text.splitlines() if l.startswith("memtrace_resident_bytes")]
+            raise Fail(f"no series starting {label}: {got}")
+        print(f"    {want}", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+
+
+def test_cgroup_v2_unified(r):
+    """A cgroup of the unified hierarchy: with its memory controller, its figures (memory.max
+    set to 64 MiB); without one (these hosts: only hugetlb), the output says that this
+    cgroup has no memory controller files and gives the v1 memory cgroup's figures."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup2 hierarchy mounted")
+    name = f"memtrace-e2e-v2-{os.getpid()}"
+    cg = make_cgroup(root, name)
+    want = "/" + name
+    try:
+        has_memory = os.path.exists(os.path.join(cg, "memory.max"))
+        if has_memory:
+            with open(os.path.join(cg, "memory.max"), "w") as f:
+                f.write(str(LIMIT))
+        daemon, pid = cgalloc_in(r, cg, 8, "v2")
+        v2, mem_path = proc_cgroup(pid)
+        if v2 != want:
+            raise Fail(f"the program is in {v2}, not {want}")
+        t = wait_cgroup(r, pid, want if has_memory else mem_path)
+        c = t["cgroup"]
+        mem = c["memory"]
+        if c.get("unified_path") != want:
+            raise Fail(f"unified_path {c.get('unified_path')}, expected {want}")
+        if has_memory:
+            if mem.get("version") != "v2" or mem.get("cgroup_limit_bytes") != LIMIT:
+                raise Fail(f"v2 memory cgroup: {mem}, expected the limit {LIMIT}")
+        else:
+            note = f"the unified cgroup {want} has no memory controller files"
+            if not (mem.get("note") or "").startswith(note):
+                raise Fail(f"note {mem.get('note')!r}: expected it to say \"{note}\"")
+            if mem.get("version") != "v1" or mem.get("path") != mem_path:
+                raise Fail(f"memory {mem}: expected the v1 memory cgroup {mem_path}")
+            rc, out, _ = r.ctl("stats")
+            block = stats_block(out, pid)
+            if rc != 0 or not any(l.startswith(f"  ({note}") for l in block):
+                raise Fail(f"stats text does not say \"{note}\": {block}")
+            for l in block:
+                print(f"    stats: {l}", flush=True)
+        if daemon.poll() is not None:
+            raise Fail(f"memtraced exited with status {daemon.returncode}")
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+
+
+
+def test_cgroup_container_labels(r):
+    """A cgroup shaped as podman's with cgroupfs makes it (libpod_parent/libpod-<64 hex>, here
+    under a parent of the test's own, in the v1 memory controller): the target is labelled
+    with the container id and runtime podman, its cgroup with the full path, and Prometheus
+    puts them on its series. (No container runtime runs: a real one is issue 33's item 5.)"""
+    if not os.path.isdir(V1_MEMORY):
+        raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
+    ident = f"{os.getpid():08x}" * 8
+    parent = make_cgroup(V1_MEMORY, f"memtrace-e2e-libpod_parent-{os.getpid()}")
+    cg = make_cgroup(parent, f"libpod-{ident}")
+    want = cg[len(V1_MEMORY):]
+    try:
+        port = free_port()
+        prog = os.path.join(r.build, "tests", "cgalloc")
+        daemon = r.start_daemon("--sample-interval", "200", "--metrics-listen", str(port),
+                                "--", "sh", "-c",
+                                f"echo $$ > {cg}/cgroup.procs; exec {prog} 4",
+                                tag="memtraced-libpod")
+        r.wait_line(os.path.join(r.tmp, "memtraced-libpod.out"), "ready ", daemon)
+        pid = wait_attached(r, daemon)
+        c = wait_cgroup(r, pid, want)["cgroup"]
+        if c.get("container") != ident or c.get("runtime") != "podman" or c.get("unit"):
+            raise Fail(f"labels {c}: expected container {ident}, runtime podman, no unit")
+        rc, out, _ = r.ctl("status")
+        line = next((l for l in out.splitlines() if l.startswith(f"pid {pid}: cgroup {want} ")),
+                    None)
+        if rc != 0 or line is None or f"(container {ident} podman)" not in line:
+            raise Fail(f"status text: {line or one_line(out)[-300:]}")
+        print(f"    status: {line}", flush=True)
+        end = deadline_after()
+        label = f'container="{ident}",runtime="podman"'
+        while True:
+            text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics",
+                                          timeout=10).read().decode()
+            if any(l.startswith(f'memtrace_live_bytes{{pid="{pid}"') and label in l
+                   for l in text.splitlines()):
+                break
+            if time.monotonic() > end:
+                raise Fail(f"no memtrace_live_bytes series of {pid} with {label}")
+            time.sleep(0.3)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+        remove_cgroup(r, parent)
