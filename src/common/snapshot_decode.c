@@ -550,6 +550,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_MATCH] = dec_match,
     [SEC_TIMELINE_TARGETS] = dec_timeline_targets,
     [SEC_WALKER] = dec_walker,
+    [SEC_OOM] = dec_oom,
 };
 
 /*

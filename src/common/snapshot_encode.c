@@ -528,6 +528,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 							      snap_walker_offsets[i]));
 		enc_section(out, &body, SEC_WALKER);
 	}
+	encode_oom_section(s, &body, out);
 out:
 	free(error_refs);
 	free(supp_refs);

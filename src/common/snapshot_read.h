@@ -71,6 +71,7 @@ int dec_family(struct reader *r);
 int dec_match(struct reader *r);
 int dec_timeline_targets(struct reader *r);
 int dec_walker(struct reader *r);
+int dec_oom(struct reader *r);
 int dec_scan(struct reader *r);
 int dec_scan_entries(struct reader *r);
 

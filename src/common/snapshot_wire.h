@@ -47,6 +47,7 @@ enum section {
 	SEC_MATCH = 51,		   /* whole-host mode: what matches, matches not traced */
 	SEC_TIMELINE_TARGETS = 52, /* each timeline point's targets, with their figures */
 	SEC_WALKER = 53,	   /* the stack walker in use, and why */
+	SEC_OOM = 54,		   /* targets the OOM killer chose, with what they held */
 	SEC_KNOWN
 };
 
@@ -86,6 +87,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_MATCH] = "match",
     [SEC_TIMELINE_TARGETS] = "timeline_targets",
     [SEC_WALKER] = "walker",
+    [SEC_OOM] = "oom",
 };
 
 /* A timeline point's live figures in wire order (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS):
@@ -107,6 +109,10 @@ extern const size_t snap_match_offsets[SNAP_NMATCH];
 /* struct snap_walker's figures in wire order (section SEC_WALKER). */
 #define SNAP_NWALKER 1
 extern const size_t snap_walker_offsets[SNAP_NWALKER];
+
+/* struct snap_oom's figures in wire order (section SEC_OOM). */
+#define SNAP_NOOM (sizeof(struct snap_oom) / sizeof(uint64_t))
+extern const size_t snap_oom_offsets[SNAP_NOOM];
 
 /* struct snap_scan_figures in wire order (section SEC_SCAN). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))
