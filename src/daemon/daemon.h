@@ -40,7 +40,9 @@ struct daemon_settings {
 	 * "default", "chosen", or what the verifier refused before it */
 	int walker;
 	char walker_reason[768];
-	int walker_refused; /* walkers the verifier refused before it */
+	int walker_refused;  /* walkers the verifier refused before it */
+	const char *oom_dir; /* --oom-snapshots: an OOM kill's snapshot goes there; NULL none */
+	uint64_t oom_keep;   /* --oom-keep */
 };
 
 struct daemon {
@@ -78,6 +80,7 @@ struct daemon {
 	uint64_t start_ns;
 	/* how the loop keeps up (status, section SEC_DAEMON), since start or reset-peak */
 	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
+	uint64_t oom_kills;	   /* traced processes the OOM killer chose */
 };
 
 #endif
