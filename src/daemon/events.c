@@ -616,11 +616,18 @@ static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
 	if (memlimit_read(tg->pid, &tg->oom.cgroup_usage, &tg->oom.cgroup_limit, why, sizeof(why)))
 		tg->oom.cgroup_usage = tg->oom.cgroup_limit = 0;
 	d->oom_kills++;
-	log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks, "
-		"%llu resident; memory cgroup %s",
-		tg->pid, (unsigned long long)tg->oom.live_bytes,
-		(unsigned long long)tg->oom.live_blocks, (unsigned long long)tg->oom.resident_bytes,
-		why[0] ? why : "read");
+	if (why[0])
+		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
+			"memory cgroup not read (%s)",
+			tg->pid, (unsigned long long)tg->oom.live_bytes,
+			(unsigned long long)tg->oom.live_blocks, why);
+	else
+		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
+			"memory cgroup at %llu of %llu bytes",
+			tg->pid, (unsigned long long)tg->oom.live_bytes,
+			(unsigned long long)tg->oom.live_blocks,
+			(unsigned long long)tg->oom.cgroup_usage,
+			(unsigned long long)tg->oom.cgroup_limit);
 	if (!d->set.oom_dir)
 		return;
 	proto_request_init(&req, PROTO_SNAPSHOT);

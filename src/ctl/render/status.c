@@ -451,8 +451,8 @@ static void text_match(struct buf *b, const struct snapshot *s)
 			   m->over_limit);
 }
 
-/* "pid 123 oom-killed at 12.3s: live 61.2 MiB in 62 blocks, resident 63.0 MiB; memory
- * cgroup 64.0 MiB of 64.0 MiB" */
+/* "pid 123 oom-killed at 12.3s of tracing: live 61.2 MiB in 62 blocks, resident 63.0 MiB;
+ * memory cgroup 64.0 MiB of 64.0 MiB limit (... bytes)": resident is the last sample, if any */
 static void text_oom(struct buf *b, const struct snap_target *t)
 {
 	const struct snap_oom *o = &t->oom;
@@ -462,8 +462,8 @@ static void text_oom(struct buf *b, const struct snap_target *t)
 		return;
 	format_duration(when, sizeof(when), o->time_ns);
 	format_bytes(live, sizeof(live), o->live_bytes);
-	buf_printf(b, "pid %" PRIu32 " oom-killed at %s: live %s in %" PRIu64 " blocks", t->pid,
-		   when, live, o->live_blocks);
+	buf_printf(b, "pid %" PRIu32 " oom-killed at %s of tracing: live %s in %" PRIu64 " blocks",
+		   t->pid, when, live, o->live_blocks);
 	if (o->resident_bytes) {
 		format_bytes(rss, sizeof(rss), o->resident_bytes);
 		buf_printf(b, ", resident %s", rss);
