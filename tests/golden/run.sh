@@ -124,6 +124,13 @@ check targets.timeline.pid2 text $f timeline --pid 31055 --rows 5
 check targets.timeline.pid2.json text $f timeline --pid 31055 --json
 check targets.report.pid2.json text $f report --pid 31055 --format json
 check targets.html.pid2 hash $f report --format html --pid 31055
+# an OOM kill's mark (section 54): oom.mts, the snapshot --oom-snapshots wrote when
+# tests/e2e/oomhog.c was killed in a 64 MiB memory cgroup
+f=oom.mts
+check oom.status text $f status
+check oom.status.json text $f status --json
+check oom.stats.json text $f stats --json
+check oom.report text $f report --top 1
 for by in function line stack; do
 	check_diff diff.by-$by --by $by
 	check_diff diff.by-$by.json --by $by --format json
