@@ -81,6 +81,29 @@ def oom_target(status):
     return None
 
 
+def run_killed(r, cg, snapdir, tag="memtraced"):
+    """oomhog started in cg by memtraced --oom-snapshots snapdir: its status entry once it is
+    oom-killed and its exit seen, which must be a SIGKILL."""
+    hog = os.path.join(r.build, "tests", "oomhog")
+    r.start_daemon("--oom-snapshots", snapdir, "--sample-interval", "100", "--", "sh", "-c",
+                   f"echo $$ > {cg}/cgroup.procs && exec {hog}", tag=tag)
+    # the shell's entry ends at its exec (execed), oomhog's is the one killed; marked while
+    # it dies, its exit comes right after
+    end = deadline_after()
+    while True:
+        t = oom_target(r.ctl_json("status", "--json"))
+        if t is not None and t.get("exit_signal") is not None:
+            break
+        if time.monotonic() > end:
+            raise Fail(f"no target oom-killed and exited within {TIMEOUT:.0f} s "
+                       f"(last seen: {t})")
+        time.sleep(POLL)
+    if t.get("exit_signal") != signal.SIGKILL:
+        raise Fail(f"the target's exit is {t.get('exit_code')}/{t.get('exit_signal')}, "
+                   f"not SIGKILL")
+    return t
+
+
 def test_oom_snapshot(r):
     """A traced program OOM-killed by its cgroup's 64 MiB limit: state oom-killed after a
     SIGKILL, the limit and the heap of that moment in status, and a snapshot whose top stack
@@ -93,26 +116,9 @@ def test_oom_snapshot(r):
             return
         snapdir = os.path.join(r.tmp, "oom")
         os.mkdir(snapdir)
-        hog = os.path.join(r.build, "tests", "oomhog")
         status = None
         with r.part("killed"):
-            r.start_daemon("--oom-snapshots", snapdir, "--sample-interval", "100", "--",
-                           "sh", "-c", f"echo $$ > {cg}/cgroup.procs && exec {hog}")
-            # the shell's entry ends at its exec (execed), oomhog's is the one killed;
-            # marked while it dies, its exit comes right after
-            end = deadline_after()
-            while True:
-                t = oom_target(r.ctl_json("status", "--json"))
-                if t is not None and t.get("exit_signal") is not None:
-                    break
-                if time.monotonic() > end:
-                    raise Fail(f"no target oom-killed and exited within {TIMEOUT:.0f} s "
-                               f"(last seen: {t})")
-                time.sleep(POLL)
-            if t.get("exit_signal") != signal.SIGKILL:
-                raise Fail(f"the target's exit is {t.get('exit_code')}/"
-                           f"{t.get('exit_signal')}, not SIGKILL")
-            status = t
+            status = run_killed(r, cg, snapdir)
         with r.part("figures"):
             if status is None:
                 raise Fail("no oom-killed target")
@@ -162,6 +168,59 @@ def test_oom_snapshot(r):
     finally:
         if cg is not None:
             remove_cgroup(cg)
+
+
+def test_oom_snapshot_folder_full(r):
+    """--oom-snapshots on a folder that fills up (a 64 KiB tmpfs, full before the kill): one
+    log line says the snapshot could not be written, no partial file is left, the target is
+    still oom-killed with its figures, and the daemon goes on serving."""
+    cg = None
+    full = os.path.join(r.tmp, "full")
+    os.mkdir(full)
+    mounted = False
+    try:
+        with r.part("setup"):
+            subprocess.run(["mount", "-t", "tmpfs", "-o", "size=64k,mode=0700", "tmpfs", full],
+                           check=True, capture_output=True, timeout=TIMEOUT)
+            mounted = True
+            try:
+                with open(os.path.join(full, "filler"), "wb") as f:
+                    while True:
+                        f.write(b"x" * 4096)
+                        f.flush()
+            except OSError:
+                pass
+            cg, _ = make_memory_cgroup(r)
+        if cg is None:
+            return
+        with r.part("killed"):
+            t = run_killed(r, cg, full, tag="memtraced-full")
+            if number(t.get("oom") or {}, "live_bytes", "oom") < LIMIT * 8 // 10:
+                raise Fail(f"the live heap at the kill is {t['oom']['live_bytes']}")
+        with r.part("one_line"):
+            log = os.path.join(r.tmp, "memtraced-full.err")
+            end = deadline_after()
+            while True:
+                with open(log, errors="replace") as f:
+                    lines = [l for l in f.read().splitlines() if "OOM snapshot" in l]
+                if lines or time.monotonic() > end:
+                    break
+                time.sleep(POLL)
+            if len(lines) != 1 or "no OOM snapshot" not in lines[0] or \
+                    "No space left on device" not in lines[0]:
+                raise Fail(f"expected one line saying the snapshot could not be written "
+                           f"(no space), got {lines}")
+            left = sorted(set(os.listdir(full)) - {"filler"})
+            if left:
+                raise Fail(f"the full folder holds {left} after the failed write")
+            # tracing goes on: the daemon answers, the mark is still there
+            if oom_target(r.ctl_json("status", "--json")) is None:
+                raise Fail("after the failed write, status has no oom-killed target")
+    finally:
+        if cg is not None:
+            remove_cgroup(cg)
+        if mounted:  # the daemon holds nothing open there
+            subprocess.run(["umount", "--lazy", full], capture_output=True, timeout=TIMEOUT)
 
 
 def test_oom_snapshots_bad_dir(r):
