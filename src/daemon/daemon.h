@@ -80,7 +80,6 @@ struct daemon {
 	uint64_t start_ns;
 	/* how the loop keeps up (status, section SEC_DAEMON), since start or reset-peak */
 	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
-	uint64_t oom_kills;	   /* traced processes the OOM killer chose */
 };
 
 #endif

@@ -615,7 +615,6 @@ static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
 		tg->oom.resident_bytes = rt->last.resident_bytes;
 	if (memlimit_read(tg->pid, &tg->oom.cgroup_usage, &tg->oom.cgroup_limit, why, sizeof(why)))
 		tg->oom.cgroup_usage = tg->oom.cgroup_limit = 0;
-	d->oom_kills++;
 	if (why[0])
 		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
 			"memory cgroup not read (%s)",
