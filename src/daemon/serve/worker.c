@@ -258,14 +258,33 @@ static void write_oom(struct snapshot *snap, int built, const struct oomsnap_job
 	free(bytes);
 }
 
+/* The worker stops before job, an OOM kill's snapshot, could freeze the core: back to the front
+ * of its queue, for worker_free to write once the lanes are gone (the job is then the queue's). */
+static void requeue_oom(struct worker *w, struct lane *l, struct job *job)
+{
+	pthread_mutex_lock(&w->lock);
+	if (l->count < WORKER_MAX_QUEUED) {
+		l->head = (l->head + WORKER_MAX_QUEUED - 1) % WORKER_MAX_QUEUED;
+		l->queue[l->head] = *job;
+		l->count++;
+		job->oom = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (job->oom)
+		log_msg("pid %u: no OOM snapshot: the daemon stopped first", job->oom->pid);
+}
+
 static void serve(struct worker *w, struct lane *l, struct job *job)
 {
 	struct snapshot snap;
 	char err[256];
 	int built;
 
-	if (freeze(w, l))
+	if (freeze(w, l)) {
+		if (job->oom)
+			requeue_oom(w, l, job);
 		return;
+	}
 	/* the symbols' strings stay while the snapshot copies those it names */
 	symbolizer_hold(l->view.sym);
 	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
