@@ -32,9 +32,12 @@ def make_memory_cgroup(r):
         return cg, "v1"
     for root in ("/sys/fs/cgroup", "/sys/fs/cgroup/unified"):
         try:
-            with open(os.path.join(root, "cgroup.subtree_control")) as f:
+            with open(os.path.join(root, "cgroup.controllers")) as f:
                 if "memory" not in f.read().split():
                     continue
+            with open(os.path.join(root, "cgroup.subtree_control")) as f:
+                if "memory" not in f.read().split():
+                    write(root, "cgroup.subtree_control", "+memory")  # its children get it
         except OSError:
             continue
         cg = os.path.join(root, name)
