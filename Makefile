@@ -464,6 +464,8 @@ DOCDIR         ?= $(PREFIX)/share/doc/memtrace
 BASHCOMPDIR    ?= $(PREFIX)/share/bash-completion/completions
 SYSTEMDUNITDIR ?= $(PREFIX)/lib/systemd/system
 INSTALL        ?= install
+# where the systemd unit's memtraced writes OOM snapshots (--oom-snapshots)
+OOMDIR         ?= /var/lib/memtrace/oom
 INSTALLED := $(SBINDIR)/memtraced $(BINDIR)/memtracectl $(MANDIR)/man8/memtraced.8 \
 	     $(MANDIR)/man1/memtracectl.1 $(BASHCOMPDIR)/memtraced $(BASHCOMPDIR)/memtracectl \
 	     $(SYSTEMDUNITDIR)/memtraced@.service $(SYSTEMDUNITDIR)/memtraced.service
@@ -488,6 +490,7 @@ install: all
 		> $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced.service
 	chmod 0644 $(DESTDIR)$(SYSTEMDUNITDIR)/memtraced.service
 	$(INSTALL) -m 0644 README.md docs/*.md $(DESTDIR)$(DOCDIR)/
+	$(INSTALL) -d -m 0700 $(DESTDIR)$(OOMDIR)
 
 uninstall:
 	rm -f $(addprefix $(DESTDIR),$(INSTALLED))

@@ -395,3 +395,48 @@ int on_process_exit(struct bpf_raw_tracepoint_args *ctx)
 		bpf_map_delete_elem(&targets, &tgid);
 	return 0;
 }
+
+/*
+ * The kernel's OOM killer chose a process (oom:mark_victim, right after it
+ * sent the SIGKILL): if it is a traced one, one control record with its pid
+ * and the time, so that the daemon marks it and keeps what it held before
+ * its exit is seen. The classic tracepoint, read at its first field: pid
+ * comes first in every kernel's format (6.1 passes only the pid; later ones
+ * add the uid, the comm and the memory figures after it), and the program
+ * loads whether or not the tracepoint exists (only the attach needs it).
+ * The killer runs in some task of the cgroup, not always the victim: the
+ * record is written here, not with emit_small (the current task's ids).
+ * A record the ring buffer cannot take counts in oom_lost.
+ */
+volatile __u64 oom_lost;
+
+struct mt_mark_victim_args {
+	__u64 common; /* type, flags, preempt_count, pid of the tracing task */
+	__s32 pid;
+};
+
+SEC("tracepoint/oom/mark_victim")
+int on_oom_victim(struct mt_mark_victim_args *ctx)
+{
+	__u32 tgid = (__u32)ctx->pid;
+	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
+	struct mt_event *ev;
+
+	MT_NO_PRIV_STACK(ctx, &stages_tp);
+	if (!w || w->untraced)
+		return 0;
+	ev = bpf_ringbuf_reserve(&events, sizeof(*ev), 0);
+	if (!ev) {
+		__sync_fetch_and_add(&oom_lost, 1);
+		return 0;
+	}
+	__builtin_memset(ev, 0, sizeof(*ev));
+	ev->kind = MT_EV_OOM;
+	ev->tgid = tgid;
+	ev->tid = (__u32)bpf_get_current_pid_tgid();
+	ev->stack_end = MT_STACK_NONE;
+	ev->flags = event_flags();
+	ev->time_ns = bpf_ktime_get_ns();
+	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	return 0;
+}

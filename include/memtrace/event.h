@@ -92,6 +92,8 @@ enum mt_event_kind {
 				  * objects (dlopen, dlclose; the DWARF walker's probe) */
 	MT_EV_PYALLOC = 9,	 /* a CPython target is about to install an allocator
 				  * (PyMem_SetAllocator...); it is stopped (SIGSTOP) */
+	MT_EV_OOM = 10,		 /* the kernel's OOM killer chose tgid (oom:mark_victim); time_ns
+				  * is when; tid is the task the killer ran in */
 	MT_EV_KIND_COUNT
 };
 
@@ -223,10 +225,13 @@ enum mt_stage {
 /* Slot 0 and kinds 1 to 7 (snapshots carry 8; their names are MT_LOST_KINDS
  * in counters.h, checked against these at compile time); a lost MT_EV_LDSO
  * counts as MT_EV_EXEC, the exec it belongs to, a lost MT_EV_PYALLOC in slot
- * 0: calls that may go untraced. */
+ * 0: calls that may go untraced. A lost MT_EV_OOM is counted apart, in the
+ * BPF global oom_lost (the daemon logs it); slot 0 only names a slot here. */
 #define MT_LOST_SLOTS 8
 #define MT_LOST_SLOT(kind)                                                                         \
-	((kind) == MT_EV_LDSO ? MT_EV_EXEC : (kind) == MT_EV_PYALLOC ? 0 : (kind))
+	((kind) == MT_EV_LDSO				  ? MT_EV_EXEC                             \
+	 : (kind) == MT_EV_PYALLOC || (kind) == MT_EV_OOM ? 0                                      \
+							  : (kind))
 
 /* Value of the "targets" hash map: the exec tracepoint reports only these
  * tgids, and counts their execs here too, so an exec whose ring buffer event

@@ -102,6 +102,20 @@ struct snap_cgroup {
 	struct mt_cgroup_memory m; /* m.version 0: no figures */
 };
 
+/*
+ * The kernel's OOM killer chose the target (section SEC_OOM): when, and what
+ * it held then. Every field a figure, in wire order; killed 0: it was not.
+ */
+struct snap_oom {
+	uint64_t killed;	 /* 1: chosen by the OOM killer (its state: oom-killed) */
+	uint64_t time_ns;	 /* when (the oom:mark_victim tracepoint), since tracing began */
+	uint64_t live_bytes;	 /* its live heap then */
+	uint64_t live_blocks;	 /* its live blocks then */
+	uint64_t resident_bytes; /* its last resident memory sampled; 0 not known */
+	uint64_t cgroup_usage;	 /* its memory cgroup's usage then; 0 not read */
+	uint64_t cgroup_limit;	 /* and limit; 0 not read, UINT64_MAX none */
+};
+
 struct snap_target {
 	uint32_t pid;
 	uint32_t state;	     /* enum snap_target_state */
@@ -119,6 +133,7 @@ struct snap_target {
 	uint64_t started_ns; /* section SEC_TIMELINE_TARGETS: when its tracing began, since tracing
 			      * began (its counters' peak_time_ns is since then) */
 	struct snap_cgroup cgroup; /* section SEC_CGROUP; known = 0 in older snapshots */
+	struct snap_oom oom;	   /* section SEC_OOM: killed = 0 in older snapshots */
 };
 
 struct snap_frame {

@@ -131,6 +131,8 @@ uint32_t proto_request_pid(const struct proto_request *r)
 	switch (r->kind) {
 	case PROTO_STATUS:
 		return r->status.pid;
+	case PROTO_SNAPSHOT:
+		return r->snapshot.pid;
 	case PROTO_REPORT:
 		return r->report.pid;
 	case PROTO_ROWS:

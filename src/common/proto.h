@@ -148,6 +148,9 @@ struct proto_request {
 	int kind; /* enum proto_kind */
 	union {
 		struct proto_status status;
+		/* a snapshot's target: 0 (every one) from the protocol, which sends
+		 * no key; the daemon's own (an OOM kill's snapshot) may name one */
+		struct proto_status snapshot;
 		struct proto_report report;
 		struct proto_rows rows;
 		struct proto_leaks leaks;

@@ -41,6 +41,13 @@ const size_t snap_walker_offsets[SNAP_NWALKER] = {
     offsetof(struct snap_walker, refused),
 };
 
+const size_t snap_oom_offsets[SNAP_NOOM] = {
+    offsetof(struct snap_oom, killed),	       offsetof(struct snap_oom, time_ns),
+    offsetof(struct snap_oom, live_bytes),     offsetof(struct snap_oom, live_blocks),
+    offsetof(struct snap_oom, resident_bytes), offsetof(struct snap_oom, cgroup_usage),
+    offsetof(struct snap_oom, cgroup_limit),
+};
+
 const size_t snap_match_offsets[SNAP_NMATCH] = {
     offsetof(struct snap_match, max_targets),
     offsetof(struct snap_match, traced),

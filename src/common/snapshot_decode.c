@@ -552,6 +552,7 @@ static int (*const section_decoders[])(struct reader *) = {
     [SEC_WALKER] = dec_walker,
     [SEC_CGROUP] = dec_cgroup,
     [SEC_TIMELINE_CGROUP] = dec_timeline_cgroup,
+    [SEC_OOM] = dec_oom,
 };
 
 /*

@@ -108,6 +108,23 @@ int dec_walker(struct reader *r)
 	return 0;
 }
 
+/* Section SEC_OOM: per target a counted list of struct snap_oom's figures (0: not chosen). */
+int dec_oom(struct reader *r)
+{
+	struct snapshot *s = r->d->s;
+	uint64_t count;
+
+	if (rd_varint(r, &count))
+		return -1;
+	if (count != s->ntargets)
+		return dec_fail(r->d, "oom section: %llu entries for %u targets",
+				(unsigned long long)count, s->ntargets);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		if (rd_fields(r, &s->targets[i].oom, snap_oom_offsets, SNAP_NOOM))
+			return -1;
+	return 0;
+}
+
 /* Section SEC_FAMILY: the pid each target was forked from (0: none). */
 int dec_family(struct reader *r)
 {

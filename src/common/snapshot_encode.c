@@ -607,6 +607,7 @@ static void encode_sections(struct encoder *e, const struct snapshot *s, struct 
 		enc_section(out, &body, SEC_CGROUP);
 	}
 	encode_timeline_cgroup(s, &body, out);
+	encode_oom_section(s, &body, out);
 out:
 	free(cgroup_refs);
 	free(error_refs);

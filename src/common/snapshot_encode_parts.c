@@ -263,6 +263,28 @@ void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct 
 	}
 }
 
+/* Section SEC_OOM: per target, its struct snap_oom as a counted list of figures (none when the
+ * OOM killer did not choose it); only in a snapshot where it chose one. */
+void encode_oom_section(const struct snapshot *s, struct wbuf *body, struct wbuf *out)
+{
+	uint32_t i;
+
+	for (i = 0; i < s->ntargets && !s->targets[i].oom.killed; i++)
+		;
+	if (i == s->ntargets)
+		return;
+	enc_varint(body, s->ntargets);
+	for (i = 0; i < s->ntargets; i++) {
+		const struct snap_oom *o = &s->targets[i].oom;
+
+		enc_varint(body, o->killed ? SNAP_NOOM : 0);
+		for (size_t k = 0; o->killed && k < SNAP_NOOM; k++)
+			enc_varint(body,
+				   *(const uint64_t *)((const char *)o + snap_oom_offsets[k]));
+	}
+	enc_section(out, body, SEC_OOM);
+}
+
 /* ---- the deflate sink ---- */
 
 /* zlib's counts are 32 bits: at most a gigabyte at a time */

@@ -162,5 +162,6 @@ void encode_scale_sections(const struct snapshot *s, const uint32_t *row_refs, s
 void encode_timeline_targets(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
 /* Sections SEC_INHERITED-50: what forked children inherited, and whom each was forked from. */
 void encode_family_sections(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
+void encode_oom_section(const struct snapshot *s, struct wbuf *body, struct wbuf *out);
 
 #endif

@@ -73,6 +73,7 @@ int dec_timeline_targets(struct reader *r);
 int dec_walker(struct reader *r);
 int dec_cgroup(struct reader *r);
 int dec_timeline_cgroup(struct reader *r);
+int dec_oom(struct reader *r);
 int dec_scan(struct reader *r);
 int dec_scan_entries(struct reader *r);
 

@@ -49,6 +49,7 @@ enum section {
 	SEC_WALKER = 53,	   /* the stack walker in use, and why */
 	SEC_CGROUP = 54,	   /* each target's cgroup labels and memory cgroup figures */
 	SEC_TIMELINE_CGROUP = 55,  /* the timeline's targets' memory cgroup usage and limit */
+	SEC_OOM = 56,		   /* targets the OOM killer chose, with what they held */
 	SEC_KNOWN
 };
 
@@ -90,6 +91,7 @@ static const char *const section_names[] __attribute__((unused)) = {
     [SEC_WALKER] = "walker",
     [SEC_CGROUP] = "cgroup",
     [SEC_TIMELINE_CGROUP] = "timeline_cgroup",
+    [SEC_OOM] = "oom",
 };
 
 /* A timeline point's live figures in wire order (sections SEC_TIMELINE and SEC_TIMELINE_TARGETS):
@@ -115,6 +117,9 @@ extern const size_t snap_walker_offsets[SNAP_NWALKER];
 /* A target's cgroup strings in section SEC_CGROUP: path, memory_path, unit, container,
  * runtime, pod, why. */
 #define SNAP_CGROUP_STRINGS 7
+/* struct snap_oom's figures in wire order (section SEC_OOM). */
+#define SNAP_NOOM (sizeof(struct snap_oom) / sizeof(uint64_t))
+extern const size_t snap_oom_offsets[SNAP_NOOM];
 
 /* struct snap_scan_figures in wire order (section SEC_SCAN). */
 #define SNAP_NSCAN (sizeof(struct snap_scan_figures) / sizeof(uint64_t))

@@ -43,7 +43,9 @@ struct daemon_settings {
 	 * "default", "chosen", or what the verifier refused before it */
 	int walker;
 	char walker_reason[768];
-	int walker_refused; /* walkers the verifier refused before it */
+	int walker_refused;  /* walkers the verifier refused before it */
+	const char *oom_dir; /* --oom-snapshots: an OOM kill's snapshot goes there; NULL none */
+	uint64_t oom_keep;   /* --oom-keep */
 };
 
 struct daemon {

@@ -29,12 +29,17 @@
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
 #include "daemon/proc/cgpath.h"
+#include "daemon/core/generations.h"
 #include "daemon/proc/linkmap.h"
+#include "daemon/proc/memlimit.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/ptstop.h"
+#include "daemon/serve/oomsnap.h"
+#include "daemon/serve/server.h"
 #include "daemon/symbols/pystacks.h"
 #include "daemon/symbols/symbolize.h"
 #include "daemon/unwind/unwind.h"
+#include "common/proto.h"
 #include "common/util.h"
 #include "memtrace.skel.h"
 
@@ -623,6 +628,70 @@ static void target_pyalloc_event(struct daemon *d, uint32_t tgid)
 	targets_continue(d, (int)tgid);
 }
 
+/*
+ * The kernel's OOM killer chose tgid (oom:mark_victim, at time_ns): its
+ * newest entry is marked (LC_EV_OOM_KILL) and keeps what it held then: its
+ * live heap, its last resident memory sampled and its memory cgroup's usage
+ * and limit, read here, while the process dies. Its exit comes after this
+ * record in the ring buffer's order (the loop drains before it acts on a
+ * pidfd), so its heap is all there; the request worker then builds the
+ * snapshot of that pid and writes it to --oom-snapshots.
+ */
+static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
+{
+	struct target *tg = NULL;
+	const struct tracker_target *tt;
+	const struct resident_target *rt;
+	struct proto_request req;
+	struct oomsnap_job job;
+	char why[256] = "";
+	int i;
+
+	for (i = d->ntargets - 1; i >= 0 && !tg; i--)
+		if (d->targets[i]->pid == (int)tgid)
+			tg = d->targets[i];
+	i++;
+	if (!tg || tg->oom.killed)
+		return;
+	if (lc_next(tg->phase, LC_EV_OOM_KILL) >= 0)
+		lc_step(&tg->phase, LC_EV_OOM_KILL);
+	else if (tg->phase != LC_EXITED)
+		return; /* not traced (being detached, given up): not ours to mark */
+	/* (an exit seen first keeps its phase; the mark still says what ended it) */
+	tg->oom.killed = 1;
+	tg->oom.time_ns = time_ns > d->tracker.start_ns ? time_ns - d->tracker.start_ns : 0;
+	if ((tt = tracker_find_gen(&d->tracker, tg->gen))) {
+		tg->oom.live_bytes = tt->c.live_bytes;
+		tg->oom.live_blocks = tt->c.live_allocations;
+	}
+	if ((rt = resident_get(&d->resident, (uint32_t)i)))
+		tg->oom.resident_bytes = rt->last.resident_bytes;
+	if (memlimit_read(tg->pid, &tg->oom.cgroup_usage, &tg->oom.cgroup_limit, why, sizeof(why)))
+		tg->oom.cgroup_usage = tg->oom.cgroup_limit = 0;
+	if (why[0])
+		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
+			"memory cgroup not read (%s)",
+			tg->pid, (unsigned long long)tg->oom.live_bytes,
+			(unsigned long long)tg->oom.live_blocks, why);
+	else
+		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
+			"memory cgroup at %llu of %llu bytes",
+			tg->pid, (unsigned long long)tg->oom.live_bytes,
+			(unsigned long long)tg->oom.live_blocks,
+			(unsigned long long)tg->oom.cgroup_usage,
+			(unsigned long long)tg->oom.cgroup_limit);
+	if (!d->set.oom_dir)
+		return;
+	proto_request_init(&req, PROTO_SNAPSHOT);
+	req.snapshot.pid = tgid;
+	job = (struct oomsnap_job){.pid = tgid,
+				   .unix_ns = time_realtime_ns(),
+				   .dir = d->set.oom_dir,
+				   .keep = d->set.oom_keep};
+	if (server_oom_snapshot(d->server, &req, &job))
+		log_msg("pid %d: no OOM snapshot: the request worker cannot take it", tg->pid);
+}
+
 void events_control(struct daemon *d, const struct mt_event *ev)
 {
 	switch (ev->kind) {
@@ -643,6 +712,9 @@ void events_control(struct daemon *d, const struct mt_event *ev)
 			target_moved(d, (int)ev->tgid, ev->old_addr == MT_MATCH_MOVED_IN);
 		else
 			target_matched(d, (int)ev->tgid);
+		break;
+	case MT_EV_OOM:
+		target_oom_killed(d, ev->tgid, ev->time_ns);
 		break;
 	}
 }

@@ -37,12 +37,21 @@ static const unsigned char next[LC_PHASES][LC_EVENTS] = {
 	    [LC_EV_DETACH] = LC_DETACHING,
 	    [LC_EV_EXIT] = LC_EXITED,
 	    [LC_EV_STOP] = LC_DETACHED,
+	    [LC_EV_OOM_KILL] = LC_OOM_MARKED,
 	},
     [LC_ATTACHED] =
 	{
 	    [LC_EV_EXEC] = LC_EXECED,
 	    [LC_EV_DETACH] = LC_DETACHING,
 	    [LC_EV_EXIT] = LC_EXITED,
+	    [LC_EV_STOP] = LC_DETACHED,
+	    [LC_EV_OOM_KILL] = LC_OOM_MARKED,
+	},
+    /* killed: no exec can come; its exit ends it as oom-killed */
+    [LC_OOM_MARKED] =
+	{
+	    [LC_EV_EXIT] = LC_OOM_KILLED,
+	    [LC_EV_DETACH] = LC_DETACHING,
 	    [LC_EV_STOP] = LC_DETACHED,
 	},
     [LC_GIVEN_UP] =
@@ -86,6 +95,8 @@ const char *lc_phase_name(enum lc_phase p)
 	    [LC_DETACHED] = "detached",
 	    [LC_EXITED] = "exited",
 	    [LC_EXECED] = "execed",
+	    [LC_OOM_MARKED] = "oom-marked",
+	    [LC_OOM_KILLED] = "oom-killed",
 	};
 
 	return (unsigned)p < LC_PHASES ? names[p] : "?";
@@ -106,6 +117,7 @@ const char *lc_event_name(enum lc_event ev)
 	    [LC_EV_DRAINED] = "drained",
 	    [LC_EV_EXIT] = "exit",
 	    [LC_EV_STOP] = "stop",
+	    [LC_EV_OOM_KILL] = "oom-kill",
 	};
 
 	return (unsigned)ev < LC_EVENTS ? names[ev] : "?";
@@ -117,11 +129,13 @@ int lc_snap_state(enum lc_phase p)
 	case LC_RESOLVING:
 	case LC_ATTACHED:
 	case LC_DETACHING:
+	case LC_OOM_MARKED: /* its last events are its own; shown oom-killed (SEC_OOM) */
 		return SNAP_TARGET_ATTACHED;
 	case LC_GIVEN_UP:
 	case LC_DETACHED:
 		return SNAP_TARGET_DETACHED;
 	case LC_EXITED:
+	case LC_OOM_KILLED:
 		return SNAP_TARGET_EXITED;
 	case LC_EXECED:
 		return SNAP_TARGET_EXECED;
@@ -142,7 +156,7 @@ bool lc_settling(enum lc_phase p)
 
 bool lc_ended(enum lc_phase p)
 {
-	return p == LC_DETACHED || p == LC_EXITED || p == LC_EXECED;
+	return p == LC_DETACHED || p == LC_EXITED || p == LC_EXECED || p == LC_OOM_KILLED;
 }
 
 bool lc_attach_hold(enum lc_phase p, bool children_traced)

@@ -14,21 +14,24 @@
 #include <stdbool.h>
 
 enum lc_phase {
-	LC_NEW,	      /* an entry just made: nothing done yet */
-	LC_ATTACHING, /* a running process: its allocator read, its probes being placed */
-	LC_EXEC_HELD, /* stopped at its exec by the BPF programs (a --comm/--exe match),
-		       * being attached there: its libraries are not mapped yet */
-	LC_RESOLVING, /* traced, but the allocator of the program it runs is not
-		       * resolved yet (after an exec, or attached at one): held in its
-		       * ld.so, or tried again on the drain tick */
-	LC_ATTACHED,  /* traced */
-	LC_DETACHING, /* its probes are off; the ring buffer is being drained of what
-		       * it did until then */
-	LC_GIVEN_UP,  /* its new program could not be traced: probes off, its exit
-		       * still watched (target_give_up) */
-	LC_DETACHED,  /* no longer traced: detached, or its attach failed */
-	LC_EXITED,    /* its process exited */
-	LC_EXECED,    /* its process executed a new program: a newer entry traces it */
+	LC_NEW,	       /* an entry just made: nothing done yet */
+	LC_ATTACHING,  /* a running process: its allocator read, its probes being placed */
+	LC_EXEC_HELD,  /* stopped at its exec by the BPF programs (a --comm/--exe match),
+			* being attached there: its libraries are not mapped yet */
+	LC_RESOLVING,  /* traced, but the allocator of the program it runs is not
+			* resolved yet (after an exec, or attached at one): held in its
+			* ld.so, or tried again on the drain tick */
+	LC_ATTACHED,   /* traced */
+	LC_DETACHING,  /* its probes are off; the ring buffer is being drained of what
+			* it did until then */
+	LC_GIVEN_UP,   /* its new program could not be traced: probes off, its exit
+			* still watched (target_give_up) */
+	LC_DETACHED,   /* no longer traced: detached, or its attach failed */
+	LC_EXITED,     /* its process exited */
+	LC_EXECED,     /* its process executed a new program: a newer entry traces it */
+	LC_OOM_MARKED, /* the kernel's OOM killer chose it (oom:mark_victim): dying, killed
+			* (SIGKILL sent); still traced until its exit is seen */
+	LC_OOM_KILLED, /* its process was killed by the OOM killer and exited */
 	LC_PHASES
 };
 
@@ -48,6 +51,8 @@ enum lc_event {
 	LC_EV_DRAINED,	     /* the drain after the detach is done */
 	LC_EV_EXIT,	     /* its process exited (pidfd readable, or gone at its fork) */
 	LC_EV_STOP,	     /* the daemon stops */
+	LC_EV_OOM_KILL,	     /* the OOM killer chose its process (the tracepoint's control
+			      * record; after the exit when that came first) */
 	LC_EVENTS
 };
 

@@ -83,7 +83,8 @@ static void view_target_of(const void *targets, int k, struct view_target *out)
 				    .alloc = tg->alloc,
 				    .alloc_path = target_alloc_path(tg),
 				    .attach_ns = tg->attach_ns,
-				    .end_ns = tg->end_ns};
+				    .end_ns = tg->end_ns,
+				    .oom = &tg->oom};
 }
 
 static void service_view(void *ctx, struct daemon_view *v)

@@ -44,6 +44,7 @@
 #include "daemon/proc/sampler.h"
 #include "daemon/serve/metrics_http.h"
 #include "daemon/serve/notify.h"
+#include "daemon/serve/oomsnap.h"
 #include "daemon/serve/server.h"
 #include "daemon/serve/service.h"
 #include "daemon/symbols/pystacks.h"
@@ -110,6 +111,8 @@ static int daemon_init(struct daemon *d, const struct options *o)
 	d->set.match_comm = o->match_comm;
 	d->set.match_exe = o->match_exe;
 	/* a cgroup's: matches_cgroup_start */
+	d->set.oom_dir = o->oom_dir;
+	d->set.oom_keep = o->oom_keep;
 	if ((o->match_comm || o->match_exe) &&
 	    asprintf(&d->set.match_what, "%s %s", o->match_comm ? "--comm" : "--exe",
 		     o->match_comm ? o->match_comm : o->match_exe) < 0)
@@ -295,6 +298,11 @@ int main(int argc, char **argv)
 			return 1;
 		}
 	}
+	if (o.oom_dir && oomsnap_check_dir(o.oom_dir, err, sizeof(err))) {
+		log_msg("%s", err);
+		free(cgroup);
+		return 2; /* a bad argument, as the options' */
+	}
 	if (o.pid && (rc = process_check_pid(o.pid))) {
 		log_msg("cannot attach to pid %d: %s", o.pid, process_check_reason(rc));
 		return 1;
@@ -381,6 +389,10 @@ int main(int argc, char **argv)
 	if (o.realtime)
 		loop_realtime(); /* this thread only: not the lanes, not children */
 	rc = run_loop(&d, sigfd, timerfd);
+	if (probes_oom_lost(d.skel))
+		log_msg("%llu OOM kills of traced processes were not marked: the ring buffer was "
+			"full",
+			(unsigned long long)probes_oom_lost(d.skel));
 	if (d.skel->bss->inflight_spills)
 		log_msg("%llu allocator calls kept their in-flight record in task storage: "
 			"their thread's slot was held by another thread's call",

@@ -85,6 +85,11 @@ static void usage(FILE *f)
 	    "                             once (default 64, at most 1000); matches past it\n"
 	    "                             are not traced, counted (matches_over_limit) and\n"
 	    "                             logged\n"
+	    "      --oom-snapshots DIR    when the kernel's OOM killer kills a traced process,\n"
+	    "                             write a snapshot of what it had live to\n"
+	    "                             DIR/oom-PID-TIME.mts (written off the drain)\n"
+	    "      --oom-keep N           keep the newest N oom-* snapshots in DIR, remove\n"
+	    "                             older ones (default 16; 0: keep all)\n"
 	    "      --realtime             drain the ring buffer at real-time priority\n"
 	    "                             (SCHED_FIFO 1; requests are still served at nice 10)\n"
 	    "      --check                load every BPF program in every configuration\n"
@@ -126,7 +131,9 @@ int parse_options(int argc, char **argv, struct options *o)
 		OPT_REALTIME,
 		OPT_UNWIND_MEMORY,
 		OPT_CHECK,
-		OPT_JSON
+		OPT_JSON,
+		OPT_OOM_SNAPSHOTS,
+		OPT_OOM_KEEP
 	};
 	static const struct option longopts[] = {
 	    {"pid", required_argument, NULL, 'p'},
@@ -151,6 +158,8 @@ int parse_options(int argc, char **argv, struct options *o)
 	    {"unwind-memory", required_argument, NULL, OPT_UNWIND_MEMORY},
 	    {"check", no_argument, NULL, OPT_CHECK},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"oom-snapshots", required_argument, NULL, OPT_OOM_SNAPSHOTS},
+	    {"oom-keep", required_argument, NULL, OPT_OOM_KEEP},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -169,6 +178,7 @@ int parse_options(int argc, char **argv, struct options *o)
 	o->client_timeout_s = 10;
 	o->max_live_blocks = o->max_stacks = UNSET;
 	o->temporary_threshold = 1;
+	o->oom_keep = 16;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, "+p:s:hV", longopts, NULL)) != -1) {
 		switch (c) {
@@ -277,6 +287,15 @@ int parse_options(int argc, char **argv, struct options *o)
 			break;
 		case OPT_JSON:
 			o->json = 1;
+			break;
+		case OPT_OOM_SNAPSHOTS:
+			if (!optarg[0])
+				return usage_error("--oom-snapshots takes a folder", NULL);
+			o->oom_dir = optarg;
+			break;
+		case OPT_OOM_KEEP:
+			if (parse_u64(optarg, 1000000, &o->oom_keep))
+				return usage_error("--oom-keep takes 0 to 1000000", optarg);
 			break;
 		case OPT_MAX_TARGETS:
 			if (parse_u64(optarg, 1000, &o->max_targets) || !o->max_targets)

@@ -30,6 +30,8 @@ struct options {
 	int stack_walker_given; /* --stack-walker given (not the default) */
 	int check;		/* --check: load every configuration's programs, then exit */
 	int json;		/* --check --json */
+	const char *oom_dir;	/* --oom-snapshots: where an OOM kill's snapshot goes, or NULL */
+	uint64_t oom_keep;	/* --oom-keep: oom-* files kept there (0: all) */
 };
 
 /* Parse argv into o; 0, or the exit code (2) after a one-line message.

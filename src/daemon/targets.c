@@ -684,8 +684,10 @@ void target_exited(struct daemon *d, int i)
 		log_msg("pid %d exited with status %d; its data stays readable", tg->pid,
 			WEXITSTATUS(tg->exit_status));
 	else if (tg->exit_status >= 0 && WIFSIGNALED(tg->exit_status))
-		log_msg("pid %d was killed by signal %d; its data stays readable", tg->pid,
-			WTERMSIG(tg->exit_status));
+		log_msg("pid %d was killed by signal %d%s; its data stays readable", tg->pid,
+			WTERMSIG(tg->exit_status), tg->oom.killed ? " (the OOM killer)" : "");
+	else if (tg->oom.killed)
+		log_msg("pid %d was killed by the OOM killer; its data stays readable", tg->pid);
 	else
 		log_msg("pid %d exited; its data stays readable", tg->pid);
 }

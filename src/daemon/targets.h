@@ -15,6 +15,7 @@
 #include "daemon/attach/probes.h"
 #include "daemon/lifecycle.h"
 #include "memtrace/event.h"
+#include "memtrace/snapshot.h"
 
 struct daemon;
 
@@ -49,6 +50,9 @@ struct target {
 	/* exited before we could watch it: what it inherited leaves its heap
 	 * once its events (queued behind its fork) are all applied */
 	bool release_pending;
+	/* the OOM killer chose it (events.c, target_oom_killed): when, and what it
+	 * held then; killed = 0 otherwise */
+	struct snap_oom oom;
 };
 
 /* A new entry for pid in d->targets; returns its index. An entry does not

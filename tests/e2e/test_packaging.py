@@ -171,13 +171,18 @@ def test_install_destdir(r):
             if stat.S_IMODE(os.stat(path).st_mode) != mode:
                 raise Fail(f"{path[len(root):]} has mode {oct(os.stat(path).st_mode)}, "
                            f"expected {oct(mode)}")
+        oom = "--oom-snapshots /var/lib/memtrace/oom"
         with open(unit) as f:
-            if f"ExecStart={prefix}/sbin/memtraced --pid %i" not in f.read():
+            if f"ExecStart={prefix}/sbin/memtraced {oom} --pid %i" not in f.read():
                 raise Fail(f"the installed unit does not run {prefix}/sbin/memtraced")
         with open(f"{base}/lib/systemd/system/{IDLE_UNIT}") as f:
-            if f"ExecStart={prefix}/sbin/memtraced\n" not in f.read():
+            if f"ExecStart={prefix}/sbin/memtraced {oom}\n" not in f.read():
                 raise Fail(f"the idle unit does not run {prefix}/sbin/memtraced without a "
                            "target")
+        oomdir = f"{root}/var/lib/memtrace/oom"
+        if not os.path.isdir(oomdir) or stat.S_IMODE(os.stat(oomdir).st_mode) != 0o700:
+            raise Fail("make install did not make /var/lib/memtrace/oom (mode 0700), the "
+                       "units' --oom-snapshots folder")
 
     with r.part("version_help"):
         out = must([sbin, "--version"], "memtraced --version")
@@ -334,7 +339,7 @@ def test_deb(r):
                          "./usr/share/man/man8/memtraced.8.gz",
                          "./usr/share/man/man1/memtracectl.1.gz",
                          "./usr/share/bash-completion/completions/memtracectl",
-                         "./usr/share/doc/memtrace/copyright"):
+                         "./usr/share/doc/memtrace/copyright", "./var/lib/memtrace/oom/"):
                 if f" {path}" not in listing:
                     raise Fail(f"the package has no {path}")
         if deb is None:
@@ -388,7 +393,8 @@ def test_deb(r):
                                 f"/lib/systemd/system/{UNIT}",
                                 f"/lib/systemd/system/{IDLE_UNIT}",
                                 "/usr/share/man/man8/memtraced.8.gz",
-                                "/usr/share/doc/memtrace") if os.path.exists(p)]
+                                "/usr/share/doc/memtrace", "/var/lib/memtrace")
+                    if os.path.exists(p)]
             if left:
                 raise Fail(f"left behind after purge: {', '.join(left)}")
     finally:

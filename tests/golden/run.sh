@@ -134,6 +134,14 @@ check cgroup.stats.json text $f stats --json
 check cgroup.pprof hash $f report --format pprof
 check cgroup.timeline.pid text $f timeline --pid 24417
 check cgroup.timeline.pid.json text $f timeline --pid 24417 --json
+
+# an OOM kill's mark (section SEC_OOM): oom.mts, the snapshot --oom-snapshots wrote when
+# tests/e2e/oomhog.c was killed in a 64 MiB memory cgroup
+f=oom.mts
+check oom.status text $f status
+check oom.status.json text $f status --json
+check oom.stats.json text $f stats --json
+check oom.report text $f report --top 1
 for by in function line stack; do
 	check_diff diff.by-$by --by $by
 	check_diff diff.by-$by.json --by $by --format json

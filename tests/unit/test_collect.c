@@ -458,7 +458,25 @@ TEST(test_metrics)
 	CHECK(has_line(&b, line));
 	CHECK(!strstr((const char *)b.data, "matches_over_limit")); /* not whole-host */
 	CHECK(!strstr((const char *)b.data, "stack_walker"));	    /* not said */
+	CHECK(has_line(&b, "memtrace_oom_kills_total 0"));
 	buf_free(&b);
+	/* the OOM killer chose b: counted, and its state says so */
+	{
+		struct snap_oom oom = {.killed = 1, .live_bytes = 7};
+
+		f.targets[2].oom = &oom;
+		metrics_render(&f.v, &b);
+		buf_put(&b, "", 1);
+		b.len--;
+		CHECK(has_line(&b, "# TYPE memtrace_oom_kills_total counter"));
+		CHECK(has_line(&b, "memtrace_oom_kills_total 1"));
+		snprintf(line, sizeof(line),
+			 "memtrace_target_state{pid=\"%u\",command=\"b\",state=\"oom-killed\"} 1",
+			 PID_B);
+		CHECK(has_line(&b, line));
+		f.targets[2].oom = NULL;
+		buf_free(&b);
+	}
 	/* the stack walker and why, in Prometheus and in snapshots */
 	f.v.walker =
 	    (struct snap_walker){.name = "fp",

@@ -47,6 +47,11 @@ static const struct {
     {LC_DETACHING, LC_EV_DRAINED, LC_DETACHED},
     {LC_DETACHING, LC_EV_EXEC, LC_EXECED},
     {LC_DETACHING, LC_EV_STOP, LC_DETACHED},
+    {LC_RESOLVING, LC_EV_OOM_KILL, LC_OOM_MARKED},
+    {LC_ATTACHED, LC_EV_OOM_KILL, LC_OOM_MARKED},
+    {LC_OOM_MARKED, LC_EV_EXIT, LC_OOM_KILLED},
+    {LC_OOM_MARKED, LC_EV_DETACH, LC_DETACHING},
+    {LC_OOM_MARKED, LC_EV_STOP, LC_DETACHED},
 };
 
 static int allowed_to(enum lc_phase from, enum lc_event ev)
@@ -101,6 +106,7 @@ TEST(every_other_transition_refused)
 		CHECK(lc_next(LC_DETACHED, (enum lc_event)e) == -1);
 		CHECK(lc_next(LC_EXITED, (enum lc_event)e) == -1);
 		CHECK(lc_next(LC_EXECED, (enum lc_event)e) == -1);
+		CHECK(lc_next(LC_OOM_KILLED, (enum lc_event)e) == -1);
 	}
 	CHECK(lc_next(LC_PHASES, LC_EV_EXIT) == -1);
 	CHECK(lc_next(LC_ATTACHED, LC_EVENTS) == -1);
@@ -142,13 +148,16 @@ TEST(phases_as_snapshots_show_them)
 	CHECK_EQ_U64(lc_snap_state(LC_DETACHED), SNAP_TARGET_DETACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_EXITED), SNAP_TARGET_EXITED);
 	CHECK_EQ_U64(lc_snap_state(LC_EXECED), SNAP_TARGET_EXECED);
+	CHECK_EQ_U64(lc_snap_state(LC_OOM_MARKED), SNAP_TARGET_ATTACHED);
+	CHECK_EQ_U64(lc_snap_state(LC_OOM_KILLED), SNAP_TARGET_EXITED);
 	/* a leak scan waits for the allocator, and only for it */
 	for (int p = 0; p < LC_PHASES; p++)
 		CHECK(lc_settling((enum lc_phase)p) == (p == LC_EXEC_HELD || p == LC_RESOLVING));
 	for (int p = 0; p < LC_PHASES; p++)
 		CHECK(lc_ended((enum lc_phase)p) ==
-		      (p == LC_DETACHED || p == LC_EXITED || p == LC_EXECED));
+		      (p == LC_DETACHED || p == LC_EXITED || p == LC_EXECED || p == LC_OOM_KILLED));
 	CHECK_STR(lc_phase_name(LC_EXEC_HELD), "exec-held");
+	CHECK_STR(lc_phase_name(LC_OOM_KILLED), "oom-killed");
 	CHECK_STR(lc_event_name(LC_EV_PROBES_PLACED), "probes-placed");
 }
 
@@ -341,6 +350,33 @@ TEST(exit_at_each_phase)
 	CHECK(lc_next(LC_EXECED, LC_EV_EXIT) == -1);
 }
 
+/* The OOM killer chooses a traced process (oom:mark_victim, a control record
+ * in the ring buffer before its exit): it is marked while it dies, still
+ * traced (its last events are its own), and its exit ends it as oom-killed,
+ * which nothing moves again. One being detached, or ended already, is not
+ * moved (the daemon keeps the figures of an ended one's mark). */
+TEST(oom_kill_then_exit)
+{
+	static const enum lc_event evs[] = {LC_EV_ATTACH, LC_EV_PROBES_PLACED, LC_EV_OOM_KILL,
+					    LC_EV_EXIT};
+	enum lc_phase p = walk(LC_NEW, evs, 3);
+
+	CHECK_EQ_U64(p, LC_OOM_MARKED);
+	CHECK(lc_traced(p) && !lc_ended(p));
+	CHECK(lc_next(p, LC_EV_EXEC) == -1); /* killed: no exec comes */
+	CHECK(lc_next(p, LC_EV_OOM_KILL) == -1);
+	lc_step(&p, LC_EV_EXIT);
+	CHECK_EQ_U64(p, LC_OOM_KILLED);
+	CHECK(!lc_traced(p) && lc_ended(p));
+	CHECK_EQ_U64(walk(LC_NEW, evs, 4), LC_OOM_KILLED);
+	/* a new program still resolving is marked as well */
+	CHECK(lc_next(LC_RESOLVING, LC_EV_OOM_KILL) == LC_OOM_MARKED);
+	CHECK(lc_next(LC_DETACHING, LC_EV_OOM_KILL) == -1);
+	CHECK(lc_next(LC_EXITED, LC_EV_OOM_KILL) == -1);
+	CHECK(lc_next(LC_GIVEN_UP, LC_EV_OOM_KILL) == -1);
+	CHECK_STR(lc_event_name(LC_EV_OOM_KILL), "oom-kill");
+}
+
 /* The daemon stops. SIGTERM: every entry still traced is detached. SIGKILL
  * while a process is held at its exec or in its ld.so: the daemon decides
  * nothing more, the BPF keeper continues the process; what the daemon had
@@ -350,7 +386,8 @@ TEST(daemon_stops)
 	for (int p = 0; p < LC_PHASES; p++) {
 		enum lc_stop_action a = lc_on_stop((enum lc_phase)p);
 
-		if (p == LC_RESOLVING || p == LC_ATTACHED || p == LC_DETACHING) {
+		if (p == LC_RESOLVING || p == LC_ATTACHED || p == LC_DETACHING ||
+		    p == LC_OOM_MARKED) {
 			enum lc_phase q = (enum lc_phase)p;
 
 			CHECK_EQ_U64(a, LC_STOP_DETACH);

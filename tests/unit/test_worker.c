@@ -15,6 +15,7 @@
 #include "daemon/ingest/evqueue.h"
 #include "daemon/ingest/ingest.h"
 #include "daemon/serve/collect.h"
+#include "daemon/serve/oomsnap.h"
 #include "daemon/serve/scan.h"
 #include "daemon/serve/service.h"
 #include "daemon/serve/worker.h"
@@ -22,6 +23,7 @@
 #include "common/util.h"
 #include "unit.h"
 
+#include <dirent.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
@@ -392,6 +394,76 @@ TEST(worker_scan_deadline)
 	CHECK(!ingest_frozen(&in));
 	check_applied_in_order();
 	stop();
+}
+
+/* The oom-*.mts file in dir, read whole into *bytes: its length, or 0. */
+static size_t oom_file(const char *dir, uint8_t **bytes)
+{
+	char path[4200] = "";
+	struct dirent *e;
+	size_t len = 0;
+	DIR *dp = opendir(dir);
+	FILE *f;
+
+	while (dp && (e = readdir(dp)))
+		if (!strncmp(e->d_name, "oom-", 4))
+			snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+	if (dp)
+		closedir(dp);
+	*bytes = NULL;
+	if (!path[0] || !(f = fopen(path, "rb")))
+		return 0;
+	*bytes = xmalloc(1 << 20);
+	len = fread(*bytes, 1, 1 << 20, f);
+	fclose(f);
+	unlink(path);
+	return len;
+}
+
+/* An OOM kill's snapshot goes to a file, not to a client, built on a frozen core as any
+ * snapshot; one still queued when the worker stops is written then. */
+TEST(worker_oom_file)
+{
+	char tmpl[] = "/tmp/memtrace-worker-oom-XXXXXX", err[256];
+	const char *dir = mkdtemp(tmpl);
+	struct oomsnap_job j = {.pid = PID, .unix_ns = 1765000000000000000ull, .keep = 4};
+	struct proto_request r;
+	struct snapshot s;
+	uint8_t *bytes;
+	size_t len = 0;
+	int spins = 0;
+
+	CHECK(dir != NULL);
+	if (!dir)
+		return;
+	j.dir = dir;
+	start();
+	for (int i = 0; i < 4; i++)
+		fake_drain();
+	proto_request_init(&r, PROTO_SNAPSHOT);
+	r.snapshot.pid = PID;
+	replies = 0;
+	CHECK(!worker_submit_oom(w, &r, &j));
+	while (!(len = oom_file(dir, &bytes)) && spins++ < 20000)
+		loop_once();
+	CHECK(len > 0);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == 0);
+	CHECK(s.events_received >= 20); /* what was drained before it */
+	snapshot_free(&s);
+	free(bytes);
+	CHECK_EQ_U64(replies, 0); /* no client */
+	while (ingest_frozen(&in) && spins++ < 20000)
+		loop_once();
+	check_applied_in_order();
+	/* the worker stops before the lane could build it: written as it stops */
+	CHECK(!worker_submit_oom(w, &r, &j));
+	stop();
+	len = oom_file(dir, &bytes);
+	CHECK(len > 0);
+	CHECK(snapshot_decode(bytes, len, &s, err, sizeof(err)) == 0);
+	snapshot_free(&s);
+	free(bytes);
+	rmdir(dir);
 }
 
 UNIT_MAIN()

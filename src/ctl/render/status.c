@@ -200,6 +200,32 @@ static void json_probe_sites(struct json_writer *w, const struct snap_target *t)
 	json_end_array(w);
 }
 
+/* The OOM killer's mark (section SEC_OOM): when, and what the target held then. */
+static void json_oom(struct json_writer *w, const struct snap_oom *o)
+{
+	json_key(w, "oom");
+	json_begin_object(w);
+	json_kv_double(w, "time", ns_to_seconds(o->time_ns));
+	json_kv_u64(w, "live_bytes", o->live_bytes);
+	json_kv_u64(w, "live_blocks", o->live_blocks);
+	json_key(w, "resident_bytes");
+	if (o->resident_bytes)
+		json_u64(w, o->resident_bytes);
+	else
+		json_null(w);
+	json_key(w, "cgroup_usage_bytes");
+	if (o->cgroup_limit)
+		json_u64(w, o->cgroup_usage);
+	else
+		json_null(w);
+	json_key(w, "cgroup_limit_bytes"); /* null: not read, or no limit */
+	if (o->cgroup_limit && o->cgroup_limit != UINT64_MAX)
+		json_u64(w, o->cgroup_limit);
+	else
+		json_null(w);
+	json_end_object(w);
+}
+
 static void json_target(struct json_writer *w, const struct snapshot *s, uint32_t i,
 			int with_counters)
 {
@@ -209,7 +235,7 @@ static void json_target(struct json_writer *w, const struct snapshot *s, uint32_
 	json_begin_object(w);
 	json_kv_u64(w, "pid", t->pid);
 	json_kv_string(w, "command", t->command);
-	json_kv_string(w, "state", snap_target_state_name(t->state));
+	json_kv_string(w, "state", t->oom.killed ? "oom-killed" : snap_target_state_name(t->state));
 	json_key(w, "exit_code");
 	if (exited && WIFEXITED(t->exit_status))
 		json_u64(w, (uint64_t)WEXITSTATUS(t->exit_status));
@@ -229,6 +255,8 @@ static void json_target(struct json_writer *w, const struct snapshot *s, uint32_
 		json_probe_sites(w, t);
 	json_kv_double(w, "traced_seconds", ns_to_seconds(t->traced_ns));
 	render_json_target_cgroup(w, t);
+	if (t->oom.killed)
+		json_oom(w, &t->oom);
 	if (with_counters) {
 		json_key(w, "counters");
 		json_begin_object(w);
@@ -379,7 +407,7 @@ static void json_stats(struct json_writer *w, const struct snapshot *s,
 
 static void text_state(char *dst, size_t len, const struct snap_target *t)
 {
-	const char *name = snap_target_state_name(t->state);
+	const char *name = t->oom.killed ? "oom-killed" : snap_target_state_name(t->state);
 
 	if (t->state != SNAP_TARGET_EXITED || t->exit_status < 0)
 		snprintf(dst, len, "%s", name);
@@ -423,6 +451,37 @@ static void text_match(struct buf *b, const struct snapshot *s)
 			   "warning: %" PRIu64 " matching processes were not traced: --max-targets "
 			   "were traced already (matches_over_limit)\n",
 			   m->over_limit);
+}
+
+/* "pid 123 oom-killed at 12.3s of tracing: live 61.2 MiB in 62 blocks, resident 63.0 MiB;
+ * memory cgroup 64.0 MiB of 64.0 MiB limit (... bytes)": resident is the last sample, if any */
+static void text_oom(struct buf *b, const struct snap_target *t)
+{
+	const struct snap_oom *o = &t->oom;
+	char when[64], live[32], rss[32], use[32], lim[32];
+
+	if (!o->killed)
+		return;
+	format_duration(when, sizeof(when), o->time_ns);
+	format_bytes(live, sizeof(live), o->live_bytes);
+	buf_printf(b, "pid %" PRIu32 " oom-killed at %s of tracing: live %s in %" PRIu64 " blocks",
+		   t->pid, when, live, o->live_blocks);
+	if (o->resident_bytes) {
+		format_bytes(rss, sizeof(rss), o->resident_bytes);
+		buf_printf(b, ", resident %s", rss);
+	}
+	if (!o->cgroup_limit) {
+		buf_printf(b, "; memory cgroup not read\n");
+		return;
+	}
+	format_bytes(use, sizeof(use), o->cgroup_usage);
+	if (o->cgroup_limit == UINT64_MAX) {
+		buf_printf(b, "; memory cgroup %s, no limit\n", use);
+		return;
+	}
+	format_bytes(lim, sizeof(lim), o->cgroup_limit);
+	buf_printf(b, "; memory cgroup %s of %s limit (%" PRIu64 " of %" PRIu64 " bytes)\n", use,
+		   lim, o->cgroup_usage, o->cgroup_limit);
 }
 
 static void text_status(struct buf *b, const struct snapshot *s)
@@ -498,6 +557,8 @@ static void text_status(struct buf *b, const struct snapshot *s)
 	}
 	for (uint32_t i = 0; i < s->ntargets; i++)
 		render_text_target_cgroup_line(b, &s->targets[i]);
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		text_oom(b, &s->targets[i]);
 }
 
 static void text_stats(struct buf *b, const struct snapshot *s, const struct snapshot *stacks)

@@ -203,7 +203,17 @@ static struct memtrace_bpf *load_walker(const struct bpf_options *o, struct walk
 		memtrace_bpf__destroy(skel);
 		return NULL;
 	}
+	/* OOM kills marked (oom:mark_victim) where the kernel has the tracepoint */
+	skel->links.on_oom_victim = bpf_program__attach(skel->progs.on_oom_victim);
+	if (!skel->links.on_oom_victim)
+		log_msg("no oom:mark_victim tracepoint (%s): OOM kills show as plain exits",
+			strerror(errno));
 	return skel;
+}
+
+uint64_t probes_oom_lost(const struct memtrace_bpf *skel)
+{
+	return skel->bss->oom_lost;
 }
 
 struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_loaded *out, char *err,

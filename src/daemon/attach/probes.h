@@ -66,6 +66,8 @@ int probes_ringbuf_fd(struct memtrace_bpf *skel);
 
 /* Events lost, summed over CPUs, by slot (0: no inflight record, then kind). */
 int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
+/* OOM kill records the ring buffer could not take (bpf/control.bpf.h). */
+uint64_t probes_oom_lost(const struct memtrace_bpf *skel);
 
 /* What one link probes: the same key in a new program is the same probe. */
 struct probe_key {

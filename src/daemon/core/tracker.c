@@ -741,8 +741,9 @@ void tracker_event(struct tracker *t, const void *data, size_t len)
 		for (uint32_t i = 0; i < t->ntargets; i++)
 			addrmap_free(&t->targets[i].freed);
 	}
-	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO || ev->kind == MT_EV_PYALLOC)
-		return; /* a process to attach to or to resolve: the daemon's business */
+	if (ev->kind == MT_EV_MATCH || ev->kind == MT_EV_LDSO || ev->kind == MT_EV_PYALLOC ||
+	    ev->kind == MT_EV_OOM)
+		return; /* a process to attach to, to resolve or to mark: the daemon's business */
 	tt = tracker_find_target(t, ev->tgid);
 	if (!tt) {
 		t->events_foreign++;

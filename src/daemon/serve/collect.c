@@ -132,6 +132,8 @@ static void fill_target(const struct daemon_view *v, const struct view_target *t
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
 	if (tg->alloc)
 		allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
+	if (tg->oom)
+		out->oom = *tg->oom;
 }
 
 /*
@@ -532,7 +534,7 @@ static int collect_kind(const struct daemon_view *v, const struct stack_ends *en
 		return -1;
 	switch (r->kind) {
 	case PROTO_SNAPSHOT: /* every stack that allocated, every block, ages */
-		collect_stacks(v, ends, 0, MT_SORT_COUNT, 0, 1, 1, s);
+		collect_stacks(v, ends, r->snapshot.pid, MT_SORT_COUNT, 0, 1, 1, s);
 		break;
 	case PROTO_REPORT:
 		collect_stacks(v, ends, r->report.pid, r->report.sort, r->report.top,

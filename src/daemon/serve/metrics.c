@@ -192,6 +192,21 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 			   "# TYPE memtrace_matches_over_limit_total counter\n"
 			   "memtrace_matches_over_limit_total %llu\n",
 			   (unsigned long long)d->match.over_limit);
+	{
+		unsigned long long kills = 0;
+
+		for (int i = 0; i < d->ntargets; i++) {
+			const struct view_target tg = view_target(d, i);
+
+			kills += tg.oom && tg.oom->killed;
+		}
+		buf_printf(b,
+			   "# HELP memtrace_oom_kills_total Traced processes the kernel's OOM "
+			   "killer chose (oom:mark_victim).\n"
+			   "# TYPE memtrace_oom_kills_total counter\n"
+			   "memtrace_oom_kills_total %llu\n",
+			   kills);
+	}
 	for (size_t m = 0; m < MT_NCOUNTERS; m++) {
 		const struct mt_counter_desc *desc = &mt_counter_descs[m];
 
@@ -225,6 +240,8 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 		put_label_value(b, tg.command);
 		buf_printf(b, "\"");
 		put_cgroup_labels(b, d, i);
-		buf_printf(b, ",state=\"%s\"} 1\n", snap_target_state_name((uint32_t)tg.state));
+		buf_printf(b, ",state=\"%s\"} 1\n",
+			   tg.oom && tg.oom->killed ? "oom-killed"
+						    : snap_target_state_name((uint32_t)tg.state));
 	}
 }

@@ -309,6 +309,14 @@ static struct worker *get_worker(struct server *srv)
 	return srv->worker;
 }
 
+int server_oom_snapshot(struct server *srv, const struct proto_request *r,
+			const struct oomsnap_job *j)
+{
+	struct worker *w = srv ? get_worker(srv) : NULL;
+
+	return w ? worker_submit_oom(w, r, j) : -1;
+}
+
 /* Requests that change the core: they wait for a freeze to end. */
 static int changes_core(const struct proto_request *req)
 {

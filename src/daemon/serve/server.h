@@ -35,4 +35,12 @@ struct worker *server_worker(const struct server *srv);
  * that waited for that, then let the worker freeze again. */
 void server_resume(struct server *srv);
 
+/* Hand an OOM kill's snapshot (r: a snapshot of its pid) to the request
+ * worker, started if need be, which writes it to j's file (oomsnap.h).
+ * 0, or -1 (no worker, or too many waiting). */
+struct oomsnap_job;
+struct proto_request;
+int server_oom_snapshot(struct server *srv, const struct proto_request *r,
+			const struct oomsnap_job *j);
+
 #endif

@@ -40,6 +40,7 @@ struct view_target {
 	const char *alloc_path;	       /* which allocator, or NULL */
 	uint64_t attach_ns;	       /* CLOCK_MONOTONIC when tracing began */
 	uint64_t end_ns;	       /* when it exited, or 0 */
+	const struct snap_oom *oom;    /* the OOM killer's mark (killed 0: none), or NULL */
 };
 
 /* The daemon's state as a request reads it. */

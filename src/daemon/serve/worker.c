@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "daemon/serve/collect.h"
+#include "daemon/serve/oomsnap.h"
 #include "daemon/serve/scan.h"
 #include "daemon/serve/service.h"
 #include "daemon/serve/worker.h"
@@ -39,6 +40,7 @@ struct job {
 	struct proto_request req;
 	char *body; /* what came after the request line (a scan's suppressions), or NULL */
 	size_t body_len;
+	struct oomsnap_job *oom; /* an OOM kill's snapshot, for a file (no client), or NULL */
 };
 
 /* A reply frame for the loop to send. */
@@ -233,20 +235,65 @@ static void reply(struct worker *w, const struct job *job, struct snapshot *snap
 	post(w, job, frame, PROTO_REPLY_HEADER + len);
 }
 
+/* An OOM kill's snapshot (built already when built): encoded, written to its file, logged. */
+static void write_oom(struct snapshot *snap, int built, const struct oomsnap_job *j, char *err,
+		      size_t errlen)
+{
+	char path[4200], why[4400];
+	uint8_t *bytes = NULL;
+	size_t len = 0;
+
+	if (built && snapshot_encode(snap, &bytes, &len))
+		snprintf(err, errlen, "cannot encode the snapshot");
+	if (built)
+		snapshot_free(snap);
+	if (!bytes) {
+		log_msg("pid %u: no OOM snapshot: %s", j->pid, err);
+		return;
+	}
+	if (oomsnap_write(j, bytes, len, path, sizeof(path), why, sizeof(why)))
+		log_msg("pid %u: no OOM snapshot: %s; tracing goes on", j->pid, why);
+	else
+		log_msg("pid %u: OOM snapshot written to %s (%zu bytes)", j->pid, path, len);
+	free(bytes);
+}
+
+/* The worker stops before job, an OOM kill's snapshot, could freeze the core: back to the front
+ * of its queue, for worker_free to write once the lanes are gone (the job is then the queue's). */
+static void requeue_oom(struct worker *w, struct lane *l, struct job *job)
+{
+	pthread_mutex_lock(&w->lock);
+	if (l->count < WORKER_MAX_QUEUED) {
+		l->head = (l->head + WORKER_MAX_QUEUED - 1) % WORKER_MAX_QUEUED;
+		l->queue[l->head] = *job;
+		l->count++;
+		job->oom = NULL;
+	}
+	pthread_mutex_unlock(&w->lock);
+	if (job->oom)
+		log_msg("pid %u: no OOM snapshot: the daemon stopped first", job->oom->pid);
+}
+
 static void serve(struct worker *w, struct lane *l, struct job *job)
 {
 	struct snapshot snap;
 	char err[256];
 	int built;
 
-	if (freeze(w, l))
+	if (freeze(w, l)) {
+		if (job->oom)
+			requeue_oom(w, l, job);
 		return;
+	}
 	/* the symbols' strings stay while the snapshot copies those it names */
 	symbolizer_hold(l->view.sym);
 	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
 	symbolizer_release(l->view.sym);
 	thaw(w, l);
-	reply(w, job, &snap, built, err, sizeof(err));
+	if (job->oom)
+		write_oom(&snap, built, job->oom, err, sizeof(err));
+	else
+		reply(w, job, &snap, built, err, sizeof(err));
 }
 
 /* ---- scans: the freezes a scan asks for, from its lane (scan.h) ----------- */
@@ -369,17 +416,43 @@ static void *worker_main(void *arg)
 		else
 			serve(w, l, &job);
 		free(job.body);
+		free(job.oom);
 	}
 	return NULL;
 }
 
 /* ---- the loop thread ------------------------------------------------------ */
 
+/* OOM snapshots still queued when the worker stops are written now, on the
+ * loop's thread, which no longer drains: nothing else reads the core. */
+static void write_queued_oom(struct worker *w)
+{
+	struct lane *l = &w->lanes[LANE_WHOLE];
+
+	for (unsigned k = 0; k < l->count; k++) {
+		struct job *job = &l->queue[(l->head + k) % WORKER_MAX_QUEUED];
+		struct daemon_view view;
+		struct snapshot snap;
+		char err[256];
+		int built;
+
+		if (!job->oom)
+			continue;
+		w->svc->view(w->svc->ctx, &view);
+		view.sym_lock = &w->sym_lock;
+		built = !collect_snapshot(&view, w->ends, &job->req, &snap, err, sizeof(err));
+		write_oom(&snap, built, job->oom, err, sizeof(err));
+	}
+}
+
 static void worker_free(struct worker *w)
 {
+	write_queued_oom(w);
 	for (int i = 0; i < NLANES; i++)
-		for (unsigned k = 0; k < w->lanes[i].count; k++)
+		for (unsigned k = 0; k < w->lanes[i].count; k++) {
 			free(w->lanes[i].queue[(w->lanes[i].head + k) % WORKER_MAX_QUEUED].body);
+			free(w->lanes[i].queue[(w->lanes[i].head + k) % WORKER_MAX_QUEUED].oom);
+		}
 	for (size_t i = 0; i < w->ndone; i++)
 		free(w->done[i].frame);
 	free(w->done);
@@ -466,7 +539,7 @@ int worker_submit(struct worker *w, int slot, uint64_t serial, const struct prot
 	pthread_mutex_lock(&w->lock);
 	if (l->count < WORKER_MAX_QUEUED) {
 		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] =
-		    (struct job){slot, serial, *r, body, body_len};
+		    (struct job){slot, serial, *r, body, body_len, NULL};
 		body = NULL;
 		l->count++;
 		pthread_cond_broadcast(&w->cond);
@@ -507,6 +580,29 @@ static void grant(struct worker *w)
 	for (int i = 0; i < NLANES; i++)
 		if (w->lanes[i].grant_pending)
 			grant_lane(w, &w->lanes[i]);
+}
+
+int worker_submit_oom(struct worker *w, const struct proto_request *r, const struct oomsnap_job *j)
+{
+	struct lane *l;
+	int rc = -1;
+
+	if (!w)
+		return -1;
+	l = &w->lanes[LANE_WHOLE];
+	pthread_mutex_lock(&w->lock);
+	if (l->count < WORKER_MAX_QUEUED) {
+		struct oomsnap_job *copy = xmalloc(sizeof(*copy));
+
+		*copy = *j;
+		l->queue[(l->head + l->count) % WORKER_MAX_QUEUED] =
+		    (struct job){-1, 0, *r, NULL, 0, copy};
+		l->count++;
+		pthread_cond_broadcast(&w->cond);
+		rc = 0;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return rc;
 }
 
 void worker_resume(struct worker *w)

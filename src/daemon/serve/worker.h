@@ -82,6 +82,16 @@ struct worker *worker_start(const struct service *svc, struct stack_ends *ends,
 int worker_submit(struct worker *w, int slot, uint64_t serial, const struct proto_request *r,
 		  char *body, size_t body_len);
 
+/*
+ * Hand an OOM kill's snapshot (r: a snapshot of its pid) to the whole lane,
+ * which builds it on a frozen core as any snapshot and writes it to j's file
+ * (oomsnap.h) instead of a client; one log line says where, or why not.
+ * One still queued when the worker stops is written then. 0, or -1 when
+ * too many wait.
+ */
+struct oomsnap_job;
+int worker_submit_oom(struct worker *w, const struct proto_request *r, const struct oomsnap_job *j);
+
 /* Ingest caught up after a thaw: a freeze a lane waits for is granted now. */
 void worker_resume(struct worker *w);
 
