@@ -31,7 +31,7 @@
 #include "daemon/proc/cgpath.h"
 #include "daemon/core/generations.h"
 #include "daemon/proc/linkmap.h"
-#include "daemon/proc/memlimit.h"
+#include "daemon/proc/cgroup.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/ptstop.h"
 #include "daemon/serve/oomsnap.h"
@@ -644,7 +644,9 @@ static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
 	const struct resident_target *rt;
 	struct proto_request req;
 	struct oomsnap_job job;
-	char why[256] = "";
+	struct mt_cgroup_labels labels;
+	struct mt_cgroup_memory mem;
+	char why[256] = "", mem_why[256] = "";
 	int i;
 
 	for (i = d->ntargets - 1; i >= 0 && !tg; i--)
@@ -666,8 +668,15 @@ static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
 	}
 	if ((rt = resident_get(&d->resident, (uint32_t)i)))
 		tg->oom.resident_bytes = rt->last.resident_bytes;
-	if (memlimit_read(tg->pid, &tg->oom.cgroup_usage, &tg->oom.cgroup_limit, why, sizeof(why)))
-		tg->oom.cgroup_usage = tg->oom.cgroup_limit = 0;
+	/* read now: the process is dying, and its cgroup may go with it */
+	if (!cgroup_read(tg->pid, &labels, &mem, mem_why, sizeof(mem_why), why, sizeof(why))) {
+		if (mem.version != MT_CGROUP_NONE && (mem.have & 3) == 3) {
+			tg->oom.cgroup_usage = mem.f.usage_bytes;
+			tg->oom.cgroup_limit = mem.f.limit_bytes;
+		} else {
+			snprintf(why, sizeof(why), "%s", mem_why[0] ? mem_why : "no memory cgroup");
+		}
+	}
 	if (why[0])
 		log_msg("pid %d was chosen by the OOM killer: %llu live bytes in %llu blocks; "
 			"memory cgroup not read (%s)",

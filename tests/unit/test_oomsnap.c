@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
- * Unit tests of what an OOM kill leaves (issue 33): the memory cgroup's
- * limit files as text (src/daemon/proc/memlimit.c), this process's own
- * cgroup read as the daemon reads a victim's, and the --oom-snapshots
+ * Unit tests of what an OOM kill leaves (issue 33): a memory cgroup (this
+ * process's own) read as the daemon reads a victim's, and the --oom-snapshots
  * files (src/daemon/serve/oomsnap.c): a folder checked at start, a file
  * written whole under its name, the oldest oom-* pruned beyond --oom-keep,
  * nothing left behind when the folder cannot take it. No root.
@@ -15,41 +14,25 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#include "daemon/proc/memlimit.h"
+#include "daemon/proc/cgroup.h"
 #include "daemon/serve/oomsnap.h"
 #include "unit.h"
 
-TEST(limit_text)
-{
-	uint64_t v = 0;
-
-	CHECK(memlimit_parse("67108864\n", &v) == 0);
-	CHECK_EQ_U64(v, 67108864);
-	CHECK(memlimit_parse("max\n", &v) == 0); /* v2: none */
-	CHECK_EQ_U64(v, MEMLIMIT_NONE);
-	/* v1's "none": LONG_MAX rounded down to a page */
-	CHECK(memlimit_parse("9223372036854771712\n", &v) == 0);
-	CHECK_EQ_U64(v, MEMLIMIT_NONE);
-	CHECK(memlimit_parse("0", &v) == 0);
-	CHECK_EQ_U64(v, 0);
-	CHECK(memlimit_parse("", &v) == -1);
-	CHECK(memlimit_parse("12k", &v) == -1);
-	CHECK(memlimit_parse("-", &v) == -1);
-}
-
-/* Our own cgroup: figures where the host has them, else one line why; a pid that is
- * not there always fails. */
+/* Our own cgroup, read as the daemon reads a victim's: figures where the host has them,
+ * else the reason; a pid that is not there always fails. */
 TEST(own_cgroup)
 {
-	uint64_t usage = 0, limit = 0;
-	char err[256] = "";
+	struct mt_cgroup_labels labels;
+	struct mt_cgroup_memory mem;
+	char why[256] = "", err[256] = "";
 
-	if (memlimit_read(getpid(), &usage, &limit, err, sizeof(err)) == 0)
-		CHECK(limit > 0);
+	CHECK(cgroup_read(getpid(), &labels, &mem, why, sizeof(why), err, sizeof(err)) == 0);
+	if (mem.version != MT_CGROUP_NONE)
+		CHECK(mem.f.limit_bytes > 0);
 	else
-		CHECK(err[0] && !strchr(err, '\n'));
-	CHECK(memlimit_read(0x3fffff, &usage, &limit, err, sizeof(err)) == -1);
-	CHECK(strstr(err, "/proc/4194303/cgroup") != NULL);
+		CHECK(why[0] && !strchr(why, '\n'));
+	CHECK(cgroup_read(0x3fffff, &labels, &mem, why, sizeof(why), err, sizeof(err)) < 0);
+	CHECK(err[0] && !strchr(err, '\n'));
 }
 
 static char *tmp_folder(void)
