@@ -69,10 +69,10 @@ static void put_cgroup_labels(struct buf *b, const struct daemon_view *d, int i)
 }
 
 static void put_target_labels(struct buf *b, const char *name, const struct daemon_view *d, int i,
-			      const struct view_target *tg)
+			      const struct view_target *vt)
 {
-	buf_printf(b, "%s{pid=\"%d\",command=\"", name, tg->pid);
-	put_label_value(b, tg->command);
+	buf_printf(b, "%s{pid=\"%d\",command=\"", name, vt->pid);
+	put_label_value(b, vt->command);
 	buf_printf(b, "\"");
 	put_cgroup_labels(b, d, i);
 	buf_printf(b, "}");
@@ -90,14 +90,14 @@ static void metrics_cgroup(const struct daemon_view *d, struct buf *b)
 		int header = 0;
 
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct view_target tg = view_target(d, i);
+			const struct view_target vt = view_target(d, i);
 			const struct resident_target *rt =
 			    resident_get_cgroup(d->resident, (uint32_t)i);
 			int dup = 0;
 			uint64_t v;
 
 			if (!rt || !rt->labels || !rt->cg.version || !(rt->cg.have & (1u << m)) ||
-			    tg.state != SNAP_TARGET_ATTACHED || superseded(d, i))
+			    vt.state != SNAP_TARGET_ATTACHED || superseded(d, i))
 				continue;
 			for (int k = 0; k < i && !dup; k++) {
 				const struct resident_target *o =
@@ -142,12 +142,12 @@ static void metrics_resident(const struct daemon_view *d, struct buf *b)
 					      "began (or the last reset-peak).",
 			   name);
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct view_target tg = view_target(d, i);
+			const struct view_target vt = view_target(d, i);
 			const struct resident_target *rt = resident_get(d->resident, (uint32_t)i);
 
-			if (!rt || tg.state != SNAP_TARGET_ATTACHED || superseded(d, i))
+			if (!rt || vt.state != SNAP_TARGET_ATTACHED || superseded(d, i))
 				continue;
-			put_target_labels(b, name, d, i, &tg);
+			put_target_labels(b, name, d, i, &vt);
 			buf_printf(b, " %llu\n",
 				   (unsigned long long)(m < MT_NRESIDENT
 							    ? mt_resident_get(&rt->last, m)
@@ -196,9 +196,9 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 		unsigned long long kills = 0;
 
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct view_target tg = view_target(d, i);
+			const struct view_target vt = view_target(d, i);
 
-			kills += tg.oom && tg.oom->killed;
+			kills += vt.oom && vt.oom->killed;
 		}
 		buf_printf(b,
 			   "# HELP memtrace_oom_kills_total Traced processes the kernel's OOM "
@@ -213,8 +213,8 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 		buf_printf(b, "# HELP %s %s\n# TYPE %s %s\n", desc->prometheus, desc->help,
 			   desc->prometheus, desc->prometheus_type);
 		for (int i = 0; i < d->ntargets; i++) {
-			const struct view_target tg = view_target(d, i);
-			const struct tracker_target *tt = tracker_find_gen(d->tracker, tg.gen);
+			const struct view_target vt = view_target(d, i);
+			const struct tracker_target *tt = tracker_find_gen(d->tracker, vt.gen);
 			uint64_t v = 0;
 
 			if (superseded(d, i))
@@ -222,7 +222,7 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 
 			if (tt)
 				v = mt_counter_get(&tt->c, m);
-			put_target_labels(b, desc->prometheus, d, i, &tg);
+			put_target_labels(b, desc->prometheus, d, i, &vt);
 			if (desc->unit == MT_UNIT_NS)
 				buf_printf(b, " %.9f\n", (double)v / 1e9);
 			else
@@ -234,14 +234,14 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 	buf_printf(b, "# HELP memtrace_target_state 1 for the state each target is in.\n"
 		      "# TYPE memtrace_target_state gauge\n");
 	for (int i = 0; i < d->ntargets; i++) {
-		const struct view_target tg = view_target(d, i);
+		const struct view_target vt = view_target(d, i);
 
-		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", tg.pid);
-		put_label_value(b, tg.command);
+		buf_printf(b, "memtrace_target_state{pid=\"%d\",command=\"", vt.pid);
+		put_label_value(b, vt.command);
 		buf_printf(b, "\"");
 		put_cgroup_labels(b, d, i);
 		buf_printf(b, ",state=\"%s\"} 1\n",
-			   tg.oom && tg.oom->killed ? "oom-killed"
-						    : snap_target_state_name((uint32_t)tg.state));
+			   vt.oom && vt.oom->killed ? "oom-killed"
+						    : snap_target_state_name((uint32_t)vt.state));
 	}
 }

@@ -79,18 +79,18 @@ static int newest(const struct daemon_view *v, int pid)
 	return found;
 }
 
-static int scannable(const struct view_target *tg, char *err, size_t errlen)
+static int scannable(const struct view_target *vt, char *err, size_t errlen)
 {
-	if (tg->state != SNAP_TARGET_ATTACHED) {
+	if (vt->state != SNAP_TARGET_ATTACHED) {
 		snprintf(err, errlen, "pid %d is %s: a scan needs a traced process that runs",
-			 tg->pid, snap_target_state_name((uint32_t)tg->state));
+			 vt->pid, snap_target_state_name((uint32_t)vt->state));
 		return 0;
 	}
-	if (tg->settling) {
+	if (vt->settling) {
 		snprintf(err, errlen,
 			 "pid %d is starting a new program (its allocator is not probed yet); try "
 			 "again in a moment",
-			 tg->pid);
+			 vt->pid);
 		return 0;
 	}
 	return 1;
@@ -113,23 +113,23 @@ static int pick_targets(const struct scan_core *core, const struct proto_scan *s
 	t = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*t));
 	if (sc->pid) {
 		int k = newest(v, (int)sc->pid);
-		struct view_target tg = k >= 0 ? view_target(v, k) : (struct view_target){0};
+		struct view_target vt = k >= 0 ? view_target(v, k) : (struct view_target){0};
 
 		if (k < 0) {
 			snprintf(err, errlen, "pid %u is not traced", sc->pid);
 			rc = -1;
-		} else if (!scannable(&tg, err, errlen)) {
+		} else if (!scannable(&vt, err, errlen)) {
 			rc = -1;
 		} else {
-			t[(*n)++] = (struct scan_target){.pid = tg.pid, .gen = tg.gen};
+			t[(*n)++] = (struct scan_target){.pid = vt.pid, .gen = vt.gen};
 		}
 	} else {
 		for (int k = 0; k < v->ntargets; k++) {
-			const struct view_target tg = view_target(v, k);
+			const struct view_target vt = view_target(v, k);
 			char ignored[8];
 
-			if (newest(v, tg.pid) == k && scannable(&tg, ignored, sizeof(ignored)))
-				t[(*n)++] = (struct scan_target){.pid = tg.pid, .gen = tg.gen};
+			if (newest(v, vt.pid) == k && scannable(&vt, ignored, sizeof(ignored)))
+				t[(*n)++] = (struct scan_target){.pid = vt.pid, .gen = vt.gen};
 		}
 		if (!*n) {
 			snprintf(err, errlen, "no traced process is running");
@@ -319,12 +319,12 @@ static int copy_blocks(const struct daemon_view *v, struct scan_target *t, struc
 		       size_t *room, uint32_t *n, char *err, size_t errlen)
 {
 	int k = newest(v, t->pid);
-	const struct view_target tg = k >= 0 ? view_target(v, k) : (struct view_target){0};
+	const struct view_target vt = k >= 0 ? view_target(v, k) : (struct view_target){0};
 	const struct tracker_target *tt = tracker_find_gen(v->tracker, t->gen);
 	struct copy c = {.v = *out, .cap = *room, .room = room};
 
-	if (k < 0 || tg.gen != t->gen || !tt || !scannable(&tg, err, errlen)) {
-		if (k >= 0 && tg.gen != t->gen)
+	if (k < 0 || vt.gen != t->gen || !tt || !scannable(&vt, err, errlen)) {
+		if (k >= 0 && vt.gen != t->gen)
 			snprintf(err, errlen, "pid %d executed a new program", t->pid);
 		else if (k < 0 || !tt)
 			snprintf(err, errlen, "pid %d is no longer traced", t->pid);
