@@ -100,7 +100,9 @@ def check_own(st, pid, want, what):
     bad = [f"{k}={t['counters'][k]} (expected {want[k]})" for k in OWN
            if t["counters"][k] != want[k]]
     if bad:
-        raise Fail(f"{what} (pid {pid}): " + "; ".join(bad))
+        raise Fail(f"{what} (pid {pid}): " + "; ".join(bad) +
+                   f" (events lost: {st.get('events_lost')}, by kind "
+                   f"{st.get('events_lost_by_kind')})")
 
 
 def test_cgroup_match(r):
