@@ -124,7 +124,8 @@ HTML_ASSETS := html_d3_selection_js=$(HTML_NPM)/d3-selection/dist/d3-selection.m
 	       html_flamegraph_css=$(HTML_NPM)/d3-flame-graph/dist/d3-flamegraph.css \
 	       html_report_js=src/ctl/render/html/report.js html_report_css=src/ctl/render/html/report.css \
 	       html_memory_js=src/ctl/render/html/memory.js html_memory_css=src/ctl/render/html/memory.css \
-	       html_pid_js=src/ctl/render/html/pid.js
+	       html_pid_js=src/ctl/render/html/pid.js \
+	       html_cgroup_js=src/ctl/render/html/cgroup.js html_cgroup_css=src/ctl/render/html/cgroup.css
 
 $(O)/npm/.installed: src/ctl/render/html/package.json src/ctl/render/html/package-lock.json | $(O)
 	mkdir -p $(O)/npm && cp src/ctl/render/html/package.json src/ctl/render/html/package-lock.json $(O)/npm/

@@ -12,7 +12,7 @@ must say so and fall back to the v1 memory cgroup, not fail. The cgroups are rem
 import urllib.request
 
 from harness import *  # noqa: F401,F403
-from test_outputs import free_port
+from test_outputs import chromium, free_port
 
 MIB = 1 << 20
 V1_MEMORY = "/sys/fs/cgroup/memory"
@@ -370,3 +370,35 @@ def test_cgroup_container_labels(r):
         stop_all(r)
         remove_cgroup(r, cg)
         remove_cgroup(r, parent)
+
+
+def test_cgroup_html(r):
+    """The HTML report of tests/golden/cgroup.mts (frag in a 64 MiB v1 memory cgroup), opened
+    in headless Chromium: each target of the list names its cgroup, and with --pid a chart of
+    its memory cgroup's usage and limit has a point for every point the file read them at."""
+    snap = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "golden", "cgroup.mts")
+    pid = "24417"
+    tl = json.loads(subprocess.run([r.memtracectl, "--from", snap, "timeline", "--json", "--pid",
+                                    pid], capture_output=True, text=True, check=True).stdout)
+    want = [p for p in tl["points"] if p.get("cgroup_usage_bytes") is not None]
+    page = os.path.join(r.tmp, "cgroup.html")
+    subprocess.run([r.memtracectl, "--from", snap, "report", "--format", "html", "-o", page,
+                    "--pid", pid], check=True, capture_output=True)
+    dom, console = chromium(r, page, "--dump-dom", "cgroup")
+    with r.part("page"):
+        if console:
+            raise Fail(f"the page logged to the console: {one_line(console[0])[:300]}")
+    with r.part("labels"):
+        labels = re.findall(r'<span class="cgroup">([^<]*)</span>', dom)
+        if not labels or not all("cgroup /" in l for l in labels):
+            raise Fail(f"the targets' cgroup labels: {labels}")
+    with r.part("chart"):
+        if not want:
+            raise Fail("timeline --pid --json gives no cgroup figures to compare with")
+        usage = re.search(r'<polyline class="cgroup-usage" points="([^"]*)"', dom)
+        limit = re.search(r'<polyline class="cgroup-limit" points="([^"]*)"', dom)
+        if not usage or len(usage.group(1).split()) != len(want):
+            raise Fail(f"the usage line has {usage and len(usage.group(1).split())} points, "
+                       f"the file {len(want)}")
+        if not limit or "64.0 MiB" not in dom:
+            raise Fail("no limit line, or the 64 MiB limit is not said")

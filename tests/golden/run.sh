@@ -134,6 +134,7 @@ check cgroup.stats.json text $f stats --json
 check cgroup.pprof hash $f report --format pprof
 check cgroup.timeline.pid text $f timeline --pid 24417
 check cgroup.timeline.pid.json text $f timeline --pid 24417 --json
+check cgroup.html.pid hash $f report --format html --pid 24417
 
 # an OOM kill's mark (section SEC_OOM): oom.mts, the snapshot --oom-snapshots wrote when
 # tests/e2e/oomhog.c was killed in a 64 MiB memory cgroup

@@ -24,10 +24,11 @@
 #include <stdlib.h>
 
 extern const unsigned char html_d3_selection_js[], html_flamegraph_js[], html_flamegraph_css[],
-    html_report_js[], html_report_css[], html_memory_js[], html_memory_css[], html_pid_js[];
+    html_report_js[], html_report_css[], html_memory_js[], html_memory_css[], html_pid_js[],
+    html_cgroup_js[], html_cgroup_css[];
 extern const size_t html_d3_selection_js_len, html_flamegraph_js_len, html_flamegraph_css_len,
     html_report_js_len, html_report_css_len, html_memory_js_len, html_memory_css_len,
-    html_pid_js_len;
+    html_pid_js_len, html_cgroup_js_len, html_cgroup_css_len;
 
 /* Copy JSON into a <script> element: '<' only occurs in strings, where \u003c
  * means the same and cannot close the element. */
@@ -150,6 +151,68 @@ static void json_resident(struct json_writer *w, const struct snapshot *s, const
 	json_end_object(w);
 }
 
+/* Some target's cgroup was read: the page gets cgroup.js (older snapshots' pages stay as
+ * they were). */
+static int has_cgroups(const struct snapshot *s)
+{
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		if (s->targets[i].cgroup.known)
+			return 1;
+	return 0;
+}
+
+/* A target's labels, "cgroup": {path, unit, container, runtime, pod}, when read. */
+static void json_target_cgroup(struct json_writer *w, const struct snap_cgroup *c)
+{
+	if (!c->known || !c->path)
+		return;
+	json_key(w, "cgroup");
+	json_begin_object(w);
+	json_kv_string(w, "path", c->path);
+	json_kv_string(w, "unit", c->unit);
+	json_kv_string(w, "container", c->container);
+	json_kv_string(w, "runtime", c->runtime);
+	json_kv_string(w, "pod", c->pod);
+	json_end_object(w);
+}
+
+/*
+ * "cgroup": the memory cgroup of the series' pid over time, {path, points:
+ * [seconds, usage, limit or null]} of the points that read it (a pid's
+ * series only: the targets of every pid may be in several cgroups).
+ */
+static void json_series_cgroup(struct json_writer *w, const struct snapshot *s,
+			       const struct series *v)
+{
+	const char *path = NULL;
+
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		if (s->targets[i].pid == v->pid && s->targets[i].cgroup.known)
+			path = s->targets[i].cgroup.memory_path ? s->targets[i].cgroup.memory_path
+								  : s->targets[i].cgroup.path;
+	json_key(w, "cgroup");
+	json_begin_object(w);
+	json_kv_string(w, "path", path ? path : "?");
+	json_key(w, "points");
+	json_begin_array(w);
+	for (uint32_t i = 0; i < v->npoints; i++) {
+		const struct snap_figures *f = &v->points[i].total;
+
+		if (!f->has_cgroup)
+			continue;
+		json_begin_array(w);
+		json_double(w, ns_to_seconds(v->points[i].time_ns));
+		json_u64(w, f->cgroup_usage_bytes);
+		if (f->cgroup_limit_bytes == MT_CGROUP_NO_LIMIT)
+			json_null(w);
+		else
+			json_u64(w, f->cgroup_limit_bytes);
+		json_end_array(w);
+	}
+	json_end_array(w);
+	json_end_object(w);
+}
+
 static void json_data(struct json_writer *w, const struct snapshot *s, const struct series *v,
 		      const struct render_opts *o)
 {
@@ -181,6 +244,7 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 		json_kv_u64(w, "pid", s->targets[i].pid);
 		json_kv_string(w, "command", s->targets[i].command);
 		json_kv_string(w, "state", snap_target_state_name(s->targets[i].state));
+		json_target_cgroup(w, &s->targets[i].cgroup);
 		json_end_object(w);
 	}
 	json_end_array(w);
@@ -229,6 +293,8 @@ static void json_data(struct json_writer *w, const struct snapshot *s, const str
 	json_end_array(w);
 	if (v->resident)
 		json_resident(w, s, v);
+	if (v->pid && v->cgroup)
+		json_series_cgroup(w, s, v);
 	json_end_object(w);
 	strtab_free(&m.names);
 	strtab_free(&m.sites);
@@ -243,6 +309,7 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	struct buf json = {0};
 	struct series v;
 	const char *why;
+	int cgroups = has_cgroups(s);
 
 	/* memory over time of the pid asked for; of every target when the snapshot cannot say */
 	if (!o->pid || series_build(&v, s, o->pid, &why))
@@ -264,6 +331,8 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	buf_put(out, html_report_css, html_report_css_len);
 	if (v.resident)
 		buf_put(out, html_memory_css, html_memory_css_len);
+	if (cgroups)
+		buf_put(out, html_cgroup_css, html_cgroup_css_len);
 	buf_printf(out, "</style>\n</head>\n<body>\n<main id=\"report\">"
 			"<noscript>This report needs JavaScript.</noscript></main>\n"
 			"<script type=\"application/json\" id=\"memtrace-data\">");
@@ -284,6 +353,10 @@ void render_html(struct buf *out, const struct snapshot *s, const struct render_
 	if (v.pid) {
 		buf_printf(out, "\n</script>\n<script>\n");
 		buf_put(out, html_pid_js, html_pid_js_len);
+	}
+	if (cgroups) {
+		buf_printf(out, "\n</script>\n<script>\n");
+		buf_put(out, html_cgroup_js, html_cgroup_js_len);
 	}
 	buf_printf(out, "\n</script>\n</body>\n</html>\n");
 	series_free(&v);
