@@ -501,10 +501,10 @@ uninstall:
 DEB_SRC := $(O)/deb/memtrace-$(VERSION)
 # What dpkg-buildpackage needs beyond the build's own packages (debian/control's
 # Build-Depends: debhelper-compat (= 13) is debhelper's)
-DEB_PACKAGES := debhelper dpkg-dev fakeroot
+DEBBUILD_PACKAGES := debhelper dpkg-dev fakeroot
 
 deb: deps-build
-	@tests/install-deps.sh $(DEB_PACKAGES)
+	@tests/install-deps.sh $(DEBBUILD_PACKAGES)
 	rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
 	tar -cf - --exclude=./build --exclude=./.git --exclude='./$(O)' . | tar -xf - -C $(DEB_SRC)
 	cp -r packaging/debian $(DEB_SRC)/debian
