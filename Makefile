@@ -77,6 +77,9 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
+# a real container (tests/e2e/test_container.py): podman with runc, its root filesystem built by
+# debootstrap from the machine's Debian mirror (no image registry)
+DEB_PACKAGES += podman runc debootstrap
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: bench-fork bench-replay bench-scan check-kernels e2e-progs tests-build
@@ -171,6 +174,8 @@ E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
 E2E_PROGS += $(O)/tests/libplugin.so $(O)/tests/heapscale
 $(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
+# the workload of a real container: static, it runs in any root file system (test_container.py)
+$(O)/tests/ctalloc: LDLIBS_E2E := -static
 $(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
 $(O)/tests/%: tests/e2e/%.cc | $(O)/tests
