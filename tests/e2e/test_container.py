@@ -7,7 +7,7 @@ container's cgroup and labels it with the container.
 
 Setup, cached: the root file system and a podman store (--root) imported from it live under
 CACHE_DIR (MEMTRACE_CONTAINER_CACHE, default /var/cache/memtrace-containers), made once per
-machine under a lock (debootstrap 41 s here, the import 5 s); podman's run-time state
+machine under a lock (debootstrap 29-41 s here, the import 5 s); podman's run-time state
 (--runroot, tmp_dir) is under /run, private to these tests. Its settings (a CONTAINERS_CONF
 file) are those that work on hosts like these, Debian 12 with hybrid cgroups and root
 without CAP_SYS_RESOURCE: runc (crun refuses hybrid mode), ulimits within the hard limits
