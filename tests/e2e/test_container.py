@@ -24,7 +24,8 @@ Two ways, one container each, with --memory 64m:
   --cgroup /libpod_parent/libpod-<id> (the container's v2 cgroup, from /proc/PID/cgroup): it
   allocates on SIGUSR1 and its counters equal what it printed, exactly.
 Both: the target's cgroup names the container (its 64 hex id), runtime podman, nspid 1, the
-memory limit 64 MiB; a process outside the container (cgalloc on the host) is not a target.
+memory limit 64 MiB; a process outside the container (cgalloc on the host) is not a target;
+the daemon exits 0 on SIGTERM (in the sanitizer build, a finding is another status).
 The container, its cgroups and libpod_parent (in each hierarchy, when empty) go after."""
 
 import fcntl
@@ -309,6 +310,17 @@ def show_status(r, pid, ident, sock):
     print(f"    status: {line}", flush=True)
 
 
+def stop_daemon(r, daemon):
+    """SIGTERM: it detaches and exits 0 (a sanitizer's finding is another status)."""
+    if daemon is None:
+        raise Fail("memtraced was not started")
+    if daemon.poll() is None:
+        daemon.send_signal(signal.SIGTERM)
+    rc = r.wait_exit(daemon, "memtraced after SIGTERM", r.daemon_exit_budget())
+    if rc != 0:
+        raise Fail(f"memtraced exited {rc} on SIGTERM, expected 0")
+
+
 def test_container_podman(r):
     root = unified_root()
     if root is None:
@@ -386,16 +398,17 @@ def test_container_podman(r):
                     if "cgroup" in l or f"pid {pid}" in l and "attached" in l:
                         print(f"    log: {l.rstrip()}", flush=True)
         pm.run("rm", "-f", "-t", "0", name, check=False)
-        if daemon is not None and daemon.poll() is None:
-            daemon.send_signal(signal.SIGTERM)
-            r.wait_exit(daemon, "memtraced after SIGTERM", r.daemon_exit_budget())
+        with r.part("from_start_exit"):
+            stop_daemon(r, daemon)
 
         # a daemon already running, told the container's own cgroup
+        daemon = None
         name = f"memtrace-e2e-{os.getpid()}-attach"
         names.append(name)
         sock = r.sock + ".2"
         with r.part("attach"):
-            r.start_daemon("--sample-interval", "200", sock=sock, tag="memtraced-attach")
+            daemon = r.start_daemon("--sample-interval", "200", sock=sock,
+                                    tag="memtraced-attach")
             ident, pid, v2, log = start_container(r, pm, name, "--wait")
             log_line(pm, name, log, "ready ")
             rc, out, err = r.ctl("attach", "--cgroup", v2, sock=sock)
@@ -413,6 +426,9 @@ def test_container_podman(r):
                 raise Fail(", ".join(bad))
             outside_not_traced(r, outside.pid, sock)
             show_status(r, pid, ident, sock)
+        pm.run("rm", "-f", "-t", "0", name, check=False)
+        with r.part("attach_exit"):
+            stop_daemon(r, daemon)
     finally:
         for name in names:
             try:
