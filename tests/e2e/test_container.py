@@ -142,7 +142,16 @@ def ensure_image(pm):
             raise Fail(f"{tool} is not installed (make deps installs podman, runc, debootstrap)")
     os.makedirs(CACHE_DIR, exist_ok=True)
     with open(os.path.join(CACHE_DIR, "lock"), "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)  # another run making it: wait for it
+        end = deadline_after((DEBOOTSTRAP_S + 150) * SLOW)
+        while True:  # another run making it: wait for it, within what it may take
+            try:
+                fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() > end:
+                    raise Fail(f"{CACHE_DIR}/lock: another run held it for "
+                               f"{(DEBOOTSTRAP_S + 150) * SLOW:.0f} s") from None
+                time.sleep(0.5)
         if pm.run("image", "exists", IMAGE, check=False).returncode == 0:
             return "cached"
         done = []
@@ -155,7 +164,8 @@ def ensure_image(pm):
             started = time.monotonic()
             try:
                 rc, out = run_bounded(["debootstrap", "--variant=minbase", SUITE, partial,
-                                       mirror], DEBOOTSTRAP_S, f"debootstrap {SUITE} from {mirror}")
+                                       mirror], DEBOOTSTRAP_S,
+                                      f"debootstrap {SUITE} from {mirror}")
             except Fail:
                 shutil.rmtree(partial, ignore_errors=True)
                 raise
