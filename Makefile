@@ -77,6 +77,9 @@ DEB_PACKAGES += libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 # outputs (tests/e2e/test_outputs.py): their real consumers; npm (the HTML report's libraries)
 # comes with the machine's Node.js
 DEB_PACKAGES += golang-go chromium prometheus binutils
+# a real container (tests/e2e/test_container.py): podman with runc, its root filesystem built by
+# debootstrap from the machine's Debian mirror (no image registry)
+DEB_PACKAGES += podman runc debootstrap
 
 .PHONY: all clean deps check check-layers unit e2e demo format format-check san bench bench-python bench-scale
 .PHONY: bench-fork bench-replay bench-scan check-kernels e2e-progs tests-build
@@ -172,6 +175,8 @@ E2E_PROGS := $(patsubst tests/e2e/%.c,$(O)/tests/%,$(wildcard tests/e2e/*.c)) \
 	     $(patsubst tests/e2e/%.cc,$(O)/tests/%,$(wildcard tests/e2e/*.cc))
 E2E_PROGS += $(O)/tests/libplugin.so $(O)/tests/heapscale
 $(O)/tests/dlopen_host: LDLIBS_E2E := -ldl
+# the workload of a real container: static, it runs in any root file system (test_container.py)
+$(O)/tests/ctalloc: LDLIBS_E2E := -static
 $(O)/tests/libplugin.so: tests/e2e/lib/plugin.c | $(O)/tests
 	$(CC) -O1 -g -fno-omit-frame-pointer -fPIC -shared -Wall -Wextra -Werror $< -o $@
 $(O)/tests/%: tests/e2e/%.cc | $(O)/tests
@@ -502,10 +507,10 @@ uninstall:
 DEB_SRC := $(O)/deb/memtrace-$(VERSION)
 # What dpkg-buildpackage needs beyond the build's own packages (debian/control's
 # Build-Depends: debhelper-compat (= 13) is debhelper's)
-DEB_PACKAGES := debhelper dpkg-dev fakeroot
+DEBBUILD_PACKAGES := debhelper dpkg-dev fakeroot
 
 deb: deps-build
-	@tests/install-deps.sh $(DEB_PACKAGES)
+	@tests/install-deps.sh $(DEBBUILD_PACKAGES)
 	rm -rf $(O)/deb && mkdir -p $(DEB_SRC)
 	tar -cf - --exclude=./build --exclude=./.git --exclude='./$(O)' . | tar -xf - -C $(DEB_SRC)
 	cp -r packaging/debian $(DEB_SRC)/debian
