@@ -206,7 +206,7 @@ static int set_key(const struct key *k, const char *value, struct proto_request 
 		if (e < 0)
 			return request_error(err, errlen,
 					     "bad %s '%.*s' (expected stack, function, file, "
-					     "line, module or site)",
+					     "line, module, site, cgroup, unit or container)",
 					     k->name, QUOTE_MAX, value);
 		memcpy(field, &e, sizeof(e));
 		return 0;
@@ -343,7 +343,7 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 					     kinds[kind].required);
 	}
 	if (kind == PROTO_ROWS && r->rows.cumulative &&
-	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE || group_by_target(r->rows.by)))
 		return request_error(err, errlen, "cumulative=1 does not apply to by=%s",
 				     group_by_name(r->rows.by));
 	return 0;
@@ -405,7 +405,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 		len += (size_t)n;
 	}
 	if (r->kind == PROTO_ROWS && r->rows.cumulative &&
-	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE || group_by_target(r->rows.by)))
 		return -1;
 	if (len + 1 >= buflen)
 		return -1;

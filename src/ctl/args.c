@@ -301,8 +301,8 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_BY:
 		a->view.by = group_by_from_name(value);
 		if (a->view.by < 0 || a->view.by == GROUP_SITE)
-			return usage_error("bad --by '%s' (expected stack, function, file, line or "
-					   "module)",
+			return usage_error("bad --by '%s' (expected stack, function, file, line, "
+					   "module, cgroup, unit or container)",
 					   value);
 		break;
 	case OPT_CUMULATIVE:
@@ -603,8 +603,9 @@ int args_parse(int argc, char **argv, struct args *a)
 		return usage_error("diff can read only one of its files from stdin");
 	if (a->view.by == GROUP_NONE)
 		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
-	if (a->view.cumulative && a->view.by == GROUP_STACK)
-		return usage_error("--cumulative does not apply to --by stack");
+	if (a->view.cumulative && (a->view.by == GROUP_STACK || group_by_target(a->view.by)))
+		return usage_error("--cumulative does not apply to --by %s",
+				   group_by_name(a->view.by));
 	/* report --by: rows by the sort key */
 	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
 	if (a->grouped && a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)

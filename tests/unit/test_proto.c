@@ -264,8 +264,10 @@ TEST(test_kind_values)
 {
 	CHECK_BAD("rows v=2", "bad request: rows needs by=");
 	CHECK_BAD("rows v=2 by=none",
-		  "bad request: bad by 'none' (expected stack, function, file, line, module or "
-		  "site)");
+		  "bad request: bad by 'none' (expected stack, function, file, line, module, "
+		  "site, cgroup, unit or container)");
+	CHECK_BAD("rows v=2 by=cgroup cumulative=1",
+		  "bad request: cumulative=1 does not apply to by=cgroup");
 	CHECK_BAD("rows v=2 by=stack cumulative=1",
 		  "bad request: cumulative=1 does not apply to by=stack");
 	CHECK_BAD("rows v=2 by=site cumulative=1",
