@@ -55,7 +55,8 @@ enum option {
 			  1u << CMD_ATTACH | 1u << CMD_DETACH))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define BY_CMDS		   (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define CGROUP_FILTER_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_DIFF)
 #define PID_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_TIMELINE | 1u << CMD_WATCH)
 
@@ -87,7 +88,7 @@ static const struct {
     [OPT_UNREACHABLE] = {"--unreachable", 0, 1u << CMD_LEAKS},
     [OPT_SUPPRESSIONS] = {"--suppressions", 1, 1u << CMD_LEAKS},
     [OPT_MAX_PAUSE] = {"--max-pause", 1, 1u << CMD_LEAKS},
-    [OPT_CGROUP] = {"--cgroup", 1, 1u << CMD_ATTACH},
+    [OPT_CGROUP] = {"--cgroup", 1, 1u << CMD_ATTACH | CGROUP_FILTER_CMDS},
     [OPT_UNIT] = {"--unit", 1, 1u << CMD_ATTACH},
 };
 
@@ -504,6 +505,31 @@ static void make_request(struct args *a)
 	}
 }
 
+/*
+ * --cgroup PATH: the daemon sends the stacks themselves (none grouped, none
+ * left out by --top), and the client keeps those of the cgroup, then groups
+ * them (or keeps the report's top) as the daemon would have.
+ */
+static void filter_request(struct args *a)
+{
+	struct proto_request *r = &a->request;
+	uint32_t pid = a->pid;
+
+	if (r->kind == PROTO_ROWS) {
+		int select = r->rows.select;
+
+		proto_request_init(r, PROTO_REPORT);
+		r->report.pid = pid;
+		r->report.sort = select;
+		r->report.top = 0;
+		return;
+	}
+	if (r->kind == PROTO_REPORT) {
+		a->filter_top = r->report.top;
+		r->report.top = 0;
+	}
+}
+
 int args_parse(int argc, char **argv, struct args *a)
 {
 	const char *env = getenv("MEMTRACE_SOCKET");
@@ -584,6 +610,14 @@ int args_parse(int argc, char **argv, struct args *a)
 					   commands[a->command].name);
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
+	if (a->cgroup && a->command != CMD_ATTACH) { /* a filter, not a match */
+		if (a->cgroup[0] != '/')
+			return usage_error("bad --cgroup '%s' (expected a cgroup path from the "
+					   "hierarchy's root, as status shows it: /system.slice)",
+					   a->cgroup);
+		a->cgroup_filter = a->cgroup;
+		a->cgroup = NULL;
+	}
 	if (a->cgroup && a->nfiles)
 		return usage_error("attach takes a pid or %s, not both",
 				   a->cgroup_unit ? "--unit" : "--cgroup");
@@ -618,6 +652,8 @@ int args_parse(int argc, char **argv, struct args *a)
 	make_request(a);
 	/* what a view shows: a report's stacks' order, and whose they are */
 	a->render.sort = a->request.kind == PROTO_REPORT ? a->request.report.sort : a->sort;
+	if (a->cgroup_filter)
+		filter_request(a);
 	a->render.pid = a->pid;
 	a->view.pid = a->pid;
 	a->render.pretty = 1;

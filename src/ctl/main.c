@@ -35,11 +35,26 @@
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
 
-/* Fetch what a asks for; a file is narrowed to the request unless whole. */
+/*
+ * Fetch what a asks for; a file is narrowed to the request unless whole.
+ * --cgroup keeps the stacks of that cgroup, then a report's top of them.
+ */
 static int fetch(const struct args *a, const char *file, int whole, struct snapshot *snap,
 		 struct buf *raw)
 {
-	return fetch_snapshot(&a->request, a->socket, file, whole, snap, raw);
+	if (fetch_snapshot(&a->request, a->socket, file, whole, snap, raw))
+		return -1;
+	if (!a->cgroup_filter)
+		return 0;
+	if (fetch_filter_cgroup(snap, a->cgroup_filter, file ? file : a->socket)) {
+		snapshot_free(snap);
+		if (raw)
+			buf_free(raw);
+		return -1;
+	}
+	if (a->request.kind == PROTO_REPORT && !whole && a->filter_top)
+		snapshot_select(snap, a->request.report.sort, a->filter_top, 0);
+	return 0;
 }
 
 /* ---- commands that print one snapshot ---------------------------------------- */
