@@ -384,6 +384,54 @@ TEST(test_kinds)
 	teardown(&f);
 }
 
+/*
+ * Rows by the cgroup, unit or container of a stack's process, made in the
+ * daemon from the answer's targets: pid A's newest target (its second
+ * program) keys all of A's stacks, its first program's too; pid B has no
+ * cgroup known: "(none)".
+ */
+TEST(test_rows_by_cgroup)
+{
+	struct fixture f;
+	struct snapshot s;
+	struct mt_cgroup_labels old = {.path = "/old.slice", .unit = "old.service"};
+	struct mt_cgroup_labels a = {.path = "/",
+				     .memory_path = "/kubepods/pod1/abc",
+				     .container = "abc",
+				     .runtime = "containerd"};
+
+	setup(&f);
+	f.v.resident = &f.res;
+	resident_set_labels(&f.res, 0, &old);
+	resident_set_labels(&f.res, 1, &a);
+	CHECK(collect(&f, "rows v=2 select=count by=cgroup order=live top=0", &s) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	CHECK_EQ_U64(s.groups.by, GROUP_CGROUP);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_STR(s.groups.rows[0].key, "/kubepods/pod1/abc");
+	CHECK_EQ_U64(s.groups.rows[0].stacks, 3); /* 0x1111, 0x2222, 0x3333 */
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 300 + 300 + 300);
+	CHECK_EQ_U64(s.stacks[0].t.allocations, 4 + 3 + 6);
+	CHECK_STR(s.groups.rows[1].key, "(none)");
+	CHECK_EQ_U64(s.groups.rows[1].stacks, 2);
+	CHECK_EQ_U64(s.stacks[1].t.live_bytes, 7);
+	CHECK_EQ_U64(s.stacks[1].t.allocations, 11);
+	snapshot_free(&s);
+	/* the same rows the client makes of the stacks themselves */
+	CHECK(collect(&f, "rows v=2 select=count by=container order=live top=1", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_STR(s.groups.rows[0].key, "abc");
+	CHECK_EQ_U64(s.groups.rest_rows, 1);
+	CHECK_EQ_U64(s.groups.rest.live_bytes, 7);
+	snapshot_free(&s);
+	CHECK(collect(&f, "rows v=2 select=live by=unit order=live top=0", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 1); /* A has no unit, B's one stack with live bytes neither */
+	CHECK_STR(s.groups.rows[0].key, "(none)");
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 900 + 7);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
 /* Stacks whose walk broke are counted by the module of their last frame
  * (none here: these addresses are in no process). */
 TEST(test_truncations)
