@@ -303,6 +303,8 @@ int fetch_filter_cgroup(struct snapshot *s, const char *path, const char *what)
 	s->totals.live_allocations = sum.live_allocations;
 	s->totals.allocations = sum.allocations;
 	s->totals.bytes_allocated = sum.bytes_allocated;
+	/* what the kept stacks held at the moment of the whole trace's peak */
+	s->totals.peak_live_bytes = sum.peak_live_bytes;
 	return 0;
 }
 

@@ -155,6 +155,12 @@ TEST(cgroup_filter)
 	filtered("/system.slice/a.service", &n, &live); /* itself and below it */
 	CHECK_EQ_U64(n, 3);
 	CHECK_EQ_U64(live, 100 + 200 + 3200);
+	make(&s, new_stacks, 6);
+	s.totals.peak_live_bytes = 9999;
+	CHECK(fetch_filter_cgroup(&s, "/system.slice/b.service", "test") == 0);
+	CHECK_EQ_U64(s.totals.peak_live_bytes, 1600); /* its share at the peak's moment */
+	CHECK_EQ_U64(s.totals.live_allocations, 1);
+	free(s.stacks);
 	filtered("/system.slice/a.service/", &n, &live); /* a trailing slash */
 	CHECK_EQ_U64(n, 3);
 	filtered("/system.slice/a", &n, &live); /* a prefix of a name is not a parent */
