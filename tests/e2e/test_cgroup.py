@@ -376,7 +376,7 @@ def test_cgroup_report_by(r):
     """Two programs in two v1 memory cgroups, traced by one daemon (--comm, from their exec,
     so every block they hold is seen): report --by cgroup --json (rows the daemon makes) has a
     row per cgroup whose live bytes are that process's, the 1 MiB blocks cgalloc says it holds
-    and its stdout buffer; the client's rows of a saved snapshot are the same; report --by
+    and its stdout buffer, and peak --by cgroup the same bytes at the peak; the client's rows of a saved snapshot are the same; report --by
     function --cgroup PATH keeps that cgroup's stacks only, its hold_block row exactly what the
     program holds; --by unit and --by container put both in "(none)" (no unit, no container)."""
     if not os.path.isdir(V1_MEMORY):
@@ -413,6 +413,16 @@ def test_cgroup_report_by(r):
                     raise Fail(f"pid {pids[k]}: {live} live bytes, it says it holds {held[k]}")
                 print(f"    {paths[k]}: live_bytes={e['live_bytes']} (cgalloc holds "
                       f"{held[k]}), {e['stacks']} stacks", flush=True)
+        with r.part("peak_rows"):
+            # the daemon's rows of the stacks live at the peak: both programs held all
+            # their blocks at once, and never freed one
+            peak = {e["key"]: e for e in r.ctl_json("peak", "--by", "cgroup", "--top", "0",
+                                                    "--json")["entries"]}
+            for k in cgs:
+                e = peak.get(paths[k])
+                if e is None or e["peak_live_bytes"] != rows[paths[k]]["live_bytes"]:
+                    raise Fail(f"peak row {paths[k]}: {e}; live now "
+                               f"{rows[paths[k]]['live_bytes']}")
         with r.part("client_rows"):
             snap = os.path.join(r.tmp, "cgby.mts")
             rc, _, err = r.ctl("snapshot", "-o", snap)
