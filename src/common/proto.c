@@ -34,6 +34,9 @@ struct key {
 	uint64_t min, max;
 };
 
+/* A key not written when 0: cgroup= (a daemon older than it refuses it). */
+#define OMIT_ZERO(k) (!strcmp((k)->name, "cgroup"))
+
 #define AT(field) offsetof(struct proto_request, field)
 #define PID(kind)                                                                                  \
 	{                                                                                          \
@@ -51,6 +54,7 @@ static const struct key report_keys[] = {
     {"sort", KEY_SORT, AT(report.sort), 0, 0},
     TOP(report),
     {"ages", KEY_FLAG, AT(report.ages), 0, 1},
+    {"cgroup", KEY_U32, AT(report.cgroup), 0, PROTO_MAX_CGROUP_PATH},
 };
 
 static const struct key rows_keys[] = {
@@ -60,6 +64,7 @@ static const struct key rows_keys[] = {
     {"cumulative", KEY_FLAG, AT(rows.cumulative), 0, 1},
     {"order", KEY_SORT, AT(rows.order), 0, 0},
     TOP(rows),
+    {"cgroup", KEY_U32, AT(rows.cgroup), 0, PROTO_MAX_CGROUP_PATH},
 };
 
 static const struct key leaks_keys[] = {
@@ -149,6 +154,13 @@ uint32_t proto_request_pid(const struct proto_request *r)
 	default:
 		return 0;
 	}
+}
+
+uint32_t proto_request_cgroup(const struct proto_request *r)
+{
+	return r->kind == PROTO_REPORT ? r->report.cgroup
+	       : r->kind == PROTO_ROWS ? r->rows.cgroup
+				       : 0;
 }
 
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
@@ -397,6 +409,8 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 		if (k->type != KEY_SORT && k->type != KEY_GROUP) {
 			if (v < k->min || v > k->max)
 				return -1;
+			if (!v && OMIT_ZERO(k))
+				continue;
 			snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
 		}
 		n = snprintf(buf + len, buflen - len, " %s=%s", k->name, shown);

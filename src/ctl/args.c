@@ -510,14 +510,24 @@ static void make_request(struct args *a)
 }
 
 /*
- * --cgroup PATH: the daemon sends the stacks themselves (none grouped, none
- * left out by --top), and the client keeps those of the cgroup, then groups
- * them (or keeps the report's top) as the daemon would have.
+ * --cgroup PATH: the daemon keeps the stacks of the cgroup itself (cgroup=,
+ * the path after the line). From a file, the snapshot's stacks are asked
+ * for as the daemon would send them (none grouped, none left out by --top),
+ * and the client keeps those of the cgroup, then groups them (or keeps the
+ * report's top) as the daemon would have.
  */
 static void filter_request(struct args *a)
 {
 	struct proto_request *r = &a->request;
 	uint32_t pid = a->pid;
+
+	if (!a->from && a->command != CMD_DIFF) {
+		if (r->kind == PROTO_ROWS)
+			r->rows.cgroup = (uint32_t)strlen(a->cgroup_filter);
+		else if (r->kind == PROTO_REPORT)
+			r->report.cgroup = (uint32_t)strlen(a->cgroup_filter);
+		return;
+	}
 
 	if (r->kind == PROTO_ROWS) {
 		int select = r->rows.select;
@@ -615,7 +625,7 @@ int args_parse(int argc, char **argv, struct args *a)
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
 	if (a->cgroup && a->command != CMD_ATTACH) { /* a filter, not a match */
-		if (a->cgroup[0] != '/')
+		if (a->cgroup[0] != '/' || strlen(a->cgroup) > PROTO_MAX_CGROUP_PATH)
 			return usage_error("bad --cgroup '%s' (expected a cgroup path from the "
 					   "hierarchy's root, as status shows it: /system.slice)",
 					   a->cgroup);

@@ -37,11 +37,19 @@
 
 /*
  * Fetch what a asks for; a file is narrowed to the request unless whole.
- * --cgroup keeps the stacks of that cgroup, then a report's top of them.
+ * --cgroup: the daemon is sent the path after the request and keeps that
+ * cgroup's stacks itself; from a file, the client keeps them, then a
+ * report's top of them.
  */
 static int fetch(const struct args *a, const char *file, int whole, struct snapshot *snap,
 		 struct buf *raw)
 {
+	if (a->cgroup_filter && !file && proto_request_cgroup(&a->request)) {
+		if (raw)
+			memset(raw, 0, sizeof(*raw));
+		return fetch_body(&a->request, a->socket, a->cgroup_filter,
+				  strlen(a->cgroup_filter), snap);
+	}
 	if (fetch_snapshot(&a->request, a->socket, file, whole, snap, raw))
 		return -1;
 	if (!a->cgroup_filter)

@@ -376,9 +376,11 @@ def test_cgroup_report_by(r):
     """Two programs in two v1 memory cgroups, traced by one daemon (--comm, from their exec,
     so every block they hold is seen): report --by cgroup --json (rows the daemon makes) has a
     row per cgroup whose live bytes are that process's, the 1 MiB blocks cgalloc says it holds
-    and its stdout buffer, and peak --by cgroup the same bytes at the peak; the client's rows of a saved snapshot are the same; report --by
-    function --cgroup PATH keeps that cgroup's stacks only, its hold_block row exactly what the
-    program holds; --by unit and --by container put both in "(none)" (no unit, no container)."""
+    and its stdout buffer, and peak --by cgroup the same bytes at the peak; the client's rows
+    of a saved snapshot are the same; report --by function --cgroup PATH keeps that cgroup's
+    stacks only (the daemon filters; from the file, the client: the same rows), its hold_block
+    row exactly what the program holds; --by unit and --by container put both in "(none)"
+    (no unit, no container)."""
     if not os.path.isdir(V1_MEMORY):
         raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
     comm = f"cgby{os.getpid() % 100000}x{int(time.time()) % 1000}"
@@ -438,9 +440,16 @@ def test_cgroup_report_by(r):
                                f"daemon's {rows[paths[k]]['live_bytes']}")
         with r.part("filter"):
             for k in cgs:
+                # the daemon's filter (cgroup= after the line), then the client's of the file
                 got = r.ctl_json("report", "--by", "function", "--cgroup", paths[k], "--top",
                                  "0", "--json")
                 fn = {e["key"]: e["live_bytes"] for e in got["entries"]}
+                out = subprocess.run([r.memtracectl, "--from", snap, "report", "--by",
+                                      "function", "--cgroup", paths[k], "--top", "0", "--json"],
+                                     capture_output=True, text=True, check=True).stdout
+                if json.loads(out)["entries"] != got["entries"]:
+                    raise Fail(f"--cgroup {paths[k]}: the file's rows {one_line(out)[:300]} "
+                               f"are not the daemon's {got['entries']}")
                 if fn.get("hold_block") != held[k] or got["live_bytes"] != \
                         rows[paths[k]]["live_bytes"]:
                     raise Fail(f"--cgroup {paths[k]}: hold_block {fn.get('hold_block')}, total "

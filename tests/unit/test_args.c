@@ -124,18 +124,31 @@ TEST(test_requests)
 	check_rows(&a.request, 0, MT_SORT_COUNT, GROUP_CGROUP, 0, MT_SORT_LIVE, 10);
 	CHECK(!PARSE(&a, "peak", "--by", "container", "--top", "0"));
 	check_rows(&a.request, 0, MT_SORT_PEAK, GROUP_CONTAINER, 0, MT_SORT_PEAK, 0);
-	/* --cgroup PATH: the stacks themselves come, filtered and grouped here */
+	/* --cgroup PATH: the daemon filters (the path after the line, cgroup=) */
 	CHECK(!PARSE(&a, "report", "--by", "unit", "--cgroup", "/system.slice", "--pid", "7"));
+	check_rows(&a.request, 7, MT_SORT_COUNT, GROUP_UNIT, 0, MT_SORT_LIVE, 10);
+	CHECK_EQ_U64(a.request.rows.cgroup, strlen("/system.slice"));
+	CHECK_STR(a.cgroup_filter, "/system.slice");
+	CHECK(a.cgroup == NULL && a.grouped);
+	CHECK(!PARSE(&a, "report", "--cgroup", "/a", "--top", "4", "--sort", "allocated"));
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.cgroup, 2);
+	CHECK_EQ_U64(a.request.report.top, 4);
+	CHECK(!PARSE(&a, "report", "--by", "line"));
+	CHECK_EQ_U64(a.request.rows.cgroup, 0);
+	/* from a file: the stacks themselves, filtered and grouped here */
+	CHECK(!PARSE(&a, "--from", "f.mts", "report", "--by", "unit", "--cgroup", "/s", "--pid",
+		     "7"));
 	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
 	CHECK_EQ_U64(a.request.report.sort, MT_SORT_COUNT);
 	CHECK_EQ_U64(a.request.report.top, 0);
 	CHECK_EQ_U64(a.request.report.pid, 7);
-	CHECK_STR(a.cgroup_filter, "/system.slice");
-	CHECK(a.cgroup == NULL && a.grouped);
-	CHECK(!PARSE(&a, "peak", "--cgroup", "/a"));
+	CHECK_EQ_U64(a.request.report.cgroup, 0);
+	CHECK(!PARSE(&a, "--from", "f.mts", "peak", "--cgroup", "/a"));
 	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
 	CHECK_EQ_U64(a.request.report.sort, MT_SORT_PEAK);
-	CHECK(!PARSE(&a, "report", "--cgroup", "/a", "--top", "4", "--sort", "allocated"));
+	CHECK(!PARSE(&a, "--from", "f.mts", "report", "--cgroup", "/a", "--top", "4", "--sort",
+		     "allocated"));
 	CHECK_EQ_U64(a.request.report.top, 0);
 	CHECK_EQ_U64(a.filter_top, 4);
 	CHECK_EQ_U64(a.request.report.sort, MT_SORT_ALLOCATED);
