@@ -11,8 +11,9 @@
 #include <string.h>
 
 static const char *const group_names[GROUP_BY_COUNT] = {
-    [GROUP_STACK] = "stack", [GROUP_FUNCTION] = "function", [GROUP_FILE] = "file",
-    [GROUP_LINE] = "line",   [GROUP_MODULE] = "module",	    [GROUP_SITE] = "site",
+    [GROUP_STACK] = "stack",   [GROUP_FUNCTION] = "function", [GROUP_FILE] = "file",
+    [GROUP_LINE] = "line",     [GROUP_MODULE] = "module",     [GROUP_SITE] = "site",
+    [GROUP_CGROUP] = "cgroup", [GROUP_UNIT] = "unit",	      [GROUP_CONTAINER] = "container",
 };
 
 const char *group_by_name(int by)
@@ -26,6 +27,51 @@ int group_by_from_name(const char *name)
 		if (!strcmp(name, group_names[i]))
 			return i;
 	return -1;
+}
+
+int group_by_target(int by)
+{
+	return by == GROUP_CGROUP || by == GROUP_UNIT || by == GROUP_CONTAINER;
+}
+
+const char *group_target_key(const struct snapshot *s, uint32_t pid, int by)
+{
+	for (uint32_t i = s->ntargets; i-- > 0;) {
+		const struct snap_cgroup *cg = &s->targets[i].cgroup;
+		const char *v;
+
+		if (s->targets[i].pid != pid || !cg->known)
+			continue;
+		/* the path status shows: the memory cgroup's (hybrid hosts: the v1 one) */
+		v = by == GROUP_CGROUP ? (cg->memory_path ? cg->memory_path : cg->path)
+		    : by == GROUP_UNIT ? cg->unit
+				       : cg->container;
+		return v && *v ? v : NO_LABEL_KEY;
+	}
+	return NO_LABEL_KEY;
+}
+
+int group_cgroup_below(const char *path, const char *prefix)
+{
+	size_t n = strlen(prefix);
+
+	while (n > 1 && prefix[n - 1] == '/')
+		n--;
+	if (!path || strncmp(path, prefix, n))
+		return 0;
+	return n == 1 || path[n] == '\0' || path[n] == '/';
+}
+
+int group_target_in_cgroup(const struct snapshot *s, uint32_t pid, const char *prefix)
+{
+	for (uint32_t i = s->ntargets; i-- > 0;) {
+		const struct snap_cgroup *cg = &s->targets[i].cgroup;
+
+		if (s->targets[i].pid == pid && cg->known)
+			return group_cgroup_below(cg->memory_path, prefix) ||
+			       group_cgroup_below(cg->path, prefix);
+	}
+	return 0;
 }
 
 static int str_cmp(const char *a, const char *b)

@@ -29,13 +29,41 @@ enum group_by {
 	GROUP_LINE, /* file:line */
 	GROUP_MODULE,
 	GROUP_SITE, /* stats' allocation sites: the innermost frame (group_site_cmp) */
+	/* where a stack's process runs: a label of its target (group_target_key) */
+	GROUP_CGROUP,
+	GROUP_UNIT,
+	GROUP_CONTAINER,
 	GROUP_BY_COUNT
 };
 
-/* "stack", "function", "file", "line", "module", "site"; NULL for none or a bad value. */
+/* The key of a stack whose target has no such label (no unit, no container). */
+#define NO_LABEL_KEY "(none)"
+
+/* "stack", "function", "file", "line", "module", "site", "cgroup", "unit", "container";
+ * NULL for none or a bad value. */
 const char *group_by_name(int by);
 /* enum group_by for one of those names, or -1. */
 int group_by_from_name(const char *name);
+
+/* Is by keyed by a stack's target (cgroup, unit, container) rather than its frames? */
+int group_by_target(int by);
+
+/*
+ * The key of a stack of process pid by a target label: the cgroup path (the
+ * memory cgroup's when there is one, as status shows it), the
+ * systemd unit or the container id of the newest target of pid whose cgroup
+ * is known (as the pprof profile labels a sample), else NO_LABEL_KEY.
+ */
+const char *group_target_key(const struct snapshot *s, uint32_t pid, int by);
+
+/* Is cgroup path (a target's) prefix or below it? Both absolute; prefix "/" holds all. */
+int group_cgroup_below(const char *path, const char *prefix);
+
+/*
+ * Is the newest target of pid whose cgroup is known in cgroup prefix or below
+ * it, by its memory cgroup's path or its unified (v2) one? 0 when none is known.
+ */
+int group_target_in_cgroup(const struct snapshot *s, uint32_t pid, const char *prefix);
 
 /*
  * The key of one frame: the function name, the source file, "file:line" or

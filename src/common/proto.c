@@ -34,6 +34,9 @@ struct key {
 	uint64_t min, max;
 };
 
+/* A key not written when 0: cgroup= (a daemon older than it refuses it). */
+#define OMIT_ZERO(k) (!strcmp((k)->name, "cgroup"))
+
 #define AT(field) offsetof(struct proto_request, field)
 #define PID(kind)                                                                                  \
 	{                                                                                          \
@@ -51,6 +54,7 @@ static const struct key report_keys[] = {
     {"sort", KEY_SORT, AT(report.sort), 0, 0},
     TOP(report),
     {"ages", KEY_FLAG, AT(report.ages), 0, 1},
+    {"cgroup", KEY_U32, AT(report.cgroup), 0, PROTO_MAX_CGROUP_PATH},
 };
 
 static const struct key rows_keys[] = {
@@ -60,6 +64,7 @@ static const struct key rows_keys[] = {
     {"cumulative", KEY_FLAG, AT(rows.cumulative), 0, 1},
     {"order", KEY_SORT, AT(rows.order), 0, 0},
     TOP(rows),
+    {"cgroup", KEY_U32, AT(rows.cgroup), 0, PROTO_MAX_CGROUP_PATH},
 };
 
 static const struct key leaks_keys[] = {
@@ -151,6 +156,13 @@ uint32_t proto_request_pid(const struct proto_request *r)
 	}
 }
 
+uint32_t proto_request_cgroup(const struct proto_request *r)
+{
+	return r->kind == PROTO_REPORT ? r->report.cgroup
+	       : r->kind == PROTO_ROWS ? r->rows.cgroup
+				       : 0;
+}
+
 static int request_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -206,7 +218,7 @@ static int set_key(const struct key *k, const char *value, struct proto_request 
 		if (e < 0)
 			return request_error(err, errlen,
 					     "bad %s '%.*s' (expected stack, function, file, "
-					     "line, module or site)",
+					     "line, module, site, cgroup, unit or container)",
 					     k->name, QUOTE_MAX, value);
 		memcpy(field, &e, sizeof(e));
 		return 0;
@@ -343,7 +355,7 @@ int proto_request_parse(const char *line, size_t len, struct proto_request *r, c
 					     kinds[kind].required);
 	}
 	if (kind == PROTO_ROWS && r->rows.cumulative &&
-	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE || group_by_target(r->rows.by)))
 		return request_error(err, errlen, "cumulative=1 does not apply to by=%s",
 				     group_by_name(r->rows.by));
 	return 0;
@@ -397,6 +409,8 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 		if (k->type != KEY_SORT && k->type != KEY_GROUP) {
 			if (v < k->min || v > k->max)
 				return -1;
+			if (!v && OMIT_ZERO(k))
+				continue;
 			snprintf(value, sizeof(value), "%llu", (unsigned long long)v);
 		}
 		n = snprintf(buf + len, buflen - len, " %s=%s", k->name, shown);
@@ -405,7 +419,7 @@ int proto_request_format(const struct proto_request *r, char *buf, size_t buflen
 		len += (size_t)n;
 	}
 	if (r->kind == PROTO_ROWS && r->rows.cumulative &&
-	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE))
+	    (r->rows.by == GROUP_STACK || r->rows.by == GROUP_SITE || group_by_target(r->rows.by)))
 		return -1;
 	if (len + 1 >= buflen)
 		return -1;

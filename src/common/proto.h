@@ -68,9 +68,10 @@ struct proto_status {
 /* report: the stacks of pid (0 = all) with a nonzero value under sort, largest first. */
 struct proto_report {
 	uint32_t pid;
-	int sort;     /* enum mt_sort */
-	uint32_t top; /* stacks to send; 0 = all */
-	int ages;     /* 1: each stack's oldest live block (snapshot section SEC_AGES) */
+	int sort;	 /* enum mt_sort */
+	uint32_t top;	 /* stacks to send; 0 = all */
+	int ages;	 /* 1: each stack's oldest live block (snapshot section SEC_AGES) */
+	uint32_t cgroup; /* bytes of a cgroup path after the line (0 = none): see proto_rows */
 };
 
 /*
@@ -87,6 +88,15 @@ struct proto_rows {
 			 * (not with by stack or site) */
 	int order;	/* enum mt_sort: the rows' order */
 	uint32_t top;	/* rows to send; 0 = all */
+	/*
+	 * Bytes of a cgroup path that follow the line (0 = none, and the key is
+	 * not written): only the stacks of processes whose cgroup is that path or
+	 * below it (group_target_in_cgroup()), and the answer's totals are theirs:
+	 *
+	 *     rows v=2 by=function cgroup=9\n
+	 *     </shop-api>
+	 */
+	uint32_t cgroup;
 };
 
 /*
@@ -176,6 +186,9 @@ const char *proto_kind_name(int kind);
  * that take one, else 0.
  */
 uint32_t proto_request_pid(const struct proto_request *r);
+
+/* The bytes of a cgroup path after a report's or rows' line (cgroup=), else 0. */
+uint32_t proto_request_cgroup(const struct proto_request *r);
 
 /*
  * Parse one request line (with or without its trailing '\n'; len excludes

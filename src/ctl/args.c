@@ -55,7 +55,8 @@ enum option {
 			  1u << CMD_ATTACH | 1u << CMD_DETACH))
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
-#define BY_CMDS (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define BY_CMDS		   (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
+#define CGROUP_FILTER_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_DIFF)
 #define PID_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_TIMELINE | 1u << CMD_WATCH)
 
@@ -87,7 +88,7 @@ static const struct {
     [OPT_UNREACHABLE] = {"--unreachable", 0, 1u << CMD_LEAKS},
     [OPT_SUPPRESSIONS] = {"--suppressions", 1, 1u << CMD_LEAKS},
     [OPT_MAX_PAUSE] = {"--max-pause", 1, 1u << CMD_LEAKS},
-    [OPT_CGROUP] = {"--cgroup", 1, 1u << CMD_ATTACH},
+    [OPT_CGROUP] = {"--cgroup", 1, 1u << CMD_ATTACH | CGROUP_FILTER_CMDS},
     [OPT_UNIT] = {"--unit", 1, 1u << CMD_ATTACH},
 };
 
@@ -130,16 +131,20 @@ static void usage(FILE *f)
 	    "      -o, --output FILE write there (atomically) instead of stdout\n"
 	    "      --oldest          show the age of each stack's oldest live block\n"
 	    "      --by KEY          group as tracemalloc's statistics: function, file,\n"
-	    "                        line, module or stack (\"key: size=, count=, average=\")\n"
+	    "                        line, module or stack (\"key: size=, count=, average=\");\n"
+	    "                        or cgroup, unit or container: where the process runs\n"
 	    "      --cumulative      with --by: count a stack under each of its frames\n"
+	    "      --cgroup PATH     only the stacks of processes in cgroup PATH or below\n"
+	    "                        it (also for peak and diff)\n"
 	    "  snapshot -o FILE      save everything (stacks, live blocks, timeline, mappings)\n"
 	    "                        to FILE\n"
 	    "  diff OLD NEW          what grew between two snapshot files (tracemalloc's\n"
 	    "                        compare_to), largest growth first\n"
-	    "      --by KEY          stack, function (default), file, line or module\n"
+	    "      --by KEY          stack, function (default), file, line, module,\n"
+	    "                        cgroup, unit or container\n"
 	    "      --cumulative      count a stack under every frame, not the innermost\n"
 	    "      --top N           show N groups (default 10; 0 shows all)\n"
-	    "  peak [--top N] [--by KEY] [--pid PID]\n"
+	    "  peak [--top N] [--by KEY] [--pid PID] [--cgroup PATH]\n"
 	    "                        what was live at the moment of peak_live_bytes\n"
 	    "  reset-peak            start a new peak window (peak = live bytes now)\n"
 	    "  attach PID            start tracing process PID (the daemon may trace many)\n"
@@ -301,8 +306,8 @@ static int set_option(struct args *a, int opt, const char *value)
 	case OPT_BY:
 		a->view.by = group_by_from_name(value);
 		if (a->view.by < 0 || a->view.by == GROUP_SITE)
-			return usage_error("bad --by '%s' (expected stack, function, file, line or "
-					   "module)",
+			return usage_error("bad --by '%s' (expected stack, function, file, line, "
+					   "module, cgroup, unit or container)",
 					   value);
 		break;
 	case OPT_CUMULATIVE:
@@ -504,6 +509,41 @@ static void make_request(struct args *a)
 	}
 }
 
+/*
+ * --cgroup PATH: the daemon keeps the stacks of the cgroup itself (cgroup=,
+ * the path after the line). From a file, the snapshot's stacks are asked
+ * for as the daemon would send them (none grouped, none left out by --top),
+ * and the client keeps those of the cgroup, then groups them (or keeps the
+ * report's top) as the daemon would have.
+ */
+static void filter_request(struct args *a)
+{
+	struct proto_request *r = &a->request;
+	uint32_t pid = a->pid;
+
+	if (!a->from && a->command != CMD_DIFF) {
+		if (r->kind == PROTO_ROWS)
+			r->rows.cgroup = (uint32_t)strlen(a->cgroup_filter);
+		else if (r->kind == PROTO_REPORT)
+			r->report.cgroup = (uint32_t)strlen(a->cgroup_filter);
+		return;
+	}
+
+	if (r->kind == PROTO_ROWS) {
+		int select = r->rows.select;
+
+		proto_request_init(r, PROTO_REPORT);
+		r->report.pid = pid;
+		r->report.sort = select;
+		r->report.top = 0;
+		return;
+	}
+	if (r->kind == PROTO_REPORT) {
+		a->filter_top = r->report.top;
+		r->report.top = 0;
+	}
+}
+
 int args_parse(int argc, char **argv, struct args *a)
 {
 	const char *env = getenv("MEMTRACE_SOCKET");
@@ -584,6 +624,14 @@ int args_parse(int argc, char **argv, struct args *a)
 					   commands[a->command].name);
 	if ((a->given & (1u << OPT_SOCKET)) && a->from)
 		return usage_error("--socket and --from exclude each other");
+	if (a->cgroup && a->command != CMD_ATTACH) { /* a filter, not a match */
+		if (a->cgroup[0] != '/' || strlen(a->cgroup) > PROTO_MAX_CGROUP_PATH)
+			return usage_error("bad --cgroup '%s' (expected a cgroup path from the "
+					   "hierarchy's root, as status shows it: /system.slice)",
+					   a->cgroup);
+		a->cgroup_filter = a->cgroup;
+		a->cgroup = NULL;
+	}
 	if (a->cgroup && a->nfiles)
 		return usage_error("attach takes a pid or %s, not both",
 				   a->cgroup_unit ? "--unit" : "--cgroup");
@@ -603,8 +651,9 @@ int args_parse(int argc, char **argv, struct args *a)
 		return usage_error("diff can read only one of its files from stdin");
 	if (a->view.by == GROUP_NONE)
 		a->view.by = a->command == CMD_PEAK ? GROUP_STACK : GROUP_FUNCTION;
-	if (a->view.cumulative && a->view.by == GROUP_STACK)
-		return usage_error("--cumulative does not apply to --by stack");
+	if (a->view.cumulative && (a->view.by == GROUP_STACK || group_by_target(a->view.by)))
+		return usage_error("--cumulative does not apply to --by %s",
+				   group_by_name(a->view.by));
 	/* report --by: rows by the sort key */
 	a->grouped = a->command == CMD_REPORT && (a->given & (1u << OPT_BY | 1u << OPT_CUMULATIVE));
 	if (a->grouped && a->render.format != RENDER_TEXT && a->render.format != RENDER_JSON)
@@ -617,6 +666,8 @@ int args_parse(int argc, char **argv, struct args *a)
 	make_request(a);
 	/* what a view shows: a report's stacks' order, and whose they are */
 	a->render.sort = a->request.kind == PROTO_REPORT ? a->request.report.sort : a->sort;
+	if (a->cgroup_filter)
+		filter_request(a);
 	a->render.pid = a->pid;
 	a->view.pid = a->pid;
 	a->render.pretty = 1;

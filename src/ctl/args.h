@@ -57,7 +57,12 @@ struct args {
 	const char *suppressions; /* --suppressions FILE, or NULL */
 	const char *cgroup;	  /* attach --cgroup PATH or --unit NAME, or NULL */
 	int cgroup_unit;	  /* it is --unit's */
-	unsigned given;		  /* bit per option given (args.c's enum option) */
+	/* report, peak, diff --cgroup PATH: only the stacks of processes in PATH or
+	 * below it, kept by the daemon (the request's cgroup=, the path after its
+	 * line), from a file by the client (fetch_filter_cgroup()); NULL: all */
+	const char *cgroup_filter;
+	uint32_t filter_top; /* report --from FILE --cgroup: the stacks shown, once filtered */
+	unsigned given;	     /* bit per option given (args.c's enum option) */
 };
 
 /*

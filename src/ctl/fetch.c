@@ -5,6 +5,7 @@
  * one printable line: both come from another process.
  */
 #include "ctl/fetch.h"
+#include "common/groupkey.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -259,6 +260,51 @@ static int select_from_file(const struct proto_request *req, const char *file, s
 		snapshot_select(s, req->rows.select, 0, pid);
 	else
 		snapshot_select(s, MT_SORT_LIVE, 0, pid); /* leaks: the stacks with live bytes */
+	return 0;
+}
+
+int fetch_filter_cgroup(struct snapshot *s, const char *path, const char *what)
+{
+	uint32_t kept = 0, nblocks = 0, *remap;
+	struct mt_stack_counters sum = {0};
+
+	if (s->kind != SNAP_STACKS) {
+		log_msg("%s: its stacks were grouped or chosen by the daemon: --cgroup needs a "
+			"snapshot of stacks",
+			what);
+		return -1;
+	}
+	remap = xmalloc((s->nstacks ? s->nstacks : 1) * sizeof(*remap));
+	for (uint32_t i = 0; i < s->nstacks; i++) {
+		remap[i] = UINT32_MAX;
+		if (!group_target_in_cgroup(s, s->stacks[i].pid, path))
+			continue;
+		mt_stack_counters_add(&sum, &s->stacks[i].t);
+		remap[i] = kept;
+		s->stacks[kept++] = s->stacks[i];
+	}
+	/* the dropped stacks' frames stay in the snapshot's arrays until snapshot_free */
+	for (uint32_t i = 0; s->block_list && i < s->block_list->nblocks; i++) {
+		struct snap_block *b = s->block_list->blocks;
+		uint32_t to = b[i].stack < s->nstacks ? remap[b[i].stack] : UINT32_MAX;
+
+		if (to != UINT32_MAX) {
+			b[nblocks] = b[i];
+			b[nblocks++].stack = to;
+		}
+	}
+	if (s->block_list)
+		s->block_list->nblocks = nblocks;
+	free(remap);
+	if (s->stacks_total == s->nstacks)
+		s->stacks_total = kept;
+	s->nstacks = kept;
+	s->totals.live_bytes = sum.live_bytes;
+	s->totals.live_allocations = sum.live_allocations;
+	s->totals.allocations = sum.allocations;
+	s->totals.bytes_allocated = sum.bytes_allocated;
+	/* what the kept stacks held at the moment of the whole trace's peak */
+	s->totals.peak_live_bytes = sum.peak_live_bytes;
 	return 0;
 }
 

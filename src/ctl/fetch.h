@@ -23,6 +23,16 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 		   int whole, struct snapshot *snap, struct buf *raw);
 
 /*
+ * --cgroup PATH: keep only the stacks of processes whose target's cgroup is
+ * PATH or below it (group_target_in_cgroup()); the totals' live, allocated
+ * and peak figures become the kept stacks' sums (peak_live_bytes: what they
+ * held at the moment of the whole trace's peak, peak_time_ns). what names the snapshot in a
+ * message. Returns 0, or -1 after a one-line message: a snapshot the daemon already grouped cannot
+ * be filtered.
+ */
+int fetch_filter_cgroup(struct snapshot *s, const char *path, const char *what);
+
+/*
  * The bytes of a snapshot, as fetch_snapshot() gets them, checked and counted
  * as they stream through zlib (snapshot_scan) but not decoded: a million
  * blocks would be tens of MB of model for three numbers. 0, or -1 after a

@@ -35,11 +35,34 @@
 #define EXIT_RUNTIME 1
 #define EXIT_USAGE   2
 
-/* Fetch what a asks for; a file is narrowed to the request unless whole. */
+/*
+ * Fetch what a asks for; a file is narrowed to the request unless whole.
+ * --cgroup: the daemon is sent the path after the request and keeps that
+ * cgroup's stacks itself; from a file, the client keeps them, then a
+ * report's top of them.
+ */
 static int fetch(const struct args *a, const char *file, int whole, struct snapshot *snap,
 		 struct buf *raw)
 {
-	return fetch_snapshot(&a->request, a->socket, file, whole, snap, raw);
+	if (a->cgroup_filter && !file && proto_request_cgroup(&a->request)) {
+		if (raw)
+			memset(raw, 0, sizeof(*raw));
+		return fetch_body(&a->request, a->socket, a->cgroup_filter,
+				  strlen(a->cgroup_filter), snap);
+	}
+	if (fetch_snapshot(&a->request, a->socket, file, whole, snap, raw))
+		return -1;
+	if (!a->cgroup_filter)
+		return 0;
+	if (fetch_filter_cgroup(snap, a->cgroup_filter, file ? file : a->socket)) {
+		snapshot_free(snap);
+		if (raw)
+			buf_free(raw);
+		return -1;
+	}
+	if (a->request.kind == PROTO_REPORT && !whole && a->filter_top)
+		snapshot_select(snap, a->request.report.sort, a->filter_top, 0);
+	return 0;
 }
 
 /* ---- commands that print one snapshot ---------------------------------------- */

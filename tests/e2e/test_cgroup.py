@@ -402,3 +402,100 @@ def test_cgroup_html(r):
                        f"the file {len(want)}")
         if not limit or "64.0 MiB" not in dom:
             raise Fail("no limit line, or the 64 MiB limit is not said")
+
+
+def test_cgroup_report_by(r):
+    """Two programs in two v1 memory cgroups, traced by one daemon (--comm, from their exec,
+    so every block they hold is seen): report --by cgroup --json (rows the daemon makes) has a
+    row per cgroup whose live bytes are that process's, the 1 MiB blocks cgalloc says it holds
+    and its stdout buffer, and peak --by cgroup the same bytes at the peak; the client's rows
+    of a saved snapshot are the same; report --by function --cgroup PATH keeps that cgroup's
+    stacks only (the daemon filters; from the file, the client: the same rows), its hold_block
+    row exactly what the program holds; --by unit and --by container put both in "(none)"
+    (no unit, no container)."""
+    if not os.path.isdir(V1_MEMORY):
+        raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
+    comm = f"cgby{os.getpid() % 100000}x{int(time.time()) % 1000}"
+    prog = os.path.join(r.tmp, comm)
+    shutil.copy(os.path.join(r.build, "tests", "cgalloc"), prog)
+    held_mib = {"a": 6, "b": 10}
+    cgs = {k: make_cgroup(V1_MEMORY, f"memtrace-e2e-by-{k}-{os.getpid()}") for k in held_mib}
+    try:
+        daemon = r.start_daemon("--comm", comm, "--sample-interval", "200")
+        pids, held = {}, {}
+        for k, mib in held_mib.items():
+            p = r.spawn(["sh", "-c", f"echo $$ > {cgs[k]}/cgroup.procs; exec {prog} {mib}"],
+                        "target", f"cgby-{k}.out")
+            held[k] = int(r.wait_line(os.path.join(r.tmp, f"cgby-{k}.out"), "ready ", p))
+            if held[k] != mib * MIB:
+                raise Fail(f"cgalloc {mib} says it holds {held[k]} bytes")
+            pids[k] = p.pid
+            r.wait_state("attached", p.pid, daemon)
+        paths = {k: "/" + os.path.basename(cgs[k]) for k in cgs}
+        for k in cgs:
+            wait_cgroup(r, pids[k], paths[k])
+        st = r.ctl_json("stats", "--json")
+        with r.part("daemon_rows"):
+            rows = {e["key"]: e for e in r.ctl_json("report", "--by", "cgroup", "--top", "0",
+                                                    "--json")["entries"]}
+            for k in cgs:
+                e = rows.get(paths[k])
+                live = attached(st, pids[k])["counters"]["live_bytes"]
+                if e is None or e["live_bytes"] != live:
+                    raise Fail(f"row {paths[k]}: {e}; pid {pids[k]} holds {live} live bytes")
+                if not held[k] <= live < held[k] + 64 * 1024:
+                    raise Fail(f"pid {pids[k]}: {live} live bytes, it says it holds {held[k]}")
+                print(f"    {paths[k]}: live_bytes={e['live_bytes']} (cgalloc holds "
+                      f"{held[k]}), {e['stacks']} stacks", flush=True)
+        with r.part("peak_rows"):
+            # the daemon's rows of the stacks live at the peak: both programs held all
+            # their blocks at once, and never freed one
+            peak = {e["key"]: e for e in r.ctl_json("peak", "--by", "cgroup", "--top", "0",
+                                                    "--json")["entries"]}
+            for k in cgs:
+                e = peak.get(paths[k])
+                if e is None or e["peak_live_bytes"] != rows[paths[k]]["live_bytes"]:
+                    raise Fail(f"peak row {paths[k]}: {e}; live now "
+                               f"{rows[paths[k]]['live_bytes']}")
+        with r.part("client_rows"):
+            snap = os.path.join(r.tmp, "cgby.mts")
+            rc, _, err = r.ctl("snapshot", "-o", snap)
+            if rc != 0:
+                raise Fail(f"snapshot: {one_line(err)}")
+            out = subprocess.run([r.memtracectl, "--from", snap, "report", "--by", "cgroup",
+                                  "--top", "0", "--json"], capture_output=True, text=True,
+                                 check=True).stdout
+            mine = {e["key"]: e["live_bytes"] for e in json.loads(out)["entries"]}
+            for k in cgs:
+                if mine.get(paths[k]) != rows[paths[k]]["live_bytes"]:
+                    raise Fail(f"the client's row {paths[k]}: {mine.get(paths[k])}, the "
+                               f"daemon's {rows[paths[k]]['live_bytes']}")
+        with r.part("filter"):
+            for k in cgs:
+                # the daemon's filter (cgroup= after the line), then the client's of the file
+                got = r.ctl_json("report", "--by", "function", "--cgroup", paths[k], "--top",
+                                 "0", "--json")
+                fn = {e["key"]: e["live_bytes"] for e in got["entries"]}
+                out = subprocess.run([r.memtracectl, "--from", snap, "report", "--by",
+                                      "function", "--cgroup", paths[k], "--top", "0", "--json"],
+                                     capture_output=True, text=True, check=True).stdout
+                if json.loads(out)["entries"] != got["entries"]:
+                    raise Fail(f"--cgroup {paths[k]}: the file's rows {one_line(out)[:300]} "
+                               f"are not the daemon's {got['entries']}")
+                if fn.get("hold_block") != held[k] or got["live_bytes"] != \
+                        rows[paths[k]]["live_bytes"]:
+                    raise Fail(f"--cgroup {paths[k]}: hold_block {fn.get('hold_block')}, total "
+                               f"{got['live_bytes']}; expected {held[k]} and "
+                               f"{rows[paths[k]]['live_bytes']}")
+        with r.part("labels"):
+            for by in ("unit", "container"):
+                rows2 = {e["key"]: e["live_bytes"] for e in
+                         r.ctl_json("report", "--by", by, "--top", "0", "--json")["entries"]}
+                if rows2.get("(none)", 0) < held["a"] + held["b"]:
+                    raise Fail(f"--by {by}: {rows2}; both programs have none")
+        if daemon.poll() is not None:
+            raise Fail(f"memtraced exited with status {daemon.returncode}")
+    finally:
+        stop_all(r)
+        for cg in cgs.values():
+            remove_cgroup(r, cg)

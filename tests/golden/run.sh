@@ -60,7 +60,14 @@ compare() {
 check_diff() {
 	name=$1
 	shift
-	if ! "$ctl" diff "$here/demo-1.mts" "$here/demo-2.mts" "$@" >"$tmp/out" 2>"$tmp/err"; then
+	check_diff_of "$name" demo-1.mts demo-2.mts "$@"
+}
+
+# diff_of NAME OLD NEW ARGS...: memtracectl diff of two snapshots
+check_diff_of() {
+	name=$1 old=$2 new=$3
+	shift 3
+	if ! "$ctl" diff "$here/$old" "$here/$new" "$@" >"$tmp/out" 2>"$tmp/err"; then
 		echo "FAIL golden.$name: memtracectl diff $*: $(head -c 300 "$tmp/err")"
 		failed=$((failed + 1))
 		return
@@ -135,6 +142,20 @@ check cgroup.pprof hash $f report --format pprof
 check cgroup.timeline.pid text $f timeline --pid 24417
 check cgroup.timeline.pid.json text $f timeline --pid 24417 --json
 check cgroup.html.pid hash $f report --format html --pid 24417
+# rows by the labels (the pid's newest entry: the shell's stacks go to /memtrace-golden),
+# and the --cgroup filter (the unified path "/" matches too)
+for by in cgroup unit container; do
+	check cgroup.report.by-$by text $f report --by $by
+	check cgroup.report.by-$by.json text $f report --by $by --json
+done
+check cgroup.peak.by-cgroup text $f peak --by cgroup
+check cgroup.peak.by-cgroup.json text $f peak --by cgroup --json
+check cgroup.report.cgroup text $f report --cgroup /memtrace-golden --top 3
+check cgroup.report.by-function.cgroup.json text $f report --by function --cgroup /memtrace-golden --json
+check cgroup.peak.cgroup-other text $f peak --cgroup /memtrace-golden-host
+check_diff_of cgroup.diff.by-cgroup cgroup.mts oom.mts --by cgroup
+check_diff_of cgroup.diff.by-cgroup.json cgroup.mts oom.mts --by cgroup --json
+check_diff_of cgroup.diff.cgroup cgroup.mts oom.mts --by function --cgroup /memtrace-golden-oom
 
 # an OOM kill's mark (section SEC_OOM): oom.mts, the snapshot --oom-snapshots wrote when
 # tests/e2e/oomhog.c was killed in a 64 MiB memory cgroup

@@ -80,7 +80,8 @@ MATRIX = [
     # the guest's kernel while our programs had private stacks (per CPU, shared by a
     # preempted program with the next run); every program has a tail call since
     # (bpf/nopriv.bpf.h), which the kernel gives no private stack
-    {"label": "sid", "suite": "sid", "pattern": GENERIC, "e2e": E2E_SUBSET + E2E_PREEMPT,
+    {"label": "sid", "suite": "sid", "pattern": GENERIC,
+     "e2e": E2E_SUBSET + E2E_PREEMPT + E2E_CGROUP,
      "what": "Debian unstable's newest"},
     {"label": "host", "suite": None, "e2e": [], "what": "this machine's kernel"},
 ]

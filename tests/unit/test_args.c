@@ -119,6 +119,46 @@ TEST(test_requests)
 	CHECK_STR(a.files[1], "new.mts");
 	CHECK_EQ_U64(a.request.kind, PROTO_SNAPSHOT);
 
+	/* by a target label: the daemon groups them too */
+	CHECK(!PARSE(&a, "report", "--by", "cgroup"));
+	check_rows(&a.request, 0, MT_SORT_COUNT, GROUP_CGROUP, 0, MT_SORT_LIVE, 10);
+	CHECK(!PARSE(&a, "peak", "--by", "container", "--top", "0"));
+	check_rows(&a.request, 0, MT_SORT_PEAK, GROUP_CONTAINER, 0, MT_SORT_PEAK, 0);
+	/* --cgroup PATH: the daemon filters (the path after the line, cgroup=) */
+	CHECK(!PARSE(&a, "report", "--by", "unit", "--cgroup", "/system.slice", "--pid", "7"));
+	check_rows(&a.request, 7, MT_SORT_COUNT, GROUP_UNIT, 0, MT_SORT_LIVE, 10);
+	CHECK_EQ_U64(a.request.rows.cgroup, strlen("/system.slice"));
+	CHECK_STR(a.cgroup_filter, "/system.slice");
+	CHECK(a.cgroup == NULL && a.grouped);
+	CHECK(!PARSE(&a, "report", "--cgroup", "/a", "--top", "4", "--sort", "allocated"));
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.cgroup, 2);
+	CHECK_EQ_U64(a.request.report.top, 4);
+	CHECK(!PARSE(&a, "report", "--by", "line"));
+	CHECK_EQ_U64(a.request.rows.cgroup, 0);
+	/* from a file: the stacks themselves, filtered and grouped here */
+	CHECK(!PARSE(&a, "--from", "f.mts", "report", "--by", "unit", "--cgroup", "/s", "--pid",
+		     "7"));
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_COUNT);
+	CHECK_EQ_U64(a.request.report.top, 0);
+	CHECK_EQ_U64(a.request.report.pid, 7);
+	CHECK_EQ_U64(a.request.report.cgroup, 0);
+	CHECK(!PARSE(&a, "--from", "f.mts", "peak", "--cgroup", "/a"));
+	CHECK_EQ_U64(a.request.kind, PROTO_REPORT);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_PEAK);
+	CHECK(!PARSE(&a, "--from", "f.mts", "report", "--cgroup", "/a", "--top", "4", "--sort",
+		     "allocated"));
+	CHECK_EQ_U64(a.request.report.top, 0);
+	CHECK_EQ_U64(a.filter_top, 4);
+	CHECK_EQ_U64(a.request.report.sort, MT_SORT_ALLOCATED);
+	CHECK(!PARSE(&a, "diff", "--cgroup", "/a", "old.mts", "new.mts"));
+	CHECK_STR(a.cgroup_filter, "/a");
+	CHECK_EQ_U64(a.nfiles, 2);
+	CHECK(!PARSE(&a, "attach", "--cgroup", "/a"));
+	CHECK_STR(a.cgroup, "/a");
+	CHECK(a.cgroup_filter == NULL);
+
 	/* leaks: counted per stack in the daemon, only blocks that old */
 	CHECK(!PARSE(&a, "leaks", "--older-than", "2s", "--top", "4"));
 	CHECK_EQ_U64(a.request.kind, PROTO_LEAKS);
@@ -228,6 +268,15 @@ TEST(test_usage_errors)
 	USAGE_ERROR("bad --top 'x' (expected 0 to 1000000)", "report", "--top", "x");
 	USAGE_ERROR("--cumulative does not apply to --by stack", "report", "--by", "stack",
 		    "--cumulative");
+	USAGE_ERROR("--cumulative does not apply to --by unit", "report", "--by", "unit",
+		    "--cumulative");
+	USAGE_ERROR("bad --by 'pod' (expected stack, function, file, line, module, cgroup, unit or "
+		    "container)",
+		    "peak", "--by", "pod");
+	USAGE_ERROR("bad --cgroup 'system.slice' (expected a cgroup path from the hierarchy's "
+		    "root, as status shows it: /system.slice)",
+		    "report", "--cgroup", "system.slice");
+	USAGE_ERROR("--cgroup does not apply to leaks", "leaks", "--cgroup", "/a");
 	USAGE_ERROR("report --by gives text or json", "report", "--by", "line", "--format", "html");
 	USAGE_ERROR("--socket and --from exclude each other", "--socket", "/s", "--from", "f",
 		    "status");

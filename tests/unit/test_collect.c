@@ -172,7 +172,7 @@ static int collect(struct fixture *f, const char *line, struct snapshot *s)
 	CHECK(proto_request_parse(line, strlen(line), &r, err, sizeof(err)) == 0);
 	/* as the server does first, on the loop thread */
 	stack_ends_check(&f->v, &f->ends, UINT64_MAX);
-	return collect_snapshot(&f->v, &f->ends, &r, s, err, sizeof(err));
+	return collect_snapshot(&f->v, &f->ends, &r, NULL, 0, s, err, sizeof(err));
 }
 
 static uint64_t site_of(const struct snap_stack *st)
@@ -381,6 +381,105 @@ TEST(test_kinds)
 	CHECK(collect(&f, line, &s) == 0);
 	CHECK(s.ntargets == 1 && s.targets[0].pid == PID_B && !s.nstacks);
 	snapshot_free(&s);
+	teardown(&f);
+}
+
+/*
+ * Rows by the cgroup, unit or container of a stack's process, made in the
+ * daemon from the answer's targets: pid A's newest target (its second
+ * program) keys all of A's stacks, its first program's too; pid B has no
+ * cgroup known: "(none)".
+ */
+TEST(test_rows_by_cgroup)
+{
+	struct fixture f;
+	struct snapshot s;
+	struct mt_cgroup_labels old = {.path = "/old.slice", .unit = "old.service"};
+	struct mt_cgroup_labels a = {.path = "/",
+				     .memory_path = "/kubepods/pod1/abc",
+				     .container = "abc",
+				     .runtime = "containerd"};
+
+	setup(&f);
+	f.v.resident = &f.res;
+	resident_set_labels(&f.res, 0, &old);
+	resident_set_labels(&f.res, 1, &a);
+	CHECK(collect(&f, "rows v=2 select=count by=cgroup order=live top=0", &s) == 0);
+	CHECK_EQ_U64(s.kind, SNAP_ROWS);
+	CHECK_EQ_U64(s.groups.by, GROUP_CGROUP);
+	CHECK_EQ_U64(s.nstacks, 2);
+	CHECK_STR(s.groups.rows[0].key, "/kubepods/pod1/abc");
+	CHECK_EQ_U64(s.groups.rows[0].stacks, 3); /* 0x1111, 0x2222, 0x3333 */
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 300 + 300 + 300);
+	CHECK_EQ_U64(s.stacks[0].t.allocations, 4 + 3 + 6);
+	CHECK_STR(s.groups.rows[1].key, "(none)");
+	CHECK_EQ_U64(s.groups.rows[1].stacks, 2);
+	CHECK_EQ_U64(s.stacks[1].t.live_bytes, 7);
+	CHECK_EQ_U64(s.stacks[1].t.allocations, 11);
+	snapshot_free(&s);
+	/* the same rows the client makes of the stacks themselves */
+	CHECK(collect(&f, "rows v=2 select=count by=container order=live top=1", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_STR(s.groups.rows[0].key, "abc");
+	CHECK_EQ_U64(s.groups.rest_rows, 1);
+	CHECK_EQ_U64(s.groups.rest.live_bytes, 7);
+	snapshot_free(&s);
+	CHECK(collect(&f, "rows v=2 select=live by=unit order=live top=0", &s) == 0);
+	CHECK_EQ_U64(s.nstacks, 1); /* A has no unit, B's one stack with live bytes neither */
+	CHECK_STR(s.groups.rows[0].key, "(none)");
+	CHECK_EQ_U64(s.stacks[0].t.live_bytes, 900 + 7);
+	snapshot_free(&s);
+	teardown(&f);
+}
+
+/* A report's or rows' line and the cgroup path after it (cgroup=). */
+static int collect_in(struct fixture *f, const char *line, const char *cgroup, struct snapshot *s,
+		      char *err, size_t errlen)
+{
+	struct proto_request r;
+
+	CHECK(proto_request_parse(line, strlen(line), &r, err, errlen) == 0);
+	stack_ends_check(&f->v, &f->ends, UINT64_MAX);
+	return collect_snapshot(&f->v, &f->ends, &r, cgroup, strlen(cgroup), s, err, errlen);
+}
+
+/*
+ * cgroup=: only the stacks of processes in the cgroup or below it (pid A's,
+ * by its newest target's memory cgroup path), and the totals are theirs.
+ */
+TEST(test_cgroup_filter)
+{
+	struct fixture f;
+	struct snapshot s;
+	char err[256];
+	struct mt_cgroup_labels a = {
+	    .path = "/", .memory_path = "/kubepods/pod1/abc", .container = "abc"};
+
+	setup(&f);
+	f.v.resident = &f.res;
+	resident_set_labels(&f.res, 1, &a);
+	CHECK(collect_in(&f, "rows v=2 select=count by=function order=live top=0 cgroup=9",
+			 "/kubepods", &s, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(s.stacks_total, 3); /* A's three sites, B's two left out */
+	CHECK_EQ_U64(s.totals.live_bytes, 900);
+	CHECK_EQ_U64(s.totals.allocations, 4 + 3 + 6);
+	CHECK_EQ_U64(s.ntargets, 3); /* every target stays, with its labels */
+	snapshot_free(&s);
+	CHECK(collect_in(&f, "report v=2 sort=live top=1 cgroup=18", "/kubepods/pod1/abc", &s, err,
+			 sizeof(err)) == 0);
+	CHECK_EQ_U64(s.nstacks, 1);
+	CHECK_EQ_U64(s.stacks_total, 3);
+	CHECK_EQ_U64(s.stacks[0].pid, PID_A);
+	CHECK_EQ_U64(s.totals.live_allocations, 3 + 3 + 6);
+	snapshot_free(&s);
+	CHECK(collect_in(&f, "report v=2 cgroup=8", "/kubepod", &s, err, sizeof(err)) == 0);
+	CHECK_EQ_U64(s.nstacks, 0); /* a prefix of a name is not a parent */
+	CHECK_EQ_U64(s.totals.live_bytes, 0);
+	snapshot_free(&s);
+	CHECK(collect_in(&f, "report v=2 cgroup=3", "a/b", &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "bad request: the cgroup is not a path from the hierarchy's root");
+	CHECK(collect_in(&f, "report v=2 cgroup=4", "/a", &s, err, sizeof(err)) == -1);
+	CHECK_STR(err, "bad request: cgroup= says 4 bytes, 2 came");
 	teardown(&f);
 }
 

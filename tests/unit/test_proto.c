@@ -113,6 +113,17 @@ TEST(test_round_trip_per_kind)
 	check_round_trip(
 	    &r, "rows v=2 pid=5 select=count by=site cumulative=0 order=allocated top=4\n");
 	CHECK_EQ_U64(proto_request_pid(&r), 5);
+	CHECK_EQ_U64(proto_request_cgroup(&r), 0);
+	/* cgroup=: written only when a path follows (an older daemon refuses the key) */
+	r.rows.by = GROUP_CGROUP;
+	r.rows.cgroup = 9;
+	check_round_trip(&r, "rows v=2 pid=5 select=count by=cgroup cumulative=0 order=allocated "
+			     "top=4 cgroup=9\n");
+	CHECK_EQ_U64(proto_request_cgroup(&r), 9);
+	proto_request_init(&r, PROTO_REPORT);
+	r.report.cgroup = PROTO_MAX_CGROUP_PATH;
+	check_round_trip(&r, "report v=2 pid=0 sort=live top=0 ages=0 cgroup=4095\n");
+	CHECK_EQ_U64(proto_request_cgroup(&r), PROTO_MAX_CGROUP_PATH);
 
 	proto_request_init(&r, PROTO_LEAKS);
 	r.leaks.pid = 9;
@@ -264,8 +275,13 @@ TEST(test_kind_values)
 {
 	CHECK_BAD("rows v=2", "bad request: rows needs by=");
 	CHECK_BAD("rows v=2 by=none",
-		  "bad request: bad by 'none' (expected stack, function, file, line, module or "
-		  "site)");
+		  "bad request: bad by 'none' (expected stack, function, file, line, module, "
+		  "site, cgroup, unit or container)");
+	CHECK_BAD("rows v=2 by=cgroup cumulative=1",
+		  "bad request: cumulative=1 does not apply to by=cgroup");
+	CHECK_BAD("rows v=2 by=cgroup cgroup=4096",
+		  "bad request: bad cgroup '4096' (expected 0 to 4095)");
+	CHECK_BAD("leaks v=2 cgroup=3", "bad request: cgroup does not apply to leaks");
 	CHECK_BAD("rows v=2 by=stack cumulative=1",
 		  "bad request: cumulative=1 does not apply to by=stack");
 	CHECK_BAD("rows v=2 by=site cumulative=1",

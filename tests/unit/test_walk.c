@@ -12,7 +12,7 @@
 #include "bpfshim.h"
 #include "memtrace/event.h"
 
-#define MT_SCRATCH_SETS 2 /* as bpf/memtrace.bpf.c */
+#define MT_SCRATCH_SETS 4 /* as bpf/memtrace.bpf.c */
 #include "window.bpf.h"
 #include "unwind.bpf.h"
 #include "stackid.bpf.h"

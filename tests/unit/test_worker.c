@@ -190,12 +190,15 @@ static volatile int in_whole, small_during_whole;
 static uint32_t whole_seen_at_start, small_seen_at_start, small_seen_at_end;
 
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
-		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+		     const struct proto_request *r, const char *cgroup, size_t cgroup_len,
+		     struct snapshot *s, char *err, size_t errlen)
 {
 	uint32_t start = applied();
 
 	(void)v;
 	(void)ends;
+	(void)cgroup;
+	(void)cgroup_len;
 	(void)err;
 	(void)errlen;
 	memset(s, 0, sizeof(*s));

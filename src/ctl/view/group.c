@@ -100,7 +100,7 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 
 	memset(out, 0, sizeof(*out));
 	out->by = by;
-	out->cumulative = cumulative && by != GROUP_STACK;
+	out->cumulative = cumulative && by != GROUP_STACK && !group_by_target(by);
 	if (s->kind == SNAP_ROWS && s->groups.by == (uint32_t)by &&
 	    s->groups.cumulative == (uint32_t)out->cumulative) {
 		group_from_rows(s, out);
@@ -110,6 +110,16 @@ void group_snapshot(const struct snapshot *s, int by, int cumulative, struct gro
 		const struct snap_stack *st = &s->stacks[i];
 		uint32_t nkeys =
 		    !st->nframes || by == GROUP_STACK || !out->cumulative ? 1 : st->nframes;
+
+		if (group_by_target(by)) { /* a label of its process, frames or not */
+			if (npairs + 1 > cap) {
+				cap = (npairs + 1) * 2;
+				pairs = xrealloc(pairs, cap * sizeof(*pairs));
+			}
+			pairs[npairs++] =
+			    (struct pair){xstrdup(group_target_key(s, st->pid, by)), i};
+			continue;
+		}
 		size_t first = npairs;
 
 		if (npairs + nkeys > cap) {

@@ -42,7 +42,9 @@ struct group_table {
  * Group the stacks of s (all of them, in any order) into out, ordered by key.
  * A stack without frames is keyed "(no stack)". GROUP_STACK keys a stack by
  * its frames' locations, so equal stacks of two snapshots of one program
- * have equal keys. cumulative is ignored for GROUP_STACK. A snapshot the
+ * have equal keys. GROUP_CGROUP, GROUP_UNIT and GROUP_CONTAINER key a stack
+ * by its process's target label (group_target_key()). cumulative is ignored
+ * for GROUP_STACK and those. A snapshot the
  * daemon grouped the same way (its groups section) gives its rows as they
  * are, with what the rows it did not send add up to in rest.
  */

@@ -25,7 +25,9 @@
 #include "daemon/proc/rss.h"
 #include "daemon/proc/smaps.h"
 #include "daemon/symbols/symbolize.h"
+#include "common/groupkey.h"
 #include "common/invariant.h"
+#include "common/proto.h"
 #include "common/util.h"
 
 /*
@@ -471,8 +473,46 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
  * (mt_rank_top): in order, the first top of them (0: all); *n says how many
  * there are in all (s->stacks_total). Returns their ids (malloc'd).
  */
+/* The pids whose newest target with a known cgroup is in cgroup or below it, sorted. */
+struct cgroup_pids {
+	uint32_t *pids;
+	size_t n;
+};
+
+static int u32_cmp(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+static void cgroup_pids(const struct snapshot *s, const char *cgroup, struct cgroup_pids *out)
+{
+	out->pids = xmalloc((s->ntargets ? s->ntargets : 1) * sizeof(*out->pids));
+	out->n = 0;
+	for (uint32_t i = 0; i < s->ntargets; i++)
+		out->pids[out->n++] = s->targets[i].pid;
+	qsort(out->pids, out->n, sizeof(*out->pids), u32_cmp);
+	{ /* each pid once, if it is in the cgroup */
+		size_t kept = 0;
+
+		for (size_t i = 0; i < out->n; i++) {
+			if (i && out->pids[i] == out->pids[i - 1])
+				continue;
+			if (group_target_in_cgroup(s, out->pids[i], cgroup))
+				out->pids[kept++] = out->pids[i];
+		}
+		out->n = kept;
+	}
+}
+
+static int in_cgroup(const struct cgroup_pids *c, uint32_t pid)
+{
+	return bsearch(&pid, c->pids, c->n, sizeof(*c->pids), u32_cmp) != NULL;
+}
+
 static uint32_t *select_rows(const struct daemon_view *v, uint32_t pid, int sort, uint32_t top,
-			     uint32_t *n)
+			     const struct cgroup_pids *cg, uint32_t *n)
 {
 	uint32_t nrows = framebuild_nrows(v), nrank = 0, *sel;
 	struct mt_rank *rank = xmalloc((size_t)(nrows ? nrows : 1) * sizeof(*rank));
@@ -481,6 +521,8 @@ static uint32_t *select_rows(const struct daemon_view *v, uint32_t pid, int sort
 		struct mt_stack_counters c;
 
 		if (pid && framebuild_row_pid(v, i) != pid)
+			continue;
+		if (cg && !in_cgroup(cg, framebuild_row_pid(v, i)))
 			continue;
 		c = framebuild_row_counters(v, i);
 		rank[nrank++] = (struct mt_rank){
@@ -510,11 +552,32 @@ static void fill_stacks(const struct daemon_view *v, const struct stack_ends *en
 }
 
 /* The stacks of a report (sort, top, ages) or of a whole snapshot (every one, blocks). */
-static void collect_stacks(const struct daemon_view *v, const struct stack_ends *ends, uint32_t pid,
-			   int sort, uint32_t top, int ages, int blocks, struct snapshot *s)
+/* --cgroup: the totals' live, allocated and peak figures are the selected stacks' sums. */
+static void cgroup_totals(const struct daemon_view *v, const uint32_t *sel, uint32_t nsel,
+			  struct snapshot *s)
 {
-	uint32_t nsel, n, *sel = select_rows(v, pid, sort, top, &nsel);
+	struct mt_stack_counters sum = {0};
 
+	for (uint32_t i = 0; i < nsel; i++) {
+		struct mt_stack_counters c = framebuild_row_counters(v, sel[i]);
+
+		mt_stack_counters_add(&sum, &c);
+	}
+	s->totals.live_bytes = sum.live_bytes;
+	s->totals.live_allocations = sum.live_allocations;
+	s->totals.allocations = sum.allocations;
+	s->totals.bytes_allocated = sum.bytes_allocated;
+	s->totals.peak_live_bytes = sum.peak_live_bytes; /* at the peak's moment */
+}
+
+static void collect_stacks(const struct daemon_view *v, const struct stack_ends *ends, uint32_t pid,
+			   int sort, uint32_t top, int ages, int blocks,
+			   const struct cgroup_pids *cg, struct snapshot *s)
+{
+	uint32_t nsel, n, *sel = select_rows(v, pid, sort, top, cg, &nsel);
+
+	if (cg)
+		cgroup_totals(v, sel, nsel, s);
 	s->stacks_total = nsel;
 	n = top && top < nsel ? top : nsel;
 	fill_stacks(v, ends, sel, n, s);
@@ -524,30 +587,36 @@ static void collect_stacks(const struct daemon_view *v, const struct stack_ends 
 }
 
 static int collect_kind(const struct daemon_view *v, const struct stack_ends *ends,
-			const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+			const struct proto_request *r, const char *cgroup, struct snapshot *s,
+			char *err, size_t errlen)
 {
+	struct cgroup_pids cg = {0};
 	uint32_t nsel, *sel;
 
 	memset(s, 0, sizeof(*s));
 	if (collect_common(v, ends, proto_request_pid(r),
 			   r->kind == PROTO_MEMORY || r->kind == PROTO_SNAPSHOT, s, err, errlen))
 		return -1;
+	if (cgroup) /* by the labels of the answer's targets, as the client would */
+		cgroup_pids(s, cgroup, &cg);
 	switch (r->kind) {
 	case PROTO_SNAPSHOT: /* every stack that allocated, every block, ages */
-		collect_stacks(v, ends, r->snapshot.pid, MT_SORT_COUNT, 0, 1, 1, s);
+		collect_stacks(v, ends, r->snapshot.pid, MT_SORT_COUNT, 0, 1, 1, NULL, s);
 		break;
 	case PROTO_REPORT:
 		collect_stacks(v, ends, r->report.pid, r->report.sort, r->report.top,
-			       r->report.ages, 0, s);
+			       r->report.ages, 0, cgroup ? &cg : NULL, s);
 		break;
 	case PROTO_ROWS: /* only the rows (stacks) shown go */
-		sel = select_rows(v, r->rows.pid, r->rows.select, 0, &nsel);
+		sel = select_rows(v, r->rows.pid, r->rows.select, 0, cgroup ? &cg : NULL, &nsel);
+		if (cgroup)
+			cgroup_totals(v, sel, nsel, s);
 		s->stacks_total = nsel;
 		grouping_rows(v, ends, &r->rows, sel, nsel, s);
 		free(sel);
 		break;
 	case PROTO_LEAKS: /* the stacks holding live bytes, counted in one heap walk */
-		sel = select_rows(v, r->leaks.pid, MT_SORT_LIVE, 0, &nsel);
+		sel = select_rows(v, r->leaks.pid, MT_SORT_LIVE, 0, NULL, &nsel);
 		s->stacks_total = nsel;
 		leaks_rows(v, ends, &r->leaks, sel, nsel, s);
 		free(sel);
@@ -556,6 +625,7 @@ static int collect_kind(const struct daemon_view *v, const struct stack_ends *en
 		  * process's); what a scan's answer has beside the scan (scan.c) */
 		break;
 	}
+	free(cg.pids);
 	return 0;
 }
 
@@ -567,8 +637,10 @@ static int has_stacks(const struct proto_request *r)
 }
 
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
-		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen)
+		     const struct proto_request *r, const char *cgroup, size_t cgroup_len,
+		     struct snapshot *s, char *err, size_t errlen)
 {
+	char path[PROTO_MAX_CGROUP_PATH + 1];
 	struct daemon_view lv = *v;
 	struct viewrows rows = {0};
 	/* the rows' blocks, for a heap walk: the block list, ages or leaks */
@@ -580,6 +652,22 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 	int rc;
 
 	memset(s, 0, sizeof(*s));
+	if (cgroup_len != proto_request_cgroup(r) || cgroup_len > PROTO_MAX_CGROUP_PATH ||
+	    (cgroup_len && !cgroup)) {
+		snprintf(err, errlen, "bad request: cgroup= says %u bytes, %zu came",
+			 proto_request_cgroup(r), cgroup_len);
+		return -1;
+	}
+	if (cgroup_len) {
+		memcpy(path, cgroup, cgroup_len);
+		path[cgroup_len] = '\0';
+		if (strlen(path) != cgroup_len || path[0] != '/') {
+			snprintf(err, errlen,
+				 "bad request: the cgroup is not a path from the "
+				 "hierarchy's root");
+			return -1;
+		}
+	}
 	if (MT_CHECKING) /* the sanitizer build: every invariant, per request */
 		tracker_check_state(v->tracker);
 	if (with_rows && viewrows_build(v->tracker, proto_request_pid(r), walk, &rows)) {
@@ -587,7 +675,7 @@ int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
 		return -1;
 	}
 	lv.rows = with_rows ? &rows : NULL;
-	rc = collect_kind(&lv, ends, r, s, err, errlen);
+	rc = collect_kind(&lv, ends, r, cgroup_len ? path : NULL, s, err, errlen);
 	if (with_rows)
 		viewrows_free(&rows);
 	for (uint32_t i = 0; !rc && i < s->nstacks; i++)

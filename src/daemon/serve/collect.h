@@ -27,9 +27,13 @@
  * stack table (stack_ends_check) for the truncations to count every stack;
  * stacks past it show what the walk said. Every string of s is its own
  * (the frames' copied from the symbolizer's, framebuild.h): s may be encoded
- * after the core and the symbolizer moved on.
+ * after the core and the symbolizer moved on. cgroup, cgroup_len: the path
+ * that came after a report's or rows' line (cgroup=; NULL, 0 for none): only
+ * the stacks of processes in that cgroup or below it, and the totals' live,
+ * allocated and peak figures theirs.
  */
 int collect_snapshot(const struct daemon_view *v, const struct stack_ends *ends,
-		     const struct proto_request *r, struct snapshot *s, char *err, size_t errlen);
+		     const struct proto_request *r, const char *cgroup, size_t cgroup_len,
+		     struct snapshot *s, char *err, size_t errlen);
 
 #endif

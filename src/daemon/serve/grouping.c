@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0 OR BSD-2-Clause
 /*
  * Grouped views in the daemon (see grouping.h). Keys are made per distinct
- * frame (framebuild's table), with group.c's own functions, and a row is
+ * frame (framebuild's table), with group.c's own functions (rows by cgroup,
+ * unit or container: per stack's pid, from the answer's targets), and a row is
  * found by its key's number; a stack row by a hash of its frames' locations,
  * confirmed frame by frame. Rows are ordered as the client orders them
  * (group_order(), common/order.h, then the key), ties on the key compared
@@ -65,6 +66,9 @@ struct grouping {
 	uint32_t *loc_rank;  /* stack rows: rank of each location string in string order */
 	uint8_t *loc_prefix; /* ... whether it is a prefix of another location */
 	int rows_are_stacks; /* stacks_are_rows() said so: one generation, native frames only */
+	const struct snapshot *s; /* the answer: its targets (their cgroups) key label rows */
+	uint32_t label_pid;	  /* label rows: the last stack's pid, and its key number */
+	uint32_t label_key;
 };
 
 /* ---- keys ---------------------------------------------------------------- */
@@ -310,6 +314,19 @@ static void group_stack(struct grouping *g, uint32_t idx)
 		r = row_of(g, &k, idx);
 		if (g->nrows != before)
 			r->prefix = pack_prefix(g);
+		return;
+	}
+	if (group_by_target(g->by)) {
+		/* its process's label, as the answer's targets have it (group.c's key) */
+		uint32_t pid = framebuild_row_pid(g->v, idx);
+
+		if (!g->label_pid ||
+		    pid != g->label_pid) { /* a pid's stacks mostly come together */
+			g->label_pid = pid;
+			g->label_key = string_key(g, group_target_key(g->s, pid, g->by));
+		}
+		k.key = g->label_key;
+		row_of(g, &k, idx);
 		return;
 	}
 	if (g->cumulative && g->by != GROUP_SITE) {
@@ -698,7 +715,8 @@ void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,
 		   struct snapshot *s)
 {
-	struct grouping g = {.v = v, .ends = ends, .by = r->by, .cumulative = r->cumulative};
+	struct grouping g = {
+	    .v = v, .ends = ends, .by = r->by, .cumulative = r->cumulative, .s = s};
 	uint32_t *chosen, n;
 	uint8_t *sent;
 	uint64_t *frames_at;

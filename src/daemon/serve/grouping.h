@@ -2,7 +2,8 @@
 /*
  * Views that group a large heap, answered in the daemon so that only what is
  * shown travels: rows requests (rows of stacks by stack, function, file,
- * line, module or allocation site, exactly as group.c makes them in the
+ * line, module, allocation site, or the cgroup, unit or container of their
+ * process, exactly as group.c makes them in the
  * client, the top ones sent). Reads the core only: run on a frozen core
  * (worker.h). Leaks are leaks.h's.
  */
@@ -20,6 +21,8 @@ struct stack_ends;
 /*
  * Fill s's stacks (with their frames) and groups section for a rows
  * request: sel[0..nsel) are the stacks it selects, in the order of reports.
+ * s's targets are filled already (their cgroups key rows by cgroup, unit or
+ * container).
  */
 void grouping_rows(const struct daemon_view *v, const struct stack_ends *ends,
 		   const struct proto_rows *r, const uint32_t *sel, uint32_t nsel,

@@ -619,7 +619,7 @@ static int build_reply(const struct scan_core *core, const struct proto_request 
 		return -1;
 	}
 	/* the counters and targets of the processes scanned, as any answer has them */
-	if (collect_snapshot(v, core->ends, r, s, err, errlen)) {
+	if (collect_snapshot(v, core->ends, r, NULL, 0, s, err, errlen)) {
 		core->thaw(core->ctx);
 		return -1;
 	}

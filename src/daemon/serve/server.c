@@ -280,7 +280,7 @@ static void reply_here(struct server *srv, struct client *c, const struct proto_
 	view.sym_lock = worker_sym_lock(srv->worker); /* lanes may be reading a freeze */
 	if (!ingest_frozen(svc->ingest)) /* a status must be quick: a burst is learned over ticks */
 		stack_ends_check(&view, &srv->ends, 5 * 1000 * 1000);
-	if (collect_snapshot(&view, &srv->ends, r, &snap, err, sizeof(err))) {
+	if (collect_snapshot(&view, &srv->ends, r, NULL, 0, &snap, err, sizeof(err))) {
 		reply_error(c, err);
 		return;
 	}
@@ -391,10 +391,19 @@ static int serve_request(struct server *srv, int slot, const struct proto_reques
 	/* stacks mean symbolizing and encoding up to the whole table, a breakdown
 	 * reading a process's smaps: the worker's */
 	if (req->kind != PROTO_STATUS && (w = get_worker(srv))) {
-		if (!worker_submit(w, slot, c->serial, req, NULL, 0))
+		/* a report's or rows' cgroup (cgroup=), the worker's to free */
+		char *body = c->body;
+		size_t body_len = c->body_len;
+
+		c->body = NULL;
+		if (!worker_submit(w, slot, c->serial, req, body, body_len))
 			return HANDLED_WORKER;
 		srv->clients_busy++;
 		reply_error(c, "busy: too many requests waiting, try again");
+		return HANDLED_REPLY;
+	}
+	if (c->body) { /* answered here: no cgroup filter without the worker */
+		reply_error(c, "cannot filter by cgroup: the request worker did not start");
 		return HANDLED_REPLY;
 	}
 	reply_here(srv, c, req);
@@ -416,17 +425,21 @@ static int handle_request(struct server *srv, int slot, size_t len)
 		return HANDLED_REPLY;
 	}
 	if ((c->req.kind == PROTO_SCAN && c->req.scan.suppressions) ||
-	    c->req.kind == PROTO_ATTACH_CGROUP) {
+	    c->req.kind == PROTO_ATTACH_CGROUP || proto_request_cgroup(&c->req)) {
 		/* the suppressions or the cgroup follow the line; part of them may have
 		 * come with it */
 		size_t extra = c->inlen - len;
-		uint32_t want =
-		    c->req.kind == PROTO_SCAN ? c->req.scan.suppressions : c->req.cgroup.path;
+		uint32_t want = c->req.kind == PROTO_SCAN ? c->req.scan.suppressions
+				: c->req.kind == PROTO_ATTACH_CGROUP
+				    ? c->req.cgroup.path
+				    : proto_request_cgroup(&c->req);
 
 		if (extra > want) {
 			reply_error(c, c->req.kind == PROTO_SCAN
 					   ? "bad request: more bytes than suppressions= says"
-					   : "bad request: more bytes than path= says");
+				       : c->req.kind == PROTO_ATTACH_CGROUP
+					   ? "bad request: more bytes than path= says"
+					   : "bad request: more bytes than cgroup= says");
 			return HANDLED_REPLY;
 		}
 		c->body_want = want;

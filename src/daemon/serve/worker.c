@@ -287,7 +287,8 @@ static void serve(struct worker *w, struct lane *l, struct job *job)
 	}
 	/* the symbols' strings stay while the snapshot copies those it names */
 	symbolizer_hold(l->view.sym);
-	built = !collect_snapshot(&l->view, w->ends, &job->req, &snap, err, sizeof(err));
+	built = !collect_snapshot(&l->view, w->ends, &job->req, job->body, job->body_len, &snap,
+				  err, sizeof(err));
 	symbolizer_release(l->view.sym);
 	thaw(w, l);
 	if (job->oom)
@@ -440,7 +441,8 @@ static void write_queued_oom(struct worker *w)
 			continue;
 		w->svc->view(w->svc->ctx, &view);
 		view.sym_lock = &w->sym_lock;
-		built = !collect_snapshot(&view, w->ends, &job->req, &snap, err, sizeof(err));
+		built =
+		    !collect_snapshot(&view, w->ends, &job->req, NULL, 0, &snap, err, sizeof(err));
 		write_oom(&snap, built, job->oom, err, sizeof(err));
 	}
 }
