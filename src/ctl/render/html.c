@@ -189,7 +189,7 @@ static void json_series_cgroup(struct json_writer *w, const struct snapshot *s,
 	for (uint32_t i = 0; i < s->ntargets; i++)
 		if (s->targets[i].pid == v->pid && s->targets[i].cgroup.known)
 			path = s->targets[i].cgroup.memory_path ? s->targets[i].cgroup.memory_path
-								  : s->targets[i].cgroup.path;
+								: s->targets[i].cgroup.path;
 	json_key(w, "cgroup");
 	json_begin_object(w);
 	json_kv_string(w, "path", path ? path : "?");
