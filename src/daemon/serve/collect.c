@@ -112,30 +112,30 @@ static void pid_totals(const struct tracker *t, uint32_t pid, struct mt_counters
 	}
 }
 
-static void fill_target(const struct daemon_view *v, const struct view_target *tg,
+static void fill_target(const struct daemon_view *v, const struct view_target *vt,
 			struct snapshot *s, struct snap_target *out)
 {
-	const struct tracker_target *tt = tracker_find_gen(v->tracker, tg->gen);
-	uint64_t end = tg->end_ns ? tg->end_ns : time_monotonic_ns();
+	const struct tracker_target *tt = tracker_find_gen(v->tracker, vt->gen);
+	uint64_t end = vt->end_ns ? vt->end_ns : time_monotonic_ns();
 
-	out->pid = (uint32_t)tg->pid;
-	out->state = (uint32_t)tg->state;
-	out->exit_status = tg->exit_status;
-	out->probes = (uint32_t)tg->probes;
-	out->command = snapshot_strdup(s, tg->command);
-	out->allocator = snapshot_strdup(s, tg->alloc_path);
-	out->note = snapshot_strdup(s, tg->note);
-	out->traced_ns = end > tg->attach_ns ? end - tg->attach_ns : 0;
+	out->pid = (uint32_t)vt->pid;
+	out->state = (uint32_t)vt->state;
+	out->exit_status = vt->exit_status;
+	out->probes = (uint32_t)vt->probes;
+	out->command = snapshot_strdup(s, vt->command);
+	out->allocator = snapshot_strdup(s, vt->alloc_path);
+	out->note = snapshot_strdup(s, vt->note);
+	out->traced_ns = end > vt->attach_ns ? end - vt->attach_ns : 0;
 	if (tt)
 		out->counters = tt->c;
 	if (tt && tt->parent)
 		out->parent_pid = v->tracker->targets[tt->parent - 1].tgid;
 	if (tt && tt->start_ns > v->tracker->start_ns)
 		out->started_ns = tt->start_ns - v->tracker->start_ns;
-	if (tg->alloc)
-		allocator_probe_sites(tg->alloc, s, out); /* where each function is probed */
-	if (tg->oom)
-		out->oom = *tg->oom;
+	if (vt->alloc)
+		allocator_probe_sites(vt->alloc, s, out); /* where each function is probed */
+	if (vt->oom)
+		out->oom = *vt->oom;
 }
 
 /*
@@ -197,7 +197,7 @@ static uint64_t since_start(const struct tracker *t)
 static void fill_resident(const struct daemon_view *v, int k, struct snap_resident *out)
 {
 	const struct resident_target *rt = resident_get(v->resident, (uint32_t)k);
-	const struct view_target tg = view_target(v, k);
+	const struct view_target vt = view_target(v, k);
 	struct mt_resident now;
 	char why[200];
 
@@ -208,8 +208,8 @@ static void fill_resident(const struct daemon_view *v, int k, struct snap_reside
 					      .peak_bytes = rt->peak_bytes,
 					      .peak_time_ns = rt->peak_time_ns};
 	/* a lane may wait for the walk: the snapshot's figures are of its moment */
-	if (!v->off_loop || tg.state != SNAP_TARGET_ATTACHED ||
-	    rss_read(tg.pid, &now, why, sizeof(why)))
+	if (!v->off_loop || vt.state != SNAP_TARGET_ATTACHED ||
+	    rss_read(vt.pid, &now, why, sizeof(why)))
 		return;
 	out->sampled = 1;
 	out->time_ns = since_start(v->tracker);
@@ -233,14 +233,14 @@ static void fill_cgroup(const struct daemon_view *v, int k, struct snapshot *s,
 			struct snap_cgroup *out)
 {
 	const struct resident_target *rt = resident_get_cgroup(v->resident, (uint32_t)k);
-	const struct view_target tg = view_target(v, k);
+	const struct view_target vt = view_target(v, k);
 	const struct mt_cgroup_labels *l = rt ? rt->labels : NULL;
 	struct mt_cgroup_labels *now = NULL;
 	char why[512];
 
-	if (v->off_loop && tg.state == SNAP_TARGET_ATTACHED) {
+	if (v->off_loop && vt.state == SNAP_TARGET_ATTACHED) {
 		now = xmalloc(sizeof(*now));
-		if (!cgroup_read(tg.pid, now, &out->m, why, sizeof(why), why, sizeof(why))) {
+		if (!cgroup_read(vt.pid, now, &out->m, why, sizeof(why), why, sizeof(why))) {
 			l = now;
 			out->time_ns = since_start(v->tracker);
 			out->why = label(s, why);
@@ -303,16 +303,16 @@ static void fill_breakdowns(const struct daemon_view *v, const int *view_index, 
 
 	bd->memory = xcalloc(s->ntargets ? s->ntargets : 1, sizeof(*bd->memory));
 	for (uint32_t i = 0; i < s->ntargets; i++) {
-		const struct view_target tg = view_target(v, view_index[i]);
+		const struct view_target vt = view_target(v, view_index[i]);
 		struct snap_memory *m = &bd->memory[n];
 		char why[256];
 
-		if (tg.state != SNAP_TARGET_ATTACHED)
+		if (vt.state != SNAP_TARGET_ATTACHED)
 			continue; /* it has no memory now, or it is not this program's */
 		m->target = i;
 		m->time_ns = since_start(v->tracker);
-		mk[n].gen = tg.gen;
-		if (smaps_read(tg.pid, &mk[n].maps, why, sizeof(why))) {
+		mk[n].gen = vt.gen;
+		if (smaps_read(vt.pid, &mk[n].maps, why, sizeof(why))) {
 			m->error = snapshot_strdup(s, why);
 		} else {
 			memmap_init(&mk[n].mm, &mk[n].maps);
@@ -438,12 +438,12 @@ static int collect_common(const struct daemon_view *v, const struct stack_ends *
 	s->targets = xcalloc((size_t)v->ntargets, sizeof(*s->targets));
 	view_index = xcalloc((size_t)(v->ntargets ? v->ntargets : 1), sizeof(*view_index));
 	for (k = 0; k < v->ntargets; k++) {
-		const struct view_target tg = view_target(v, k);
+		const struct view_target vt = view_target(v, k);
 
-		if (pid && (uint32_t)tg.pid != pid)
+		if (pid && (uint32_t)vt.pid != pid)
 			continue;
 		view_index[s->ntargets] = k;
-		fill_target(v, &tg, s, &s->targets[s->ntargets++]);
+		fill_target(v, &vt, s, &s->targets[s->ntargets++]);
 	}
 
 	if (t->ntargets) {
