@@ -113,6 +113,7 @@ static void target_moved(struct daemon *d, int pid, int in)
 	const char *cg = d->set.match_cgroup ? d->set.match_cgroup->path : "";
 	struct target *traced = NULL;
 	struct target_detach *h;
+	struct mt_target_watch w;
 	char err[512], *note;
 	int i, known;
 
@@ -134,6 +135,11 @@ static void target_moved(struct daemon *d, int pid, int in)
 	}
 	if (known || !d->set.match_cgroup || !cgmatch_has_pid(d->set.match_cgroup, pid))
 		return; /* traced already, or moved on again */
+	/* in the map already: it executed a program since its move and is stopped at that exec
+	 * (its match event follows, and attaches it from its first instruction), or a traced
+	 * parent forked it (its fork event makes it a target) */
+	if (!probes_watch_get(d->skel, pid, &w))
+		return;
 	if (lc_on_match(false, targets_matched_now(d), d->set.max_targets) == LC_MATCH_OVER_LIMIT) {
 		target_over_limit(d, pid);
 		return;
