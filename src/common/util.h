@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 
@@ -51,5 +52,9 @@ void buf_free(struct buf *b);
 
 /* Parse a decimal unsigned integer in [0, max]; returns 0 or -1. */
 int parse_u64(const char *s, uint64_t max, uint64_t *out);
+
+/* The whole of a small file (/proc, /sys) in buf, NUL-terminated: its length, or
+ * -errno (-EFBIG: it does not fit in cap - 1 bytes). */
+ssize_t read_small_file(const char *path, char *buf, size_t cap);
 
 #endif

@@ -7,6 +7,7 @@
  * added there, not here.
  */
 #include "daemon/proc/cgroup.h"
+#include "common/util.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -325,7 +326,7 @@ const char *cgroup_file_name(enum cgroup_file f)
 }
 
 /* A decimal u64 in s[0..n): 0, or -1. */
-static int parse_u64(const char *s, size_t n, uint64_t *out)
+static int parse_decimal(const char *s, size_t n, uint64_t *out)
 {
 	uint64_t v = 0;
 
@@ -370,7 +371,7 @@ static int figure_value(enum cgroup_file f, size_t i, const char *vs, size_t vn,
 		*v = MT_CGROUP_NO_LIMIT;
 		return 0;
 	}
-	if (parse_u64(vs, vn, v))
+	if (parse_decimal(vs, vn, v))
 		return -1;
 	if (is_limit(i) && files[f].version == MT_CGROUP_V1 && *v >= V1_NO_LIMIT_FROM)
 		*v = MT_CGROUP_NO_LIMIT;
@@ -453,36 +454,6 @@ int cgroup_parse_file(enum cgroup_file f, const char *text, size_t len, struct m
 
 /* ---- reading them ------------------------------------------------------------ */
 
-/* The whole of a small file in buf (NUL-terminated): its length, or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), e = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			e = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap - 1) {
-			e = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	return e ? e : (ssize_t)len;
-}
-
 static int fs_is(const char *dir, long magic)
 {
 	struct statfs st;
@@ -520,7 +491,7 @@ static int read_files(const char *dir, enum cgroup_file first, enum cgroup_file 
 		ssize_t n;
 
 		snprintf(path, sizeof(path), "%s/%s", dir, files[f].name);
-		n = read_small(path, text, CGROUP_MAX_TEXT);
+		n = read_small_file(path, text, CGROUP_MAX_TEXT);
 		if (n == -ENOENT && f == (int)first) {
 			rc = 1;
 			break;
@@ -618,7 +589,7 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 		goto out;
 	}
 	snprintf(path, sizeof(path), "/proc/%d/cgroup", pid);
-	n = read_small(path, text, sizeof(text));
+	n = read_small_file(path, text, sizeof(text));
 	if (n < 0) {
 		snprintf(err, errlen, "cannot read %s: %s", path,
 			 n == -EFBIG ? "longer than expected" : strerror((int)-n));
@@ -639,7 +610,7 @@ int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memor
 			cgroup_identify(w->memory, l);
 	}
 	snprintf(path, sizeof(path), "/proc/%d/status", pid);
-	n = read_small(path, text, sizeof(text));
+	n = read_small_file(path, text, sizeof(text));
 	if (n > 0 && cgroup_parse_nspid(text, (size_t)n, &l->nspid, why, sizeof(why)))
 		l->nspid = 0; /* a kernel before 4.1: no label, not an error */
 	why[0] = '\0';

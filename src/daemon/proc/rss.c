@@ -7,6 +7,7 @@
  * once per target per sample.
  */
 #include "daemon/proc/rss.h"
+#include "common/util.h"
 #include "daemon/proc/procmaps.h"
 
 #include <errno.h>
@@ -125,36 +126,6 @@ int rss_parse(const char *text, size_t len, enum mt_resident_source src, struct 
 	return 0;
 }
 
-/* The whole of a small /proc file in buf (NUL-terminated): its length, or -errno. */
-static ssize_t read_small(const char *path, char *buf, size_t cap)
-{
-	size_t len = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC), err = 0;
-
-	if (fd < 0)
-		return -errno;
-	for (;;) {
-		ssize_t n = read(fd, buf + len, cap - 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			err = -errno;
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len == cap - 1) {
-			err = -EFBIG;
-			break;
-		}
-	}
-	close(fd);
-	buf[len] = '\0';
-	return err ? err : (ssize_t)len;
-}
-
 int rss_read(int pid, struct mt_resident *out, char *err, size_t errlen)
 {
 	char path[64], text[RSS_MAX_TEXT];
@@ -164,7 +135,7 @@ int rss_read(int pid, struct mt_resident *out, char *err, size_t errlen)
 		ssize_t n;
 
 		snprintf(path, sizeof(path), "/proc/%d/%s", pid, source_names[src]);
-		n = read_small(path, text, sizeof(text));
+		n = read_small_file(path, text, sizeof(text));
 		if (n < 0) {
 			snprintf(err, errlen, "cannot read %s: %s", path,
 				 n == -EFBIG ? "longer than expected" : strerror((int)-n));
