@@ -129,17 +129,58 @@ struct {
 	__type(value, __u32);
 } nopriv_raw_tp SEC(".maps");
 
-SEC("raw_tp/sched_process_exec")
-int on_exec(struct bpf_raw_tracepoint_args *ctx)
+/*
+ * Two hooks, one happening. Where tracepoints run preemptible (7.x: with
+ * migration disabled only), the kernel skips a program on a CPU where a
+ * preempted task is in the middle of that same program (its per-CPU
+ * recursion guard; counted in the program's recursion_misses and nowhere
+ * else). A preempted run is common: a record that wakes the daemon raises
+ * an interrupt whose return preempts the task still in the program. So a
+ * fork and an exec each have two programs, with two guards: the first to
+ * run for it does the work and marks it here, the second finds the mark.
+ * Both are skipped only when two tasks are preempted on that CPU, one in
+ * each (and a second program is preempted only when the first was skipped:
+ * its own runs are a lookup). Key: what happened (MT_EV_FORK or
+ * MT_EV_EXEC), the process, and two numbers that tell this one from any
+ * other (a fork: the child's start time; an exec: the exec count of the
+ * task and the process's start time).
+ */
+struct mt_once_key {
+	__u32 tgid;
+	__u32 what;
+	__u64 a, b;
+};
+
+struct {
+	__uint(type, BPF_MAP_TYPE_LRU_HASH);
+	__uint(max_entries, 2048); /* a mark lives from one hook to the next */
+	__type(key, struct mt_once_key);
+	__type(value, __u8);
+} once SEC(".maps");
+
+/* 1 for the first of the two hooks to see this happening, 0 for the other. */
+static __always_inline int first_hook(__u32 what, __u32 tgid, __u64 a, __u64 b)
+{
+	struct mt_once_key key = {.tgid = tgid, .what = what, .a = a, .b = b};
+	__u8 one = 1;
+
+	return !bpf_map_update_elem(&once, &key, &one, BPF_NOEXIST);
+}
+
+static __always_inline void exec_hook(struct bpf_raw_tracepoint_args *ctx)
 {
 	struct linux_binprm *bprm = (struct linux_binprm *)ctx->args[2];
+	struct task_struct *task = bpf_get_current_task_btf();
 	__u64 id = bpf_get_current_pid_tgid();
 	__u32 tgid = id >> 32;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 
-	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
-	inflight_drop(bpf_get_current_task_btf(), (__u32)id);
-
+	inflight_drop(task, (__u32)id);
+	if (!w && !cfg.match_comm[0] && !cfg.match_ino && !match_cgid)
+		return; /* none of ours, and nothing to match */
+	if (!first_hook(MT_EV_EXEC, tgid, BPF_CORE_READ(task, self_exec_id),
+			BPF_CORE_READ(task, group_leader, start_time)))
+		return; /* the other program took it */
 	if (w && w->untraced == MT_UNTRACED_COPIES) {
 		/* the copies of its parent's probes went at this exec (they are
 		 * opened with remove_on_exec): it runs none of ours now */
@@ -149,10 +190,10 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	if (!w) {
 		if (cfg.match_comm[0] || cfg.match_ino || match_cgid)
 			exec_match(bprm, tgid);
-		return 0;
+		return;
 	}
 	if (w->untraced)
-		return 0; /* MT_UNTRACED_OWN: not matched again while it holds probes */
+		return; /* MT_UNTRACED_OWN: not matched again while it holds probes */
 	__sync_fetch_and_add(&w->execs, 1);
 	/* the old program's unwind mappings: the daemon lists the new one's */
 	if (!bpf_map_delete_elem(&uw_procs, &tgid))
@@ -163,11 +204,11 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 		w->untraced = MT_UNTRACED_OWN;
 		untraced_probed = 1;
 		emit_small(MT_EV_EXEC, 0, 0, MT_EXEC_UNMATCHED, 0);
-		return 0;
+		return;
 	}
 	if (!cfg.hold_exec) {
 		emit_small(MT_EV_EXEC, 0, 0, 0, 0);
-		return 0;
+		return;
 	}
 	/* stopped until the daemon has placed a probe on the new program's
 	 * ld.so (ldso_state), so that it resolves the allocator the linker
@@ -175,6 +216,22 @@ int on_exec(struct bpf_raw_tracepoint_args *ctx)
 	stop_current(tgid);
 	if (emit_small(MT_EV_EXEC, 0, 1, 0, 0))
 		cont_current(tgid); /* the daemon will not hear of it */
+}
+
+SEC("raw_tp/sched_process_exec")
+int on_exec(struct bpf_raw_tracepoint_args *ctx)
+{
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
+	exec_hook(ctx);
+	return 0;
+}
+
+/* the same, the exec's second hook (first_hook) */
+SEC("raw_tp/sched_process_exec")
+int on_exec2(struct bpf_raw_tracepoint_args *ctx)
+{
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
+	exec_hook(ctx);
 	return 0;
 }
 
@@ -234,7 +291,9 @@ int on_cgroup_move(struct bpf_raw_tracepoint_args *ctx)
 	ev->old_addr = in ? MT_MATCH_MOVED_IN : MT_MATCH_MOVED_OUT;
 	ev->stack_end = MT_STACK_NONE;
 	ev->time_ns = bpf_ktime_get_ns();
-	bpf_ringbuf_submit(ev, BPF_RB_FORCE_WAKEUP);
+	/* nobody waits for it: the daemon is woken as for allocations (a
+	 * record that wakes it would leave the task preempted in here: first_hook) */
+	bpf_ringbuf_submit(ev, wakeup_flag());
 	return 0;
 }
 
@@ -312,29 +371,29 @@ int pyalloc_set(struct pt_regs *ctx)
  * A followed target forked a new process (not a thread): the child inherits
  * the probes (their perf events are inherited at fork), becomes a watched,
  * followed target itself, and the daemon learns of it through one event,
- * written before the child first runs (the tracepoint fires before the
+ * written before the child first runs (both hooks below fire before the
  * child is woken), so it precedes every event of the child. A match's
  * child is a match (it runs the same program): past max_matches it is left
  * untraced, counted, and marked so that the copies it carries count
- * nothing.
+ * nothing. Two hooks: task_newtask, at the end of copy_process, and
+ * sched_process_fork just after it (first_hook).
  */
-SEC("raw_tp/sched_process_fork")
-int on_fork(struct bpf_raw_tracepoint_args *ctx)
+static __always_inline void fork_child(struct task_struct *child)
 {
-	struct task_struct *child = (struct task_struct *)ctx->args[1];
 	__u32 tgid = bpf_get_current_pid_tgid() >> 32, ctgid, cpid;
 	struct mt_target_watch *w = bpf_map_lookup_elem(&targets, &tgid);
 	struct mt_target_watch cw = {.follow = 1};
 	__u16 is_match;
 	__u8 *arenas;
 
-	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
 	if (!w || !w->follow || w->untraced == MT_UNTRACED_OWN)
-		return 0; /* MT_UNTRACED_OWN: its probes are not inherited after its exec */
+		return; /* MT_UNTRACED_OWN: its probes are not inherited after its exec */
 	ctgid = BPF_CORE_READ(child, tgid);
 	cpid = BPF_CORE_READ(child, pid);
 	if (ctgid != cpid || ctgid == tgid)
-		return 0; /* a thread */
+		return; /* a thread */
+	if (!first_hook(MT_EV_FORK, ctgid, BPF_CORE_READ(child, start_time), 0))
+		return; /* the other hook took it */
 	is_match = w->matched;
 	if (w->untraced || (is_match && matched >= (__s32)cfg.max_matches)) {
 		if (!w->untraced)
@@ -343,12 +402,12 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 		cw.untraced = MT_UNTRACED_COPIES;
 		untraced_probed = 1;
 		bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY);
-		return 0;
+		return;
 	}
 	cw.matched = is_match;
 	if (bpf_map_update_elem(&targets, &ctgid, &cw, BPF_ANY)) {
 		count_lost(MT_EV_FORK);
-		return 0;
+		return;
 	}
 	if (is_match)
 		__sync_fetch_and_add(&matched, 1);
@@ -372,6 +431,23 @@ int on_fork(struct bpf_raw_tracepoint_args *ctx)
 		if (is_match)
 			__sync_fetch_and_add(&matched, -1);
 	}
+}
+
+/* copy_process() made the child: args (task, clone_flags) */
+SEC("raw_tp/task_newtask")
+int on_newtask(struct bpf_raw_tracepoint_args *ctx)
+{
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
+	fork_child((struct task_struct *)ctx->args[0]);
+	return 0;
+}
+
+/* kernel_clone() after copy_process(): args (parent, child) */
+SEC("raw_tp/sched_process_fork")
+int on_fork(struct bpf_raw_tracepoint_args *ctx)
+{
+	MT_NO_PRIV_STACK(ctx, &nopriv_raw_tp);
+	fork_child((struct task_struct *)ctx->args[1]);
 	return 0;
 }
 

@@ -268,8 +268,11 @@ static __always_inline int emit_record(__u8 kind, __u8 func, __u64 addr, __u64 o
 	ev->old_addr = old_addr;
 	ev->size = size;
 	/* a process may be stopped waiting for the daemon (exec, ld.so): wake it
-	 * for those now, not at its next timer tick */
-	bpf_ringbuf_submit(ev, kind >= MT_EV_EXEC ? BPF_RB_FORCE_WAKEUP : wakeup_flag());
+	 * for those now, not at its next timer tick; nobody waits for a fork
+	 * (and a wakeup would leave the forking task preempted in the fork's
+	 * program: bpf/control.bpf.h, first_hook) */
+	bpf_ringbuf_submit(ev, kind >= MT_EV_EXEC && kind != MT_EV_FORK ? BPF_RB_FORCE_WAKEUP
+									: wakeup_flag());
 	return 0;
 }
 

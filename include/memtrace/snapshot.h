@@ -258,6 +258,7 @@ struct snap_daemon {
 				     * tracing began or the last reset-peak */
 	uint64_t stack_id_events;   /* allocations whose stack came as an id */
 	uint64_t stack_ids_unknown; /* ... an id never registered: their stack is lost */
+	uint64_t bpf_runs_skipped;  /* runs of the BPF programs the kernel skipped */
 };
 
 /*

@@ -35,6 +35,7 @@ const size_t snap_daemon_offsets[SNAP_NDAEMON] = {
     offsetof(struct snap_daemon, loop_busy_max_ns),
     offsetof(struct snap_daemon, stack_id_events),
     offsetof(struct snap_daemon, stack_ids_unknown),
+    offsetof(struct snap_daemon, bpf_runs_skipped),
 };
 
 const size_t snap_walker_offsets[SNAP_NWALKER] = {

@@ -103,7 +103,7 @@ static const char *const section_names[] __attribute__((unused)) = {
 extern const size_t snap_option_offsets[SNAP_NOPTIONS];
 
 /* struct snap_daemon in wire order (section SEC_DAEMON). */
-#define SNAP_NDAEMON 9
+#define SNAP_NDAEMON 10
 extern const size_t snap_daemon_offsets[SNAP_NDAEMON];
 
 /* struct snap_match's figures in wire order (section SEC_MATCH). */

@@ -48,6 +48,9 @@ struct daemon_settings {
 	uint64_t oom_keep;   /* --oom-keep */
 };
 
+/* More than the BPF object's programs (bpf/memtrace.bpf.c: about 30). */
+#define DAEMON_MAX_PROGRAMS 64
+
 struct daemon {
 	/* the accounting core (core/) */
 	struct tracker tracker;
@@ -83,6 +86,10 @@ struct daemon {
 	uint64_t start_ns;
 	/* how the loop keeps up (status, section SEC_DAEMON), since start or reset-peak */
 	uint64_t loop_busy_max_ns; /* the most CPU time the loop used on one wakeup */
+	/* runs of our programs the kernel skipped (probes_runs_skipped): by
+	 * program as the log last told, and when it may tell again */
+	uint64_t runs_skipped_logged[DAEMON_MAX_PROGRAMS];
+	uint64_t runs_skipped_log_ns;
 };
 
 #endif

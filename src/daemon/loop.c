@@ -106,6 +106,7 @@ static void service_view(void *ctx, struct daemon_view *v)
 	v->daemon.loop_busy_max_ns = d->loop_busy_max_ns;
 	v->daemon.stack_id_events = d->tracker.stack_id_events;
 	v->daemon.stack_ids_unknown = d->tracker.stack_ids_unknown;
+	v->daemon.bpf_runs_skipped = probes_runs_skipped(d->skel, NULL, NULL);
 	if (d->set.match_what) {
 		v->has_match = 1;
 		v->match = (struct snap_match){.what = d->set.match_what,
@@ -224,6 +225,24 @@ int loop_realtime(void)
 
 /* ---- the loop ------------------------------------------------------------- */
 
+static void log_skipped(const char *name, uint64_t misses, int i, void *arg)
+{
+	struct daemon *d = arg;
+
+	if (i >= DAEMON_MAX_PROGRAMS || misses <= d->runs_skipped_logged[i])
+		return;
+	log_msg("the kernel skipped %llu run%s of program %s (%llu in all): a run of it was "
+		"preempted on that CPU; %s",
+		(unsigned long long)(misses - d->runs_skipped_logged[i]),
+		misses - d->runs_skipped_logged[i] == 1 ? "" : "s", name,
+		(unsigned long long)misses,
+		!strcmp(name, "on_fork") || !strcmp(name, "on_newtask") ||
+			!strcmp(name, "on_exec") || !strcmp(name, "on_exec2")
+		    ? "a fork and an exec have two programs each, both are skipped only together"
+		    : "what it would have seen is not traced (bpf_runs_skipped)");
+	d->runs_skipped_logged[i] = misses;
+}
+
 /* Every DRAIN_INTERVAL_NS: drain, sample, move pending targets on, expire clients. */
 static void tick(struct daemon *d)
 {
@@ -245,6 +264,10 @@ static void tick(struct daemon *d)
 	}
 	now = time_monotonic_ns();
 	targets_log_over_limit(d, now);
+	if (now >= d->runs_skipped_log_ns) { /* a look a second */
+		probes_runs_skipped(d->skel, log_skipped, d);
+		d->runs_skipped_log_ns = now + 1000000000ull;
+	}
 	server_expire(d->server, now);
 	metrics_http_tick(d->metrics, now);
 	/* the ELF files this step's attaches and resolves shared: closed */

@@ -174,7 +174,9 @@ def test_cgroup_match(r):
                 if not bad:
                     break
                 if time.monotonic() > end:
-                    raise Fail(f"{len(bad)} of {checked} processes: " + " | ".join(bad))
+                    skipped = (st.get("daemon") or {}).get("bpf_runs_skipped")
+                    raise Fail(f"{len(bad)} of {checked} processes: " + " | ".join(bad) +
+                               f" (BPF program runs the kernel skipped: {skipped})")
                 time.sleep(POLL)
         with r.part("later_from_exec"):
             t = newest(st, later_pid)

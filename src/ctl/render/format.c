@@ -306,6 +306,13 @@ void render_text_lost_warning(struct buf *out, const struct snapshot *s)
 			   "warning: %" PRIu64 " events were lost (ring buffer full); frees, "
 			   "live and peak numbers may be distorted\n",
 			   lost);
+	if (s->daemon && s->daemon->bpf_runs_skipped)
+		buf_printf(out,
+			   "warning: the kernel skipped %" PRIu64
+			   " runs of memtrace's BPF programs "
+			   "(preempted on their CPU): forks, execs or mappings may be missing "
+			   "(memtraced's log names the programs)\n",
+			   s->daemon->bpf_runs_skipped);
 }
 
 void format_walker(char *dst, size_t len, const struct snapshot *s)

@@ -350,6 +350,7 @@ static void json_daemon(struct json_writer *w, const struct snapshot *s)
 	json_kv_u64(w, "symbol_cache_hits", dm->symbol_cache_hits);
 	json_kv_u64(w, "stack_id_events", dm->stack_id_events);
 	json_kv_u64(w, "stack_ids_unknown", dm->stack_ids_unknown);
+	json_kv_u64(w, "bpf_runs_skipped", dm->bpf_runs_skipped);
 	json_end_object(w);
 }
 

@@ -242,16 +242,23 @@ struct memtrace_bpf *probes_load(const struct bpf_options *o, struct probes_load
 	}
 	out->walker = (int)ow.stack_walker;
 	/* The skeleton owns the links: memtrace_bpf__destroy() detaches them. */
+	/* an exec and a fork have two programs each (bpf/control.bpf.h: first_hook) */
 	skel->links.on_exec = bpf_program__attach(skel->progs.on_exec);
 	if (skel->links.on_exec)
+		skel->links.on_exec2 = bpf_program__attach(skel->progs.on_exec2);
+	if (skel->links.on_exec2)
 		skel->links.on_fork = bpf_program__attach(skel->progs.on_fork);
 	if (skel->links.on_fork)
+		skel->links.on_newtask = bpf_program__attach(skel->progs.on_newtask);
+	if (skel->links.on_newtask)
 		skel->links.on_process_exit = bpf_program__attach(skel->progs.on_process_exit);
-	if (!skel->links.on_exec || !skel->links.on_fork || !skel->links.on_process_exit) {
-		snprintf(err, errlen, "cannot attach to the sched_process_%s raw tracepoint: %s",
-			 !skel->links.on_exec	? "exec"
-			 : !skel->links.on_fork ? "fork"
-						: "exit",
+	if (!skel->links.on_exec || !skel->links.on_exec2 || !skel->links.on_fork ||
+	    !skel->links.on_newtask || !skel->links.on_process_exit) {
+		snprintf(err, errlen, "cannot attach to the %s raw tracepoint: %s",
+			 !skel->links.on_exec || !skel->links.on_exec2 ? "sched_process_exec"
+			 : !skel->links.on_fork			       ? "sched_process_fork"
+			 : !skel->links.on_newtask		       ? "task_newtask"
+								       : "sched_process_exit",
 			 strerror(errno));
 		memtrace_bpf__destroy(skel);
 		return NULL;
@@ -291,6 +298,31 @@ int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots)
 	}
 	free(values);
 	return 0;
+}
+
+uint64_t probes_runs_skipped(struct memtrace_bpf *skel,
+			     void (*each)(const char *name, uint64_t misses, int i, void *arg),
+			     void *arg)
+{
+	struct bpf_program *p;
+	uint64_t total = 0;
+	int i = 0;
+
+	bpf_object__for_each_program(p, skel->obj)
+	{
+		struct bpf_prog_info info;
+		uint32_t len = sizeof(info);
+		int fd = bpf_program__fd(p);
+
+		memset(&info, 0, sizeof(info));
+		if (fd >= 0 && !bpf_obj_get_info_by_fd(fd, &info, &len)) {
+			total += info.recursion_misses;
+			if (each)
+				each(bpf_program__name(p), info.recursion_misses, i, arg);
+		}
+		i++;
+	}
+	return total;
 }
 
 enum { PROG_FREE, PROG_RETURN, PROG_OUTER_FREE, PROG_ENTRY, PROG_PYALLOC_SET, PROG_COUNT };

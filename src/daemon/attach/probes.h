@@ -66,6 +66,19 @@ int probes_ringbuf_fd(struct memtrace_bpf *skel);
 
 /* Events lost, summed over CPUs, by slot (0: no inflight record, then kind). */
 int probes_read_lost(struct memtrace_bpf *skel, uint64_t *lost, int nslots);
+
+/*
+ * Runs of our programs the kernel skipped: a program found busy on its CPU
+ * (its per-CPU recursion guard, or for classic tracepoints one guard for
+ * all), which happens where the kernel runs tracepoint programs preemptible
+ * (7.x) and a run of it was preempted there. The sum of every program's
+ * recursion_misses (0 before 5.12, which does not count them); each(name,
+ * misses, i, arg) for each program, i its index in the object, when each
+ * is not NULL.
+ */
+uint64_t probes_runs_skipped(struct memtrace_bpf *skel,
+			     void (*each)(const char *name, uint64_t misses, int i, void *arg),
+			     void *arg);
 /* OOM kill records the ring buffer could not take (bpf/control.bpf.h). */
 uint64_t probes_oom_lost(const struct memtrace_bpf *skel);
 

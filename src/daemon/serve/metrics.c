@@ -174,6 +174,12 @@ void metrics_render(const struct daemon_view *d, struct buf *b)
 	for (unsigned k = 0; k < MT_LOST_KIND_COUNT; k++)
 		buf_printf(b, "memtrace_events_lost_total{kind=\"%s\"} %llu\n",
 			   mt_lost_kind_name(k), (unsigned long long)d->events_lost[k]);
+	buf_printf(b,
+		   "# HELP memtrace_bpf_runs_skipped_total Runs of memtrace's BPF programs the "
+		   "kernel skipped (a run of the same program preempted on that CPU).\n"
+		   "# TYPE memtrace_bpf_runs_skipped_total counter\n"
+		   "memtrace_bpf_runs_skipped_total %llu\n",
+		   (unsigned long long)d->daemon.bpf_runs_skipped);
 	if (d->walker.name) {
 		buf_printf(b, "# HELP memtrace_stack_walker_info The stack walker memtraced runs "
 			      "(walker) and why (reason: default, chosen, or what the kernel's "
