@@ -499,3 +499,59 @@ def test_cgroup_report_by(r):
         stop_all(r)
         for cg in cgs.values():
             remove_cgroup(r, cg)
+
+
+def test_cgroup_forked_labels(r):
+    """Labels of targets that end at once (issue 33): tests/e2e/forkloop in a v2 cgroup the
+    test makes forks a child every 2 ms, each makes 50 malloc+free pairs and exits, reaped
+    by the parent within a few ms, long before the daemon's next drain tick or sample. After
+    they all ended, stats --json must show every one of them (and the parent) with the
+    cgroup's path and its own NSpid (the test runs in the host's pid namespace: its pid),
+    and the 50 allocations each made."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-fl-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        prog = os.path.join(r.build, "tests", "forkloop")
+        # a sample every minute: only the labels read at the fork can be there
+        daemon = r.start_daemon("--follow-forks", "--sample-interval", "60000", "--", "sh",
+                                "-c", f"echo $$ > {cg}/cgroup.procs; exec {prog} 2",
+                                tag="memtraced-fl")
+        out = os.path.join(r.tmp, "memtraced-fl.out")
+        parent = int(r.wait_line(out, "ready ", daemon))
+        time.sleep(2.0)
+        os.kill(parent, signal.SIGUSR1)
+        forked = int(r.wait_line(out, "forked ", daemon))
+        if forked < 5:
+            raise Fail(f"forkloop forked only {forked} children in two seconds")
+        with r.part("all_labelled"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                kids = [t for t in st["targets"] if t["pid"] != parent]
+                done = [t for t in kids if t["state"] == "exited"]
+                if len(done) == forked:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"{len(done)} children exited of the {forked} forked "
+                               f"({len(kids)} targets)")
+                time.sleep(POLL)
+            bad = []
+            for t in kids:
+                c = t.get("cgroup") or {}
+                if c.get("unified_path") != rel or c.get("nspid") != t["pid"] or \
+                        t["counters"]["allocations"] != 50:
+                    bad.append(f"pid {t['pid']}: cgroup {c.get('unified_path')!r} nspid "
+                               f"{c.get('nspid')} allocations {t['counters']['allocations']}")
+            if bad:
+                raise Fail(f"{len(bad)} of {len(kids)} children: " + "; ".join(bad[:5]))
+            p = [t for t in st["targets"] if t["pid"] == parent]
+            if not p or (p[-1].get("cgroup") or {}).get("unified_path") != rel:
+                raise Fail(f"the parent {parent}: {p[-1].get('cgroup') if p else 'no target'}")
+            print(f"    {len(kids)} children, every one labelled {rel}", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
