@@ -555,3 +555,91 @@ def test_cgroup_forked_labels(r):
     finally:
         stop_all(r)
         remove_cgroup(r, cg)
+
+
+def test_cgroup_stats_filter(r):
+    """stats --cgroup PATH: three copies of cgalloc in v2 cgroups the test makes, /A (6 MiB),
+    /A/sub (3 MiB) and /B (10 MiB), traced from their exec (--comm). stats --cgroup /A --json
+    lists the targets of /A and /A/sub only, and its totals are exactly their counters added
+    up (allocations, live bytes and blocks); /A/sub and /B their own; the text the same
+    targets; a cgroup with no target none, and zero totals; the same from a saved snapshot;
+    a bad path one error line and exit status 2."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    comm = f"cgst{os.getpid() % 100000}x{int(time.time()) % 1000}"
+    prog = os.path.join(r.tmp, comm)
+    shutil.copy(os.path.join(r.build, "tests", "cgalloc"), prog)
+    top = f"/memtrace-e2e-st-{os.getpid()}"
+    rel = {"a": top + "-A", "sub": top + "-A/sub", "b": top + "-B"}
+    held_mib = {"a": 6, "sub": 3, "b": 10}
+    made = []
+    try:
+        for k in ("a", "sub", "b"):
+            os.mkdir(root + rel[k])
+            made.append(root + rel[k])
+        r.start_daemon("--comm", comm, "--sample-interval", "200")
+        pids = {}
+        for k, mib in held_mib.items():
+            p = r.spawn(["sh", "-c", f"echo $$ > {root + rel[k]}/cgroup.procs; exec {prog} {mib}"],
+                        "target", f"cgst-{k}.out")
+            held = int(r.wait_line(os.path.join(r.tmp, f"cgst-{k}.out"), "ready ", p))
+            if held != mib * MIB:
+                raise Fail(f"cgalloc {mib} says it holds {held} bytes")
+            pids[k] = p.pid
+            r.wait_state("attached", p.pid)
+        # labelled at the attach, from the exec: no sample needed, but the figures wait for one
+        for k in pids:
+            t = attached(r.ctl_json("stats", "--json"), pids[k])
+            if (t.get("cgroup") or {}).get("unified_path") != rel[k]:
+                raise Fail(f"pid {pids[k]}: cgroup {t.get('cgroup')}, expected {rel[k]}")
+        whole = r.ctl_json("stats", "--json")
+        mine = {k: attached(whole, pids[k])["counters"] for k in pids}
+        for k in pids:
+            if not held_mib[k] * MIB <= mine[k]["live_bytes"] < held_mib[k] * MIB + 64 * 1024:
+                raise Fail(f"pid {pids[k]}: live {mine[k]['live_bytes']}, it holds "
+                           f"{held_mib[k]} MiB")
+        snap = os.path.join(r.tmp, "cgst.mts")
+        rc, _, err = r.ctl("snapshot", "-o", snap)
+        if rc != 0:
+            raise Fail(f"snapshot: {one_line(err)}")
+        keys = ("allocations", "frees", "bytes_allocated", "live_bytes", "live_allocations")
+        for path, members in ((rel["a"], ("a", "sub")), (rel["sub"], ("sub",)),
+                              (rel["b"], ("b",)), (top + "-A/", ("a", "sub")),
+                              (top, ()), (top + "-A/none", ())):
+            with r.part(f"json {path}"):
+                for src, st in (("daemon", r.ctl_json("stats", "--cgroup", path, "--json")),
+                                ("file", json.loads(subprocess.run(
+                                    [r.memtracectl, "--from", snap, "stats", "--cgroup", path,
+                                     "--json"], capture_output=True, text=True,
+                                    check=True).stdout))):
+                    got = sorted(t["pid"] for t in st["targets"])
+                    want = sorted(pids[k] for k in members)
+                    if got != want:
+                        raise Fail(f"{src}: targets {got}, expected {want}")
+                    for key in keys:
+                        total = sum(mine[k][key] for k in members)
+                        if st[key] != total:
+                            raise Fail(f"{src}: {key} {st[key]}, its targets' sum {total}")
+            print(f"    --cgroup {path}: targets {got}, live_bytes {st['live_bytes']}",
+                  flush=True)
+        with r.part("text"):
+            rc, out, err = r.ctl("stats", "--cgroup", rel["a"])
+            shown = sorted(int(l.split()[1]) for l in out.splitlines()
+                           if l.startswith("target "))
+            live = next((l for l in out.splitlines() if l.startswith("live_bytes ")), "")
+            want_live = mine["a"]["live_bytes"] + mine["sub"]["live_bytes"]
+            if rc != 0 or shown != sorted((pids["a"], pids["sub"])) or \
+                    live.split()[1:2] != [str(want_live)]:
+                raise Fail(f"stats --cgroup {rel['a']}: status {rc}, targets {shown}, "
+                           f"{live!r} (expected live_bytes {want_live})")
+        with r.part("bad"):
+            for bad in ("relative/path", "", "/" + "x" * 5000):
+                rc, out, err = r.ctl("stats", "--cgroup", bad)
+                lines = [l for l in err.splitlines() if l.strip()]
+                if rc != 2 or len(lines) != 1 or "--cgroup" not in lines[0] or out:
+                    raise Fail(f"stats --cgroup {bad[:20]!r}: status {rc}, stderr {err!r}")
+    finally:
+        stop_all(r)
+        for cg in reversed(made):
+            remove_cgroup(r, cg)
