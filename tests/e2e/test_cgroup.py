@@ -148,7 +148,7 @@ def stats_block(out, pid):
 def test_cgroup_v1_limit(r):
     """A cgroup of the v1 memory controller limited to 64 MiB, cgalloc holding 24 MiB in it:
     status, stats, watch and timeline --pid show its path, the limit as written, usage and
-    headroom; a process
+    headroom, and timeline of every target each cgroup's usage and limit; a process
     outside it is labelled with its own cgroup; Prometheus has the cgroup's series."""
     if not os.path.isdir(V1_MEMORY):
         raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
@@ -196,6 +196,32 @@ def test_cgroup_v1_limit(r):
                     raise Fail(f"timeline --pid {pid}: no point with the cgroup's limit and "
                                f"usage: {tl.get('points', [])[-3:]}")
                 time.sleep(0.2)
+        with r.part("timeline_all"):
+            # every target together: each memory cgroup's usage and limit beside the heap,
+            # the test's with the limit it wrote, the outside process's own
+            _, outside_mem = proc_cgroup(outside.pid)
+            end = deadline_after()
+            while True:
+                tl = r.ctl_json("timeline", "--json")
+                last = {c["path"]: c for p in tl.get("points", []) for c in p.get("cgroups", [])}
+                mine = last.get(want) or {}
+                if mine.get("cgroup_limit_bytes") == LIMIT and \
+                        mine.get("cgroup_usage_bytes", 0) >= HOLD_MIB * MIB and \
+                        outside_mem in last and want in tl.get("cgroups", []):
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"timeline: no point with {want}'s limit and usage and "
+                               f"{outside_mem}'s: cgroups {tl.get('cgroups')}, last {last}")
+                time.sleep(0.2)
+            if sorted(tl["cgroups"]) != sorted({want, outside_mem}):
+                raise Fail(f"timeline: cgroups {tl['cgroups']}, expected {want} and "
+                           f"{outside_mem}")
+            rc, out, err = r.ctl("timeline")
+            line = next((l for l in reversed(out.splitlines()) if f" {want} " in l), None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"timeline text: no row with {want} of 64.0 MiB: "
+                           f"{one_line(out)[-300:]}")
+            print(f"    timeline: {line.strip()}", flush=True)
         with r.part("status_json"):
             t = attached(r.ctl_json("status", "--json"), pid)
             if (t.get("cgroup") or {}).get("path") != want:
