@@ -669,3 +669,71 @@ def test_cgroup_stats_filter(r):
         stop_all(r)
         for cg in reversed(made):
             remove_cgroup(r, cg)
+
+
+def test_cgroup_forked_nspid(r):
+    """NSpid of forked children in a pid namespace of their own (a container's, made here by
+    unshare --pid --fork): tests/e2e/forkloop runs as pid 1 of the namespace in a v2 cgroup
+    the test makes, and forks children that exit at once. Its entry (its exec, in the
+    namespace) must say NSpid 1; each child's NSpid is read at its fork event (its parent
+    is not in the host's namespace, so it cannot be derived): its own, not its host pid,
+    or null when the child was reaped before the read; and every child has the cgroup."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-ns-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        prog = os.path.join(r.build, "tests", "forkloop")
+        daemon = r.start_daemon("--follow-forks", "--sample-interval", "60000", "--", "sh",
+                                "-c", f"echo $$ > {cg}/cgroup.procs; "
+                                f"exec unshare --pid --fork {prog} 2", tag="memtraced-ns")
+        out = os.path.join(r.tmp, "memtraced-ns.out")
+        if int(r.wait_line(out, "ready ", daemon)) != 1:
+            raise Fail("forkloop is not pid 1 of its namespace")
+        host = None
+        for d in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if f.read().split(b"\0")[0] == prog.encode():
+                        host = int(d)
+            except (OSError, ValueError):
+                pass
+        if host is None:
+            raise Fail("forkloop's host pid not found")
+        r.extra_pids.add(host)
+        time.sleep(2.0)
+        os.kill(host, signal.SIGUSR1)
+        forked = int(r.wait_line(out, "forked ", daemon))
+        with r.part("nspid"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                mine = [t for t in st["targets"] if t["pid"] == host]
+                # forkloop's children run its program: its command line is theirs
+                kids = [t for t in st["targets"]
+                        if t["pid"] != host and (t.get("command") or "").startswith(prog)]
+                if len([t for t in kids if t["state"] == "exited"]) >= forked:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"{len(kids)} children of the {forked} forked are targets")
+                time.sleep(POLL)
+            top = mine[-1].get("cgroup") or {}
+            if top.get("nspid") != 1 or top.get("unified_path") != rel:
+                raise Fail(f"forkloop (host pid {host}): {top}; expected NSpid 1 in {rel}")
+            bad, read = [], 0
+            for t in kids:
+                c = t.get("cgroup") or {}
+                ns = c.get("nspid")
+                read += ns is not None
+                if c.get("unified_path") != rel or (ns is not None and
+                                                    (ns <= 1 or ns == t["pid"])):
+                    bad.append(f"pid {t['pid']}: cgroup {c.get('unified_path')!r} nspid {ns}")
+            if bad:
+                raise Fail(f"{len(bad)} of {len(kids)} children: " + "; ".join(bad[:5]))
+            print(f"    {len(kids)} children in {rel}, {read} with their own NSpid read, "
+                  f"none with a wrong one", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
