@@ -285,20 +285,24 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
  * another is corrected by the next sample), its own NSpid: its pid when the
  * parent is in /proc's pid namespace, else read from its status now (a
  * container's processes only: one read per fork). A child already reaped
- * keeps what it inherited. No labels to inherit (its parent's could not be
- * read): both files are read now.
+ * (pidfd -1) keeps what it inherited. No labels to inherit (its parent's
+ * could not be read): both files are read now.
  */
-static void label_child(struct daemon *d, int j, int p, int ptgid, int child)
+static void label_child(struct daemon *d, int j, int p, int ptgid, int child, int pidfd)
 {
 	const struct resident_target *e;
 	int32_t nspid;
 
 	if (!resident_inherit_labels(&d->resident, (uint32_t)j, (uint32_t)p, ptgid, child)) {
-		target_read_labels(d, j);
+		if (pidfd >= 0)
+			target_read_labels(d, j);
 		return;
 	}
 	e = resident_get_cgroup(&d->resident, (uint32_t)j);
-	if (e && e->labels && !e->labels->nspid && !cgroup_read_nspid(child, &nspid))
+	/* read while its pidfd says it is still this process (not reaped, its pid
+	 * not taken by another since): the signal 0 after the read */
+	if (pidfd >= 0 && e && e->labels && !e->labels->nspid &&
+	    !cgroup_read_nspid(child, &nspid) && !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0))
 		e->labels->nspid = nspid;
 }
 
@@ -364,8 +368,8 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	/* its heap begins as the parent's now: the fork event is in order */
 	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))
 		log_msg("pid %d: cannot track the child: out of memory", child);
-	label_child(d, j, p, (int)ptgid, child);
 	c->pidfd = target_pidfd_open(child);
+	label_child(d, j, p, (int)ptgid, child, c->pidfd);
 	if (c->pidfd >= 0 && loop_watch(d->epfd, c->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j)) {
 		close(c->pidfd);
 		c->pidfd = -1;

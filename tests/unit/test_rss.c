@@ -413,6 +413,9 @@ TEST(resident_inherit)
 	CHECK(resident_inherit_labels(&t, 3, 0, 300, 304) == 1);
 	CHECK(resident_get_cgroup(&t, 3)->labels->nspid == 304);
 	CHECK(resident_inherit_labels(&t, 0, 0, 300, 300) == 0);
+	/* an exec: the same process, its NSpid kept even in a namespace of its own */
+	CHECK(resident_inherit_labels(&t, 6, 2, 300, 300) == 1);
+	CHECK(resident_get_cgroup(&t, 6)->labels->nspid == 7);
 	resident_free(&t);
 }
 

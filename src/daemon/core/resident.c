@@ -72,7 +72,8 @@ int resident_inherit_labels(struct resident_table *t, uint32_t child_index, uint
 	if (!c->labels)
 		c->labels = xmalloc(sizeof(*c->labels));
 	*c->labels = *pl;
-	c->labels->nspid = pl->nspid && pl->nspid == parent_pid ? child_pid : 0;
+	if (parent_pid != child_pid) /* else the same process (an exec): the same NSpid */
+		c->labels->nspid = pl->nspid && pl->nspid == parent_pid ? child_pid : 0;
 	return 1;
 }
 

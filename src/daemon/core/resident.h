@@ -53,7 +53,8 @@ void resident_set_labels(struct resident_table *t, uint32_t index,
  * caller may read it). 1 when the child got labels (the parent had some),
  * 0 otherwise. A cgroup the child was made in by clone3(CLONE_INTO_CGROUP),
  * or a pid namespace of its own (CLONE_NEWPID), are known only when it is
- * read: the next sample reads them anew.
+ * read: the next sample reads them anew. parent_pid == child_pid: the same
+ * process's new program (an exec), its NSpid as it was.
  */
 int resident_inherit_labels(struct resident_table *t, uint32_t child_index, uint32_t parent_index,
 			    int parent_pid, int child_pid);
