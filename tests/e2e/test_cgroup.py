@@ -589,7 +589,8 @@ def test_cgroup_stats_filter(r):
     lists the targets of /A and /A/sub only, and its totals are exactly their counters added
     up (allocations, live bytes and blocks); /A/sub and /B their own; the text the same
     targets; a cgroup with no target none, and zero totals; the same from a saved snapshot;
-    a bad path one error line and exit status 2."""
+    with --memory each kept target's breakdown is its own (its live bytes); a bad path one
+    error line and exit status 2."""
     root = unified_root()
     if root is None:
         raise Fail("no cgroup v2 hierarchy mounted on this host")
@@ -649,6 +650,19 @@ def test_cgroup_stats_filter(r):
                             raise Fail(f"{src}: {key} {st[key]}, its targets' sum {total}")
             print(f"    --cgroup {path}: targets {got}, live_bytes {st['live_bytes']}",
                   flush=True)
+        with r.part("memory"):
+            # --memory: the kept targets with their own breakdowns (renumbered with them)
+            for path, members in ((rel["a"], ("a", "sub")), (rel["b"], ("b",))):
+                st = r.ctl_json("stats", "--cgroup", path, "--memory", "--json")
+                got = {t["pid"]: t for t in st["targets"]}
+                if sorted(got) != sorted(pids[k] for k in members):
+                    raise Fail(f"--memory --cgroup {path}: targets {sorted(got)}")
+                for k in members:
+                    kinds = (got[pids[k]].get("memory") or {}).get("kinds") or {}
+                    live = sum(v.get("live_bytes", 0) for v in kinds.values())
+                    if live != mine[k]["live_bytes"]:
+                        raise Fail(f"--memory --cgroup {path}: pid {pids[k]}'s breakdown holds "
+                                   f"{live} live bytes, not its {mine[k]['live_bytes']}")
         with r.part("text"):
             rc, out, err = r.ctl("stats", "--cgroup", rel["a"])
             shown = sorted(int(l.split()[1]) for l in out.splitlines()
