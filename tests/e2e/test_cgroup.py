@@ -706,11 +706,14 @@ def test_cgroup_forked_nspid(r):
         out = os.path.join(r.tmp, "memtraced-ns.out")
         if int(r.wait_line(out, "ready ", daemon)) != 1:
             raise Fail("forkloop is not pid 1 of its namespace")
-        host = None
+        host = None  # forkloop, not one of its children: the one that is pid 1 there
         for d in os.listdir("/proc"):
             try:
                 with open(f"/proc/{d}/cmdline", "rb") as f:
-                    if f.read().split(b"\0")[0] == prog.encode():
+                    if f.read().split(b"\0")[0] != prog.encode():
+                        continue
+                with open(f"/proc/{d}/status") as f:
+                    if any(l.startswith("NSpid:") and l.split()[-1] == "1" for l in f):
                         host = int(d)
             except (OSError, ValueError):
                 pass
