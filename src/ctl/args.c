@@ -56,7 +56,7 @@ enum option {
 #define TOP_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_WATCH)
 #define BY_CMDS		   (1u << CMD_DIFF | 1u << CMD_PEAK | 1u << CMD_WATCH | 1u << CMD_REPORT)
-#define CGROUP_FILTER_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_DIFF)
+#define CGROUP_FILTER_CMDS (1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_DIFF | 1u << CMD_STATS)
 #define PID_CMDS                                                                                   \
 	(1u << CMD_REPORT | 1u << CMD_PEAK | 1u << CMD_LEAKS | 1u << CMD_TIMELINE | 1u << CMD_WATCH)
 
@@ -119,6 +119,8 @@ static void usage(FILE *f)
 	    "      --memory          each traced process's mappings by kind (heap, stacks,\n"
 	    "                        files...), resident, with the live heap and the heap\n"
 	    "                        overhead in each\n"
+	    "      --cgroup PATH     only the processes in cgroup PATH or below it, the\n"
+	    "                        totals theirs\n"
 	    "  report [OPTIONS]      the call stacks that hold (or allocated) the most memory\n"
 	    "      --top N           show N stacks (default 10; 0 shows all)\n"
 	    "      --sort KEY        live (default), allocated, count, peak or temporary\n"
@@ -164,7 +166,8 @@ static void usage(FILE *f)
 	    "                        the scan gives up and it runs on\n"
 	    "  timeline [--rows N] [--pid PID]\n"
 	    "                        live bytes, resident memory and allocation rate over\n"
-	    "                        time, of every process or of process PID\n"
+	    "                        time, of every process or of process PID, with the\n"
+	    "                        usage and limit of each of their memory cgroups\n"
 	    "  watch [--interval DURATION] [--count N] [--top N] [--by KEY] [--pid PID]\n"
 	    "                        refresh live bytes, resident memory, rate, peak, losses\n"
 	    "                        and the groups that grew most, every second; q or\n"

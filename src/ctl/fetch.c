@@ -384,3 +384,46 @@ int fetch_scan(const struct proto_request *req, const char *socket_path, const v
 	}
 	return 0;
 }
+
+void fetch_filter_cgroup_targets(struct snapshot *s, const char *path)
+{
+	uint32_t kept = 0, *remap = xmalloc((s->ntargets ? s->ntargets : 1) * sizeof(*remap));
+	struct mt_counters sum = {0};
+
+	for (uint32_t i = 0; i < s->ntargets; i++) {
+		struct snap_target *t = &s->targets[i];
+
+		remap[i] = UINT32_MAX;
+		if (!t->cgroup.known || !(group_cgroup_below(t->cgroup.memory_path, path) ||
+					  group_cgroup_below(t->cgroup.path, path))) {
+			free(t->sites); /* its strings are the snapshot's */
+			continue;
+		}
+		mt_counters_merge(&sum, &t->counters);
+		remap[i] = kept;
+		s->targets[kept++] = *t;
+	}
+	if (s->breakdowns) {
+		struct snap_breakdowns *b = s->breakdowns;
+		uint32_t n = 0;
+
+		for (uint32_t i = 0; i < b->nmemory; i++) {
+			uint32_t to = b->memory[i].target < s->ntargets ? remap[b->memory[i].target]
+									: UINT32_MAX;
+
+			if (to != UINT32_MAX) {
+				b->memory[n] = b->memory[i];
+				b->memory[n++].target = to;
+			}
+		}
+		b->nmemory = n;
+	}
+	if (s->timeline_targets) {
+		free(s->timeline_targets->figures);
+		free(s->timeline_targets);
+		s->timeline_targets = NULL;
+	}
+	free(remap);
+	s->ntargets = kept;
+	s->totals = sum;
+}

@@ -33,6 +33,18 @@ int fetch_snapshot(const struct proto_request *req, const char *socket_path, con
 int fetch_filter_cgroup(struct snapshot *s, const char *path, const char *what);
 
 /*
+ * stats --cgroup PATH: keep only the targets whose own labels put them in
+ * cgroup PATH or below it (group_cgroup_below() of its memory cgroup's path
+ * or its cgroup's; a target never labelled is in none), with their
+ * breakdowns; the totals become their counters merged as generations merge
+ * (mt_counters_merge: sums, and peak_live_bytes the largest of their peaks,
+ * with its time). The timeline's figures by target are dropped (stats shows
+ * none). The daemon's own figures (events, loss, walker, size histogram,
+ * allocator mix) are left as they are.
+ */
+void fetch_filter_cgroup_targets(struct snapshot *s, const char *path);
+
+/*
  * The bytes of a snapshot, as fetch_snapshot() gets them, checked and counted
  * as they stream through zlib (snapshot_scan) but not decoded: a million
  * blocks would be tens of MB of model for three numbers. 0, or -1 after a

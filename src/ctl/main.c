@@ -47,8 +47,12 @@ static int fetch(const struct args *a, const char *file, int whole, struct snaps
 	if (a->cgroup_filter && !file && proto_request_cgroup(&a->request)) {
 		if (raw)
 			memset(raw, 0, sizeof(*raw));
-		return fetch_body(&a->request, a->socket, a->cgroup_filter,
-				  strlen(a->cgroup_filter), snap);
+		if (fetch_body(&a->request, a->socket, a->cgroup_filter, strlen(a->cgroup_filter),
+			       snap))
+			return -1;
+		if (a->command == CMD_STATS) /* its targets and their totals too */
+			fetch_filter_cgroup_targets(snap, a->cgroup_filter);
+		return 0;
 	}
 	if (fetch_snapshot(&a->request, a->socket, file, whole, snap, raw))
 		return -1;
@@ -62,6 +66,8 @@ static int fetch(const struct args *a, const char *file, int whole, struct snaps
 	}
 	if (a->request.kind == PROTO_REPORT && !whole && a->filter_top)
 		snapshot_select(snap, a->request.report.sort, a->filter_top, 0);
+	if (a->command == CMD_STATS)
+		fetch_filter_cgroup_targets(snap, a->cgroup_filter);
 	return 0;
 }
 
@@ -85,6 +91,8 @@ static int print_stats(struct buf *out, const struct snapshot *s, const struct a
 	if (a->memory.kind && !a->from) {
 		if (fetch_snapshot(&a->memory, a->socket, NULL, 0, &breakdowns, NULL))
 			return -1;
+		if (a->cgroup_filter)
+			fetch_filter_cgroup_targets(&breakdowns, a->cgroup_filter);
 		m = &breakdowns;
 	}
 	if (a->memory.kind && !m->breakdowns) {

@@ -218,6 +218,10 @@ static void target_execed(struct daemon *d, int i, int held)
 	 * this program's; otherwise it may have executed another one or exited
 	 * since, and the command is read at the resolve */
 	nt->command = held ? process_read_command(pid) : target_read_command(d, j);
+	/* its cgroup and NSpid are the process's, which an exec keeps: read anew
+	 * (it may have moved since its last reading), else the old program's */
+	if (target_read_labels(d, j))
+		resident_inherit_labels(&d->resident, (uint32_t)j, (uint32_t)i, pid, pid);
 	if (nt->pidfd >= 0)
 		loop_rewatch(d->epfd, nt->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j);
 	if (!tracker_add_target(&d->tracker, (uint32_t)pid, now))
@@ -272,6 +276,34 @@ static void inherited_probes(struct daemon *d, int i, struct target_probes *out)
 			out->links[out->nlinks++] = tp->links[k];
 		}
 	}
+}
+
+/*
+ * The labels of forked child j (pid child) of entry p (ptgid), at its fork
+ * event, before anything else can end it: its parent's cgroup and what it
+ * names without a read (it was made in its parent's cgroup; a clone3 into
+ * another is corrected by the next sample), its own NSpid: its pid when the
+ * parent is in /proc's pid namespace, else read from its status now (a
+ * container's processes only: one read per fork). A child already reaped
+ * (pidfd -1) keeps what it inherited. No labels to inherit (its parent's
+ * could not be read): both files are read now.
+ */
+static void label_child(struct daemon *d, int j, int p, int ptgid, int child, int pidfd)
+{
+	const struct resident_target *e;
+	int32_t nspid;
+
+	if (!resident_inherit_labels(&d->resident, (uint32_t)j, (uint32_t)p, ptgid, child)) {
+		if (pidfd >= 0)
+			target_read_labels(d, j);
+		return;
+	}
+	e = resident_get_cgroup(&d->resident, (uint32_t)j);
+	/* read while its pidfd says it is still this process (not reaped, its pid
+	 * not taken by another since): the signal 0 after the read */
+	if (pidfd >= 0 && e && e->labels && !e->labels->nspid &&
+	    !cgroup_read_nspid(child, &nspid) && !syscall(SYS_pidfd_send_signal, pidfd, 0, NULL, 0))
+		e->labels->nspid = nspid;
 }
 
 /*
@@ -337,6 +369,7 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))
 		log_msg("pid %d: cannot track the child: out of memory", child);
 	c->pidfd = target_pidfd_open(child);
+	label_child(d, j, p, (int)ptgid, child, c->pidfd);
 	if (c->pidfd >= 0 && loop_watch(d->epfd, c->pidfd, EPOLLIN, TAG_PIDFD, (uint32_t)j)) {
 		close(c->pidfd);
 		c->pidfd = -1;

@@ -80,10 +80,11 @@ static void ask_round(struct daemon *d, uint64_t round_ns, const struct timeline
 }
 
 /*
- * Label each target traced now that has no labels yet (attached, forked or
- * a new program since the last tick): its cgroup and NSpid, two small reads
- * of /proc. A process gone meanwhile gets empty labels, and is not read again
- * until a sample reads it.
+ * Label each target traced now that has no labels yet. Entries are labelled
+ * when they are made (target_attach, an exec, a fork: docs/design.md, "The
+ * cgroup, with the same round"), so this is for one whose reading failed
+ * then: its cgroup and NSpid, two small reads of /proc. A process gone
+ * meanwhile gets empty labels, and is not read again until a sample reads it.
  */
 static void label_new_targets(struct daemon *d)
 {

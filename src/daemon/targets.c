@@ -32,6 +32,7 @@
 #include "daemon/watch.h"
 #include "daemon/targets.h"
 #include "daemon/attach/detacher.h"
+#include "daemon/proc/cgroup.h"
 #include "daemon/proc/linkmap.h"
 #include "daemon/proc/process.h"
 #include "daemon/proc/ptstop.h"
@@ -229,6 +230,18 @@ int target_pidfd_open(int pid)
 	return (int)syscall(SYS_pidfd_open, pid, 0);
 }
 
+int target_read_labels(struct daemon *d, int i)
+{
+	struct mt_cgroup_labels *l = xcalloc(1, sizeof(*l));
+	char err[256];
+	int rc = cgroup_read(d->targets[i]->pid, l, NULL, NULL, 0, err, sizeof(err));
+
+	if (!rc)
+		resident_set_labels(&d->resident, (uint32_t)i, l);
+	free(l);
+	return rc ? -1 : 0;
+}
+
 /* Python frames for a CPython target: tell the BPF walker where they are.
  * 1 when they are on. */
 int target_python_frames(struct daemon *d, int pid)
@@ -370,6 +383,9 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		return -1;
 	}
 	tg->command = process_read_command(tg->pid);
+	/* labelled now, while it is there (held at its exec, a match is stopped): a
+	 * process that ends before the next tick has its labels too */
+	target_read_labels(d, i);
 	if (tg->phase == LC_EXEC_HELD) {
 		/* its libraries come later: events_resolve() finishes the job */
 		if (allocator_resolve_at_exec(tg->pid, target_alloc(tg), err, errlen))

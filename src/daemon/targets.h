@@ -122,6 +122,12 @@ void targets_continue(struct daemon *d, int pid);
 /* Close the probe that holds entry tg in its ld.so, if any. */
 void target_ldso_release(struct target *tg);
 int target_pidfd_open(int pid);
+/*
+ * Entry i's labels (its cgroup, what it names, NSpid), read now from /proc
+ * (docs/design.md, "The cgroup, with the same round"): 0, or -1 when the
+ * process could not be read (gone already: its entry keeps what it had).
+ */
+int target_read_labels(struct daemon *d, int i);
 /* Python frames for pid on (1) if it is a CPython the walker can read, or off;
  * pymalloc's arenas traced (default mode). */
 int target_python_frames(struct daemon *d, int pid);

@@ -148,7 +148,7 @@ def stats_block(out, pid):
 def test_cgroup_v1_limit(r):
     """A cgroup of the v1 memory controller limited to 64 MiB, cgalloc holding 24 MiB in it:
     status, stats, watch and timeline --pid show its path, the limit as written, usage and
-    headroom; a process
+    headroom, and timeline of every target each cgroup's usage and limit; a process
     outside it is labelled with its own cgroup; Prometheus has the cgroup's series."""
     if not os.path.isdir(V1_MEMORY):
         raise Fail(f"no v1 memory controller at {V1_MEMORY} (this test is for hybrid hosts)")
@@ -196,6 +196,32 @@ def test_cgroup_v1_limit(r):
                     raise Fail(f"timeline --pid {pid}: no point with the cgroup's limit and "
                                f"usage: {tl.get('points', [])[-3:]}")
                 time.sleep(0.2)
+        with r.part("timeline_all"):
+            # every target together: each memory cgroup's usage and limit beside the heap,
+            # the test's with the limit it wrote, the outside process's own
+            _, outside_mem = proc_cgroup(outside.pid)
+            end = deadline_after()
+            while True:
+                tl = r.ctl_json("timeline", "--json")
+                last = {c["path"]: c for p in tl.get("points", []) for c in p.get("cgroups", [])}
+                mine = last.get(want) or {}
+                if mine.get("cgroup_limit_bytes") == LIMIT and \
+                        mine.get("cgroup_usage_bytes", 0) >= HOLD_MIB * MIB and \
+                        outside_mem in last and want in tl.get("cgroups", []):
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"timeline: no point with {want}'s limit and usage and "
+                               f"{outside_mem}'s: cgroups {tl.get('cgroups')}, last {last}")
+                time.sleep(0.2)
+            if sorted(tl["cgroups"]) != sorted({want, outside_mem}):
+                raise Fail(f"timeline: cgroups {tl['cgroups']}, expected {want} and "
+                           f"{outside_mem}")
+            rc, out, err = r.ctl("timeline")
+            line = next((l for l in reversed(out.splitlines()) if f" {want} " in l), None)
+            if rc != 0 or line is None or "of 64.0 MiB" not in line:
+                raise Fail(f"timeline text: no row with {want} of 64.0 MiB: "
+                           f"{one_line(out)[-300:]}")
+            print(f"    timeline: {line.strip()}", flush=True)
         with r.part("status_json"):
             t = attached(r.ctl_json("status", "--json"), pid)
             if (t.get("cgroup") or {}).get("path") != want:
@@ -499,3 +525,232 @@ def test_cgroup_report_by(r):
         stop_all(r)
         for cg in cgs.values():
             remove_cgroup(r, cg)
+
+
+def test_cgroup_forked_labels(r):
+    """Labels of targets that end at once (issue 33): tests/e2e/forkloop in a v2 cgroup the
+    test makes forks a child every 2 ms, each makes 50 malloc+free pairs and exits, reaped
+    by the parent within a few ms, long before the daemon's next drain tick or sample. After
+    they all ended, stats --json must show every one of them (and the parent) with the
+    cgroup's path and its own NSpid (the test runs in the host's pid namespace: its pid),
+    and the 50 allocations each made."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-fl-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        prog = os.path.join(r.build, "tests", "forkloop")
+        # a sample every minute: only the labels read at the fork can be there
+        daemon = r.start_daemon("--follow-forks", "--sample-interval", "60000", "--", "sh",
+                                "-c", f"echo $$ > {cg}/cgroup.procs; exec {prog} 2",
+                                tag="memtraced-fl")
+        out = os.path.join(r.tmp, "memtraced-fl.out")
+        parent = int(r.wait_line(out, "ready ", daemon))
+        time.sleep(2.0)
+        os.kill(parent, signal.SIGUSR1)
+        forked = int(r.wait_line(out, "forked ", daemon))
+        if forked < 5:
+            raise Fail(f"forkloop forked only {forked} children in two seconds")
+        with r.part("all_labelled"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                kids = [t for t in st["targets"] if t["pid"] != parent]
+                done = [t for t in kids if t["state"] == "exited"]
+                if len(done) == forked:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"{len(done)} children exited of the {forked} forked "
+                               f"({len(kids)} targets)")
+                time.sleep(POLL)
+            bad = []
+            for t in kids:
+                c = t.get("cgroup") or {}
+                if c.get("unified_path") != rel or c.get("nspid") != t["pid"] or \
+                        t["counters"]["allocations"] != 50:
+                    bad.append(f"pid {t['pid']}: cgroup {c.get('unified_path')!r} nspid "
+                               f"{c.get('nspid')} allocations {t['counters']['allocations']}")
+            if bad:
+                raise Fail(f"{len(bad)} of {len(kids)} children: " + "; ".join(bad[:5]))
+            p = [t for t in st["targets"] if t["pid"] == parent]
+            if not p or (p[-1].get("cgroup") or {}).get("unified_path") != rel:
+                raise Fail(f"the parent {parent}: {p[-1].get('cgroup') if p else 'no target'}")
+            print(f"    {len(kids)} children, every one labelled {rel}", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)
+
+
+def test_cgroup_stats_filter(r):
+    """stats --cgroup PATH: three copies of cgalloc in v2 cgroups the test makes, /A (6 MiB),
+    /A/sub (3 MiB) and /B (10 MiB), traced from their exec (--comm). stats --cgroup /A --json
+    lists the targets of /A and /A/sub only, and its totals are exactly their counters added
+    up (allocations, live bytes and blocks); /A/sub and /B their own; the text the same
+    targets; a cgroup with no target none, and zero totals; the same from a saved snapshot;
+    with --memory each kept target's breakdown is its own (its live bytes); a bad path one
+    error line and exit status 2."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    comm = f"cgst{os.getpid() % 100000}x{int(time.time()) % 1000}"
+    prog = os.path.join(r.tmp, comm)
+    shutil.copy(os.path.join(r.build, "tests", "cgalloc"), prog)
+    top = f"/memtrace-e2e-st-{os.getpid()}"
+    rel = {"a": top + "-A", "sub": top + "-A/sub", "b": top + "-B"}
+    held_mib = {"a": 6, "sub": 3, "b": 10}
+    made = []
+    try:
+        for k in ("a", "sub", "b"):
+            os.mkdir(root + rel[k])
+            made.append(root + rel[k])
+        r.start_daemon("--comm", comm, "--sample-interval", "200")
+        pids = {}
+        for k, mib in held_mib.items():
+            p = r.spawn(["sh", "-c", f"echo $$ > {root + rel[k]}/cgroup.procs; exec {prog} {mib}"],
+                        "target", f"cgst-{k}.out")
+            held = int(r.wait_line(os.path.join(r.tmp, f"cgst-{k}.out"), "ready ", p))
+            if held != mib * MIB:
+                raise Fail(f"cgalloc {mib} says it holds {held} bytes")
+            pids[k] = p.pid
+            r.wait_state("attached", p.pid)
+        # labelled at the attach, from the exec: no sample needed, but the figures wait for one
+        for k in pids:
+            t = attached(r.ctl_json("stats", "--json"), pids[k])
+            if (t.get("cgroup") or {}).get("unified_path") != rel[k]:
+                raise Fail(f"pid {pids[k]}: cgroup {t.get('cgroup')}, expected {rel[k]}")
+        whole = r.ctl_json("stats", "--json")
+        mine = {k: attached(whole, pids[k])["counters"] for k in pids}
+        for k in pids:
+            if not held_mib[k] * MIB <= mine[k]["live_bytes"] < held_mib[k] * MIB + 64 * 1024:
+                raise Fail(f"pid {pids[k]}: live {mine[k]['live_bytes']}, it holds "
+                           f"{held_mib[k]} MiB")
+        snap = os.path.join(r.tmp, "cgst.mts")
+        rc, _, err = r.ctl("snapshot", "-o", snap)
+        if rc != 0:
+            raise Fail(f"snapshot: {one_line(err)}")
+        keys = ("allocations", "frees", "bytes_allocated", "live_bytes", "live_allocations")
+        for path, members in ((rel["a"], ("a", "sub")), (rel["sub"], ("sub",)),
+                              (rel["b"], ("b",)), (top + "-A/", ("a", "sub")),
+                              (top, ()), (top + "-A/none", ())):
+            with r.part(f"json {path}"):
+                for src, st in (("daemon", r.ctl_json("stats", "--cgroup", path, "--json")),
+                                ("file", json.loads(subprocess.run(
+                                    [r.memtracectl, "--from", snap, "stats", "--cgroup", path,
+                                     "--json"], capture_output=True, text=True,
+                                    check=True).stdout))):
+                    got = sorted(t["pid"] for t in st["targets"])
+                    want = sorted(pids[k] for k in members)
+                    if got != want:
+                        raise Fail(f"{src}: targets {got}, expected {want}")
+                    for key in keys:
+                        total = sum(mine[k][key] for k in members)
+                        if st[key] != total:
+                            raise Fail(f"{src}: {key} {st[key]}, its targets' sum {total}")
+            print(f"    --cgroup {path}: targets {got}, live_bytes {st['live_bytes']}",
+                  flush=True)
+        with r.part("memory"):
+            # --memory: the kept targets with their own breakdowns (renumbered with them)
+            for path, members in ((rel["a"], ("a", "sub")), (rel["b"], ("b",))):
+                st = r.ctl_json("stats", "--cgroup", path, "--memory", "--json")
+                got = {t["pid"]: t for t in st["targets"]}
+                if sorted(got) != sorted(pids[k] for k in members):
+                    raise Fail(f"--memory --cgroup {path}: targets {sorted(got)}")
+                for k in members:
+                    kinds = (got[pids[k]].get("memory") or {}).get("kinds") or {}
+                    live = sum(v.get("live_bytes", 0) for v in kinds.values())
+                    if live != mine[k]["live_bytes"]:
+                        raise Fail(f"--memory --cgroup {path}: pid {pids[k]}'s breakdown holds "
+                                   f"{live} live bytes, not its {mine[k]['live_bytes']}")
+        with r.part("text"):
+            rc, out, err = r.ctl("stats", "--cgroup", rel["a"])
+            shown = sorted(int(l.split()[1]) for l in out.splitlines()
+                           if l.startswith("target "))
+            live = next((l for l in out.splitlines() if l.startswith("live_bytes ")), "")
+            want_live = mine["a"]["live_bytes"] + mine["sub"]["live_bytes"]
+            if rc != 0 or shown != sorted((pids["a"], pids["sub"])) or \
+                    live.split()[1:2] != [str(want_live)]:
+                raise Fail(f"stats --cgroup {rel['a']}: status {rc}, targets {shown}, "
+                           f"{live!r} (expected live_bytes {want_live})")
+        with r.part("bad"):
+            for bad in ("relative/path", "", "/" + "x" * 5000):
+                rc, out, err = r.ctl("stats", "--cgroup", bad)
+                lines = [l for l in err.splitlines() if l.strip()]
+                if rc != 2 or len(lines) != 1 or "--cgroup" not in lines[0] or out:
+                    raise Fail(f"stats --cgroup {bad[:20]!r}: status {rc}, stderr {err!r}")
+    finally:
+        stop_all(r)
+        for cg in reversed(made):
+            remove_cgroup(r, cg)
+
+
+def test_cgroup_forked_nspid(r):
+    """NSpid of forked children in a pid namespace of their own (a container's, made here by
+    unshare --pid --fork): tests/e2e/forkloop runs as pid 1 of the namespace in a v2 cgroup
+    the test makes, and forks children that exit at once. Its entry (its exec, in the
+    namespace) must say NSpid 1; each child's NSpid is read at its fork event (its parent
+    is not in the host's namespace, so it cannot be derived): its own, not its host pid,
+    or null when the child was reaped before the read; and every child has the cgroup."""
+    root = unified_root()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-ns-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        prog = os.path.join(r.build, "tests", "forkloop")
+        daemon = r.start_daemon("--follow-forks", "--sample-interval", "60000", "--", "sh",
+                                "-c", f"echo $$ > {cg}/cgroup.procs; "
+                                f"exec unshare --pid --fork {prog} 2", tag="memtraced-ns")
+        out = os.path.join(r.tmp, "memtraced-ns.out")
+        if int(r.wait_line(out, "ready ", daemon)) != 1:
+            raise Fail("forkloop is not pid 1 of its namespace")
+        host = None  # forkloop, not one of its children: the one that is pid 1 there
+        for d in os.listdir("/proc"):
+            try:
+                with open(f"/proc/{d}/cmdline", "rb") as f:
+                    if f.read().split(b"\0")[0] != prog.encode():
+                        continue
+                with open(f"/proc/{d}/status") as f:
+                    if any(l.startswith("NSpid:") and l.split()[-1] == "1" for l in f):
+                        host = int(d)
+            except (OSError, ValueError):
+                pass
+        if host is None:
+            raise Fail("forkloop's host pid not found")
+        r.extra_pids.add(host)
+        time.sleep(2.0)
+        os.kill(host, signal.SIGUSR1)
+        forked = int(r.wait_line(out, "forked ", daemon))
+        with r.part("nspid"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                mine = [t for t in st["targets"] if t["pid"] == host]
+                # forkloop's children run its program: its command line is theirs
+                kids = [t for t in st["targets"]
+                        if t["pid"] != host and (t.get("command") or "").startswith(prog)]
+                if len([t for t in kids if t["state"] == "exited"]) >= forked:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"{len(kids)} children of the {forked} forked are targets")
+                time.sleep(POLL)
+            top = mine[-1].get("cgroup") or {}
+            if top.get("nspid") != 1 or top.get("unified_path") != rel:
+                raise Fail(f"forkloop (host pid {host}): {top}; expected NSpid 1 in {rel}")
+            bad, read = [], 0
+            for t in kids:
+                c = t.get("cgroup") or {}
+                ns = c.get("nspid")
+                read += ns is not None
+                if c.get("unified_path") != rel or (ns is not None and
+                                                    (ns <= 1 or ns == t["pid"])):
+                    bad.append(f"pid {t['pid']}: cgroup {c.get('unified_path')!r} nspid {ns}")
+            if bad:
+                raise Fail(f"{len(bad)} of {len(kids)} children: " + "; ".join(bad[:5]))
+            print(f"    {len(kids)} children in {rel}, {read} with their own NSpid read, "
+                  f"none with a wrong one", flush=True)
+    finally:
+        stop_all(r)
+        remove_cgroup(r, cg)

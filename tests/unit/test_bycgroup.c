@@ -4,7 +4,8 @@
  * group.c with groupkey.c's group_target_key()) and of the --cgroup PATH
  * filter (fetch_filter_cgroup()), on a hand-made snapshot of processes in
  * several cgroups: exact sums per row, "(none)", the newest target of a pid,
- * the filter's path boundaries, diff by cgroup, and the rendered rows.
+ * the filter's path boundaries, diff by cgroup, and the rendered rows; stats
+ * --cgroup's targets and totals (fetch_filter_cgroup_targets()).
  */
 #include "unit.h"
 
@@ -183,6 +184,82 @@ TEST(cgroup_filter)
 	CHECK(fetch_filter_cgroup(&s, "/", "test") == -1);
 	s.kind = SNAP_STACKS;
 	free(s.stacks);
+}
+
+/* stats --cgroup: the targets of path (each by its own labels), their counters as the totals. */
+static void targets_in(const char *path, struct snapshot *s)
+{
+	static const uint64_t live[] = {100, 200, 400, 800, 1600, 3200};
+	uint32_t n = sizeof(targets) / sizeof(targets[0]);
+
+	memset(s, 0, sizeof(*s));
+	s->targets = malloc(n * sizeof(*s->targets));
+	memcpy(s->targets, targets, n * sizeof(*s->targets));
+	s->ntargets = n;
+	for (uint32_t i = 0; i < n; i++) {
+		s->targets[i].counters = (struct mt_counters){.allocations = i + 1,
+							      .live_bytes = live[i],
+							      .peak_live_bytes = 2 * live[i],
+							      .peak_time_ns = 1000 + i};
+		mt_counters_merge(&s->totals, &s->targets[i].counters);
+	}
+	s->breakdowns = calloc(1, sizeof(*s->breakdowns));
+	s->breakdowns->nmemory = 3; /* of targets 0, 4 and 5 */
+	s->breakdowns->memory = calloc(3, sizeof(*s->breakdowns->memory));
+	s->breakdowns->memory[0].target = 0;
+	s->breakdowns->memory[1].target = 4;
+	s->breakdowns->memory[2].target = 5;
+	s->timeline_targets = calloc(1, sizeof(*s->timeline_targets));
+	fetch_filter_cgroup_targets(s, path);
+}
+
+static void targets_free(struct snapshot *s)
+{
+	free(s->targets);
+	free(s->breakdowns->memory);
+	free(s->breakdowns);
+}
+
+TEST(stats_cgroup_targets)
+{
+	struct snapshot s;
+
+	targets_in("/system.slice/a.service", &s); /* itself and below it */
+	CHECK_EQ_U64(s.ntargets, 2);
+	CHECK(s.targets[0].pid == 10 && s.targets[1].pid == 50);
+	CHECK_EQ_U64(s.totals.allocations, 1 + 6);
+	CHECK_EQ_U64(s.totals.live_bytes, 100 + 3200);
+	CHECK_EQ_U64(s.totals.peak_live_bytes, 6400); /* the largest of their peaks */
+	CHECK_EQ_U64(s.totals.peak_time_ns, 1005);    /* with its time */
+	CHECK(s.timeline_targets == NULL);
+	CHECK_EQ_U64(s.breakdowns->nmemory, 2); /* renumbered as the targets */
+	CHECK(s.breakdowns->memory[0].target == 0 && s.breakdowns->memory[1].target == 1);
+	targets_free(&s);
+
+	targets_in("/old.slice", &s); /* pid 40's older entry, by its own labels */
+	CHECK_EQ_U64(s.ntargets, 1);
+	CHECK(s.targets[0].pid == 40 && s.targets[0].cgroup.unit &&
+	      !strcmp(s.targets[0].cgroup.unit, "old.service"));
+	CHECK_EQ_U64(s.totals.live_bytes, 800);
+	CHECK_EQ_U64(s.breakdowns->nmemory, 0);
+	targets_free(&s);
+
+	targets_in("/kubepods/pod1", &s); /* by the memory cgroup's path */
+	CHECK_EQ_U64(s.ntargets, 1);
+	CHECK_EQ_U64(s.totals.live_bytes, 200);
+	targets_free(&s);
+
+	targets_in("/system.slice/a", &s); /* a prefix of a name is not a parent */
+	CHECK_EQ_U64(s.ntargets, 0);
+	CHECK_EQ_U64(s.totals.live_bytes, 0);
+	CHECK_EQ_U64(s.totals.allocations, 0);
+	targets_free(&s);
+
+	targets_in("/", &s); /* every target whose cgroup is known: not pid 30's */
+	CHECK_EQ_U64(s.ntargets, 5);
+	CHECK_EQ_U64(s.totals.live_bytes, 100 + 200 + 800 + 1600 + 3200);
+	CHECK_EQ_U64(s.totals.allocations, 1 + 2 + 4 + 5 + 6);
+	targets_free(&s);
 }
 
 TEST(diff_by_cgroup)

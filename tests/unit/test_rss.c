@@ -378,6 +378,47 @@ TEST(resident_table)
 	resident_free(&t);
 }
 
+/* A forked child's labels at its fork: its parent's cgroup, its own NSpid. */
+TEST(resident_inherit)
+{
+	struct resident_table t = {0};
+	struct mt_cgroup_labels l = {.path = "/app", .unit = "app.service", .nspid = 300};
+	const struct resident_target *e;
+
+	/* a parent without labels: none to give */
+	CHECK(resident_inherit_labels(&t, 1, 0, 300, 301) == 0);
+	CHECK(resident_get_cgroup(&t, 1) == NULL);
+	/* a parent in the pid namespace /proc shows: the child's NSpid is its pid */
+	resident_set_labels(&t, 0, &l);
+	CHECK(resident_inherit_labels(&t, 100, 0, 300, 301) == 1); /* the table grows */
+	e = resident_get_cgroup(&t, 100);
+	CHECK(e && e->labels);
+	CHECK_STR(e->labels->path, "/app");
+	CHECK_STR(e->labels->unit, "app.service");
+	CHECK(e->labels->nspid == 301);
+	CHECK(!e->cgroup_sampled); /* the labels only, no figures */
+	/* a parent in a pid namespace of its own (a container): the child's is not known */
+	l.nspid = 7;
+	resident_set_labels(&t, 2, &l);
+	CHECK(resident_inherit_labels(&t, 3, 2, 300, 302) == 1);
+	e = resident_get_cgroup(&t, 3);
+	CHECK(e && e->labels && e->labels->nspid == 0);
+	CHECK_STR(e->labels->path, "/app");
+	/* a parent whose NSpid is not known: neither is the child's */
+	l.nspid = 0;
+	resident_set_labels(&t, 4, &l);
+	CHECK(resident_inherit_labels(&t, 5, 4, 300, 303) == 1);
+	CHECK(resident_get_cgroup(&t, 5)->labels->nspid == 0);
+	/* an entry that had labels gets its parent's anew; never itself */
+	CHECK(resident_inherit_labels(&t, 3, 0, 300, 304) == 1);
+	CHECK(resident_get_cgroup(&t, 3)->labels->nspid == 304);
+	CHECK(resident_inherit_labels(&t, 0, 0, 300, 300) == 0);
+	/* an exec: the same process, its NSpid kept even in a namespace of its own */
+	CHECK(resident_inherit_labels(&t, 6, 2, 300, 300) == 1);
+	CHECK(resident_get_cgroup(&t, 6)->labels->nspid == 7);
+	resident_free(&t);
+}
+
 TEST(timeline_resident)
 {
 	static struct timeline tl;

@@ -423,6 +423,81 @@ TEST(timeline_of_pid)
 	series_free(&v);
 }
 
+/*
+ * Every target's timeline with its memory cgroups: each cgroup's usage and
+ * limit at each point from its targets' figures (the newest target read
+ * then), keyed by the path status shows; points and cgroups not read say
+ * nothing.
+ */
+TEST(timeline_cgroups)
+{
+	static struct snap_target targets[] = {
+	    {.pid = 5, .cgroup = {.known = 1, .path = "/", .memory_path = "/shop"}},
+	    {.pid = 6, .cgroup = {.known = 1, .path = "/shop"}}, /* no memory cgroup: its path */
+	    {.pid = 7, .cgroup = {.known = 1, .path = "/batch", .memory_path = "/batch"}},
+	    {.pid = 8}, /* never read */
+	};
+	static struct snap_timeline_point pts[] = {
+	    {.time_ns = 0, .total = {.live_bytes = 10}, .first = 0, .ntargets = 2},
+	    {.time_ns = 1000000000ull, .total = {.live_bytes = 50}, .first = 2, .ntargets = 4},
+	};
+	static struct snap_timeline_target figs[] = {
+	    {0, {.has_cgroup = 1, .cgroup_usage_bytes = 100, .cgroup_limit_bytes = 1000}},
+	    {3, {.live_bytes = 1}},
+	    {0, {.has_cgroup = 1, .cgroup_usage_bytes = 200, .cgroup_limit_bytes = 1000}},
+	    {1, {.has_cgroup = 1, .cgroup_usage_bytes = 300, .cgroup_limit_bytes = 1000}},
+	    {2, {.has_cgroup = 1, .cgroup_usage_bytes = 7, .cgroup_limit_bytes = UINT64_MAX}},
+	    {3, {.live_bytes = 2}},
+	};
+	static struct snap_timeline_targets tt = {.nfigures = 6, .figures = figs};
+	struct snapshot s = {.targets = targets,
+			     .ntargets = 4,
+			     .timeline = pts,
+			     .ntimeline = 2,
+			     .timeline_interval_ns = 1000000000ull,
+			     .timeline_targets = &tt};
+	struct render_opts o = {.format = RENDER_JSON};
+	struct series v;
+	struct buf b = {0};
+	const char *why = NULL;
+	char *out;
+
+	CHECK(series_build(&v, &s, 0, &why) == 0);
+	CHECK_EQ_U64(v.ncgroups, 2);
+	CHECK_STR(v.cgroups[0], "/batch");
+	CHECK_STR(v.cgroups[1], "/shop");
+	CHECK(!v.cgroup_points[0].has); /* /batch at 0 s */
+	CHECK(v.cgroup_points[1].has && v.cgroup_points[1].usage_bytes == 100);
+	CHECK(v.cgroup_points[2].has && v.cgroup_points[2].limit_bytes == UINT64_MAX);
+	CHECK_EQ_U64(v.cgroup_points[3].usage_bytes, 300); /* pid 6's, the newer target */
+	render_timeline(&b, &v, &o);
+	out = text(&b);
+	CHECK(strstr(out, "\"cgroups\":[\"/batch\",\"/shop\"],\"points\":[") != NULL);
+	CHECK(strstr(out, "\"allocation_rate\":null,\"cgroups\":[{\"path\":\"/shop\","
+			  "\"cgroup_usage_bytes\":100,\"cgroup_limit_bytes\":1000}]}") != NULL);
+	CHECK(strstr(out, "\"cgroups\":[{\"path\":\"/batch\",\"cgroup_usage_bytes\":7,"
+			  "\"cgroup_limit_bytes\":null},{\"path\":\"/shop\","
+			  "\"cgroup_usage_bytes\":300,\"cgroup_limit_bytes\":1000}]}]}") != NULL);
+	buf_free(&b);
+	o.format = RENDER_TEXT;
+	render_timeline(&b, &v, &o);
+	out = text(&b);
+	CHECK(strstr(out, "  cgroup /shop 100 B of 1000 B\n") != NULL);
+	CHECK(strstr(out, "  cgroup /batch 7 B (no limit), /shop 300 B of 1000 B\n") != NULL);
+	buf_free(&b);
+	series_free(&v);
+
+	/* a pid's series keeps its own cgroup column, not these */
+	CHECK(series_build(&v, &s, 7, &why) == 0);
+	CHECK(v.ncgroups == 0 && v.cgroup);
+	series_free(&v);
+	/* without the targets' figures (an older snapshot): none */
+	s.timeline_targets = NULL;
+	CHECK(series_build(&v, &s, 0, &why) == 0);
+	CHECK(v.ncgroups == 0 && v.cgroup_points == NULL);
+	series_free(&v);
+}
+
 TEST(watch_growth)
 {
 	struct snapshot old, new;

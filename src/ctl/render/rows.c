@@ -410,6 +410,50 @@ void render_watch(struct buf *out, const struct watch_view *v, int tty)
 
 /* ---- timeline ------------------------------------------------------------------ */
 
+/* A point's "cgroups": each memory cgroup read then, its usage and limit (null: none). */
+static void json_cgroup_points(struct json_writer *w, const struct series_cgroup_point *cp,
+			       const struct series *v)
+{
+	json_key(w, "cgroups");
+	json_begin_array(w);
+	for (uint32_t c = 0; c < v->ncgroups; c++) {
+		if (!cp[c].has)
+			continue;
+		json_begin_object(w);
+		json_kv_string(w, "path", v->cgroups[c]);
+		json_kv_u64(w, "cgroup_usage_bytes", cp[c].usage_bytes);
+		json_key(w, "cgroup_limit_bytes");
+		if (cp[c].limit_bytes != MT_CGROUP_NO_LIMIT)
+			json_u64(w, cp[c].limit_bytes);
+		else
+			json_null(w);
+		json_end_object(w);
+	}
+	json_end_array(w);
+}
+
+/* Text: "  cgroup /a 10.0 MiB of 64.0 MiB, /b 3.0 MiB (no limit)" of a point's cgroups read. */
+static void text_cgroup_points(struct buf *out, const struct series_cgroup_point *cp,
+			       const struct series *v)
+{
+	for (uint32_t c = 0, first = 1; c < v->ncgroups; c++) {
+		char use[32], lim[32];
+
+		if (!cp[c].has)
+			continue;
+		format_size(use, sizeof(use), (int64_t)cp[c].usage_bytes, 0);
+		buf_printf(out, "%s", first ? "  cgroup " : ", ");
+		format_text(out, v->cgroups[c]);
+		if (cp[c].limit_bytes == MT_CGROUP_NO_LIMIT) {
+			buf_printf(out, " %s (no limit)", use);
+		} else {
+			format_size(lim, sizeof(lim), (int64_t)cp[c].limit_bytes, 0);
+			buf_printf(out, " %s of %s", use, lim);
+		}
+		first = 0;
+	}
+}
+
 static void json_timeline(struct buf *out, const struct series *v, const struct render_opts *o)
 {
 	struct json_writer w;
@@ -432,6 +476,13 @@ static void json_timeline(struct buf *out, const struct series *v, const struct 
 			json_double(&w, ns_to_seconds(v->peak_time_ns));
 		else
 			json_null(&w);
+	}
+	if (v->ncgroups) { /* every target's: the memory cgroups the points name */
+		json_key(&w, "cgroups");
+		json_begin_array(&w);
+		for (uint32_t c = 0; c < v->ncgroups; c++)
+			json_string(&w, v->cgroups[c]);
+		json_end_array(&w);
 	}
 	json_key(&w, "points");
 	json_begin_array(&w);
@@ -470,6 +521,8 @@ static void json_timeline(struct buf *out, const struct series *v, const struct 
 			else
 				json_null(&w);
 		}
+		if (v->ncgroups)
+			json_cgroup_points(&w, &v->cgroup_points[(size_t)i * v->ncgroups], v);
 		json_end_object(&w);
 	}
 	json_end_array(&w);
@@ -561,6 +614,8 @@ static void text_timeline(struct buf *out, const struct series *v, uint32_t max_
 				buf_printf(out, "  cgroup %s of %s", use, lim);
 			}
 		}
+		if (v->ncgroups)
+			text_cgroup_points(out, &v->cgroup_points[(size_t)i * v->ncgroups], v);
 		buf_printf(out, "\n");
 		last = i;
 	}

@@ -99,6 +99,79 @@ static void of_pid(struct series *v, const struct snapshot *s, uint32_t pid)
 		v->live.peak_time_ns = peak->started_ns + peak->counters.peak_time_ns;
 }
 
+/* The path a target's cgroup figures are keyed by (as status shows it), or NULL. */
+static const char *cgroup_key(const struct snap_target *t)
+{
+	const struct snap_cgroup *c = &t->cgroup;
+
+	if (!c->known)
+		return NULL;
+	return c->memory_path && *c->memory_path ? c->memory_path
+	       : c->path && *c->path		 ? c->path
+						 : NULL;
+}
+
+static int str_ptr_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Every target's series: each memory cgroup's usage and limit at each
+ * point, from the figures of the targets in it (the timeline keeps them
+ * per target; a cgroup has one reading at a time, its newest target's).
+ */
+static void of_cgroups(struct series *v, const struct snapshot *s)
+{
+	const struct snap_timeline_targets *tt = s->timeline_targets;
+	const char **names;
+	uint32_t n = 0;
+
+	if (!tt || !tt->nfigures || !s->ntimeline)
+		return;
+	names = xmalloc(tt->nfigures * sizeof(*names));
+	for (uint32_t i = 0; i < tt->nfigures; i++) {
+		const char *k = tt->figures[i].target < s->ntargets
+				    ? cgroup_key(&s->targets[tt->figures[i].target])
+				    : NULL;
+
+		if (tt->figures[i].f.has_cgroup && k)
+			names[n++] = k;
+	}
+	if (!n) {
+		free(names);
+		return;
+	}
+	qsort(names, n, sizeof(*names), str_ptr_cmp);
+	v->ncgroups = 0;
+	for (uint32_t i = 0; i < n; i++) {
+		if (!v->ncgroups || strcmp(names[v->ncgroups - 1], names[i]))
+			names[v->ncgroups++] = names[i];
+	}
+	v->cgroups = names;
+	v->cgroup_points = xcalloc((size_t)s->ntimeline * v->ncgroups, sizeof(*v->cgroup_points));
+	for (uint32_t i = 0; i < s->ntimeline; i++) {
+		const struct snap_timeline_point *p = &s->timeline[i];
+
+		for (uint32_t k = 0; k < p->ntargets && p->first + k < tt->nfigures; k++) {
+			const struct snap_timeline_target *t = &tt->figures[p->first + k];
+			const char *key =
+			    t->target < s->ntargets ? cgroup_key(&s->targets[t->target]) : NULL;
+			const char **at;
+			struct series_cgroup_point *c;
+
+			if (!t->f.has_cgroup || !key)
+				continue;
+			at = bsearch(&key, v->cgroups, v->ncgroups, sizeof(*v->cgroups),
+				     str_ptr_cmp);
+			c = &v->cgroup_points[(size_t)i * v->ncgroups + (size_t)(at - v->cgroups)];
+			c->has = 1; /* targets by increasing index: the newest last */
+			c->usage_bytes = t->f.cgroup_usage_bytes;
+			c->limit_bytes = t->f.cgroup_limit_bytes;
+		}
+	}
+}
+
 int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const char **why)
 {
 	int found = 0;
@@ -111,6 +184,7 @@ int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const
 		v->points = s->timeline;
 		v->npoints = s->ntimeline;
 		v->live = s->totals;
+		of_cgroups(v, s);
 	} else {
 		for (uint32_t i = 0; i < s->ntargets && !found; i++)
 			found = s->targets[i].pid == pid;
@@ -141,6 +215,8 @@ int series_build(struct series *v, const struct snapshot *s, uint32_t pid, const
 void series_free(struct series *v)
 {
 	free(v->own);
+	free(v->cgroups);
+	free(v->cgroup_points);
 	memset(v, 0, sizeof(*v));
 }
 

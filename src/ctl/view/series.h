@@ -13,6 +13,12 @@
 
 #include "memtrace/snapshot.h"
 
+/* A memory cgroup's figures at a point of every target's series (limit MT_CGROUP_NO_LIMIT: none) */
+struct series_cgroup_point {
+	uint32_t has; /* read for that moment */
+	uint64_t usage_bytes, limit_bytes;
+};
+
 struct series {
 	uint32_t pid;				  /* 0: every target together */
 	const struct snap_timeline_point *points; /* oldest first: the snapshot's, or own */
@@ -27,6 +33,16 @@ struct series {
 	struct mt_counters live; /* the counters the live peak is of: the totals, or the pid's
 				  * targets' merged (peak_time_ns since tracing began, as the
 				  * points' times) */
+	/*
+	 * Every target's series: the memory cgroups its targets' figures were
+	 * read of (each target's by the path status shows, its labels now), in
+	 * path order, and point i's figures of cgroup c at cgroup_points[i *
+	 * ncgroups + c] (from its newest target read then: one cgroup, one
+	 * reading). None in a pid's series, or without figures.
+	 */
+	uint32_t ncgroups;
+	const char **cgroups; /* the snapshot's strings */
+	struct series_cgroup_point *cgroup_points;
 };
 
 /*

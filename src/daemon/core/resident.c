@@ -59,6 +59,24 @@ void resident_set_labels(struct resident_table *t, uint32_t index, const struct 
 	*e->labels = *l;
 }
 
+int resident_inherit_labels(struct resident_table *t, uint32_t child_index, uint32_t parent_index,
+			    int parent_pid, int child_pid)
+{
+	struct resident_target *c;
+	const struct mt_cgroup_labels *pl;
+
+	if (parent_index >= t->n || !t->v[parent_index].labels || child_index == parent_index)
+		return 0;
+	c = entry(t, child_index); /* may move t->v: the parent's entry is found after */
+	pl = t->v[parent_index].labels;
+	if (!c->labels)
+		c->labels = xmalloc(sizeof(*c->labels));
+	*c->labels = *pl;
+	if (parent_pid != child_pid) /* else the same process (an exec): the same NSpid */
+		c->labels->nspid = pl->nspid && pl->nspid == parent_pid ? child_pid : 0;
+	return 1;
+}
+
 void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t time_ns,
 			    const struct mt_cgroup_memory *m, const char *why)
 {

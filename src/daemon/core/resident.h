@@ -45,6 +45,19 @@ int resident_failed(struct resident_table *t, uint32_t index);
 /* Target index's cgroup labels, read now (the figures are left as they are). */
 void resident_set_labels(struct resident_table *t, uint32_t index,
 			 const struct mt_cgroup_labels *l);
+/*
+ * A forked child's labels at its fork, without reading /proc: its parent's
+ * (parent_index's; the child is in its parent's cgroup when it is made), and
+ * its NSpid, which is its own: child_pid when the parent is in the pid
+ * namespace /proc shows (its NSpid is its pid), else 0 (not known; the
+ * caller may read it). 1 when the child got labels (the parent had some),
+ * 0 otherwise. A cgroup the child was made in by clone3(CLONE_INTO_CGROUP),
+ * or a pid namespace of its own (CLONE_NEWPID), are known only when it is
+ * read: the next sample reads them anew. parent_pid == child_pid: the same
+ * process's new program (an exec), its NSpid as it was.
+ */
+int resident_inherit_labels(struct resident_table *t, uint32_t child_index, uint32_t parent_index,
+			    int parent_pid, int child_pid);
 /* Target index's memory cgroup figures m read at time_ns, why ("" or a note). */
 void resident_record_cgroup(struct resident_table *t, uint32_t index, uint64_t time_ns,
 			    const struct mt_cgroup_memory *m, const char *why);

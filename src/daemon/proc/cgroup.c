@@ -568,6 +568,18 @@ void cgroup_memory_at(const struct cgroup_where *w, const struct cgroup_roots *r
 	snprintf(mem_why, mem_whylen, "%s", why);
 }
 
+int cgroup_read_nspid(int pid, int32_t *nspid)
+{
+	char path[64], text[4096], why[128];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/%d/status", pid);
+	n = read_small_file(path, text, sizeof(text));
+	if (n < 0)
+		return (int)n;
+	return cgroup_parse_nspid(text, (size_t)n, nspid, why, sizeof(why)) ? -EINVAL : 0;
+}
+
 int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
 		char *mem_why, size_t mem_whylen, char *err, size_t errlen)
 {

@@ -49,6 +49,9 @@ void cgroup_identify(const char *path, struct mt_cgroup_labels *out);
  */
 int cgroup_parse_nspid(const char *text, size_t len, int32_t *nspid, char *err, size_t errlen);
 
+/* pid's NSpid, from /proc/PID/status: 0, or -errno (gone, no such line). */
+int cgroup_read_nspid(int pid, int32_t *nspid);
+
 /* The memory controller's files memtrace reads, of both versions. */
 enum cgroup_file {
 	CG_V2_CURRENT,
