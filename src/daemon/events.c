@@ -707,8 +707,16 @@ static void target_oom_killed(struct daemon *d, uint32_t tgid, uint64_t time_ns)
 	}
 	if ((rt = resident_get(&d->resident, (uint32_t)i)))
 		tg->oom.resident_bytes = rt->last.resident_bytes;
-	/* read now: the process is dying, and its cgroup may go with it */
-	if (!cgroup_read(tg->pid, &labels, &mem, mem_why, sizeof(mem_why), why, sizeof(why))) {
+	/* read now: the process is dying, and its cgroup may go with it. The
+	 * memory cgroup its labels name first: a dying task may have left its
+	 * cgroup already (its /proc/PID/cgroup says the root) */
+	rt = resident_get_cgroup(&d->resident, (uint32_t)i);
+	if (rt && rt->labels && !cgroup_read_memory(rt->labels, &mem, mem_why, sizeof(mem_why)) &&
+	    (mem.have & 3) == 3) {
+		tg->oom.cgroup_usage = mem.f.usage_bytes;
+		tg->oom.cgroup_limit = mem.f.limit_bytes;
+	} else if (!cgroup_read(tg->pid, &labels, &mem, mem_why, sizeof(mem_why), why,
+				sizeof(why))) {
 		if (mem.version != MT_CGROUP_NONE && (mem.have & 3) == 3) {
 			tg->oom.cgroup_usage = mem.f.usage_bytes;
 			tg->oom.cgroup_limit = mem.f.limit_bytes;

@@ -568,6 +568,29 @@ void cgroup_memory_at(const struct cgroup_where *w, const struct cgroup_roots *r
 	snprintf(mem_why, mem_whylen, "%s", why);
 }
 
+int cgroup_read_memory(const struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
+		       char *why, size_t whylen)
+{
+	const struct cgroup_roots roots = {
+	    unified_root(),
+	    fs_is("/sys/fs/cgroup/memory", CGROUP_SUPER_MAGIC) ? "/sys/fs/cgroup/memory" : NULL};
+	char memory_path[MT_CGROUP_PATH_MAX];
+	struct cgroup_where w;
+
+	if (!labels->memory_path[0]) {
+		snprintf(why, whylen, "no memory cgroup known");
+		return -1;
+	}
+	/* the unified cgroup first, as a reading of /proc/PID/cgroup would: on a
+	 * hybrid host it has no memory files, and the v1 cgroup it names counts */
+	snprintf(w.v2, sizeof(w.v2), "%s", labels->path);
+	snprintf(w.memory, sizeof(w.memory), "%s", labels->memory_path);
+	cgroup_memory_at(&w, &roots, memory_path, mem, why, whylen);
+	if (mem->version == MT_CGROUP_NONE || strcmp(memory_path, labels->memory_path))
+		return -1;
+	return 0;
+}
+
 int cgroup_read_nspid(int pid, int32_t *nspid)
 {
 	char path[64], text[4096], why[128];

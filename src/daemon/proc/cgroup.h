@@ -116,4 +116,13 @@ void cgroup_memory_at(const struct cgroup_where *w, const struct cgroup_roots *r
 int cgroup_read(int pid, struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
 		char *mem_why, size_t mem_whylen, char *err, size_t errlen);
 
+/*
+ * The figures of the memory cgroup labels name (labels->memory_path, read
+ * earlier), without the process: one that is exiting may have left its
+ * cgroup already (its /proc/PID/cgroup says the root). 0, or -1 with why
+ * (no memory cgroup named, or its files gone or unreadable).
+ */
+int cgroup_read_memory(const struct mt_cgroup_labels *labels, struct mt_cgroup_memory *mem,
+		       char *why, size_t whylen);
+
 #endif
