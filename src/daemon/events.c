@@ -122,7 +122,7 @@ static void target_moved(struct daemon *d, int pid, int in)
 			traced = d->targets[i];
 	known = traced != NULL;
 	if (!in) {
-		if (!traced || !(h = target_detach_begin(d, pid, err, sizeof(err))))
+		if (!traced || !(h = target_detach_begin(d, pid, true, err, sizeof(err))))
 			return;
 		target_detach_end(d, h); /* the match ends with it (detach_finish) */
 		if (traced->phase == LC_DETACHED &&

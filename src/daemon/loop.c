@@ -155,7 +155,7 @@ static int service_attach_cgroup(void *ctx, const char *what, int unit, char *er
 static int service_detach(void *ctx, int pid, char *err, size_t errlen)
 {
 	struct daemon *d = ctx;
-	struct target_detach *h = target_detach_begin(d, pid, err, errlen);
+	struct target_detach *h = target_detach_begin(d, pid, false, err, errlen);
 
 	if (!h)
 		return -1;

@@ -222,7 +222,8 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		 * the program attached to is a match */
 		if (!probes_exec_count(d->skel, pid) &&
 		    !process_matches(pid, comm, &exe_st, d->set.match_cgroup)) {
-			struct target_detach *h = target_detach_begin(d, pid, err, sizeof(err));
+			struct target_detach *h =
+			    target_detach_begin(d, pid, false, err, sizeof(err));
 
 			if (h) {
 				ingest_drain(&d->ingest); /* what it did until its probes went */

@@ -370,7 +370,10 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	int rc, held, py = 0;
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
-	if (tg->phase == LC_NEW)	/* else held at its exec (LC_EXEC_HELD) */
+	/* moved out of the cgroup and back: its old probes gone first (they would
+	 * count its calls twice) */
+	detacher_wait(tg->pid);
+	if (tg->phase == LC_NEW) /* else held at its exec (LC_EXEC_HELD) */
 		lc_step(&tg->phase, LC_EV_ATTACH);
 	tg->exit_status = -1;
 	tg->pidfd = target_pidfd_open(tg->pid);
@@ -567,13 +570,17 @@ int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen)
 	return 0;
 }
 
-/* Stop tracing entry i: probes off (events until now still drain), state detached. */
-static void detach_probes(struct daemon *d, int i)
+/* Stop tracing entry i: probes off (events until now still drain), state
+ * detached; off_loop: closed by the detacher. */
+static void detach_probes(struct daemon *d, int i, bool off_loop)
 {
 	struct target *tg = d->targets[i];
 
 	target_python_off(d, tg->pid); /* first: mmaps then are malloc's own until the end */
-	probes_detach(tg->probes);
+	if (off_loop && tg->probes)
+		detacher_detach_pid(tg->probes, tg->pid);
+	else
+		probes_detach(tg->probes);
 	target_ldso_release(tg);
 	/* it may run on with copies of a parent's probes that stay: those count
 	 * nothing from now on */
@@ -599,11 +606,13 @@ static void detach_finish(struct daemon *d, int i)
 }
 
 struct target_detach {
-	char *gone; /* entries being detached */
-	int n;	    /* entries before the drain */
+	char *gone;    /* entries being detached */
+	int n;	       /* entries before the drain */
+	bool off_loop; /* their probes closed by the detacher */
 };
 
-struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, size_t errlen)
+struct target_detach *target_detach_begin(struct daemon *d, int pid, bool off_loop, char *err,
+					  size_t errlen)
 {
 	struct target_detach *h;
 	int i, k, more;
@@ -621,8 +630,9 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 	h = xcalloc(1, sizeof(*h));
 	h->gone = xcalloc((size_t)d->ntargets, 1);
 	h->n = d->ntargets;
+	h->off_loop = off_loop;
 	h->gone[i] = 1;
-	detach_probes(d, i);
+	detach_probes(d, i, off_loop);
 	lc_step(&d->targets[i]->phase, LC_EV_DETACH);
 	do {
 		more = 0;
@@ -632,7 +642,7 @@ struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, 
 			if (!h->gone[k] && lc_next(c->phase, LC_EV_DETACH) >= 0 && c->parent >= 0 &&
 			    h->gone[c->parent]) {
 				h->gone[k] = more = 1;
-				detach_probes(d, k);
+				detach_probes(d, k, off_loop);
 				lc_step(&c->phase, LC_EV_DETACH);
 			}
 		}
@@ -651,7 +661,7 @@ void target_detach_end(struct daemon *d, struct target_detach *h)
 		 * detached (the drain added them, detaching: lc_fork_successor,
 		 * lc_exec_successor) */
 		if (k >= h->n || !h->gone[k])
-			detach_probes(d, k);
+			detach_probes(d, k, h->off_loop);
 		detach_finish(d, k);
 	}
 	free(h->gone);

@@ -76,9 +76,13 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen);
  * Stop tracing pid and, with --follow-forks, its descendants, in two steps:
  * begin takes their probes off; the caller then drains the ring buffer of
  * the events made until then; end marks them detached. begin returns a
- * handle for end, or NULL with a one-line reason in err.
+ * handle for end, or NULL with a one-line reason in err. off_loop: the
+ * probes are closed by the detacher (attach/detacher.h), not before begin
+ * returns: for a process whose calls the BPF side counts no more already
+ * (moved out of the cgroup), so that the loop goes on draining meanwhile.
  */
-struct target_detach *target_detach_begin(struct daemon *d, int pid, char *err, size_t errlen);
+struct target_detach *target_detach_begin(struct daemon *d, int pid, bool off_loop, char *err,
+					  size_t errlen);
 void target_detach_end(struct daemon *d, struct target_detach *h);
 
 /* Entry i's process exited (its pidfd said so; drain the ring buffer first). */

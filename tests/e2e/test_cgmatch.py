@@ -263,3 +263,57 @@ def test_cgroup_attach(r):
                     time.sleep(POLL)
     finally:
         remove_cgroup(cg, root)
+
+
+def test_cgroup_move_out_in(r):
+    """A process moved out of the cgroup and back in at once: moved out, its probes are
+    closed off the event loop (status answers meanwhile); moved back, it is attached anew
+    only once they are gone, so that its calls count once, not twice: its own counts and
+    its children's are exact."""
+    root = v2_mount()
+    if root is None:
+        raise Fail("no cgroup v2 hierarchy mounted on this host")
+    rel = f"/memtrace-e2e-outin-{os.getpid()}-{int(time.time()) % 100000}"
+    cg = root + rel
+    os.mkdir(cg)
+    try:
+        r.start_daemon("--cgroup", rel)
+        p = r.spawn([os.path.join(r.build, "tests", "forker")], "target", "outin.out")
+        pid = int(r.wait_line(os.path.join(r.tmp, "outin.out"), "ready ", p))
+        move(pid, cg)
+        with r.part("moved_in"):
+            r.wait_state("attached", pid)
+        move(pid, root)
+        with r.part("moved_out"):
+            t = r.wait_state("detached", pid)
+            if "moved out of cgroup" not in (t.get("note") or ""):
+                raise Fail(f"its note is {t.get('note')!r}")
+        move(pid, cg)  # back at once: the old probes may still be closing
+        with r.part("moved_back"):
+            end = deadline_after()
+            while True:
+                g = generations(r.ctl_json("status", "--json"), pid)
+                if len(g) >= 2 and g[-1]["state"] == "attached":
+                    break
+                if time.monotonic() > end:
+                    raise Fail(f"not attached again: {[x['state'] for x in g]}")
+                time.sleep(POLL)
+        os.kill(pid, signal.SIGUSR1)
+        want = forker_lines(os.path.join(r.tmp, "outin.out"), p, 4)
+        with r.part("counted_once"):
+            end = deadline_after()
+            while True:
+                st = r.ctl_json("stats", "--json")
+                bad = []
+                for cpid, e in want.items():
+                    try:
+                        check_own(st, cpid, e, "parent" if cpid == pid else "child")
+                    except Fail as f:
+                        bad.append(str(f))
+                if not bad:
+                    break
+                if time.monotonic() > end:
+                    raise Fail(" | ".join(bad))
+                time.sleep(POLL)
+    finally:
+        remove_cgroup(cg, root)
