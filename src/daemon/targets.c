@@ -346,6 +346,41 @@ static void attach_release(const struct target *tg, struct ptstop *st, int *held
 }
 
 /*
+ * A running match (moved into the cgroup, found by the scan at start)
+ * executed a program during its attach, and that exec's own event comes
+ * through the ring buffer: a match stopped at the exec (the exec tracepoint
+ * found no entry and made one), or an exec the watch counted. What was read
+ * of the program before goes, nothing is placed, the "targets" entry stays
+ * as the exec left it: the entry waits for that event, which attaches it at
+ * the exec (events.c: target_matched, target_exec_event).
+ */
+static int attach_overtaken(struct daemon *d, struct target *tg)
+{
+	target_python_off(d, tg->pid);
+	allocator_free(tg->alloc);
+	free(tg->command);
+	free(tg->note);
+	tg->command = NULL;
+	tg->note = NULL;
+	if (tg->pidfd >= 0)
+		close(tg->pidfd);
+	tg->pidfd = -1;
+	tg->attach_ns = time_monotonic_ns(); /* since when it waits */
+	tg->gen = 0;			     /* no data of its own yet */
+	lc_step(&tg->phase, LC_EV_OVERTAKEN);
+	return 1;
+}
+
+/* A running match's map entry, made since its attach began (the callers
+ * found none): the exec tracepoint's, for an exec that matched. */
+static int exec_matched_meanwhile(struct daemon *d, const struct target *tg)
+{
+	struct mt_target_watch w;
+
+	return !probes_watch_get(d->skel, tg->pid, &w) && w.matched && !w.untraced;
+}
+
+/*
  * Attach to d->targets[i], which is alive (and stopped, when we started it).
  * What is read of it (command line, allocator) must be of the program it
  * runs once the exec tracepoint watches it (from then on an exec is counted
@@ -358,17 +393,25 @@ static void attach_release(const struct target *tg, struct ptstop *st, int *held
  * watch until its last probe is placed (attach_hold): a fork completes
  * before it (the child is not a target) or after (the child has every
  * probe), never in between.
+ *
+ * A running match (the callers found it outside the "targets" map) whose
+ * exec comes with an event of its own is not failed but handed to that
+ * event (attach_overtaken, 1): an exec that matched before the watch (the
+ * tracepoint's entry is there: the watch is made only where none is, and a
+ * failed read of the allocator looks for it too), or one the watch counted
+ * before its image was taken again (without the ptrace hold).
  */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = d->targets[i];
 	uint64_t image[2], again[2];
 	struct ptstop st;
-	int rc, held, py = 0;
+	int rc, held, py = 0, running_match;
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	if (tg->phase == LC_NEW)	/* else held at its exec (LC_EXEC_HELD) */
 		lc_step(&tg->phase, LC_EV_ATTACH);
+	running_match = tg->phase == LC_ATTACHING && tg->matched;
 	tg->exit_status = -1;
 	tg->pidfd = target_pidfd_open(tg->pid);
 	if (tg->pidfd < 0) {
@@ -386,7 +429,10 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 			return -1;
 	} else {
 		if (allocator_resolve(tg->pid, target_alloc(tg), err, errlen))
-			return -1;
+			/* read at its exec, before its libraries were mapped */
+			return running_match && exec_matched_meanwhile(d, tg)
+				   ? attach_overtaken(d, tg)
+				   : -1;
 		if (d->set.python_allocators && !allocator_resolve_python(tg->pid, tg->alloc))
 			log_msg("pid %d: --python-allocators: no loaded object exports "
 				"PyObject_Malloc",
@@ -399,13 +445,13 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->attach_ns = time_monotonic_ns();
 	tg->gen = (uint32_t)tg->pid;
-	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
-		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
-		return -1;
-	}
-	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	held = attach_hold(d, tg, &st);
-	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
+	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched,
+			  running_match);
+	if (rc == -EEXIST && running_match) {
+		attach_release(tg, &st, &held);
+		return attach_overtaken(d, tg); /* its exec matched first */
+	}
 	if (rc) {
 		attach_release(tg, &st, &held);
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
@@ -414,10 +460,20 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	targets_test_lag(TEST_LAG_ATTACH);
 	if (process_image(tg->pid, again) || memcmp(image, again, sizeof(image))) {
 		attach_release(tg, &st, &held);
+		/* counted since the watch: its exec event follows */
+		if (running_match && probes_exec_count(d->skel, tg->pid))
+			return attach_overtaken(d, tg);
 		snprintf(err, errlen, "pid %d executed a new program while being attached",
 			 tg->pid);
 		return -1;
 	}
+	/* accounting begins once no exec can have overtaken the attach unseen */
+	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
+		attach_release(tg, &st, &held);
+		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
+		return -1;
+	}
+	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	rc = probes_attach(d->skel, tg->pid, target_alloc(tg), target_inherit(d, tg),
 			   target_probes(tg), err, errlen);
 	attach_release(tg, &st, &held);
@@ -449,7 +505,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	return 0;
 }
 
-/* target_attach() failed for entry i (the last): undo what it did. */
+/* target_attach() failed for entry i (the last, or one that awaited its exec
+ * and stays: entries never move): undo what it did. */
 void target_attach_failed(struct daemon *d, int i)
 {
 	struct target *tg = d->targets[i];
@@ -463,9 +520,11 @@ void target_attach_failed(struct daemon *d, int i)
 	probes_unwatch(d->skel, pid);
 	target_python_off(d, pid);
 	unwind_detach(d->unwind, pid);
-	if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
-		/* accounting began: keep the entry, marked detached */
-		tracker_target_exec(&d->tracker, (uint32_t)pid);
+	if (tracker_find_target(&d->tracker, (uint32_t)pid) || i != d->ntargets - 1) {
+		/* accounting began, or an entry that waited for its exec (not the
+		 * last: entries never move): keep it, marked detached */
+		if (tracker_target_exec(&d->tracker, (uint32_t)pid))
+			tg->gen = 0; /* none: not the next generation's */
 		tg->pidfd = -1;
 		lc_step(&tg->phase, LC_EV_GIVE_UP);
 		tg->end_ns = time_monotonic_ns();
