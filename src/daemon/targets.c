@@ -360,7 +360,7 @@ static int attach_overtaken(struct daemon *d, struct target *tg)
 	allocator_free(tg->alloc);
 	free(tg->command);
 	free(tg->note);
-	tg->command = NULL;
+	tg->command = xstrdup("?"); /* the exec's event reads the new program's */
 	tg->note = NULL;
 	if (tg->pidfd >= 0)
 		close(tg->pidfd);
@@ -422,6 +422,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(ESRCH));
 		return -1;
 	}
+	free(tg->command); /* an entry that awaited its exec: "?" */
 	tg->command = process_read_command(tg->pid);
 	if (tg->phase == LC_EXEC_HELD) {
 		/* its libraries come later: events_resolve() finishes the job */
