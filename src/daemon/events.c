@@ -855,10 +855,18 @@ static int exec_unseen(struct daemon *d, const struct target *tg)
 	return lc_traced(tg->phase) && probes_exec_count(d->skel, tg->pid) > tg->execs_seen;
 }
 
+/* An entry that awaited its exec's event longer than that event can take:
+ * it was lost (the ring buffer full), or will not come. */
+static int awaited_too_long(const struct target *tg)
+{
+	return tg->phase == LC_EXEC_AWAITED &&
+	       time_monotonic_ns() - tg->attach_ns > RESOLVE_TIMEOUT_NS;
+}
+
 int events_execs_unseen(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++)
-		if (exec_unseen(d, d->targets[i]))
+		if (exec_unseen(d, d->targets[i]) || awaited_too_long(d->targets[i]))
 			return 1;
 	return 0;
 }
@@ -880,8 +888,7 @@ void events_check_execs(struct daemon *d)
 		uint32_t key = (uint32_t)tg->pid;
 		uint8_t held;
 
-		if (tg->phase == LC_EXEC_AWAITED &&
-		    time_monotonic_ns() - tg->attach_ns > RESOLVE_TIMEOUT_NS) {
+		if (awaited_too_long(tg)) {
 			/* its exec's event was lost (counted), or it was moved out or
 			 * no longer matched before that exec: nothing will attach it */
 			awaited_give_up(d, i,
