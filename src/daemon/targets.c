@@ -458,7 +458,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
-	targets_test_lag(TEST_LAG_ATTACH);
+	if (tg->phase == LC_ATTACHING) /* held at an exec, it runs nothing meanwhile */
+		targets_test_lag(TEST_LAG_ATTACH);
 	if (process_image(tg->pid, again) || memcmp(image, again, sizeof(image))) {
 		attach_release(tg, &st, &held);
 		/* counted since the watch: its exec event follows */
