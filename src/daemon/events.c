@@ -52,20 +52,76 @@
  * at once. */
 static void target_hold_in_ldso(struct daemon *d, int i);
 
+/* The entry of pid that awaits its exec's event (LC_EXEC_AWAITED), or -1. */
+static int awaited_entry(struct daemon *d, int pid)
+{
+	for (int i = d->ntargets - 1; i >= 0; i--) {
+		if (d->targets[i]->pid == pid && d->targets[i]->phase == LC_EXEC_AWAITED)
+			return i;
+	}
+	return -1;
+}
+
+/*
+ * Entry i (new, or one that awaited this exec) of a match stopped at its
+ * exec: attach it there, hold it in its ld.so. what: how it matched, for
+ * the log.
+ */
+static void attach_at_exec(struct daemon *d, int i, const char *what)
+{
+	struct target *tg = d->targets[i];
+	char err[512];
+
+	lc_step(&tg->phase, LC_EV_MATCH_AT_EXEC);
+	if (target_attach(d, i, err, sizeof(err))) {
+		log_msg("pid %d %s, but %s", tg->pid, what, err);
+		target_unmatch(d, tg);
+		target_attach_failed(d, i);
+		return;
+	}
+	log_msg("pid %d (%s) %s: traced from its first instruction", tg->pid, tg->command, what);
+	/* stopped again in its ld.so once its libraries are mapped, its
+	 * allocator is resolved there, as a traced target's new program's is:
+	 * not on a timer while it runs (and maybe exits), nor after an
+	 * allocator it preloads ran */
+	if (tg->phase == LC_RESOLVING)
+		target_hold_in_ldso(d, i);
+}
+
+/*
+ * Entry i awaited its exec's event and will not be attached: its match
+ * ends (the --max-targets cap), its "targets" entry goes unless another
+ * process of its pid holds it, it shows detached with why.
+ */
+static void awaited_give_up(struct daemon *d, int i, const char *why)
+{
+	struct target *tg = d->targets[i];
+	struct mt_target_watch w;
+
+	if (!probes_watch_get(d->skel, tg->pid, &w) && w.matched)
+		probes_unwatch(d->skel, tg->pid);
+	target_unmatch(d, tg);
+	lc_step(&tg->phase, LC_EV_GIVE_UP);
+	tg->end_ns = time_monotonic_ns();
+	free(tg->note);
+	tg->note = xstrdup(why);
+	log_msg("pid %d: %s", tg->pid, why);
+}
+
 /*
  * Whole-host mode: pid executed a program matching --comm/--exe, and is
  * stopped (SIGSTOP from the exec tracepoint) before its first instruction.
  * Attach, then let it go: it is traced from its first call. It is always
- * continued, attached or not.
+ * continued, attached or not. A process moved into the cgroup whose attach
+ * this exec overtook has an entry that awaits it: that one is attached.
  */
 static void target_matched(struct daemon *d, int pid)
 {
-	char err[512];
-	int i, live = targets_matched_now(d), known = 0;
+	int i, live = targets_matched_now(d), known = 0, aw = awaited_entry(d, pid);
 
 	for (i = 0; i < d->ntargets; i++)
 		known |= d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase);
-	switch (lc_on_match(known, live, d->set.max_targets)) {
+	switch (lc_on_match(known, aw >= 0, live, d->set.max_targets)) {
 	case LC_MATCH_KNOWN:
 		/* attached by the scan at start already */
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
@@ -76,37 +132,74 @@ static void target_matched(struct daemon *d, int pid)
 		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
 		target_over_limit(d, pid);
 		break;
+	case LC_MATCH_AWAITED:
+		/* counted when its attach began, and by the exec tracepoint */
+		__atomic_fetch_sub(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
+		attach_at_exec(d, aw, "executed a program during its attach, and matches");
+		break;
 	case LC_MATCH_ATTACH:
 		i = target_new(d, pid);
 		d->targets[i]->matched = true;
-		lc_step(&d->targets[i]->phase, LC_EV_MATCH_AT_EXEC);
-		if (target_attach(d, i, err, sizeof(err))) {
-			log_msg("pid %d matches, but %s", pid, err);
-			target_unmatch(d, d->targets[i]);
-			target_attach_failed(d, i);
-		} else {
-			log_msg("pid %d (%s) matches: traced from its first instruction", pid,
-				d->targets[i]->command);
-			/* stopped again in its ld.so once its libraries are mapped,
-			 * its allocator is resolved there, as a traced target's new
-			 * program's is: not on a timer while it runs (and maybe
-			 * exits), nor after an allocator it preloads ran */
-			if (d->targets[i]->phase == LC_RESOLVING)
-				target_hold_in_ldso(d, i);
-		}
+		attach_at_exec(d, i, "matches");
 		break;
 	}
 	targets_continue(d, pid);
 }
 
 /*
+ * Entry i awaited this exec (its event: stopped there when stopped; the new
+ * program does not match when unmatched), counted by the watch its attach
+ * made: attach it at the exec, as a match stopped there; not stopped (no
+ * CAP_KILL), as it runs, from a watch of its own again.
+ */
+static void awaited_exec(struct daemon *d, int i, int stopped, int unmatched)
+{
+	struct target *tg = d->targets[i];
+	const char *cg = d->set.match_cgroup ? d->set.match_cgroup->path : "";
+	char err[512], why[600];
+	int rc;
+
+	switch (lc_on_exec(tg->phase, unmatched)) {
+	case LC_EXEC_ABANDON:
+		snprintf(why, sizeof(why),
+			 "executed a program that does not match %s during its "
+			 "attach: not traced",
+			 d->set.match_what ? d->set.match_what : "the match");
+		awaited_give_up(d, i, why);
+		return;
+	case LC_EXEC_ATTACH:
+		break;
+	default:
+		return;
+	}
+	if (stopped) {
+		attach_at_exec(d, i, "executed a program during its attach");
+		return;
+	}
+	probes_unwatch(d->skel, tg->pid); /* the watch its attach makes again */
+	lc_step(&tg->phase, LC_EV_ATTACH);
+	rc = target_attach(d, i, err, sizeof(err));
+	if (rc < 0) {
+		log_msg("pid %d executed a program during its attach, but %s", tg->pid, err);
+		target_unmatch(d, tg);
+		target_attach_failed(d, i);
+	} else if (rc == 0) {
+		log_msg("pid %d (%s) executed a program during its attach: traced from now in "
+			"cgroup %s",
+			tg->pid, tg->command ? tg->command : "?", cg);
+	}
+}
+
+/*
  * --cgroup/--unit: pid was moved into the cgroup (in), or out of it. Into
  * it, untraced: attached as it runs (not stopped: what it allocated before
  * is not known, and its frees of that count as frees of unknown blocks).
- * Out of it, traced as a match: the BPF side counts its calls no more since
- * the move, so its events before the move are all applied (they are ahead
- * in the ring buffer); it is detached now, and children that run copies of
- * its probes with it (targets.c: target_detach_begin).
+ * An exec during that attach is the exec's event's to attach (target_attach:
+ * LC_EXEC_AWAITED). Out of it, traced as a match: the BPF side counts its
+ * calls no more since the move, so its events before the move are all
+ * applied (they are ahead in the ring buffer); it is detached now, and
+ * children that run copies of its probes with it (targets.c:
+ * target_detach_begin).
  */
 static void target_moved(struct daemon *d, int pid, int in)
 {
@@ -115,13 +208,19 @@ static void target_moved(struct daemon *d, int pid, int in)
 	struct target_detach *h;
 	struct mt_target_watch w;
 	char err[512], *note;
-	int i, known;
+	int i, known, rc;
 
 	for (i = 0; i < d->ntargets; i++)
 		if (d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase))
 			traced = d->targets[i];
 	known = traced != NULL;
 	if (!in) {
+		if ((i = awaited_entry(d, pid)) >= 0) {
+			awaited_give_up(d, i,
+					"moved out of the cgroup before its exec was seen: "
+					"not traced");
+			return;
+		}
 		if (!traced || !(h = target_detach_begin(d, pid, true, err, sizeof(err))))
 			return;
 		target_detach_end(d, h); /* the match ends with it (detach_finish) */
@@ -140,17 +239,25 @@ static void target_moved(struct daemon *d, int pid, int in)
 	 * parent forked it (its fork event makes it a target) */
 	if (!probes_watch_get(d->skel, pid, &w))
 		return;
-	if (lc_on_match(false, targets_matched_now(d), d->set.max_targets) == LC_MATCH_OVER_LIMIT) {
+	if (lc_on_match(false, false, targets_matched_now(d), d->set.max_targets) ==
+	    LC_MATCH_OVER_LIMIT) {
 		target_over_limit(d, pid);
 		return;
 	}
 	i = target_new(d, pid);
 	d->targets[i]->matched = true;
 	__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-	if (target_attach(d, i, err, sizeof(err))) {
+	rc = target_attach(d, i, err, sizeof(err));
+	if (rc < 0) {
 		log_msg("pid %d moved into cgroup %s, but %s", pid, cg, err);
 		target_unmatch(d, d->targets[i]);
 		target_attach_failed(d, i);
+		return;
+	}
+	if (rc > 0) {
+		log_msg("pid %d moved into cgroup %s and executed a program during its attach: "
+			"attached at that exec, by its event",
+			pid, cg);
 		return;
 	}
 	log_msg("pid %d (%s) moved into cgroup %s: traced from now", pid,
@@ -602,8 +709,15 @@ static void target_unmatched(struct daemon *d, int i)
  */
 static void target_exec_event(struct daemon *d, uint32_t tgid, int stopped, int unmatched)
 {
-	int n = d->ntargets, i; /* target_execed appends */
+	int n = d->ntargets, i = awaited_entry(d, (int)tgid); /* target_execed appends */
 
+	if (i >= 0) {
+		/* no entry of it is traced: its attach awaited this exec */
+		awaited_exec(d, i, stopped, unmatched);
+		if (stopped)
+			targets_continue(d, (int)tgid);
+		return;
+	}
 	for (i = 0; i < n; i++) {
 		if (d->targets[i]->pid != (int)tgid)
 			continue;
@@ -782,10 +896,18 @@ static int exec_unseen(struct daemon *d, const struct target *tg)
 	return lc_traced(tg->phase) && probes_exec_count(d->skel, tg->pid) > tg->execs_seen;
 }
 
+/* An entry that awaited its exec's event longer than that event can take:
+ * it was lost (the ring buffer full), or will not come. */
+static int awaited_too_long(const struct target *tg)
+{
+	return tg->phase == LC_EXEC_AWAITED &&
+	       time_monotonic_ns() - tg->attach_ns > RESOLVE_TIMEOUT_NS;
+}
+
 int events_execs_unseen(struct daemon *d)
 {
 	for (int i = 0; i < d->ntargets; i++)
-		if (exec_unseen(d, d->targets[i]))
+		if (exec_unseen(d, d->targets[i]) || awaited_too_long(d->targets[i]))
 			return 1;
 	return 0;
 }
@@ -804,7 +926,20 @@ void events_check_execs(struct daemon *d)
 
 	for (int i = 0; i < d->ntargets; i++) {
 		struct target *tg = d->targets[i];
+		uint32_t key = (uint32_t)tg->pid;
+		uint8_t held;
 
+		if (awaited_too_long(tg)) {
+			/* its exec's event was lost (counted), or it was moved out or
+			 * no longer matched before that exec: nothing will attach it */
+			awaited_give_up(d, i,
+					"executed a program during its attach, and no event "
+					"of that exec came: not traced");
+			if (!bpf_map__lookup_elem(d->skel->maps.stopped, &key, sizeof(key), &held,
+						  sizeof(held), 0))
+				targets_continue(d, tg->pid);
+			continue;
+		}
 		if (!exec_unseen(d, tg))
 			continue;
 		if (probes_read_lost(d->skel, lost, MT_LOST_SLOTS) ||

@@ -19,8 +19,9 @@ struct daemon;
  */
 void events_control(struct daemon *d, const struct mt_event *ev);
 
-/* On the drain timer: is some target's exec not seen yet? If so, drain the
- * ring buffer, then events_check_execs acts on those whose event was lost. */
+/* On the drain timer: is some target's exec not seen yet (or an entry waited
+ * too long for its exec's event, LC_EXEC_AWAITED)? If so, drain the ring
+ * buffer, then events_check_execs acts on those whose event was lost. */
 int events_execs_unseen(struct daemon *d);
 void events_check_execs(struct daemon *d);
 /* ... and new programs whose allocator is still to be resolved (held: the

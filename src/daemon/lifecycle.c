@@ -23,6 +23,16 @@ static const unsigned char next[LC_PHASES][LC_EVENTS] = {
 	{
 	    [LC_EV_PROBES_PLACED] = LC_ATTACHED,
 	    [LC_EV_GIVE_UP] = LC_DETACHED,
+	    [LC_EV_OVERTAKEN] = LC_EXEC_AWAITED,
+	},
+    /* its exec's event: held there (a match, or the watch's exec held), attached
+     * as at a match; not held (no CAP_KILL), attached as it runs; lost, or the
+     * new program no match, given up */
+    [LC_EXEC_AWAITED] =
+	{
+	    [LC_EV_MATCH_AT_EXEC] = LC_EXEC_HELD,
+	    [LC_EV_ATTACH] = LC_ATTACHING,
+	    [LC_EV_GIVE_UP] = LC_DETACHED,
 	},
     [LC_EXEC_HELD] =
 	{
@@ -97,6 +107,7 @@ const char *lc_phase_name(enum lc_phase p)
 	    [LC_EXECED] = "execed",
 	    [LC_OOM_MARKED] = "oom-marked",
 	    [LC_OOM_KILLED] = "oom-killed",
+	    [LC_EXEC_AWAITED] = "exec-awaited",
 	};
 
 	return (unsigned)p < LC_PHASES ? names[p] : "?";
@@ -118,6 +129,7 @@ const char *lc_event_name(enum lc_event ev)
 	    [LC_EV_EXIT] = "exit",
 	    [LC_EV_STOP] = "stop",
 	    [LC_EV_OOM_KILL] = "oom-kill",
+	    [LC_EV_OVERTAKEN] = "overtaken",
 	};
 
 	return (unsigned)ev < LC_EVENTS ? names[ev] : "?";
@@ -151,7 +163,7 @@ bool lc_traced(enum lc_phase p)
 
 bool lc_settling(enum lc_phase p)
 {
-	return p == LC_EXEC_HELD || p == LC_RESOLVING;
+	return p == LC_EXEC_HELD || p == LC_RESOLVING || p == LC_EXEC_AWAITED;
 }
 
 bool lc_ended(enum lc_phase p)
@@ -166,6 +178,8 @@ bool lc_attach_hold(enum lc_phase p, bool children_traced)
 
 enum lc_exec_action lc_on_exec(enum lc_phase p, bool unmatched)
 {
+	if (p == LC_EXEC_AWAITED)
+		return unmatched ? LC_EXEC_ABANDON : LC_EXEC_ATTACH;
 	if (!lc_traced(p))
 		return LC_EXEC_IGNORE;
 	return unmatched ? LC_EXEC_UNTRACED : LC_EXEC_NEW_GEN;
@@ -190,10 +204,12 @@ int lc_fork_successor(enum lc_phase parent)
 	return parent == LC_DETACHING ? LC_EV_DETACH : -1;
 }
 
-enum lc_match_action lc_on_match(bool known, int matched_now, int max_targets)
+enum lc_match_action lc_on_match(bool known, bool awaited, int matched_now, int max_targets)
 {
 	if (known)
 		return LC_MATCH_KNOWN;
+	if (awaited)
+		return LC_MATCH_AWAITED; /* counted when its attach began */
 	if (matched_now >= max_targets)
 		return LC_MATCH_OVER_LIMIT;
 	return LC_MATCH_ATTACH;

@@ -14,24 +14,28 @@
 #include <stdbool.h>
 
 enum lc_phase {
-	LC_NEW,	       /* an entry just made: nothing done yet */
-	LC_ATTACHING,  /* a running process: its allocator read, its probes being placed */
-	LC_EXEC_HELD,  /* stopped at its exec by the BPF programs (a --comm/--exe match),
-			* being attached there: its libraries are not mapped yet */
-	LC_RESOLVING,  /* traced, but the allocator of the program it runs is not
-			* resolved yet (after an exec, or attached at one): held in its
-			* ld.so, or tried again on the drain tick */
-	LC_ATTACHED,   /* traced */
-	LC_DETACHING,  /* its probes are off; the ring buffer is being drained of what
-			* it did until then */
-	LC_GIVEN_UP,   /* its new program could not be traced: probes off, its exit
-			* still watched (target_give_up) */
-	LC_DETACHED,   /* no longer traced: detached, or its attach failed */
-	LC_EXITED,     /* its process exited */
-	LC_EXECED,     /* its process executed a new program: a newer entry traces it */
-	LC_OOM_MARKED, /* the kernel's OOM killer chose it (oom:mark_victim): dying, killed
-			* (SIGKILL sent); still traced until its exit is seen */
-	LC_OOM_KILLED, /* its process was killed by the OOM killer and exited */
+	LC_NEW,		 /* an entry just made: nothing done yet */
+	LC_ATTACHING,	 /* a running process: its allocator read, its probes being placed */
+	LC_EXEC_HELD,	 /* stopped at its exec by the BPF programs (a --comm/--exe match),
+			  * being attached there: its libraries are not mapped yet */
+	LC_RESOLVING,	 /* traced, but the allocator of the program it runs is not
+			  * resolved yet (after an exec, or attached at one): held in its
+			  * ld.so, or tried again on the drain tick */
+	LC_ATTACHED,	 /* traced */
+	LC_DETACHING,	 /* its probes are off; the ring buffer is being drained of what
+			  * it did until then */
+	LC_GIVEN_UP,	 /* its new program could not be traced: probes off, its exit
+			  * still watched (target_give_up) */
+	LC_DETACHED,	 /* no longer traced: detached, or its attach failed */
+	LC_EXITED,	 /* its process exited */
+	LC_EXECED,	 /* its process executed a new program: a newer entry traces it */
+	LC_OOM_MARKED,	 /* the kernel's OOM killer chose it (oom:mark_victim): dying, killed
+			  * (SIGKILL sent); still traced until its exit is seen */
+	LC_OOM_KILLED,	 /* its process was killed by the OOM killer and exited */
+	LC_EXEC_AWAITED, /* a running match (moved into the cgroup) whose attach an exec
+			  * overtook: nothing of it is placed; the exec's own event (a
+			  * match, or the exec the watch counted), ahead in the ring
+			  * buffer, attaches it at that exec */
 	LC_PHASES
 };
 
@@ -53,6 +57,7 @@ enum lc_event {
 	LC_EV_STOP,	     /* the daemon stops */
 	LC_EV_OOM_KILL,	     /* the OOM killer chose its process (the tracepoint's control
 			      * record; after the exit when that came first) */
+	LC_EV_OVERTAKEN,     /* the running process executed a program during its attach */
 	LC_EVENTS
 };
 
@@ -89,6 +94,8 @@ enum lc_exec_action {
 	LC_EXEC_IGNORE,	  /* not traced (any more): nothing to do */
 	LC_EXEC_NEW_GEN,  /* this entry ends, execed; a new one traces the new program */
 	LC_EXEC_UNTRACED, /* this entry ends, execed; the new program is not traced */
+	LC_EXEC_ATTACH,	  /* the exec its attach awaited (LC_EXEC_AWAITED): attached at it */
+	LC_EXEC_ABANDON,  /* the same, but the new program does not match: given up */
 };
 enum lc_exec_action lc_on_exec(enum lc_phase p, bool unmatched);
 /* The event that moves the new program's entry on after LC_EV_NEW_PROGRAM, if
@@ -112,8 +119,11 @@ enum lc_match_action {
 	LC_MATCH_KNOWN,	     /* attached already (the scan at start): it was counted twice */
 	LC_MATCH_OVER_LIMIT, /* --max-targets are traced already: not traced */
 	LC_MATCH_ATTACH,     /* a new entry, attached while it is held */
+	LC_MATCH_AWAITED,    /* the exec an attach awaited (LC_EXEC_AWAITED): that entry is
+			      * attached while it is held (it was counted twice) */
 };
-enum lc_match_action lc_on_match(bool known, int matched_now, int max_targets);
+/* known: an entry of it is traced; awaited: one awaits this exec. */
+enum lc_match_action lc_on_match(bool known, bool awaited, int matched_now, int max_targets);
 
 /* What the daemon does with an entry when it stops: SIGTERM drains the ring
  * buffer, then every probe goes (and with it a hold in ld.so); under

@@ -185,7 +185,7 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 	pids = list_matching(comm, &exe_st, d->set.match_cgroup, &n);
 	for (int k = 0; k < n; k++) {
 		char err[512];
-		int pid = pids[k], i, known = 0;
+		int pid = pids[k], i, rc, known = 0;
 
 		for (i = 0; i < d->ntargets; i++)
 			known |= d->targets[i]->pid == pid && lc_traced(d->targets[i]->phase);
@@ -211,10 +211,17 @@ int attach_matching(struct daemon *d, const char *comm, const char *exe, int las
 		i = target_new(d, pid);
 		d->targets[i]->matched = true;
 		__atomic_fetch_add(&d->skel->bss->matched, 1, __ATOMIC_RELAXED);
-		if (target_attach(d, i, err, sizeof(err))) {
+		rc = target_attach(d, i, err, sizeof(err));
+		if (rc < 0) {
 			log_msg("pid %d matches, but %s", pid, err);
 			target_unmatch(d, d->targets[i]);
 			target_attach_failed(d, i);
+			continue;
+		}
+		if (rc > 0) { /* the event of that exec attaches it (events.c) */
+			log_msg("pid %d executed a program while being attached: attached at that "
+				"exec, by its event",
+				pid);
 			continue;
 		}
 		/* the check above came before the exec tracepoint watched it: no

@@ -56,7 +56,8 @@ void target_python_off(struct daemon *d, int pid)
  * after it continues a process it stopped; MEMTRACE_TEST_RESOLVE_LAG_MS=N:
  * between reading a new program's allocator and attaching to it;
  * MEMTRACE_TEST_ATTACH_LAG_MS=N: between watching a running process and
- * placing its probes. A process then runs ahead of the daemon, and what the
+ * placing its probes (MEMTRACE_TEST_NO_HOLD=1: not held still meanwhile,
+ * attach_hold). A process then runs ahead of the daemon, and what the
  * daemon reads of it outside a hold is stale. Only in the test build
  * (MEMTRACE_TEST_HOOKS: make's $(O)/tests/memtraced-hooks); a no-op in
  * memtraced.
@@ -320,6 +321,15 @@ static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
 
 	if (!lc_attach_hold(tg->phase, target_inherit(d, tg) != PROBES_OWN))
 		return 0;
+#ifdef MEMTRACE_TEST_HOOKS
+	/* tests/e2e/test_cgmatch.py: as where ptrace is refused (Yama's
+	 * ptrace_scope 3, another tracer), the process runs on during its attach */
+	if (getenv("MEMTRACE_TEST_NO_HOLD")) {
+		log_msg("pid %d: not held while its probes are placed (MEMTRACE_TEST_NO_HOLD)",
+			tg->pid);
+		return 0;
+	}
+#endif
 	rc = ptstop_stop(st, tg->pid, time_monotonic_ns() + ATTACH_HOLD_MAX_NS, why, sizeof(why));
 	if (!rc)
 		return 1;
@@ -349,6 +359,41 @@ static void attach_release(const struct target *tg, struct ptstop *st, int *held
 }
 
 /*
+ * A running match (moved into the cgroup, found by the scan at start)
+ * executed a program during its attach, and that exec's own event comes
+ * through the ring buffer: a match stopped at the exec (the exec tracepoint
+ * found no entry and made one), or an exec the watch counted. What was read
+ * of the program before goes, nothing is placed, the "targets" entry stays
+ * as the exec left it: the entry waits for that event, which attaches it at
+ * the exec (events.c: target_matched, target_exec_event).
+ */
+static int attach_overtaken(struct daemon *d, struct target *tg)
+{
+	target_python_off(d, tg->pid);
+	allocator_free(tg->alloc);
+	free(tg->command);
+	free(tg->note);
+	tg->command = xstrdup("?"); /* the exec's event reads the new program's */
+	tg->note = NULL;
+	if (tg->pidfd >= 0)
+		close(tg->pidfd);
+	tg->pidfd = -1;
+	tg->attach_ns = time_monotonic_ns(); /* since when it waits */
+	tg->gen = 0;			     /* no data of its own yet */
+	lc_step(&tg->phase, LC_EV_OVERTAKEN);
+	return 1;
+}
+
+/* A running match's map entry, made since its attach began (the callers
+ * found none): the exec tracepoint's, for an exec that matched. */
+static int exec_matched_meanwhile(struct daemon *d, const struct target *tg)
+{
+	struct mt_target_watch w;
+
+	return !probes_watch_get(d->skel, tg->pid, &w) && w.matched && !w.untraced;
+}
+
+/*
  * Attach to d->targets[i], which is alive (and stopped, when we started it).
  * What is read of it (command line, allocator) must be of the program it
  * runs once the exec tracepoint watches it (from then on an exec is counted
@@ -361,13 +406,20 @@ static void attach_release(const struct target *tg, struct ptstop *st, int *held
  * watch until its last probe is placed (attach_hold): a fork completes
  * before it (the child is not a target) or after (the child has every
  * probe), never in between.
+ *
+ * A running match (the callers found it outside the "targets" map) whose
+ * exec comes with an event of its own is not failed but handed to that
+ * event (attach_overtaken, 1): an exec that matched before the watch (the
+ * tracepoint's entry is there: the watch is made only where none is, and a
+ * failed read of the allocator looks for it too), or one the watch counted
+ * before its image was taken again (without the ptrace hold).
  */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 {
 	struct target *tg = d->targets[i];
 	uint64_t image[2], again[2];
 	struct ptstop st;
-	int rc, held, py = 0;
+	int rc, held, py = 0, running_match;
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	/* moved out of the cgroup and back: its old probes gone first (they would
@@ -375,6 +427,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	detacher_wait(tg->pid);
 	if (tg->phase == LC_NEW) /* else held at its exec (LC_EXEC_HELD) */
 		lc_step(&tg->phase, LC_EV_ATTACH);
+	running_match = tg->phase == LC_ATTACHING && tg->matched;
 	tg->exit_status = -1;
 	tg->pidfd = target_pidfd_open(tg->pid);
 	if (tg->pidfd < 0) {
@@ -385,6 +438,7 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 		snprintf(err, errlen, "cannot attach to pid %d: %s", tg->pid, strerror(ESRCH));
 		return -1;
 	}
+	free(tg->command); /* an entry that awaited its exec: "?" */
 	tg->command = process_read_command(tg->pid);
 	/* labelled now, while it is there (held at its exec, a match is stopped): a
 	 * process that ends before the next tick has its labels too */
@@ -395,7 +449,10 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 			return -1;
 	} else {
 		if (allocator_resolve(tg->pid, target_alloc(tg), err, errlen))
-			return -1;
+			/* read at its exec, before its libraries were mapped */
+			return running_match && exec_matched_meanwhile(d, tg)
+				   ? attach_overtaken(d, tg)
+				   : -1;
 		if (d->set.python_allocators && !allocator_resolve_python(tg->pid, tg->alloc))
 			log_msg("pid %d: --python-allocators: no loaded object exports "
 				"PyObject_Malloc",
@@ -408,25 +465,36 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->attach_ns = time_monotonic_ns();
 	tg->gen = (uint32_t)tg->pid;
-	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
-		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
-		return -1;
-	}
-	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	held = attach_hold(d, tg, &st);
-	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched);
+	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched,
+			  running_match);
+	if (rc == -EEXIST && running_match) {
+		attach_release(tg, &st, &held);
+		return attach_overtaken(d, tg); /* its exec matched first */
+	}
 	if (rc) {
 		attach_release(tg, &st, &held);
 		snprintf(err, errlen, "cannot watch pid %d for exec: %s", tg->pid, strerror(-rc));
 		return -1;
 	}
+	if (tg->phase == LC_ATTACHING) /* held at an exec, it runs nothing meanwhile */
+		targets_test_lag(TEST_LAG_ATTACH);
 	if (process_image(tg->pid, again) || memcmp(image, again, sizeof(image))) {
 		attach_release(tg, &st, &held);
+		/* counted since the watch: its exec event follows */
+		if (running_match && probes_exec_count(d->skel, tg->pid))
+			return attach_overtaken(d, tg);
 		snprintf(err, errlen, "pid %d executed a new program while being attached",
 			 tg->pid);
 		return -1;
 	}
-	targets_test_lag(TEST_LAG_ATTACH);
+	/* accounting begins once no exec can have overtaken the attach unseen */
+	if (!tracker_add_target(&d->tracker, (uint32_t)tg->pid, tg->attach_ns)) {
+		attach_release(tg, &st, &held);
+		snprintf(err, errlen, "cannot track pid %d: out of memory", tg->pid);
+		return -1;
+	}
+	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	rc = probes_attach(d->skel, tg->pid, target_alloc(tg), target_inherit(d, tg),
 			   target_probes(tg), err, errlen);
 	attach_release(tg, &st, &held);
@@ -458,7 +526,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	return 0;
 }
 
-/* target_attach() failed for entry i (the last): undo what it did. */
+/* target_attach() failed for entry i (the last, or one that awaited its exec
+ * and stays: entries never move): undo what it did. */
 void target_attach_failed(struct daemon *d, int i)
 {
 	struct target *tg = d->targets[i];
@@ -472,9 +541,11 @@ void target_attach_failed(struct daemon *d, int i)
 	probes_unwatch(d->skel, pid);
 	target_python_off(d, pid);
 	unwind_detach(d->unwind, pid);
-	if (tracker_find_target(&d->tracker, (uint32_t)pid)) {
-		/* accounting began: keep the entry, marked detached */
-		tracker_target_exec(&d->tracker, (uint32_t)pid);
+	if (tracker_find_target(&d->tracker, (uint32_t)pid) || i != d->ntargets - 1) {
+		/* accounting began, or an entry that waited for its exec (not the
+		 * last: entries never move): keep it, marked detached */
+		if (tracker_target_exec(&d->tracker, (uint32_t)pid))
+			tg->gen = 0; /* none: not the next generation's */
 		tg->pidfd = -1;
 		lc_step(&tg->phase, LC_EV_GIVE_UP);
 		tg->end_ns = time_monotonic_ns();

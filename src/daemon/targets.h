@@ -69,7 +69,9 @@ const char *target_alloc_path(const struct target *tg);
 /* Attach to a running process (memtracectl attach, --pid, a match found at
  * start). 0, or -1 with a one-line reason in err. */
 int target_attach_pid(struct daemon *d, int pid, char *err, size_t errlen);
-/* Attach to entry i, alive (and stopped, when we started it or it matched). */
+/* Attach to entry i, alive (and stopped, when we started it or it matched).
+ * 0; -1 with a one-line reason in err; 1 for a running match that executed
+ * a program meanwhile: left in LC_EXEC_AWAITED to that exec's event. */
 int target_attach(struct daemon *d, int i, char *err, size_t errlen);
 
 /*
@@ -109,7 +111,8 @@ void targets_guard_symbolizer(struct daemon *d);
 
 /* How entry tg's probes reach its children: enum probe_inherit. */
 int target_inherit(const struct daemon *d, const struct target *tg);
-/* target_attach() failed for entry i (the last): undo what it did. */
+/* target_attach() failed for entry i (the last, or one that awaited its
+ * exec): undo what it did. */
 void target_attach_failed(struct daemon *d, int i);
 /* A matched target is gone (exited, detached, no longer a match): it leaves
  * the --max-targets cap. */

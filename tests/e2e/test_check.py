@@ -25,7 +25,8 @@ HEADROOM = 250000  # a quarter of the verifier's 1,000,000
 # what only the test build may have: its hooks' variables (src/daemon) and make bench's
 # programs (bpf/bench.bpf.c, an object of their own)
 TEST_HOOK_VARS = ["MEMTRACE_TEST_REFUSE", "MEMTRACE_TEST_LAG_MS", "MEMTRACE_TEST_RESOLVE_LAG_MS",
-                  "MEMTRACE_TEST_ATTACH_LAG_MS", "MEMTRACE_TEST_SCAN_STALL_MS",
+                  "MEMTRACE_TEST_ATTACH_LAG_MS", "MEMTRACE_TEST_NO_HOLD",
+                  "MEMTRACE_TEST_SCAN_STALL_MS",
                   "MEMTRACE_INFLIGHT_SLOTS", "MEMTRACE_BENCH_PROGRAMS",
                   "MEMTRACE_BENCH_EMPTY_PROGRAMS"]
 BENCH_PROGRAMS = ["empty_enter", "empty_return", "minimal_enter", "minimal_return",

@@ -52,6 +52,10 @@ static const struct {
     {LC_OOM_MARKED, LC_EV_EXIT, LC_OOM_KILLED},
     {LC_OOM_MARKED, LC_EV_DETACH, LC_DETACHING},
     {LC_OOM_MARKED, LC_EV_STOP, LC_DETACHED},
+    {LC_ATTACHING, LC_EV_OVERTAKEN, LC_EXEC_AWAITED},
+    {LC_EXEC_AWAITED, LC_EV_MATCH_AT_EXEC, LC_EXEC_HELD},
+    {LC_EXEC_AWAITED, LC_EV_ATTACH, LC_ATTACHING},
+    {LC_EXEC_AWAITED, LC_EV_GIVE_UP, LC_DETACHED},
 };
 
 static int allowed_to(enum lc_phase from, enum lc_event ev)
@@ -150,15 +154,19 @@ TEST(phases_as_snapshots_show_them)
 	CHECK_EQ_U64(lc_snap_state(LC_EXECED), SNAP_TARGET_EXECED);
 	CHECK_EQ_U64(lc_snap_state(LC_OOM_MARKED), SNAP_TARGET_ATTACHED);
 	CHECK_EQ_U64(lc_snap_state(LC_OOM_KILLED), SNAP_TARGET_EXITED);
+	CHECK_EQ_U64(lc_snap_state(LC_EXEC_AWAITED), SNAP_TARGET_ATTACHING);
 	/* a leak scan waits for the allocator, and only for it */
 	for (int p = 0; p < LC_PHASES; p++)
-		CHECK(lc_settling((enum lc_phase)p) == (p == LC_EXEC_HELD || p == LC_RESOLVING));
+		CHECK(lc_settling((enum lc_phase)p) ==
+		      (p == LC_EXEC_HELD || p == LC_RESOLVING || p == LC_EXEC_AWAITED));
 	for (int p = 0; p < LC_PHASES; p++)
 		CHECK(lc_ended((enum lc_phase)p) ==
 		      (p == LC_DETACHED || p == LC_EXITED || p == LC_EXECED || p == LC_OOM_KILLED));
 	CHECK_STR(lc_phase_name(LC_EXEC_HELD), "exec-held");
 	CHECK_STR(lc_phase_name(LC_OOM_KILLED), "oom-killed");
 	CHECK_STR(lc_event_name(LC_EV_PROBES_PLACED), "probes-placed");
+	CHECK_STR(lc_phase_name(LC_EXEC_AWAITED), "exec-awaited");
+	CHECK_STR(lc_event_name(LC_EV_OVERTAKEN), "overtaken");
 }
 
 /* memtracectl attach, a running process: held still by ptrace while its
@@ -205,6 +213,54 @@ TEST(exec_during_attach)
 	CHECK_EQ_U64(lc_on_exec(LC_DETACHED, true), LC_EXEC_IGNORE);
 }
 
+/*
+ * A process moved into the cgroup that executes a program at once (runc's
+ * init, `sh -c 'echo $$ > cgroup.procs; exec prog'`): the exec overtakes
+ * its attach (the tracepoint matched it first, or the watch counted it
+ * before the image was taken again). Nothing is placed; the entry awaits
+ * the exec's own event, which attaches it at that exec: a match stopped
+ * there (counted twice: once at the move, once by the tracepoint), or the
+ * exec event, held (as at a match) or not (attached as it runs, and maybe
+ * overtaken again). Lost, or the new program no match: given up.
+ */
+TEST(exec_overtakes_moved_attach)
+{
+	static const enum lc_event at_match[] = {LC_EV_ATTACH, LC_EV_OVERTAKEN, LC_EV_MATCH_AT_EXEC,
+						 LC_EV_PROBES_PLACED, LC_EV_RESOLVED};
+	static const enum lc_event unheld[] = {LC_EV_ATTACH, LC_EV_OVERTAKEN,
+					       LC_EV_ATTACH, LC_EV_OVERTAKEN,
+					       LC_EV_ATTACH, LC_EV_PROBES_PLACED};
+	static const enum lc_event lost[] = {LC_EV_ATTACH, LC_EV_OVERTAKEN, LC_EV_GIVE_UP};
+	enum lc_phase p = LC_NEW;
+
+	lc_step(&p, LC_EV_ATTACH);
+	lc_step(&p, LC_EV_OVERTAKEN);
+	CHECK_EQ_U64(p, LC_EXEC_AWAITED);
+	CHECK(!lc_traced(p) && !lc_ended(p) && lc_settling(p));
+	CHECK(!lc_attach_hold(p, true));
+	/* its match event: not known (nothing traced), the awaiting entry, even
+	 * at the cap (it was counted when its attach began) */
+	CHECK_EQ_U64(lc_on_match(false, true, 0, 1), LC_MATCH_AWAITED);
+	CHECK_EQ_U64(lc_on_match(false, true, 5, 1), LC_MATCH_AWAITED);
+	CHECK_EQ_U64(lc_on_match(true, true, 0, 1), LC_MATCH_KNOWN);
+	/* the exec event its watch counted */
+	CHECK_EQ_U64(lc_on_exec(p, false), LC_EXEC_ATTACH);
+	CHECK_EQ_U64(lc_on_exec(p, true), LC_EXEC_ABANDON);
+	CHECK(lc_next(p, LC_EV_EXEC) == -1); /* no entry of it ends: none began */
+	CHECK(lc_next(p, LC_EV_EXIT) == -1); /* its exit is watched once attached */
+	CHECK(lc_next(p, LC_EV_PROBES_PLACED) == -1);
+	CHECK_EQ_U64(lc_on_stop(p), LC_STOP_NOTHING);
+	CHECK_EQ_U64(walk(LC_NEW, at_match, 5), LC_ATTACHED);
+	CHECK_EQ_U64(walk(LC_NEW, unheld, 6), LC_ATTACHED);
+	CHECK_EQ_U64(walk(LC_NEW, lost, 3), LC_DETACHED);
+	/* attached at its exec, it may fail there too */
+	CHECK(lc_next(LC_EXEC_HELD, LC_EV_GIVE_UP) == LC_DETACHED);
+	/* only a running attach is overtaken: held at an exec, nothing runs */
+	CHECK(lc_next(LC_EXEC_HELD, LC_EV_OVERTAKEN) == -1);
+	CHECK(lc_next(LC_RESOLVING, LC_EV_OVERTAKEN) == -1);
+	CHECK(lc_next(LC_ATTACHED, LC_EV_OVERTAKEN) == -1);
+}
+
 /* A --comm/--exe match stopped at its exec: attached there without ptrace,
  * then held in its ld.so until its allocator is resolved. */
 TEST(match_at_exec)
@@ -213,7 +269,7 @@ TEST(match_at_exec)
 					    LC_EV_RESOLVED};
 	enum lc_phase p = LC_NEW;
 
-	CHECK_EQ_U64(lc_on_match(false, 0, 1), LC_MATCH_ATTACH);
+	CHECK_EQ_U64(lc_on_match(false, false, 0, 1), LC_MATCH_ATTACH);
 	lc_step(&p, LC_EV_MATCH_AT_EXEC);
 	CHECK(!lc_attach_hold(p, true)); /* the BPF programs hold it */
 	CHECK(lc_settling(p));
@@ -227,10 +283,10 @@ TEST(match_at_exec)
  * already: it is known. */
 TEST(match_past_max_targets)
 {
-	CHECK_EQ_U64(lc_on_match(false, 2, 2), LC_MATCH_OVER_LIMIT);
-	CHECK_EQ_U64(lc_on_match(false, 3, 2), LC_MATCH_OVER_LIMIT);
-	CHECK_EQ_U64(lc_on_match(false, 1, 2), LC_MATCH_ATTACH);
-	CHECK_EQ_U64(lc_on_match(true, 2, 2), LC_MATCH_KNOWN);
+	CHECK_EQ_U64(lc_on_match(false, false, 2, 2), LC_MATCH_OVER_LIMIT);
+	CHECK_EQ_U64(lc_on_match(false, false, 3, 2), LC_MATCH_OVER_LIMIT);
+	CHECK_EQ_U64(lc_on_match(false, false, 1, 2), LC_MATCH_ATTACH);
+	CHECK_EQ_U64(lc_on_match(true, false, 2, 2), LC_MATCH_KNOWN);
 	CHECK_EQ_U64(lc_on_fork(LC_ATTACHED, true, 2, 2), LC_FORK_OVER_LIMIT);
 	CHECK_EQ_U64(lc_on_fork(LC_ATTACHED, true, 1, 2), LC_FORK_CHILD);
 	CHECK_EQ_U64(lc_on_fork(LC_ATTACHED, false, 9, 2), LC_FORK_CHILD);

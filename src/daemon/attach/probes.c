@@ -768,12 +768,13 @@ void probes_unwatch(struct memtrace_bpf *skel, int pid)
 	bpf_map_delete_elem(bpf_map__fd(skel->maps.targets), &key);
 }
 
-int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched)
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched, int fresh)
 {
 	struct mt_target_watch w = {.follow = (uint32_t) !!follow, .matched = (uint16_t) !!matched};
 	uint32_t key = (uint32_t)pid;
 
-	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w, BPF_ANY))
+	if (bpf_map_update_elem(bpf_map__fd(skel->maps.targets), &key, &w,
+				fresh ? BPF_NOEXIST : BPF_ANY))
 		return -errno;
 	return 0;
 }

@@ -155,9 +155,10 @@ int probes_reinherit(struct target_probes *tp, int pid);
 /*
  * Report pid's execs (the "targets" map), with follow its forks, and with
  * matched count it in the --max-targets cap (struct mt_target_watch); 0,
- * or -errno.
+ * or -errno. fresh: only if the map has no entry of pid (else -EEXIST: the
+ * exec tracepoint made one for a match meanwhile).
  */
-int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched);
+int probes_watch(struct memtrace_bpf *skel, int pid, int follow, int matched, int fresh);
 /* Stop watching pid for exec (after detach). */
 void probes_unwatch(struct memtrace_bpf *skel, int pid);
 /* Mark pid as running probes of ours untraced (enum MT_UNTRACED_*): its calls
