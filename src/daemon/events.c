@@ -417,9 +417,11 @@ static void label_child(struct daemon *d, int j, int p, int ptgid, int child, in
  * A followed target, or a match, forked: the child is traced already (it
  * inherited the probes in copy_process, before it ran); give it an entry
  * of its own. A match's child is a match: over --max-targets (BPF let two
- * through at once), it runs its copies untraced.
+ * through at once), it runs its copies untraced. One forked (at time_ns)
+ * while its parent ran during its attach carries only the probes placed
+ * by then: its note says so.
  */
-static void target_forked(struct daemon *d, uint32_t ptgid, int child)
+static void target_forked(struct daemon *d, uint32_t ptgid, int child, uint64_t time_ns)
 {
 	struct target *parent = NULL, *c;
 	uint64_t now = time_monotonic_ns();
@@ -472,6 +474,13 @@ static void target_forked(struct daemon *d, uint32_t ptgid, int child)
 	c->attach_ns = now;
 	c->gen = (uint32_t)child;
 	lc_step(&c->phase, LC_EV_FORKED);
+	if (time_ns >= parent->unguarded_from_ns && time_ns < parent->unguarded_to_ns) {
+		c->note = xstrdup("forked while its parent's probes were being placed, its parent "
+				  "not held still: some or all of its calls are not counted");
+		log_msg("pid %d forked pid %d while its probes were being placed: the child "
+			"carries only some of them",
+			(int)ptgid, child);
+	}
 	/* its heap begins as the parent's now: the fork event is in order */
 	if (!tracker_fork(&d->tracker, ptgid, (uint32_t)child, now))
 		log_msg("pid %d: cannot track the child: out of memory", child);
@@ -875,7 +884,7 @@ void events_control(struct daemon *d, const struct mt_event *ev)
 		target_pyalloc_event(d, ev->tgid);
 		break;
 	case MT_EV_FORK:
-		target_forked(d, ev->tgid, (int)ev->addr);
+		target_forked(d, ev->tgid, (int)ev->addr, ev->time_ns);
 		break;
 	case MT_EV_MATCH:
 		if (ev->old_addr == MT_MATCH_MOVED_IN || ev->old_addr == MT_MATCH_MOVED_OUT)

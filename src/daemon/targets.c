@@ -314,7 +314,7 @@ void target_python_arenas(struct daemon *d, struct target *tg)
  * child it forks during the attach carries only some of the probes, and the
  * log says so.
  */
-static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
+static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st, bool *unheld)
 {
 	char why[256];
 	int rc;
@@ -327,6 +327,7 @@ static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
 	if (getenv("MEMTRACE_TEST_NO_HOLD")) {
 		log_msg("pid %d: not held while its probes are placed (MEMTRACE_TEST_NO_HOLD)",
 			tg->pid);
+		*unheld = true;
 		return 0;
 	}
 #endif
@@ -338,24 +339,27 @@ static int attach_hold(struct daemon *d, struct target *tg, struct ptstop *st)
 	log_msg("pid %d: not held while its probes are placed (%s): a child it forks "
 		"meanwhile may carry only some of them",
 		tg->pid, why);
+	*unheld = true;
 	return 0;
 }
 
-/* Resume what attach_hold() held; says so if the bound resumed it first. */
-static void attach_release(const struct target *tg, struct ptstop *st, int *held)
+/* Resume what attach_hold() held; says so if the bound resumed it first
+ * (then 1: it ran before its last probe was placed). */
+static int attach_release(const struct target *tg, struct ptstop *st, int *held)
 {
 	if (*held <= 0)
-		return;
+		return 0;
 	*held = -1; /* released */
 	if (ptstop_resume(st)) {
 		log_msg("pid %d: its probes took longer than %llu s to place and it ran "
 			"before the last: a child it forked meanwhile may carry only some of "
 			"them",
 			tg->pid, ATTACH_HOLD_MAX_NS / 1000000000);
-		return;
+		return 1;
 	}
 	log_msg("pid %d stood still for %.1f ms while its probes were placed", tg->pid,
 		(double)(st->resumed_ns - st->begin_ns) / 1e6);
+	return 0;
 }
 
 /*
@@ -420,6 +424,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	uint64_t image[2], again[2];
 	struct ptstop st;
 	int rc, held, py = 0, running_match;
+	uint64_t watch_ns;
+	bool unheld = false;
 
 	targets_retire_pid(d, tg->pid); /* traced before: that data stays, apart */
 	/* moved out of the cgroup and back: its old probes gone first (they would
@@ -465,7 +471,8 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	}
 	tg->attach_ns = time_monotonic_ns();
 	tg->gen = (uint32_t)tg->pid;
-	held = attach_hold(d, tg, &st);
+	held = attach_hold(d, tg, &st, &unheld);
+	watch_ns = time_monotonic_ns();
 	rc = probes_watch(d->skel, tg->pid, target_inherit(d, tg) != PROBES_OWN, tg->matched,
 			  running_match);
 	if (rc == -EEXIST && running_match) {
@@ -497,7 +504,12 @@ int target_attach(struct daemon *d, int i, char *err, size_t errlen)
 	tracker_set_refrees(&d->tracker, (uint32_t)tg->pid, allocator_frees_twice(tg->alloc));
 	rc = probes_attach(d->skel, tg->pid, target_alloc(tg), target_inherit(d, tg),
 			   target_probes(tg), err, errlen);
-	attach_release(tg, &st, &held);
+	/* it ran, its children traced, while its probes were placed: a child
+	 * forked then carries only some (target_forked marks it) */
+	if ((attach_release(tg, &st, &held) || unheld) && target_inherit(d, tg) != PROBES_OWN) {
+		tg->unguarded_from_ns = watch_ns;
+		tg->unguarded_to_ns = time_monotonic_ns();
+	}
 	if (rc)
 		return -1;
 	unwind_attach(d->unwind, tg->pid);

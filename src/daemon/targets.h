@@ -50,6 +50,10 @@ struct target {
 	/* exited before we could watch it: what it inherited leaves its heap
 	 * once its events (queued behind its fork) are all applied */
 	bool release_pending;
+	/* it ran while its probes were placed, its children traced (not held
+	 * still: ptrace refused, or the hold's bound passed): a child forked in
+	 * [from, to) carries only some of them (CLOCK_MONOTONIC; 0 0: never) */
+	uint64_t unguarded_from_ns, unguarded_to_ns;
 	/* the OOM killer chose it (events.c, target_oom_killed): when, and what it
 	 * held then; killed = 0 otherwise */
 	struct snap_oom oom;

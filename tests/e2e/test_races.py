@@ -219,6 +219,52 @@ def fork_during_attach(r, how, *args):
     stop_daemon_clean(r, daemon)
 
 
+def test_races_fork_unheld_noted(r):
+    """A running process that forks a child every 4 ms, attached with --follow-forks by a
+    daemon that cannot hold it still (MEMTRACE_TEST_NO_HOLD, as where ptrace is refused) and
+    lags 400 ms between the watch and the probes: the children forked in that window carry
+    only some probes. Each child must be either exact (50 mallocs and frees) or carry the
+    note that says so; some must carry it, none that forked after the probes were placed."""
+    prog = os.path.join(r.build, "tests", "forkloop")
+    out = os.path.join(r.tmp, "forkloop.out")
+    parent = r.spawn([prog], "target", "forkloop.out")
+    r.wait_line(out, "ready ", parent)
+    daemon = r.spawn([r.daemon_binary(hooks=True), "--socket", r.sock, "--pid",
+                      str(parent.pid), "--follow-forks"], "daemon", "memtraced.out",
+                     env=dict(os.environ, MEMTRACE_TEST_NO_HOLD="1", **ATTACH_LAG))
+    r.wait_daemon(daemon, r.sock)
+    r.wait_state("attached", parent.pid, daemon)
+    end = deadline_after()
+    while len(generations_all(r)) < 130:  # the window's ~100 and 30 after it
+        if time.monotonic() > end:
+            raise Fail(f"{len(generations_all(r))} targets after {TIMEOUT:.0f} s")
+        time.sleep(POLL)
+    parent.send_signal(signal.SIGUSR1)
+    if r.wait_exit(parent, "forkloop") != 0:
+        raise Fail("forkloop failed")
+    with r.part("exact_or_noted"):
+        end = deadline_after()
+        while True:
+            children = [t for t in generations_all(r) if t["pid"] != parent.pid]
+            noted = [t for t in children if "probes were being placed" in (t.get("note") or "")]
+            exact = [t for t in children
+                     if (t["counters"]["allocations"], t["counters"]["frees"],
+                         t["counters"]["unknown_frees"]) == (FORKLOOP_PAIRS, FORKLOOP_PAIRS, 0)]
+            neither = [(t["pid"], t["counters"]["allocations"], t["counters"]["frees"])
+                       for t in children if t not in noted and t not in exact]
+            if not neither:
+                break
+            if time.monotonic() > end:  # the last children's events may still drain
+                raise Fail(f"{len(children)} children: {len(neither)} neither exact nor "
+                           f"noted (pid, allocations, frees): {neither[:5]}")
+            time.sleep(POLL)
+        if not noted:
+            raise Fail(f"none of {len(children)} children is noted (the 400 ms window)")
+        if len(exact) < 20:
+            raise Fail(f"only {len(exact)} of {len(children)} children exact")
+    stop_daemon_clean(r, daemon)
+
+
 def generations_all(r):
     return r.ctl_json("stats", "--json")["targets"]
 
